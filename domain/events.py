@@ -1,0 +1,59 @@
+"""The event envelope types. Every stored event is a tagged `Event`; the tags are a storage schema.
+
+Concrete event types join the catalogue (`DomainEvent`) with the aggregates that produce them; the
+envelope (`RecordedEvent`) and the metadata every event carries live here from the start.
+"""
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+import msgspec
+
+ActorKind = Literal["application", "user", "system"]
+
+
+class Event(msgspec.Struct, frozen=True, tag_field="type", rename="camel"):
+    """A fact that happened. Payload only: position, version and time live in `RecordedEvent`.
+
+    Subclasses set an explicit tag `"<stream_type>.<fact>.v<N>"` and repeat `frozen=True,
+    kw_only=True`. Payloads are camelCase on the wire and in storage, so the relay can publish the
+    stored JSON as it is.
+    """
+
+
+class EventMetadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Who caused an event and in answer to what. Never holds a secret."""
+
+    actor_subject: str
+    actor_kind: ActorKind
+    scope: str | None = None
+    correlation_id: UUID | None = None
+    causation_id: UUID | None = None
+    request_id: str | None = None
+
+
+class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """An event as the store holds it: where it sits in history, and the payload."""
+
+    position: int
+    event_id: UUID
+    stream_type: str
+    stream_id: UUID
+    version: int
+    recorded_at: datetime
+    metadata: EventMetadata
+    event: Event
+
+
+def event_tag(event_type: type[Event]) -> str:
+    """The stored type name of an event class (its msgspec tag)."""
+    tag = event_type.__struct_config__.tag
+    if not isinstance(tag, str):
+        raise TypeError(f"{event_type.__name__} has no explicit string tag")
+    return tag
+
+
+def stream_type_of(tag: str) -> str:
+    """`template.created.v1` -> `template`: the first segment names the kind of stream."""
+    return tag.split(".", 1)[0]

@@ -1,0 +1,80 @@
+"""The composition root: opens the pool and the NATS connection; the only place that wires them."""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import asyncpg
+import nats
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+
+from infra.settings import DatabaseSettings, NatsSettings, Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Live connections a process shares; opened and closed by `open_resources` only."""
+
+    pool: asyncpg.Pool
+    nc: NatsClient
+    js: JetStreamContext
+
+
+async def create_pool(db: DatabaseSettings, *, application_name: str) -> asyncpg.Pool:
+    pool = await asyncpg.create_pool(
+        db.url,
+        min_size=db.pool_min,
+        max_size=db.pool_max,
+        command_timeout=db.command_timeout_s,
+        server_settings={
+            "application_name": application_name,
+            "statement_timeout": str(db.statement_timeout_ms),
+            "lock_timeout": str(db.lock_timeout_ms),
+            "idle_in_transaction_session_timeout": str(db.idle_in_transaction_timeout_ms),
+        },
+    )
+    assert pool is not None
+    return pool
+
+
+async def connect_nats(settings: NatsSettings, *, name: str) -> NatsClient:
+    """Connect, retrying until the broker answers: processes may start before it does."""
+    delay = 0.1
+    while True:
+        try:
+            return await nats.connect(
+                settings.url,
+                name=name,
+                connect_timeout=2,
+                max_reconnect_attempts=-1,  # ride out broker restarts forever
+                reconnect_time_wait=0.5,
+            )
+        except (nats.errors.NoServersError, OSError, TimeoutError) as exc:
+            log.warning("NATS at %s not reachable (%s); retrying", settings.url, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+async def _drain(nc: NatsClient) -> None:
+    """Drain on the way out; a broker that is already gone leaves nothing to drain."""
+    try:
+        await nc.drain()
+    except nats.errors.Error as exc:
+        log.info("NATS connection not drained (%s); closing it", exc)
+        await nc.close()
+
+
+@contextlib.asynccontextmanager
+async def open_resources(settings: Settings, *, role: str) -> AsyncIterator[Resources]:
+    async with contextlib.AsyncExitStack() as stack:
+        name = f"{settings.service_name}-{role}"
+        pool = await create_pool(settings.database, application_name=name)
+        stack.push_async_callback(pool.close)
+        nc = await connect_nats(settings.nats, name=name)
+        stack.push_async_callback(_drain, nc)  # runs first on exit (LIFO): drain, then close pool
+        yield Resources(pool=pool, nc=nc, js=nc.jetstream())

@@ -1,0 +1,115 @@
+"""The `trainplate` command: `dev`, `serve <process>`, `migrate` and `verify`."""
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import asyncpg
+import msgspec
+
+from infra.settings import Settings
+
+PROCESSES = ("api", "relay", "projector", "submitter")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trainplate", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    dev = commands.add_parser("dev", help="run the whole service with embedded PostgreSQL and NATS")
+    dev.add_argument("--port", type=int, help="API port (default: $TRAINPLATE_API_PORT or 8080)")
+    dev.add_argument("--data-dir", type=Path, help="data directory (default: .trainplate/)")
+
+    serve = commands.add_parser("serve", help="run one process against external servers")
+    serve.add_argument("process", choices=PROCESSES)
+
+    commands.add_parser("migrate", help="apply pending schema migrations and exit")
+    verify = commands.add_parser("verify", help="verify the hash chain of every stream")
+    verify.add_argument("--stream", help="verify only this stream id")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    settings = Settings.from_env(os.environ)
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "dev":
+        from infra.dev import run_dev
+
+        overrides: dict[str, object] = {}
+        if args.port is not None:
+            overrides["api_port"] = args.port
+        if args.data_dir is not None:
+            overrides["data_dir"] = str(args.data_dir)
+        sys.exit(run_dev(msgspec.structs.replace(settings, **overrides)))
+    elif args.command == "serve":
+        serve_process(args.process, settings)
+    elif args.command == "migrate":
+        asyncio.run(_migrate(settings))
+    else:
+        sys.exit(asyncio.run(_verify(settings, args.stream)))
+
+
+def serve_process(process: str, settings: Settings) -> None:
+    if process == "api":
+        import uvicorn
+
+        from infra.http.app import create_app
+
+        uvicorn.run(
+            create_app(settings),
+            host=settings.api_host,
+            port=settings.api_port,
+            log_level=settings.log_level.lower(),
+            lifespan="on",
+        )
+        return
+
+    from infra.workers import projector, relay, submitter
+    from infra.workers.lifecycle import run_until_signalled
+
+    worker = {"relay": relay.run, "projector": projector.run, "submitter": submitter.run}[process]
+    run_until_signalled(lambda stop: worker(settings, stop))
+
+
+async def _migrate(settings: Settings) -> None:
+    from infra.migrate import apply_migrations
+
+    conn = await asyncpg.connect(settings.database.url)
+    try:
+        applied = await apply_migrations(conn)
+    finally:
+        await conn.close()
+    print(f"applied: {applied}" if applied else "schema is up to date")
+
+
+async def _verify(settings: Settings, stream: str | None) -> int:
+    from uuid import UUID
+
+    from infra.hashchain import verify_all, verify_stream
+
+    conn = await asyncpg.connect(settings.database.url)
+    try:
+        reports = [await verify_stream(conn, UUID(stream))] if stream else await verify_all(conn)
+    finally:
+        await conn.close()
+    broken = [r for r in reports if not r.intact]
+    for report in broken:
+        assert report.broken_at is not None
+        print(
+            f"stream {report.stream_id}: broken at version {report.broken_at.version} "
+            f"(event {report.broken_at.event_id}): {report.broken_at.reason}"
+        )
+    print(f"{len(reports)} streams checked, {len(broken)} broken")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    main()

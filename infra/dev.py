@@ -1,0 +1,108 @@
+"""`trainplate dev`: embedded PostgreSQL and NATS plus every process, as one supervised tree.
+
+Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL after a grace period), then NATS, then
+PostgreSQL; nothing is left running. If any child dies, the rest are stopped too and the exit code
+says so, rather than leaving a half-working service behind.
+"""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Final
+
+import asyncpg
+
+from infra.cli import PROCESSES
+from infra.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedServersMissingError
+from infra.migrate import apply_migrations
+from infra.settings import Settings
+
+GRACE_S: Final = 10.0
+
+
+def run_dev(settings: Settings) -> int:
+    data_dir = Path(settings.data_dir).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        postgres = EmbeddedPostgres(data_dir / "postgres")
+        broker = EmbeddedNats(data_dir / "nats")
+    except EmbeddedServersMissingError as exc:
+        print(f"trainplate dev: {exc}", file=sys.stderr)
+        return 2
+
+    stopping = False
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+
+    children: dict[str, subprocess.Popen[bytes]] = {}
+    endpoints = data_dir / "endpoints.json"
+    try:
+        postgres.start()
+        broker.start()
+        asyncio.run(_migrate(postgres.url))
+        api_url = f"http://{settings.api_host}:{settings.api_port}"
+        env = {
+            **os.environ,
+            "TRAINPLATE_DATABASE_URL": postgres.url,
+            "TRAINPLATE_NATS_URL": broker.url,
+            "TRAINPLATE_API_HOST": settings.api_host,
+            "TRAINPLATE_API_PORT": str(settings.api_port),
+            "TRAINPLATE_DATA_DIR": str(data_dir),
+        }
+        for process in PROCESSES:
+            children[process] = subprocess.Popen(
+                [sys.executable, "-m", "infra.cli", "serve", process], env=env
+            )
+        endpoints.write_text(
+            json.dumps({"api": api_url, "database": postgres.url, "nats": broker.url}, indent=2)
+        )
+        print(
+            f"\ntrainplate is starting at {api_url}  (readiness: {api_url}/readyz)\n"
+            f"  PostgreSQL {postgres.url}\n  NATS       {broker.url}\n"
+            f"  endpoints  {endpoints}\n  Ctrl-C stops everything.\n",
+            flush=True,
+        )
+        while not stopping:
+            exited = {name: p.returncode for name, p in children.items() if p.poll() is not None}
+            if exited:
+                print(f"trainplate dev: {exited} exited; stopping the rest", file=sys.stderr)
+                return 1
+            time.sleep(0.2)
+        return 0
+    finally:
+        _stop_children(children)
+        broker.stop()
+        postgres.stop()
+        endpoints.unlink(missing_ok=True)
+
+
+async def _migrate(url: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await apply_migrations(conn)
+    finally:
+        await conn.close()
+
+
+def _stop_children(children: dict[str, subprocess.Popen[bytes]]) -> None:
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + GRACE_S
+    for child in children.values():
+        try:
+            child.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()

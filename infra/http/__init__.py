@@ -1,0 +1,1 @@
+"""The HTTP API (Litestar): app factory, controllers, wire schemas and problem details."""

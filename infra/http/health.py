@@ -1,0 +1,74 @@
+"""Liveness and readiness: is the process up, and can it serve (database, broker, schema)?"""
+
+import asyncio
+from typing import Annotated
+
+import asyncpg
+import msgspec
+from litestar import Response, get
+from litestar.params import Dependency
+from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
+from nats.js.errors import NotFoundError
+
+from infra.bootstrap import Resources
+from infra.migrate import pending_migrations
+from infra.settings import Settings
+
+CHECK_TIMEOUT_S = 2.0
+
+
+class Check(msgspec.Struct, frozen=True, omit_defaults=True):
+    ready: bool
+    detail: str = ""
+
+
+class Readiness(msgspec.Struct, frozen=True):
+    status: str
+    checks: dict[str, Check]
+
+
+@get("/healthz", sync_to_thread=False, include_in_schema=False)
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@get("/readyz", include_in_schema=False)
+async def readyz(
+    resources: Annotated[Resources, Dependency(skip_validation=True)],
+    settings: Annotated[Settings, Dependency(skip_validation=True)],
+) -> Response[Readiness]:
+    database, migrations = await _database_checks(resources.pool)
+    checks = {
+        "database": database,
+        "migrations": migrations,
+        "broker": await _broker(resources, settings),
+    }
+    ready = all(check.ready for check in checks.values())
+    return Response(
+        Readiness("ready" if ready else "not ready", checks),
+        status_code=HTTP_200_OK if ready else HTTP_503_SERVICE_UNAVAILABLE,
+    )
+
+
+async def _database_checks(pool: asyncpg.Pool) -> tuple[Check, Check]:
+    try:
+        async with asyncio.timeout(CHECK_TIMEOUT_S), pool.acquire() as conn:
+            pending = await pending_migrations(conn)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
+        down = Check(False, f"database unreachable: {type(exc).__name__}")
+        return down, Check(False, "unknown: database unreachable")
+    migrations = Check(True) if not pending else Check(False, f"pending: {pending}")
+    return Check(True), migrations
+
+
+async def _broker(resources: Resources, settings: Settings) -> Check:
+    if not resources.nc.is_connected:
+        return Check(False, "not connected")
+    try:
+        async with asyncio.timeout(CHECK_TIMEOUT_S):
+            await resources.js.stream_info(settings.nats.stream)
+    except NotFoundError:
+        return Check(True, f"stream {settings.nats.stream} not created yet (the relay creates it)")
+    except Exception as exc:  # any broker failure means "not ready", never a 500
+        return Check(False, f"JetStream unavailable: {type(exc).__name__}")
+    return Check(True)

@@ -1,0 +1,76 @@
+"""Settings: one frozen tree, parsed once from the environment at process start, passed down."""
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+PREFIX = "TRAINPLATE_"
+
+
+class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
+    url: str = "postgresql://postgres@127.0.0.1:5432/postgres"
+    pool_min: int = 1
+    pool_max: int = 10
+    # Bounds on every connection, so one stuck statement or transaction cannot stall the readers,
+    # which wait for the oldest open transaction before they read past it.
+    statement_timeout_ms: int = 30_000
+    lock_timeout_ms: int = 10_000
+    idle_in_transaction_timeout_ms: int = 60_000
+    command_timeout_s: float = 60.0
+
+
+class NatsSettings(msgspec.Struct, frozen=True, kw_only=True):
+    url: str = "nats://127.0.0.1:4222"
+    stream: str = "TRAINPLATE"
+    subject_prefix: str = "trainplate"
+    # Must cover a relay restart: a republish inside the window is dropped by JetStream.
+    duplicate_window_s: float = 600.0
+    publish_timeout_s: float = 5.0
+
+
+class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):
+    batch_size: int = 1000
+    max_in_flight: int = 512
+    poll_interval_s: float = 0.5
+    name: str = "jetstream"
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    service_name: str = "trainplate"
+    log_level: str = "INFO"
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    data_dir: str = ".trainplate"
+    database: DatabaseSettings = msgspec.field(default_factory=DatabaseSettings)
+    nats: NatsSettings = msgspec.field(default_factory=NatsSettings)
+    relay: RelaySettings = msgspec.field(default_factory=RelaySettings)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "Settings":
+        """`TRAINPLATE_API_PORT=9000` sets `api_port`; `TRAINPLATE_RELAY__BATCH_SIZE` a nested one.
+
+        `TRAINPLATE_DATABASE_URL` and `TRAINPLATE_NATS_URL` are the documented short forms of
+        `..._DATABASE__URL` and `..._NATS__URL`. Unknown names are ignored; bad values fail here,
+        at start-up, with the path of the offending setting.
+        """
+        tree: dict[str, Any] = {}
+        for key, value in env.items():
+            if not key.startswith(PREFIX):
+                continue
+            name = key.removeprefix(PREFIX).lower()
+            section, sep, field = name.partition("__")
+            if not sep and name in _SHORT_FORMS:
+                section, field = _SHORT_FORMS[name]
+                sep = "__"
+            if sep:
+                if section in _SECTIONS:
+                    tree.setdefault(section, {})[field] = value
+            elif section in _TOP_LEVEL:
+                tree[section] = value
+        return msgspec.convert(tree, cls, strict=False)
+
+
+_SHORT_FORMS = {"database_url": ("database", "url"), "nats_url": ("nats", "url")}
+_SECTIONS = {"database", "nats", "relay"}
+_TOP_LEVEL = {f.name for f in msgspec.structs.fields(Settings)} - _SECTIONS

@@ -1,0 +1,1 @@
+"""Long-running processes: relay, projector, submitter. Each runs until SIGTERM/SIGINT."""

@@ -1,0 +1,51 @@
+"""Ports: what the application layer needs from the outside world, as Protocols."""
+
+from collections.abc import Sequence
+from typing import Protocol
+from uuid import UUID
+
+import msgspec
+
+from domain.events import Event, EventMetadata
+
+
+class Stream(msgspec.Struct, frozen=True):
+    """One stream's history: its current version and its events in version order."""
+
+    version: int
+    events: tuple[Event, ...]
+
+
+class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
+    """Where an append landed. `replayed`: it was an idempotent retry and wrote nothing."""
+
+    stream_id: UUID
+    version: int
+    positions: tuple[int, ...]
+    replayed: bool = False
+
+    @property
+    def last_position(self) -> int | None:
+        return self.positions[-1] if self.positions else None
+
+
+class EventStore(Protocol):
+    async def load(self, stream_id: UUID) -> Stream: ...
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int | None,
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None = None,
+    ) -> AppendResult:
+        """Append atomically, all events or none.
+
+        `expected_version` is the stream version the caller decided on (0: a new stream; None: no
+        expectation); a mismatch raises VersionConflictError and writes nothing. An append whose
+        `event_ids` are already stored in this stream returns the first result and writes nothing;
+        appending no events writes nothing.
+        """
+        ...

@@ -1,0 +1,75 @@
+"""Shared fixtures: real PostgreSQL and NATS (embedded unless TEST_DATABASE_URL / TEST_NATS_URL)."""
+
+import os
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+
+from domain.events import EventMetadata
+from infra.bootstrap import create_pool
+from infra.embedded import EmbeddedNats, EmbeddedPostgres
+from infra.eventstore import PostgresEventStore
+from infra.migrate import apply_migrations
+from infra.settings import DatabaseSettings
+from services.ports import EventStore
+from tests.fakes import InMemoryEventStore
+from tests.sample_events import CODEC
+
+ACTOR = EventMetadata(actor_subject="test-suite", actor_kind="system")
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if url := os.environ.get("TEST_DATABASE_URL"):
+        yield url
+        return
+    with EmbeddedPostgres(tmp_path_factory.mktemp("postgres")) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="session")
+def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if url := os.environ.get("TEST_NATS_URL"):
+        yield url
+        return
+    with EmbeddedNats(tmp_path_factory.mktemp("nats")) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="session")
+def database_settings(postgres_url: str) -> DatabaseSettings:
+    return DatabaseSettings(url=postgres_url, pool_max=24)
+
+
+@pytest.fixture(scope="session")
+async def pool(database_settings: DatabaseSettings) -> AsyncIterator[asyncpg.Pool]:
+    pool = await create_pool(database_settings, application_name="trainplate-tests")
+    async with pool.acquire() as conn:
+        await apply_migrations(conn)
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture
+async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
+    """The shared pool over an empty store: each test starts from no events and no checkpoints."""
+    await pool.execute("TRUNCATE events, consumer_checkpoints RESTART IDENTITY")
+    return pool
+
+
+@pytest.fixture
+def memory_event_store() -> EventStore:
+    return InMemoryEventStore()
+
+
+@pytest.fixture
+def postgres_event_store(clean_pool: asyncpg.Pool) -> EventStore:
+    return PostgresEventStore(clean_pool, CODEC)
+
+
+@pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.integration)])
+def event_store(request: pytest.FixtureRequest) -> EventStore:
+    """Contract tests take this fixture and run once per implementation (keep it sync)."""
+    store: EventStore = request.getfixturevalue(f"{request.param}_event_store")
+    return store

@@ -1,0 +1,54 @@
+"""Fakes of our own ports, for unit tests. They keep the ports' contracts (see tests/contract)."""
+
+from collections.abc import Sequence
+from uuid import UUID, uuid4
+
+from domain.events import Event, EventMetadata
+from services.errors import IdempotencyKeyReusedError, VersionConflictError
+from services.ports import AppendResult, Stream
+
+
+class InMemoryEventStore:
+    def __init__(self) -> None:
+        self._streams: dict[UUID, list[Event]] = {}
+        self._by_event_id: dict[UUID, tuple[UUID, int, int]] = {}  # -> stream, version, position
+        self._position = 0
+        self.metadata: list[EventMetadata] = []
+
+    async def load(self, stream_id: UUID) -> Stream:
+        events = self._streams.get(stream_id, [])
+        return Stream(len(events), tuple(events))
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int | None,
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None = None,
+    ) -> AppendResult:
+        current = self._streams.setdefault(stream_id, [])
+        if not events:
+            return AppendResult(stream_id=stream_id, version=expected_version or 0, positions=())
+        ids = list(event_ids) if event_ids is not None else [uuid4() for _ in events]
+        stored = [self._by_event_id[i] for i in ids if i in self._by_event_id]
+        if stored:
+            if len(stored) != len(ids) or any(s[0] != stream_id for s in stored):
+                raise IdempotencyKeyReusedError(stream_id)
+            return AppendResult(
+                stream_id=stream_id,
+                version=max(s[1] for s in stored),
+                positions=tuple(s[2] for s in sorted(stored, key=lambda s: s[1])),
+                replayed=True,
+            )
+        if expected_version is not None and expected_version != len(current):
+            raise VersionConflictError(stream_id, expected=expected_version, actual=len(current))
+        positions = []
+        for event_id, event in zip(ids, events, strict=True):
+            current.append(event)
+            self._position += 1
+            self._by_event_id[event_id] = (stream_id, len(current), self._position)
+            positions.append(self._position)
+            self.metadata.append(metadata)
+        return AppendResult(stream_id=stream_id, version=len(current), positions=tuple(positions))
