@@ -42,6 +42,19 @@ async def create_pool(db: DatabaseSettings, *, application_name: str) -> asyncpg
     return pool
 
 
+async def _on_nats_error(exc: Exception) -> None:
+    # Reconnect attempts fail while the broker is down; one line each, not a traceback.
+    log.warning("NATS: %s: %s", type(exc).__name__, exc)
+
+
+async def _on_nats_disconnected() -> None:
+    log.warning("NATS: disconnected; reconnecting")
+
+
+async def _on_nats_reconnected() -> None:
+    log.info("NATS: reconnected")
+
+
 async def connect_nats(settings: NatsSettings, *, name: str) -> NatsClient:
     """Connect, retrying until the broker answers: processes may start before it does."""
     delay = 0.1
@@ -53,6 +66,9 @@ async def connect_nats(settings: NatsSettings, *, name: str) -> NatsClient:
                 connect_timeout=2,
                 max_reconnect_attempts=-1,  # ride out broker restarts forever
                 reconnect_time_wait=0.5,
+                error_cb=_on_nats_error,
+                disconnected_cb=_on_nats_disconnected,
+                reconnected_cb=_on_nats_reconnected,
             )
         except (nats.errors.NoServersError, OSError, TimeoutError) as exc:
             log.warning("NATS at %s not reachable (%s); retrying", settings.url, exc)

@@ -1,0 +1,69 @@
+"""Gap-safe global reads: a transaction that commits late is still delivered, in cursor order."""
+
+import json
+from uuid import UUID, uuid4
+
+import asyncpg
+import pytest
+
+from infra import globallog
+from infra.connections import Connection
+from infra.globallog import START
+
+pytestmark = pytest.mark.integration
+
+
+async def _append(conn: Connection, stream_id: UUID, name: str) -> int:
+    """One event through the store's SQL function, in whatever transaction `conn` is in."""
+    position: int = await conn.fetchval(
+        "SELECT global_position FROM trainplate_append($1, 'counter', 0, $2, $3, $4, $5, '{}')",
+        stream_id,
+        [uuid4()],
+        ["counter.opened.v1"],
+        [1],
+        [json.dumps({"type": "counter.opened.v1", "name": name})],
+    )
+    return position
+
+
+async def test_a_transaction_that_commits_late_is_not_skipped(clean_pool: asyncpg.Pool) -> None:
+    async with (
+        clean_pool.acquire() as slow,
+        clean_pool.acquire() as fast,
+        clean_pool.acquire() as reader,
+    ):
+        transaction = slow.transaction()
+        await transaction.start()
+        early = await _append(slow, uuid4(), "early position, late commit")
+        late = await _append(fast, uuid4(), "later position, early commit")
+        assert early < late
+
+        # A reader that followed positions alone would deliver `late` now and never see `early`.
+        # Below the horizon it waits: nothing is readable while the slow transaction is open.
+        assert await globallog.read_after(reader, START, 100) == []
+
+        await transaction.commit()
+        entries = await globallog.read_after(reader, START, 100)
+        assert [e.cursor.position for e in entries] == [early, late]
+        assert entries[0].cursor < entries[1].cursor
+        assert await globallog.read_after(reader, entries[-1].cursor, 100) == []
+
+
+async def test_reading_in_pages_resumes_exactly_after_the_cursor(clean_pool: asyncpg.Pool) -> None:
+    async with clean_pool.acquire() as conn:
+        positions = [await _append(conn, uuid4(), f"e{i}") for i in range(25)]
+        seen: list[int] = []
+        cursor = START
+        while page := await globallog.read_after(conn, cursor, 10):
+            seen += [e.cursor.position for e in page]
+            cursor = page[-1].cursor
+        assert seen == positions
+
+
+async def test_checkpoints_only_move_forward(clean_pool: asyncpg.Pool) -> None:
+    async with clean_pool.acquire() as conn:
+        ahead, behind = globallog.Cursor(900, 7), globallog.Cursor(800, 9)
+        await globallog.save_checkpoint(conn, "c", ahead)
+        await globallog.save_checkpoint(conn, "c", behind)
+        assert await globallog.load_checkpoint(conn, "c") == ahead
+        assert await globallog.load_checkpoint(conn, "unknown") == START

@@ -1,0 +1,70 @@
+"""The per-stream hash chain detects an event edited behind the store's back."""
+
+from uuid import UUID, uuid4
+
+import asyncpg
+import pytest
+
+from infra.eventstore import PostgresEventStore
+from infra.hashchain import verify_all, verify_stream
+from tests.conftest import ACTOR
+from tests.sample_events import CODEC, CounterIncremented, CounterOpened
+
+pytestmark = pytest.mark.integration
+
+
+async def _stream_of_five(pool: asyncpg.Pool) -> tuple[PostgresEventStore, UUID]:
+    store = PostgresEventStore(pool, CODEC)
+    sid = uuid4()
+    await store.append(sid, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR)
+    await store.append(
+        sid, [CounterIncremented(by=i) for i in range(4)], expected_version=1, metadata=ACTOR
+    )
+    return store, sid
+
+
+async def test_an_untouched_stream_verifies(clean_pool: asyncpg.Pool) -> None:
+    _, sid = await _stream_of_five(clean_pool)
+    async with clean_pool.acquire() as conn:
+        report = await verify_stream(conn, sid)
+    assert report.intact
+    assert report.events == 5
+
+
+async def test_an_event_edited_with_sql_breaks_the_chain_at_that_event(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    _, sid = await _stream_of_five(clean_pool)
+    async with clean_pool.acquire() as conn:
+        edited = await conn.fetchval(
+            "UPDATE events SET data = jsonb_set(data, '{by}', '99')"
+            " WHERE stream_id = $1 AND version = 3 RETURNING event_id",
+            sid,
+        )
+        report = await verify_stream(conn, sid)
+        everything = await verify_all(conn)
+    assert report.broken_at is not None
+    assert report.broken_at.event_id == edited
+    assert report.broken_at.version == 3
+    assert "contents" in report.broken_at.reason
+    assert [r.stream_id for r in everything if not r.intact] == [sid]
+
+
+async def test_a_rehashed_edit_is_caught_by_the_next_event(clean_pool: asyncpg.Pool) -> None:
+    """Recomputing the edited row's hash does not help: the next event still names the old one."""
+    _, sid = await _stream_of_five(clean_pool)
+    async with clean_pool.acquire() as conn:
+        await conn.execute(
+            """
+            UPDATE events SET data = jsonb_set(data, '{by}', '99'),
+                   hash = sha256(prev_hash || trainplate_event_bytes(event_id, stream_type,
+                          stream_id, version, type, schema_version, recorded_at,
+                          jsonb_set(data, '{by}', '99'), metadata))
+             WHERE stream_id = $1 AND version = 3
+            """,
+            sid,
+        )
+        report = await verify_stream(conn, sid)
+    assert report.broken_at is not None
+    assert report.broken_at.version == 4
+    assert "prev_hash" in report.broken_at.reason

@@ -1,0 +1,201 @@
+"""The relay under faults: JetStream ends up with every event exactly once, in order per stream."""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import asyncpg
+import pytest
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from infra import globallog
+from infra.bootstrap import connect_nats
+from infra.embedded import EmbeddedNats
+from infra.eventstore import PostgresEventStore
+from infra.relay import Relay
+from infra.settings import NatsSettings, RelaySettings
+from tests.conftest import ACTOR
+from tests.jetstream import Held, read_stream
+from tests.sample_events import CODEC, CounterIncremented, CounterOpened
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SETTINGS = NatsSettings(stream="TRAINPLATE", subject_prefix="trainplate", publish_timeout_s=2.0)
+SUBJECTS = "trainplate.>"
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[EmbeddedNats]:
+    """A private nats-server: these tests kill it."""
+    server = EmbeddedNats(tmp_path / "nats")
+    server.start()
+    yield server
+    server.stop()
+
+
+async def append_interleaved(pool: asyncpg.Pool, streams: list[UUID], rounds: int) -> None:
+    """`rounds` events on each stream, interleaved across streams, from 4 concurrent writers."""
+    store = PostgresEventStore(pool, CODEC)
+
+    async def writer(mine: list[UUID]) -> None:
+        for version in range(rounds):
+            for sid in mine:
+                event = CounterOpened(name="x") if version == 0 else CounterIncremented(by=version)
+                await store.append(sid, [event], expected_version=version, metadata=ACTOR)
+
+    await asyncio.gather(*(writer(streams[i::4]) for i in range(4)))
+
+
+async def wait_until_relayed(pool: asyncpg.Pool, name: str, within_s: float = 90) -> None:
+    """Until the relay's checkpoint has reached the last event in the log."""
+    deadline = time.monotonic() + within_s
+    async with pool.acquire() as conn:
+        row = await conn.fetchrow(
+            "SELECT transaction_id, global_position FROM events"
+            " ORDER BY transaction_id DESC, global_position DESC LIMIT 1"
+        )
+        assert row is not None, "no events to relay"
+        last = globallog.Cursor(row["transaction_id"], row["global_position"])
+        while time.monotonic() < deadline:
+            if await globallog.load_checkpoint(conn, f"relay:{name}") == last:
+                return
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"the relay did not catch up with {last} within {within_s} s")
+
+
+async def assert_exactly_once_in_order(pool: asyncpg.Pool, nc: NatsClient) -> list[Held]:
+    rows = await pool.fetch("SELECT event_id, stream_id, version FROM events")
+    held = await read_stream(nc.jetstream(), SETTINGS.stream, SUBJECTS)
+    assert len(held) == len(rows), "JetStream holds a different number of events than the table"
+    assert {h.msg_id for h in held} == {str(r["event_id"]) for r in rows}
+    versions: dict[UUID, list[int]] = defaultdict(list)
+    for message in sorted(held, key=lambda h: h.sequence):
+        versions[message.stream_id].append(message.version)
+    for stream_id, seen in versions.items():
+        assert seen == list(range(1, len(seen) + 1)), f"stream {stream_id} out of order: {seen}"
+    return held
+
+
+async def test_every_event_arrives_once_and_in_order_when_the_broker_is_killed(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    nats_settings = _with_url(broker.url)
+    nc = await connect_nats(nats_settings, name="relay-under-test")
+    stop = asyncio.Event()
+    relay = Relay(
+        clean_pool,
+        nc.jetstream(),
+        nats_settings,
+        RelaySettings(batch_size=500, poll_interval_s=0.05, name="faults"),
+    )
+    relay_task = asyncio.create_task(relay.run(stop))
+    streams = [uuid4() for _ in range(300)]
+    writing = asyncio.create_task(append_interleaved(clean_pool, streams, 10))
+    try:
+        await asyncio.sleep(0.6)
+        assert not writing.done(), "the load finished before the fault: make it larger"
+        broker.kill()
+        await asyncio.sleep(1.0)
+        broker.start()
+        await writing
+        await wait_until_relayed(clean_pool, "faults")
+        assert nc.stats["reconnects"] >= 1, "the relay never noticed the broker die"
+    finally:
+        stop.set()
+        await relay_task
+        await nc.close()
+    reader = await connect_nats(nats_settings, name="checker")
+    try:
+        held = await assert_exactly_once_in_order(clean_pool, reader)
+    finally:
+        await reader.close()
+    assert len(held) == 3000
+
+
+def _with_url(url: str) -> NatsSettings:
+    return NatsSettings(
+        url=url,
+        stream=SETTINGS.stream,
+        subject_prefix=SETTINGS.subject_prefix,
+        publish_timeout_s=SETTINGS.publish_timeout_s,
+    )
+
+
+def start_relay_process(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes]":
+    env = {
+        **os.environ,
+        "TRAINPLATE_DATABASE_URL": postgres_url,
+        "TRAINPLATE_NATS_URL": nats_url,
+        "TRAINPLATE_RELAY__BATCH_SIZE": "1000",
+        "TRAINPLATE_RELAY__NAME": "killed",
+        "TRAINPLATE_LOG_LEVEL": "WARNING",
+    }
+    return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", "relay"], env=env)
+
+
+async def test_every_event_arrives_once_and_in_order_when_the_relay_is_killed_mid_batch(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats, postgres_url: str
+) -> None:
+    streams = [uuid4() for _ in range(500)]
+    await append_interleaved(clean_pool, streams, 12)  # 6,000 events, streams interleaved
+    nc = await connect_nats(_with_url(broker.url), name="checker")
+    js = nc.jetstream()
+    mid_batch_kills = 0
+    try:
+        for _ in range(3):
+            relay = start_relay_process(postgres_url, broker.url)
+            try:
+                published = await _wait_for_published(js, more_than=0, within_s=30)
+                while published % 1000 < 100 or published % 1000 > 900:
+                    published = await _wait_for_published(js, more_than=published, within_s=30)
+            finally:
+                relay.send_signal(signal.SIGKILL)
+                relay.wait()
+            published = (await js.stream_info(SETTINGS.stream)).state.messages
+            checkpointed = await _events_up_to_checkpoint(clean_pool, "killed")
+            mid_batch_kills += published > checkpointed
+            if published == 6000:
+                break
+        relay = start_relay_process(postgres_url, broker.url)
+        try:
+            await wait_until_relayed(clean_pool, "killed")
+        finally:
+            relay.send_signal(signal.SIGTERM)
+            assert relay.wait(30) == 0
+        await assert_exactly_once_in_order(clean_pool, nc)
+    finally:
+        await nc.close()
+    assert mid_batch_kills >= 1, "no kill landed between a publish and its checkpoint"
+
+
+async def _wait_for_published(js: JetStreamContext, *, more_than: int, within_s: float) -> int:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            count = (await js.stream_info(SETTINGS.stream)).state.messages
+        except NotFoundError:  # the relay has not declared the stream yet
+            count = 0
+        if count > more_than:
+            return count
+        await asyncio.sleep(0.002)
+    raise AssertionError(f"JetStream stayed at {more_than} messages for {within_s} s")
+
+
+async def _events_up_to_checkpoint(pool: asyncpg.Pool, name: str) -> int:
+    async with pool.acquire() as conn:
+        cursor = await globallog.load_checkpoint(conn, f"relay:{name}")
+        count: int = await conn.fetchval(
+            "SELECT count(*) FROM events WHERE (transaction_id, global_position) <= ($1::xid8, $2)",
+            cursor.transaction_id,
+            cursor.position,
+        )
+        return count
