@@ -84,6 +84,7 @@ class Relay:
         self._nats = nats
         self._settings = settings
         self._wake = asyncio.Event()
+        self.leading = False
 
     @property
     def checkpoint_name(self) -> str:
@@ -136,9 +137,11 @@ class Relay:
             if not await self._lead(leader, stop):
                 return
             await leader.add_listener(NOTIFY_CHANNEL, self._on_notify)
+            self.leading = True
             try:
                 await self._loop(leader, stop)
             finally:
+                self.leading = False
                 with contextlib.suppress(asyncpg.PostgresError, OSError):
                     await leader.remove_listener(NOTIFY_CHANNEL, self._on_notify)
                     await leader.execute("SELECT pg_advisory_unlock($1)", RELAY_LOCK_KEY)

@@ -1,12 +1,11 @@
 """Liveness and readiness: is the process up, and can it serve (database, broker, schema)?"""
 
 import asyncio
-from typing import Annotated
 
 import asyncpg
 import msgspec
 from litestar import Response, get
-from litestar.params import Dependency
+from litestar.di import NamedDependency
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 from nats.js.errors import NotFoundError
 
@@ -34,8 +33,8 @@ def healthz() -> dict[str, str]:
 
 @get("/readyz", include_in_schema=False)
 async def readyz(
-    resources: Annotated[Resources, Dependency(skip_validation=True)],
-    settings: Annotated[Settings, Dependency(skip_validation=True)],
+    resources: NamedDependency[Resources],
+    settings: NamedDependency[Settings],
 ) -> Response[Readiness]:
     database, migrations = await _database_checks(resources.pool)
     checks = {

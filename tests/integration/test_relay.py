@@ -199,3 +199,34 @@ async def _events_up_to_checkpoint(pool: asyncpg.Pool, name: str) -> int:
             cursor.position,
         )
         return count
+
+
+async def test_one_relay_leads_and_a_standby_takes_over_where_it_stopped(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    nats_settings = _with_url(broker.url)
+    nc = await connect_nats(nats_settings, name="relays")
+    relay_settings = RelaySettings(poll_interval_s=0.05, name="ha")
+    first = Relay(clean_pool, nc.jetstream(), nats_settings, relay_settings)
+    second = Relay(clean_pool, nc.jetstream(), nats_settings, relay_settings)
+    stop_first, stop_second = asyncio.Event(), asyncio.Event()
+    first_task = asyncio.create_task(first.run(stop_first))
+    try:
+        await append_interleaved(clean_pool, [uuid4() for _ in range(20)], 5)
+        await wait_until_relayed(clean_pool, "ha")
+        second_task = asyncio.create_task(second.run(stop_second))
+        await asyncio.sleep(0.3)
+        assert (first.leading, second.leading) == (True, False)
+
+        stop_first.set()
+        await first_task
+        await append_interleaved(clean_pool, [uuid4() for _ in range(20)], 5)
+        await wait_until_relayed(clean_pool, "ha")
+        assert second.leading
+        stop_second.set()
+        await second_task
+        assert len(await assert_exactly_once_in_order(clean_pool, nc)) == 200
+    finally:
+        stop_first.set()
+        stop_second.set()
+        await nc.close()

@@ -1,0 +1,49 @@
+"""Liveness and readiness over HTTP, with the app wired to the real servers."""
+
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from infra.bootstrap import Resources, connect_nats
+from infra.http.app import create_app
+from infra.settings import NatsSettings, Settings
+from tests.api.client import client_for
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+
+@pytest.fixture
+async def resources(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Resources]:
+    nc = await connect_nats(NatsSettings(url=nats_url), name="api-tests")
+    yield Resources(pool=pool, nc=nc, js=nc.jetstream())
+    if not nc.is_closed:
+        await nc.close()
+
+
+async def test_healthz_answers_without_touching_anything(resources: Resources) -> None:
+    async with client_for(create_app(Settings(), resources=resources)) as client:
+        response = await client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+async def test_readyz_reports_database_migrations_and_broker(resources: Resources) -> None:
+    async with client_for(create_app(Settings(), resources=resources)) as client:
+        response = await client.get("/readyz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ready"
+    assert set(body["checks"]) == {"database", "migrations", "broker"}
+    assert all(check["ready"] for check in body["checks"].values())
+
+
+async def test_readyz_is_503_and_names_the_broker_when_nats_is_gone(resources: Resources) -> None:
+    await resources.nc.close()
+    async with client_for(create_app(Settings(), resources=resources)) as client:
+        response = await client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "not ready"
+    assert body["checks"]["broker"] == {"ready": False, "detail": "not connected"}
+    assert body["checks"]["database"]["ready"] is True

@@ -1,0 +1,95 @@
+"""`trainplate dev` (what `make run` runs): starts everything, reports ready, stops everything."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from infra.embedded import free_port
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def _listening(url: str) -> bool:
+    host_port = url.split("//", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
+    host, port = host_port.rsplit(":", 1)
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, int(port))) == 0
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in args:
+            found.append(args)
+    return found
+
+
+def test_trainplate_dev_serves_readiness_and_stops_everything_on_sigterm(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
+    dev = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "infra.cli",
+            "dev",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        body = _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
+        assert body["status"] == "ready"
+        assert {name: check["ready"] for name, check in body["checks"].items()} == {
+            "database": True,
+            "migrations": True,
+            "broker": True,
+        }
+        endpoints = json.loads((data_dir / "endpoints.json").read_text())
+        assert endpoints["api"] == f"http://127.0.0.1:{port}"
+        assert all(_listening(endpoints[name]) for name in ("api", "database", "nats"))
+        assert _processes_mentioning(str(data_dir)), "the embedded servers should be running"
+    finally:
+        dev.send_signal(signal.SIGTERM)
+        output = dev.communicate(timeout=60)[0].decode(errors="replace")
+    assert dev.returncode == 0, output
+    assert "trainplate is starting at" in output
+    assert not any(_listening(endpoints[name]) for name in ("api", "database", "nats"))
+    assert _processes_mentioning(str(data_dir)) == []
+    assert not (data_dir / "endpoints.json").exists()
+
+
+def _wait_until_ready(url: str, dev: "subprocess.Popen[bytes]", within_s: float) -> dict:  # type: ignore[type-arg]
+    deadline = time.monotonic() + within_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if dev.poll() is not None:
+            raise AssertionError(f"trainplate dev exited with {dev.returncode}")
+        try:
+            response = httpx.get(url, timeout=2)
+            if response.status_code == 200:
+                return response.json()  # type: ignore[no-any-return]
+            last = response.text
+        except httpx.HTTPError as exc:
+            last = repr(exc)
+        time.sleep(0.25)
+    raise AssertionError(f"not ready after {within_s} s: {last}")

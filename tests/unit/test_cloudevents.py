@@ -1,0 +1,56 @@
+from datetime import UTC, datetime
+from uuid import UUID
+
+from infra.cloudevents import headers_for, subject_for
+from infra.globallog import Cursor, LogEntry
+from infra.relay import PublishOutcome
+
+EVENT_ID = UUID("0b4c6f3e-9a55-4d0f-8e8a-3f1f6a7b2c11")
+STREAM_ID = UUID("7f1b0c2e-1d2a-4c3b-9e8f-5a6b7c8d9e01")
+
+
+def entry(position: int = 42, version: int = 3) -> LogEntry:
+    return LogEntry(
+        cursor=Cursor(1000, position),
+        event_id=EVENT_ID,
+        stream_type="template",
+        stream_id=STREAM_ID,
+        version=version,
+        type="template.linked_asset_updated.v1",
+        data='{"type":"template.linked_asset_updated.v1"}',
+        recorded_at=datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC),
+    )
+
+
+def test_the_subject_names_kind_aggregate_and_fact() -> None:
+    assert (
+        subject_for("trainplate", entry())
+        == f"trainplate.template.{STREAM_ID}.linked_asset_updated"
+    )
+
+
+def test_headers_are_cloudevents_binary_mode_plus_dedup_and_position() -> None:
+    assert headers_for(entry()) == {
+        "Nats-Msg-Id": str(EVENT_ID),
+        "ce-specversion": "1.0",
+        "ce-id": str(EVENT_ID),
+        "ce-type": "io.trainplate.template.linked_asset_updated.v1",
+        "ce-source": "/trainplate",
+        "ce-subject": f"template/{STREAM_ID}",
+        "ce-time": "2026-11-29T12:00:00.123456+00:00",
+        "content-type": "application/json",
+        "trainplate-position": "42",
+        "trainplate-version": "3",
+    }
+
+
+def test_the_checkpoint_stops_before_the_first_unacknowledged_event() -> None:
+    entries = [entry(position=p) for p in range(1, 6)]
+    outcome = PublishOutcome(entries)
+    assert outcome.last_safe_cursor is None
+    for index in (0, 1, 3, 4):
+        outcome.ack(index)
+    assert outcome.acked_prefix == 2
+    assert outcome.last_safe_cursor == Cursor(1000, 2)
+    outcome.ack(2)
+    assert outcome.last_safe_cursor == Cursor(1000, 5)
