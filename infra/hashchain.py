@@ -1,11 +1,14 @@
-"""Verifying the per-stream hash chain: hash = sha256(prev_hash || event bytes).
+"""The per-stream hash chain that makes tampering with stored events detectable.
 
-The first event's prev_hash is 32 zero bytes. The event bytes are rebuilt by
-`trainplate_event_bytes` from the stored row alone; the hashing is done here, independently of the
-database that computed the stored hashes at append time.
+Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, starting from 32 zero
+bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
+are `json` columns, which keep the bytes they were given). The writer computes the digest, the
+database the link (`trainplate_link`, as it alone knows the version and time at insert), and a
+verifier recomputes both from the row alone, here, without trusting the database's arithmetic.
 """
 
 import hashlib
+from datetime import UTC, datetime, timedelta
 from typing import Final
 from uuid import UUID
 
@@ -14,11 +17,47 @@ import msgspec
 from infra.connections import Connection
 
 GENESIS: Final = bytes(32)
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND: Final = timedelta(microseconds=1)
+
+
+def content_digest(
+    *,
+    event_id: UUID,
+    stream_type: str,
+    stream_id: UUID,
+    type: str,
+    schema_version: int,
+    data: str,
+    metadata: str,
+) -> bytes:
+    """sha256 over the event's fields, each length-prefixed so no two events share an encoding."""
+    parts = (
+        event_id.bytes,
+        stream_type.encode(),
+        stream_id.bytes,
+        type.encode(),
+        schema_version.to_bytes(2, "big"),
+        data.encode(),
+        metadata.encode(),
+    )
+    return hashlib.sha256(b"".join(len(p).to_bytes(4, "big") + p for p in parts)).digest()
+
+
+def link(prev_hash: bytes, digest: bytes, version: int, recorded_at: datetime) -> bytes:
+    """The same arithmetic as the SQL function trainplate_link."""
+    micros = (recorded_at - _EPOCH) // _MICROSECOND
+    return hashlib.sha256(
+        prev_hash
+        + digest
+        + version.to_bytes(4, "big", signed=True)
+        + micros.to_bytes(8, "big", signed=True)
+    ).digest()
+
 
 _ROWS: Final = """
-SELECT event_id, version, prev_hash, hash,
-       trainplate_event_bytes(event_id, stream_type, stream_id, version, type, schema_version,
-                              recorded_at, data, metadata) AS bytes
+SELECT event_id, stream_type, stream_id, version, type, schema_version, data::text AS data,
+       metadata::text AS metadata, recorded_at, prev_hash, hash
   FROM events WHERE stream_id = $1 ORDER BY version
 """
 
@@ -46,11 +85,20 @@ async def verify_stream(conn: Connection, stream_id: UUID) -> ChainReport:
     previous = GENESIS
     for expected_version, row in enumerate(rows, start=1):
         reason = None
+        digest = content_digest(
+            event_id=row["event_id"],
+            stream_type=row["stream_type"],
+            stream_id=row["stream_id"],
+            type=row["type"],
+            schema_version=row["schema_version"],
+            data=row["data"],
+            metadata=row["metadata"],
+        )
         if row["version"] != expected_version:
             reason = f"version {row['version']} where {expected_version} was expected"
         elif row["prev_hash"] != previous:
             reason = "prev_hash does not match the previous event's hash"
-        elif hashlib.sha256(previous + row["bytes"]).digest() != row["hash"]:
+        elif link(previous, digest, row["version"], row["recorded_at"]) != row["hash"]:
             reason = "the stored hash does not match the event's contents"
         if reason is not None:
             return ChainReport(stream_id, len(rows), Break(row["event_id"], row["version"], reason))

@@ -23,12 +23,12 @@ from nats.js.errors import BadRequestError
 from infra import globallog
 from infra.cloudevents import headers_for, subject_for
 from infra.connections import Connection
+from infra.eventstore import NOTIFY_CHANNEL
 from infra.globallog import Cursor, LogEntry
 from infra.settings import NatsSettings, RelaySettings
 
 log = logging.getLogger(__name__)
 
-NOTIFY_CHANNEL: Final = "trainplate_events"
 RELAY_LOCK_KEY: Final = 0x7472_6169_6E70_6C02  # one active relay at a time
 
 

@@ -32,7 +32,8 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True):
 class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):
     batch_size: int = 1000
     max_in_flight: int = 512
-    poll_interval_s: float = 0.5
+    # Fallback when no NOTIFY arrives, e.g. rows held back by another transaction still open.
+    poll_interval_s: float = 0.1
     name: str = "jetstream"
 
 

@@ -9,20 +9,38 @@ import pytest
 from infra import globallog
 from infra.connections import Connection
 from infra.globallog import START
+from infra.hashchain import content_digest
+from infra.sql import statement
 
 pytestmark = pytest.mark.integration
 
 
 async def _append(conn: Connection, stream_id: UUID, name: str) -> int:
-    """One event through the store's SQL function, in whatever transaction `conn` is in."""
-    position: int = await conn.fetchval(
-        "SELECT global_position FROM trainplate_append($1, 'counter', 0, $2, $3, $4, $5, '{}')",
-        stream_id,
-        [uuid4()],
-        ["counter.opened.v1"],
-        [1],
-        [json.dumps({"type": "counter.opened.v1", "name": name})],
+    """One event through the store's append statement, in whatever transaction `conn` is in."""
+    event_id, data = uuid4(), json.dumps({"type": "counter.opened.v1", "name": name})
+    digest = content_digest(
+        event_id=event_id,
+        stream_type="counter",
+        stream_id=stream_id,
+        type="counter.opened.v1",
+        schema_version=1,
+        data=data,
+        metadata="{}",
     )
+    row = await conn.fetchrow(
+        statement("append_one"),
+        stream_id,
+        "counter",
+        0,
+        event_id,
+        "counter.opened.v1",
+        1,
+        data,
+        "{}",
+        digest,
+    )
+    assert row is not None
+    position: int = row["positions"][0]
     return position
 
 

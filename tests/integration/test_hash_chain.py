@@ -6,7 +6,7 @@ import asyncpg
 import pytest
 
 from infra.eventstore import PostgresEventStore
-from infra.hashchain import verify_all, verify_stream
+from infra.hashchain import content_digest, link, verify_all, verify_stream
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -37,7 +37,7 @@ async def test_an_event_edited_with_sql_breaks_the_chain_at_that_event(
     _, sid = await _stream_of_five(clean_pool)
     async with clean_pool.acquire() as conn:
         edited = await conn.fetchval(
-            "UPDATE events SET data = jsonb_set(data, '{by}', '99')"
+            "UPDATE events SET data = jsonb_set(data::jsonb, '{by}', '99')::json"
             " WHERE stream_id = $1 AND version = 3 RETURNING event_id",
             sid,
         )
@@ -51,18 +51,30 @@ async def test_an_event_edited_with_sql_breaks_the_chain_at_that_event(
 
 
 async def test_a_rehashed_edit_is_caught_by_the_next_event(clean_pool: asyncpg.Pool) -> None:
-    """Recomputing the edited row's hash does not help: the next event still names the old one."""
+    """Recomputing the edited row's own hash does not help: the next event names the old one."""
     _, sid = await _stream_of_five(clean_pool)
     async with clean_pool.acquire() as conn:
-        await conn.execute(
-            """
-            UPDATE events SET data = jsonb_set(data, '{by}', '99'),
-                   hash = sha256(prev_hash || trainplate_event_bytes(event_id, stream_type,
-                          stream_id, version, type, schema_version, recorded_at,
-                          jsonb_set(data, '{by}', '99'), metadata))
-             WHERE stream_id = $1 AND version = 3
-            """,
+        row = await conn.fetchrow(
+            "SELECT event_id, stream_type, type, schema_version, metadata::text AS metadata,"
+            " recorded_at, prev_hash FROM events WHERE stream_id = $1 AND version = 3",
             sid,
+        )
+        assert row is not None
+        forged = '{"type":"counter.incremented.v1","by":99}'
+        digest = content_digest(
+            event_id=row["event_id"],
+            stream_type=row["stream_type"],
+            stream_id=sid,
+            type=row["type"],
+            schema_version=row["schema_version"],
+            data=forged,
+            metadata=row["metadata"],
+        )
+        await conn.execute(
+            "UPDATE events SET data = $2::json, hash = $3 WHERE stream_id = $1 AND version = 3",
+            sid,
+            forged,
+            link(row["prev_hash"], digest, 3, row["recorded_at"]),
         )
         report = await verify_stream(conn, sid)
     assert report.broken_at is not None

@@ -1,0 +1,162 @@
+"""Append throughput: PostgresEventStore.append vs a bare asyncpg INSERT into an equivalent table.
+
+    python -m bench.append [--rounds 5] [--seconds 3]
+
+Modes: 1 event per transaction on 1 and on 8 connections, and 100 events per transaction. The
+baseline table has the same columns and indexes as `events` and takes the same ~200-byte payloads;
+its INSERT checks no version, extends no hash chain and notifies no one. Rounds interleave ours and
+the baseline against the same server, on tables truncated before each round.
+"""
+
+import argparse
+import asyncio
+import hashlib
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+
+from bench.harness import CODEC, Figure, postgres, report, sample_event
+from domain.events import EventMetadata
+from infra.bootstrap import create_pool
+from infra.eventstore import PostgresEventStore
+from infra.migrate import apply_migrations
+from infra.serialization import encode_metadata
+from infra.settings import DatabaseSettings
+
+ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
+EVENTS_PER_STREAM = 10
+
+BASELINE_TABLE = """
+CREATE TABLE IF NOT EXISTS bench_baseline (
+    global_position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    event_id uuid NOT NULL UNIQUE, stream_type text NOT NULL, stream_id uuid NOT NULL,
+    version integer NOT NULL, type text NOT NULL, schema_version smallint NOT NULL,
+    data json NOT NULL, metadata json NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now(),
+    prev_hash bytea NOT NULL, hash bytea NOT NULL, UNIQUE (stream_id, version));
+CREATE INDEX IF NOT EXISTS bench_baseline_cursor
+    ON bench_baseline (transaction_id, global_position);
+"""
+INSERT_ONE = """
+INSERT INTO bench_baseline (event_id, stream_type, stream_id, version, type, schema_version,
+                            data, metadata, prev_hash, hash)
+VALUES ($1, 'bench', $2, $3, 'bench.run_recorded.v1', 1, $4::json, $5::json, $6, $6)
+"""
+INSERT_MANY = """
+INSERT INTO bench_baseline (event_id, stream_type, stream_id, version, type, schema_version,
+                            data, metadata, prev_hash, hash)
+SELECT e, 'bench', $2, v, 'bench.run_recorded.v1', 1, d::json, $4::json, $5, $5
+  FROM unnest($1::uuid[], $3::int[], $6::text[]) AS u(e, v, d)
+"""
+PAYLOAD = CODEC.encode(sample_event(1)).data
+METADATA = encode_metadata(ACTOR)
+HASH = hashlib.sha256(b"x").digest()
+
+Worker = Callable[[int], Awaitable[int]]  # worker(n) -> events written
+
+
+async def rate(workers: list[Worker], seconds: float) -> float:
+    deadline = time.perf_counter() + seconds
+    counts = [0] * len(workers)
+
+    async def loop(index: int) -> None:
+        n = 0
+        while time.perf_counter() < deadline:
+            counts[index] += await workers[index](n)
+            n += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(loop(i) for i in range(len(workers))))
+    return sum(counts) / (time.perf_counter() - start)
+
+
+class Streams:
+    """Hands out (stream, version) pairs: a fresh stream every EVENTS_PER_STREAM events."""
+
+    def __init__(self, per_stream: int = EVENTS_PER_STREAM) -> None:
+        self._per_stream = per_stream
+        self._stream = uuid.uuid4()
+        self._version = 0
+
+    def next(self, count: int = 1) -> tuple[uuid.UUID, int]:
+        if self._version + count > self._per_stream:
+            self._stream, self._version = uuid.uuid4(), 0
+        taken = (self._stream, self._version)
+        self._version += count
+        return taken
+
+
+def ours(store: PostgresEventStore, batch: int) -> Worker:
+    streams = Streams(max(EVENTS_PER_STREAM, batch))
+    events = [sample_event(i) for i in range(batch)]
+
+    async def append(n: int) -> int:
+        stream, version = streams.next(batch)
+        await store.append(stream, events, expected_version=version, metadata=ACTOR)
+        return batch
+
+    return append
+
+
+def baseline(pool: asyncpg.Pool, batch: int) -> Worker:
+    streams = Streams(max(EVENTS_PER_STREAM, batch))
+
+    async def insert(n: int) -> int:
+        stream, version = streams.next(batch)
+        if batch == 1:
+            await pool.execute(
+                INSERT_ONE, uuid.uuid4(), stream, version + 1, PAYLOAD, METADATA, HASH
+            )
+        else:
+            await pool.execute(
+                INSERT_MANY,
+                [uuid.uuid4() for _ in range(batch)],
+                stream,
+                list(range(version + 1, version + batch + 1)),
+                METADATA,
+                HASH,
+                [PAYLOAD] * batch,
+            )
+        return batch
+
+    return insert
+
+
+MODES = [  # (name, connections, events per transaction)
+    ("1 event/txn, 1 connection", 1, 1),
+    ("1 event/txn, 8 connections", 8, 1),
+    ("100 events/txn, 1 connection", 1, 100),
+]
+
+
+async def main(rounds: int, seconds: float) -> None:
+    with postgres() as url:
+        pool = await create_pool(
+            DatabaseSettings(url=url, pool_min=8, pool_max=8), application_name="bench"
+        )
+        async with pool.acquire() as conn:
+            await apply_migrations(conn)
+            await conn.execute(BASELINE_TABLE)
+        store = PostgresEventStore(pool, CODEC)
+        figures = [Figure(name) for name, _, _ in MODES]
+        for _ in range(rounds):
+            for figure, (_, connections, batch) in zip(figures, MODES, strict=True):
+                await pool.execute("TRUNCATE events, bench_baseline")
+                figure.ours.append(
+                    await rate([ours(store, batch) for _ in range(connections)], seconds)
+                )
+                figure.baseline.append(
+                    await rate([baseline(pool, batch) for _ in range(connections)], seconds)
+                )
+        await pool.close()
+    report("Append", "bare asyncpg INSERT", figures)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+    asyncio.run(main(args.rounds, args.seconds))

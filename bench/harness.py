@@ -1,0 +1,83 @@
+"""What every benchmark shares: servers (embedded, or BENCH_DATABASE_URL / BENCH_NATS_URL), rounds
+that interleave our code with its raw baseline, and a report of medians with min, max and ratio."""
+
+import contextlib
+import os
+import statistics
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from domain.events import Event
+from infra.embedded import EmbeddedNats, EmbeddedPostgres
+from infra.serialization import EventCodec
+
+
+class TrainingRunRecorded(Event, tag="bench.run_recorded.v1", frozen=True, kw_only=True):
+    """A payload of about 200 bytes, the size the machine's baselines were measured with."""
+
+    name: str
+    framework: str
+    workers: int
+    image: str
+    command: str
+    labels: dict[str, str]
+
+
+CODEC = EventCodec([TrainingRunRecorded])
+
+
+def sample_event(index: int) -> TrainingRunRecorded:
+    return TrainingRunRecorded(
+        name=f"resnet-{index:08d}",
+        framework="pytorch",
+        workers=index % 64,
+        image="nvcr.io/nvidia/pytorch:24.05-py3",
+        command="torchrun --nnodes=$WORLD_SIZE train.py --epochs 90",
+        labels={"team": "vision", "queue": "a100"},
+    )
+
+
+@contextlib.contextmanager
+def postgres() -> Iterator[str]:
+    if url := os.environ.get("BENCH_DATABASE_URL"):
+        yield url
+        return
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedPostgres(Path(tmp) / "pg") as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def nats() -> Iterator[str]:
+    if url := os.environ.get("BENCH_NATS_URL"):
+        yield url
+        return
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedNats(Path(tmp) / "nats") as server:
+        yield server.url
+
+
+class Figure(msgspec.Struct):
+    """One measured thing: events/s per round, ours next to the baseline of the same rounds."""
+
+    name: str
+    ours: list[float] = msgspec.field(default_factory=list)
+    baseline: list[float] = msgspec.field(default_factory=list)
+    target: float = 0.8
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ours) / statistics.median(self.baseline)
+
+
+def report(title: str, baseline_name: str, figures: list[Figure]) -> None:
+    print(f"\n{title}  (events/s; median [min-max] of {len(figures[0].ours)} rounds)")
+    print(f"{'':34} {'trainplate':>24} {baseline_name:>24} {'ratio':>7} {'target':>7}")
+    for f in figures:
+        ours = f"{statistics.median(f.ours):,.0f} [{min(f.ours):,.0f}-{max(f.ours):,.0f}]"
+        base = (
+            f"{statistics.median(f.baseline):,.0f} [{min(f.baseline):,.0f}-{max(f.baseline):,.0f}]"
+        )
+        verdict = "ok" if f.ratio >= f.target else "MISSED"
+        print(f"{f.name:34} {ours:>24} {base:>24} {f.ratio:>7.2f} {f'>={f.target}':>7} {verdict}")

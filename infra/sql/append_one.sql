@@ -1,0 +1,28 @@
+-- Append one event with a fresh event id (the common case): one statement, one round trip.
+-- $1 stream_id, $2 stream_type, $3 expected version (-1: none), $4 event_id, $5 type,
+-- $6 schema_version, $7 data, $8 metadata, $9 digest.
+-- The expected version is checked before the row (and its position) is drawn; on a mismatch
+-- nothing is inserted and the result's `version` is NULL, with the stream's actual version in
+-- `current`. A concurrent winner is stopped by unique (stream_id, version).
+WITH last AS (
+    SELECT e.version, e.hash FROM events e
+     WHERE e.stream_id = $1 ORDER BY e.version DESC LIMIT 1
+),
+head AS (
+    SELECT coalesce(max(last.version), 0) AS version, trainplate_micros(now()) AS micros,
+           coalesce(max(last.hash), '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea) AS hash
+      FROM last
+),
+inserted AS (
+    INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
+                        metadata, recorded_at, prev_hash, hash)
+    SELECT $4, $2, $1, head.version + 1, $5, $6, $7, $8, now(), head.hash,
+           trainplate_link(head.hash, $9, head.version + 1, head.micros)
+      FROM head
+     WHERE $3 < 0 OR head.version = $3
+    RETURNING version, global_position
+)
+SELECT head.version AS current, inserted.version,
+       CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END AS positions,
+       false AS replayed
+  FROM head LEFT JOIN inserted ON true
