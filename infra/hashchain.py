@@ -8,6 +8,7 @@ verifier recomputes both from the row alone, here, without trusting the database
 """
 
 import hashlib
+import struct
 from datetime import UTC, datetime, timedelta
 from typing import Final
 from uuid import UUID
@@ -19,6 +20,8 @@ from infra.connections import Connection
 GENESIS: Final = bytes(32)
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND: Final = timedelta(microseconds=1)
+# event id, stream id, schema version, then the lengths of stream type, type, data and metadata
+_FIXED: Final = struct.Struct(">16s16sHIIII")
 
 
 def content_digest(
@@ -31,17 +34,23 @@ def content_digest(
     data: str,
     metadata: str,
 ) -> bytes:
-    """sha256 over the event's fields, each length-prefixed so no two events share an encoding."""
-    parts = (
-        event_id.bytes,
-        stream_type.encode(),
-        stream_id.bytes,
-        type.encode(),
-        schema_version.to_bytes(2, "big"),
-        data.encode(),
-        metadata.encode(),
+    """sha256 over the event's fields; the variable-length ones are length-prefixed, so no two
+    events share an encoding."""
+    stream_type_bytes, type_bytes = stream_type.encode(), type.encode()
+    data_bytes, metadata_bytes = data.encode(), metadata.encode()
+    digest = hashlib.sha256(
+        _FIXED.pack(
+            event_id.bytes,
+            stream_id.bytes,
+            schema_version,
+            len(stream_type_bytes),
+            len(type_bytes),
+            len(data_bytes),
+            len(metadata_bytes),
+        )
     )
-    return hashlib.sha256(b"".join(len(p).to_bytes(4, "big") + p for p in parts)).digest()
+    digest.update(stream_type_bytes + type_bytes + data_bytes + metadata_bytes)
+    return digest.digest()
 
 
 def link(prev_hash: bytes, digest: bytes, version: int, recorded_at: datetime) -> bytes:
