@@ -10,6 +10,7 @@ is acknowledged), so a lost message can never be overtaken by a later event of i
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
@@ -91,30 +92,36 @@ class Relay:
         return f"relay:{self._settings.name}"
 
     async def publish_batch(self, entries: Sequence[LogEntry]) -> PublishOutcome:
-        """Publish a batch: streams in parallel (bounded), a stream's events one after another."""
+        """Publish a batch: streams in parallel (bounded), a stream's events one after another.
+
+        A fixed set of publishers takes whole per-stream chains from a queue; each sends a chain's
+        events in order, the next only after JetStream acknowledged the previous one, and drops
+        the rest of the chain on a failure (its events stay behind the checkpoint).
+        """
         outcome = PublishOutcome(entries)
         chains: dict[UUID, list[int]] = {}
         for index, entry in enumerate(entries):
             chains.setdefault(entry.stream_id, []).append(index)
-        in_flight = asyncio.Semaphore(self._settings.max_in_flight)
+        queue = deque(chains.values())
 
-        async def chain(indices: list[int]) -> None:
-            for index in indices:
-                entry = entries[index]
-                async with in_flight:
-                    await self._js.publish(
-                        subject_for(self._nats.subject_prefix, entry),
-                        entry.data.encode(),
-                        timeout=self._nats.publish_timeout_s,
-                        stream=self._nats.stream,
-                        headers=headers_for(entry),
-                    )
-                outcome.ack(index)
+        async def publisher() -> None:
+            while queue:
+                for index in queue.popleft():
+                    entry = entries[index]
+                    try:
+                        await self._js.publish(
+                            subject_for(self._nats.subject_prefix, entry),
+                            entry.data.encode(),
+                            timeout=self._nats.publish_timeout_s,
+                            headers=headers_for(entry),
+                        )
+                    except Exception as exc:  # any failure ends this chain, not the batch
+                        outcome.error = outcome.error or exc
+                        break
+                    outcome.ack(index)
 
-        results = await asyncio.gather(
-            *(chain(indices) for indices in chains.values()), return_exceptions=True
-        )
-        outcome.error = next((r for r in results if isinstance(r, BaseException)), None)
+        workers = min(self._settings.max_in_flight, len(chains))
+        await asyncio.gather(*(publisher() for _ in range(workers)))
         return outcome
 
     async def relay_once(self, conn: Connection, cursor: Cursor) -> tuple[Cursor, int]:
