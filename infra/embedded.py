@@ -98,7 +98,10 @@ class EmbeddedPostgres:
 
             from pgserver import utils
 
+            # The server runs as its own user, who must be able to reach the binaries and the
+            # data: as pgserver itself does, open the parent directories for traversal.
             utils.ensure_user_exists(self._user)
+            utils.ensure_prefix_permissions(self._bin)
             utils.ensure_prefix_permissions(self.data_dir)
             utils.ensure_folder_permissions(self._bin.parent, 0o055)
             entry = pwd.getpwnam(self._user)
