@@ -31,3 +31,20 @@ async def test_concurrent_start_ups_apply_each_migration_once(postgres_url: str)
     finally:
         await admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
         await admin.close()
+
+
+async def test_every_pooled_connection_carries_the_safety_timeouts(pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as conn:
+        settings = {
+            name: await conn.fetchval(f"SELECT current_setting('{name}')")
+            for name in (
+                "statement_timeout",
+                "lock_timeout",
+                "idle_in_transaction_session_timeout",
+            )
+        }
+    assert settings == {
+        "statement_timeout": "30s",
+        "lock_timeout": "10s",
+        "idle_in_transaction_session_timeout": "1min",
+    }

@@ -230,3 +230,28 @@ async def test_one_relay_leads_and_a_standby_takes_over_where_it_stopped(
         stop_first.set()
         stop_second.set()
         await nc.close()
+
+
+async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    nats_settings = _with_url(broker.url)
+    nc = await connect_nats(nats_settings, name="woken")
+    relay = Relay(
+        clean_pool, nc.jetstream(), nats_settings, RelaySettings(poll_interval_s=60, name="woken")
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    try:
+        while not relay.leading:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # the relay has read the empty log and now sleeps on LISTEN
+        store = PostgresEventStore(clean_pool, CODEC)
+        await store.append(
+            uuid4(), [CounterOpened(name="ping")], expected_version=0, metadata=ACTOR
+        )
+        await wait_until_relayed(clean_pool, "woken", within_s=5)  # a poll would take 60 s
+    finally:
+        stop.set()
+        await task
+        await nc.close()
