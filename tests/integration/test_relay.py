@@ -243,8 +243,11 @@ async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
     try:
-        while not relay.leading:
+        for _ in range(500):
+            if relay.leading:
+                break
             await asyncio.sleep(0.01)
+        assert relay.leading
         await asyncio.sleep(0.2)  # the relay has read the empty log and now sleeps on LISTEN
         store = PostgresEventStore(clean_pool, CODEC)
         await store.append(
