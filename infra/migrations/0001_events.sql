@@ -37,6 +37,19 @@ RETURNS bytea
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN sha256(prev_hash || digest || int4send(version) || int8send(micros));
 
+-- A stream's head: its version and last hash, or 0 and the zero hash when it has no events yet.
+-- (A set-returning SQL function of one SELECT, so the planner inlines it into the appends.)
+CREATE FUNCTION trainplate_stream_head(p_stream_id uuid)
+RETURNS TABLE (version integer, hash bytea, micros bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT coalesce(max(last.version), 0),
+           coalesce(max(last.hash), '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea),
+           trainplate_micros(now())
+      FROM (SELECT e.version, e.hash FROM events e
+             WHERE e.stream_id = p_stream_id ORDER BY e.version DESC LIMIT 1) AS last
+$$;
+
 -- Where each consumer of the global log has got to, keyed by consumer name.
 CREATE TABLE consumer_checkpoints (
     name            text        PRIMARY KEY,

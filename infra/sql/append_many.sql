@@ -12,15 +12,7 @@ WITH RECURSIVE prior AS (
       FROM events e WHERE e.event_id = ANY ($4::uuid[])
        AND EXISTS (SELECT 1 FROM events f WHERE f.event_id = ($4::uuid[])[1])
 ),
-last AS (
-    SELECT e.version, e.hash FROM events e
-     WHERE e.stream_id = $1 ORDER BY e.version DESC LIMIT 1
-),
-head AS (
-    SELECT coalesce(max(last.version), 0) AS version, trainplate_micros(now()) AS micros,
-           coalesce(max(last.hash), '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea) AS hash
-      FROM last
-),
+head AS (SELECT * FROM trainplate_stream_head($1)),
 chain AS (  -- the links, one after another; empty on a mismatch or a retry
     SELECT 1 AS n, head.version + 1 AS version, head.micros, head.hash AS prev_hash,
            trainplate_link(head.hash, ($9::bytea[])[1], head.version + 1, head.micros) AS hash

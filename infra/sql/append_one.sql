@@ -4,15 +4,7 @@
 -- The expected version is checked before the row (and its position) is drawn; on a mismatch
 -- nothing is inserted and the result's `version` is NULL, with the stream's actual version in
 -- `current`. A concurrent winner is stopped by unique (stream_id, version).
-WITH last AS (
-    SELECT e.version, e.hash FROM events e
-     WHERE e.stream_id = $1 ORDER BY e.version DESC LIMIT 1
-),
-head AS (
-    SELECT coalesce(max(last.version), 0) AS version, trainplate_micros(now()) AS micros,
-           coalesce(max(last.hash), '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea) AS hash
-      FROM last
-),
+WITH head AS (SELECT * FROM trainplate_stream_head($1)),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
                         metadata, recorded_at, prev_hash, hash)
