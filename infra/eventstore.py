@@ -7,15 +7,17 @@ Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 """
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Final
 from uuid import UUID
 
 import asyncpg
 
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
+from infra.errors import StoreUnavailableError
 from infra.hashchain import content_digest
 from infra.serialization import EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
@@ -73,7 +75,8 @@ class PostgresEventStore:
         self._notifier = CommitNotifier(pool)
 
     async def load(self, stream_id: UUID) -> Stream:
-        rows = await self._pool.fetch(LOAD, stream_id)
+        async with _translated("load"):
+            rows = await self._pool.fetch(LOAD, stream_id)
         return Stream(len(rows), tuple(self._codec.decode(row[0]) for row in rows))
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
@@ -154,13 +157,15 @@ class PostgresEventStore:
             )
             query = statement("append_many")
         try:
-            rows = await self._pool.fetch(query, *args)
+            async with _translated("append"):
+                rows = await self._pool.fetch(query, *args)
         except asyncpg.UniqueViolationError:
             # A concurrent writer took the version first, or a concurrent retry of this very
             # append stored our event ids. A second attempt tells which: it replays the stored
             # result, or reports the conflict with the stream's actual version.
             try:
-                rows = await self._pool.fetch(query, *args)
+                async with _translated("append"):
+                    rows = await self._pool.fetch(query, *args)
             except asyncpg.UniqueViolationError as exc:  # lost a second race in a row
                 raise VersionConflictError(
                     stream_id, expected=expected_version, actual=None
@@ -194,6 +199,27 @@ class PostgresEventStore:
         return AppendResult(
             stream_id=stream_id, version=written["version"], positions=tuple(written["positions"])
         )
+
+
+# What a lost or refused connection looks like through asyncpg (a restart, a failover, a timeout).
+_UNAVAILABLE = (
+    OSError,
+    TimeoutError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.AdminShutdownError,
+)
+
+
+@contextlib.asynccontextmanager
+async def _translated(operation: str) -> AsyncIterator[None]:
+    try:
+        yield
+    except asyncpg.DataError:  # a bad argument, not a lost connection
+        raise
+    except _UNAVAILABLE as exc:
+        raise StoreUnavailableError(operation) from exc
 
 
 def random_uuids(count: int) -> list[UUID]:

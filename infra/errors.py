@@ -1,0 +1,27 @@
+"""Errors of the infrastructure: what an adapter reports when the outside world fails it."""
+
+from typing import ClassVar
+
+
+class InfraError(Exception):
+    """Root of infrastructure errors; `slug` is the stable problem type."""
+
+    slug: ClassVar[str] = "infrastructure-error"
+
+    @property
+    def facts(self) -> dict[str, object]:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+
+class StoreUnavailableError(InfraError):
+    """The event store could not be reached or lost the connection mid-call.
+
+    An append that fails this way may or may not have committed: retry it with the same event ids
+    (an idempotency key), and the store answers with the first result if it did.
+    """
+
+    slug = "store-unavailable"
+
+    def __init__(self, operation: str) -> None:
+        super().__init__(f"the event store is unavailable ({operation}); retry later")
+        self.operation = operation
