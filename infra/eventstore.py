@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Final
 from uuid import UUID
@@ -18,13 +19,13 @@ import asyncpg
 
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.errors import StoreUnavailableError
-from infra.hashchain import content_digest
+from infra.hashchain import GENESIS, content_digest
 from infra.serialization import EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.ports import AppendResult, Stream
 
-LOAD: Final = "SELECT data::text FROM events WHERE stream_id = $1 ORDER BY version"
+LOAD: Final = "SELECT data::text AS data, hash FROM events WHERE stream_id = $1 ORDER BY version"
 LOAD_RECORDED: Final = """
 SELECT global_position, event_id, stream_type, stream_id, version, recorded_at,
        metadata::text AS metadata, data::text AS data
@@ -66,6 +67,31 @@ class CommitNotifier:
             await asyncio.sleep(self._min_interval_s)
 
 
+class StreamHeads:
+    """The head (version, hash) of the streams this process last read or wrote; bounded, LRU.
+
+    Events are immutable, so a head seen here stays true until someone appends; an append built
+    on a stale head is refused by unique (stream_id, version) and retried with a lookup.
+    """
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._capacity = capacity
+        self._heads: OrderedDict[UUID, tuple[int, bytes]] = OrderedDict()
+
+    def known(self, stream_id: UUID, expected_version: int | None) -> bytes | None:
+        """The hash at `expected_version`, when it is known without asking the database."""
+        if expected_version == 0:
+            return GENESIS
+        head = self._heads.get(stream_id)
+        return head[1] if head is not None and head[0] == expected_version else None
+
+    def remember(self, stream_id: UUID, version: int, hash_: bytes) -> None:
+        self._heads[stream_id] = (version, hash_)
+        self._heads.move_to_end(stream_id)
+        if len(self._heads) > self._capacity:
+            self._heads.popitem(last=False)
+
+
 class PostgresEventStore:
     """The event store over a pool it does not own (bootstrap opens and closes the pool)."""
 
@@ -73,11 +99,14 @@ class PostgresEventStore:
         self._pool = pool
         self._codec = codec
         self._notifier = CommitNotifier(pool)
+        self._heads = StreamHeads()
 
     async def load(self, stream_id: UUID) -> Stream:
         async with _translated("load"):
             rows = await self._pool.fetch(LOAD, stream_id)
-        return Stream(len(rows), tuple(self._codec.decode(row[0]) for row in rows))
+        if rows:
+            self._heads.remember(stream_id, len(rows), rows[-1]["hash"])
+        return Stream(len(rows), tuple(self._codec.decode(row["data"]) for row in rows))
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
         """The stream with each event's envelope, for history and audit reads."""
@@ -129,7 +158,8 @@ class PostgresEventStore:
         ]
         expected = -1 if expected_version is None else expected_version
         if len(events) == 1 and event_ids is None:
-            # Fresh random id: it cannot be a retry, so the lean single-event statement will do.
+            # One event with a fresh random id (it cannot be a retry): no idempotency check, and
+            # no head lookup either when the head is known.
             e = encoded[0]
             args: tuple[object, ...] = (
                 stream_id,
@@ -142,6 +172,14 @@ class PostgresEventStore:
                 meta,
                 digests[0],
             )
+            known_hash = self._heads.known(stream_id, expected_version)
+            if known_hash is not None:
+                try:
+                    async with _translated("append"):
+                        rows = await self._pool.fetch(statement("append_after"), *args, known_hash)
+                    return self._result(stream_id, expected_version, 1, rows)
+                except asyncpg.UniqueViolationError:
+                    pass  # someone else appended: let the statement that reads the head say who
             query = statement("append_one")
         else:
             args = (

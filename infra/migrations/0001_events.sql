@@ -24,6 +24,18 @@ CREATE TABLE events (
 
 CREATE INDEX events_cursor_idx ON events (transaction_id, global_position);
 
+-- History is append-only: the store never updates or deletes an event, and refuses to be made
+-- to. (Writers also rely on it: a stream head they have seen stays the head until they append.)
+CREATE FUNCTION trainplate_refuse_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'events are immutable: % refused', TG_OP USING ERRCODE = 'TP403';
+END
+$$;
+
+CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_change();
+
 -- One link of a stream's hash chain. `digest` is the writer's sha256 over the event's identity and
 -- stored bytes (infra/hashchain.py); the link adds what only the database knows at insert time:
 -- the version and recorded_at (as microseconds since the epoch, from trainplate_micros).

@@ -29,15 +29,16 @@ inserted AS (
     SELECT ($4::uuid[])[c.n], $2, $1, c.version, ($5::text[])[c.n], ($6::smallint[])[c.n],
            ($7::text[])[c.n]::json, $8, now(), c.prev_hash, c.hash
       FROM chain c ORDER BY c.n
-    RETURNING version, global_position
+    RETURNING version, global_position, hash
 )
 SELECT head.version AS current, max(i.version) AS version,
+       (array_agg(i.hash ORDER BY i.version DESC))[1] AS hash,
        array_agg(i.global_position ORDER BY i.version) FILTER (WHERE i.version IS NOT NULL) AS positions,
        false AS replayed
   FROM head LEFT JOIN inserted i ON true
  GROUP BY head.version
 UNION ALL
-SELECT CASE WHEN bool_and(p.stream_id = $1) THEN count(*) ELSE -1 END, max(p.version),
+SELECT CASE WHEN bool_and(p.stream_id = $1) THEN count(*) ELSE -1 END, max(p.version), NULL,
        array_agg(p.global_position ORDER BY p.version), true
   FROM prior p
 HAVING count(*) > 0

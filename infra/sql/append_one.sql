@@ -12,9 +12,9 @@ inserted AS (
            trainplate_link(head.hash, $9, head.version + 1, head.micros)
       FROM head
      WHERE $3 < 0 OR head.version = $3
-    RETURNING version, global_position
+    RETURNING version, global_position, hash
 )
-SELECT head.version AS current, inserted.version,
+SELECT head.version AS current, inserted.version, inserted.hash,
        CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END AS positions,
        false AS replayed
   FROM head LEFT JOIN inserted ON true

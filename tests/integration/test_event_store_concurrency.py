@@ -8,6 +8,7 @@ import asyncpg
 import pytest
 
 from infra.eventstore import PostgresEventStore
+from infra.hashchain import verify_stream
 from services.errors import VersionConflictError
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
@@ -78,3 +79,22 @@ async def test_concurrent_retries_of_one_append_write_it_once(clean_pool: asyncp
     assert {(r.version, r.positions) for r in results} == {(2, results[0].positions)}
     assert sum(not r.replayed for r in results) == 1
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == 2
+
+
+async def test_a_writer_that_missed_another_process_append_gets_a_conflict(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    """Two processes: the first still trusts the head it read; the append built on it fails."""
+    first, second = PostgresEventStore(clean_pool, CODEC), PostgresEventStore(clean_pool, CODEC)
+    sid = uuid4()
+    await first.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    assert (await first.load(sid)).version == 1
+    await second.append(sid, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    with pytest.raises(VersionConflictError) as refused:
+        await first.append(sid, [CounterIncremented(by=2)], expected_version=1, metadata=ACTOR)
+    assert (refused.value.expected, refused.value.actual) == (1, 2)
+    assert (await first.load(sid)).version == 2
+    result = await first.append(sid, [CounterIncremented(by=3)], expected_version=2, metadata=ACTOR)
+    assert result.version == 3
+    async with clean_pool.acquire() as conn:
+        assert (await verify_stream(conn, sid)).intact

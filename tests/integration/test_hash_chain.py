@@ -5,12 +5,22 @@ from uuid import UUID, uuid4
 import asyncpg
 import pytest
 
+from infra.connections import Connection
 from infra.eventstore import PostgresEventStore
 from infra.hashchain import content_digest, link, verify_all, verify_stream
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
 pytestmark = pytest.mark.integration
+
+
+async def _tamper(conn: Connection, sql: str, *args: object) -> object:
+    """Edit history as an attacker with database rights would: past the append-only trigger."""
+    await conn.execute("SET session_replication_role = replica")
+    try:
+        return await conn.fetchval(sql, *args)
+    finally:
+        await conn.execute("RESET session_replication_role")
 
 
 async def _stream_of_five(pool: asyncpg.Pool) -> tuple[PostgresEventStore, UUID]:
@@ -36,7 +46,8 @@ async def test_an_event_edited_with_sql_breaks_the_chain_at_that_event(
 ) -> None:
     _, sid = await _stream_of_five(clean_pool)
     async with clean_pool.acquire() as conn:
-        edited = await conn.fetchval(
+        edited = await _tamper(
+            conn,
             "UPDATE events SET data = jsonb_set(data::jsonb, '{by}', '99')::json"
             " WHERE stream_id = $1 AND version = 3 RETURNING event_id",
             sid,
@@ -70,7 +81,8 @@ async def test_a_rehashed_edit_is_caught_by_the_next_event(clean_pool: asyncpg.P
             data=forged,
             metadata=row["metadata"],
         )
-        await conn.execute(
+        await _tamper(
+            conn,
             "UPDATE events SET data = $2::json, hash = $3 WHERE stream_id = $1 AND version = 3",
             sid,
             forged,
@@ -80,3 +92,14 @@ async def test_a_rehashed_edit_is_caught_by_the_next_event(clean_pool: asyncpg.P
     assert report.broken_at is not None
     assert report.broken_at.version == 4
     assert "prev_hash" in report.broken_at.reason
+
+
+async def test_the_store_refuses_to_update_or_delete_an_event(clean_pool: asyncpg.Pool) -> None:
+    _, sid = await _stream_of_five(clean_pool)
+    for sql in (
+        "UPDATE events SET type = 'counter.forged.v1' WHERE stream_id = $1",
+        "DELETE FROM events WHERE stream_id = $1",
+    ):
+        with pytest.raises(asyncpg.PostgresError, match="events are immutable"):
+            await clean_pool.execute(sql, sid)
+    assert await clean_pool.fetchval("SELECT count(*) FROM events WHERE stream_id = $1", sid) == 5
