@@ -233,6 +233,7 @@ class PostgresEventStore:
             raise VersionConflictError(
                 stream_id, expected=expected_version, actual=written["current"]
             )
+        self._heads.remember(stream_id, written["version"], written["hash"])
         self._notifier.poke()
         return AppendResult(
             stream_id=stream_id, version=written["version"], positions=tuple(written["positions"])
