@@ -141,15 +141,17 @@ async def main(rounds: int, seconds: float) -> None:
             await conn.execute(BASELINE_TABLE)
         store = PostgresEventStore(pool, CODEC)
         figures = [Figure(name) for name, _, _ in MODES]
-        for _ in range(rounds):
+        for round_ in range(rounds):
             for figure, (_, connections, batch) in zip(figures, MODES, strict=True):
-                await pool.execute("TRUNCATE events, bench_baseline")
-                figure.ours.append(
-                    await rate([ours(store, batch) for _ in range(connections)], seconds)
-                )
-                figure.baseline.append(
-                    await rate([baseline(pool, batch) for _ in range(connections)], seconds)
-                )
+                sides = [
+                    (figure.ours, [ours(store, batch) for _ in range(connections)]),
+                    (figure.baseline, [baseline(pool, batch) for _ in range(connections)]),
+                ]
+                # Alternate which side goes first, so neither always meets the disk's state
+                # (WAL segments, checkpoints) left by the other.
+                for results, workers in sides if round_ % 2 == 0 else sides[::-1]:
+                    await pool.execute("TRUNCATE events, bench_baseline")
+                    results.append(await rate(workers, seconds))
         await pool.close()
     report("Append", "bare asyncpg INSERT", figures)
 
