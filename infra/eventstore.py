@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Final
@@ -37,34 +38,56 @@ log = logging.getLogger(__name__)
 
 
 class CommitNotifier:
-    """Wakes the log's readers (LISTEN trainplate_events) after appends have committed.
+    """Wakes the log's readers (LISTEN trainplate_events) soon after appends have committed.
 
-    The first commit after a quiet spell is signalled at once; commits during the next
-    `min_interval_s` share one more NOTIFY at its end. A busy writer so pays one round trip per
-    interval, not per append (a round trip costs as much client CPU as a small append). A lost
-    NOTIFY (process killed between commit and signal) only delays readers until their next poll.
+    A NOTIFY holds a database-wide lock until its transaction commits, so one in every append
+    would serialise all commits. Instead at most one append per `interval_s` carries the NOTIFY
+    in its own statement (delivered at its commit). Appends that complete without one are covered
+    by the next carrier sent after them or, when a burst ends first, by one trailing NOTIFY. A
+    lost NOTIFY (process killed between commit and signal) only delays readers to their next poll.
     """
 
-    def __init__(self, pool: asyncpg.Pool, *, min_interval_s: float = 0.005) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, interval_s: float = 0.005) -> None:
         self._pool = pool
-        self._min_interval_s = min_interval_s
-        self._dirty = False
+        self._interval_s = interval_s
+        self._last_claim = float("-inf")
+        self._uncovered_at: float | None = None  # when the latest uncovered append completed
         self._task: asyncio.Task[None] | None = None
 
-    def poke(self) -> None:
-        self._dirty = True
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._notify(), name="trainplate-notify")
+    def claim(self) -> float | None:
+        """If a NOTIFY is due, the caller's statement carries it: returns the time of the claim."""
+        now = time.monotonic()
+        if now - self._last_claim < self._interval_s:
+            return None
+        self._last_claim = now
+        return now
 
-    async def _notify(self) -> None:
-        while self._dirty:
-            self._dirty = False
+    def committed(self, carried_at: float | None) -> None:
+        """Called after each append's commit, with what `claim` returned before it was sent."""
+        if carried_at is not None:
+            self._covered_by(carried_at)
+            return
+        self._uncovered_at = time.monotonic()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._trail(), name="trainplate-notify")
+
+    def _covered_by(self, sent_at: float) -> None:
+        # A NOTIFY sent after an append completed is delivered after that append's commit.
+        if self._uncovered_at is not None and sent_at >= self._uncovered_at:
+            self._uncovered_at = None
+
+    async def _trail(self) -> None:
+        while self._uncovered_at is not None:
+            await asyncio.sleep(max(0.0, self._last_claim + self._interval_s - time.monotonic()))
+            sent_at = self.claim() if self._uncovered_at is not None else None
+            if sent_at is None:
+                continue
             try:
                 await self._pool.execute("SELECT pg_notify($1, '')", NOTIFY_CHANNEL)
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 log.info("no wake-up sent to the log's readers (%s); they will poll", exc)
                 return
-            await asyncio.sleep(self._min_interval_s)
+            self._covered_by(sent_at)
 
 
 class StreamHeads:
@@ -174,10 +197,13 @@ class PostgresEventStore:
             )
             known_hash = self._heads.known(stream_id, expected_version)
             if known_hash is not None:
+                carried_at = self._notifier.claim()
                 try:
                     async with _translated("append"):
-                        rows = await self._pool.fetch(statement("append_after"), *args, known_hash)
-                    return self._result(stream_id, expected_version, 1, rows)
+                        rows = await self._pool.fetch(
+                            statement("append_after"), *args, carried_at is not None, known_hash
+                        )
+                    return self._result(stream_id, expected_version, 1, rows, carried_at)
                 except asyncpg.UniqueViolationError:
                     pass  # someone else appended: let the statement that reads the head say who
             query = statement("append_one")
@@ -194,6 +220,8 @@ class PostgresEventStore:
                 digests,
             )
             query = statement("append_many")
+        carried_at = self._notifier.claim()
+        args = (*args, carried_at is not None)
         try:
             async with _translated("append"):
                 rows = await self._pool.fetch(query, *args)
@@ -208,7 +236,7 @@ class PostgresEventStore:
                 raise VersionConflictError(
                     stream_id, expected=expected_version, actual=None
                 ) from exc
-        return self._result(stream_id, expected_version, len(events), rows)
+        return self._result(stream_id, expected_version, len(events), rows, carried_at)
 
     def _result(
         self,
@@ -216,6 +244,7 @@ class PostgresEventStore:
         expected_version: int | None,
         count: int,
         rows: list[asyncpg.Record],
+        carried_at: float | None,
     ) -> AppendResult:
         """Read the statement's answer: appended, replayed, refused as a retry, or a conflict."""
         written = next(row for row in rows if not row["replayed"])
@@ -234,7 +263,7 @@ class PostgresEventStore:
                 stream_id, expected=expected_version, actual=written["current"]
             )
         self._heads.remember(stream_id, written["version"], written["hash"])
-        self._notifier.poke()
+        self._notifier.committed(carried_at)
         return AppendResult(
             stream_id=stream_id, version=written["version"], positions=tuple(written["positions"])
         )

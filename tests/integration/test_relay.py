@@ -1,6 +1,7 @@
 """The relay under faults: JetStream ends up with every event exactly once, in order per stream."""
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -242,6 +243,8 @@ async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
     )
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
+    store = PostgresEventStore(clean_pool, CODEC)
+    sid = uuid4()
     try:
         for _ in range(500):
             if relay.leading:
@@ -249,12 +252,28 @@ async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
             await asyncio.sleep(0.01)
         assert relay.leading
         await asyncio.sleep(0.2)  # the relay has read the empty log and now sleeps on LISTEN
-        store = PostgresEventStore(clean_pool, CODEC)
-        await store.append(
-            uuid4(), [CounterOpened(name="ping")], expected_version=0, metadata=ACTOR
-        )
+        await store.append(sid, [CounterOpened(name="ping")], expected_version=0, metadata=ACTOR)
         await wait_until_relayed(clean_pool, "woken", within_s=5)  # a poll would take 60 s
+        [held] = await read_stream(nc.jetstream(), SETTINGS.stream, SUBJECTS)
+        # A burst: the appends that carry no NOTIFY of their own are covered by a trailing one.
+        for version in range(1, 30):
+            more = [CounterIncremented(by=version)]
+            await store.append(sid, more, expected_version=version, metadata=ACTOR)
+        await wait_until_relayed(clean_pool, "woken", within_s=5)
     finally:
         stop.set()
         await task
         await nc.close()
+    row = await clean_pool.fetchrow(
+        "SELECT event_id, global_position, data::text AS data FROM events WHERE version = 1"
+    )
+    assert row is not None
+    assert held.subject == f"trainplate.counter.{sid}.opened"
+    assert held.data == row["data"].encode()
+    assert json.loads(held.data) == {"type": "counter.opened.v1", "name": "ping"}
+    assert held.headers["Nats-Msg-Id"] == held.headers["ce-id"] == str(row["event_id"])
+    assert held.headers["ce-specversion"] == "1.0"
+    assert held.headers["ce-type"] == "io.trainplate.counter.opened.v1"
+    assert held.headers["ce-subject"] == f"counter/{sid}"
+    assert held.headers["trainplate-position"] == str(row["global_position"])
+    assert held.headers["trainplate-version"] == "1"
