@@ -9,6 +9,7 @@ from litestar.di import Provide
 
 from infra.bootstrap import Resources, open_resources
 from infra.http.health import healthz, readyz
+from infra.http.problems import EXCEPTION_HANDLERS
 from infra.settings import Settings
 
 
@@ -37,5 +38,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "resources": Provide(provide_resources, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
         },
+        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         debug=False,
     )

@@ -1,0 +1,129 @@
+"""Every error the API returns: an RFC 9457 problem document that is also a Run:ai error body.
+
+RFC 9457 allows extension members, so one body carries both: `type`, `title`, `status`, `detail`
+for problem-details clients, and Run:ai's `code` (the HTTP status) and `message` (plus `details`)
+for the official Run:ai client. Invalid fields are listed under `errors` as JSON pointers.
+"""
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from domain.errors import DomainError
+from infra.errors import InfraError, StoreUnavailableError
+from services.errors import ApplicationError, IdempotencyKeyReusedError, VersionConflictError
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON: Final = "application/problem+json"
+PROBLEM_BASE: Final = "/problems"
+
+# Run:ai's wording for each status, used when nothing more specific is known.
+MESSAGES: Final[Mapping[int, str]] = {
+    400: "Required parameter is missing or invalid",
+    401: "Issuer is not familiar.",
+    403: "You do not have sufficient permissions.",
+    404: "Resource id not found.",
+    405: "Method not allowed",
+    409: "Resource with this name already exists",
+    412: "Precondition failed",
+    422: "Unprocessable entity",
+    500: "Something went wrong.",
+    503: "Please try again in few minutes.",
+}
+
+# One table: which error becomes which status (the most specific class listed wins).
+STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
+    VersionConflictError: 409,
+    IdempotencyKeyReusedError: 422,
+    StoreUnavailableError: 503,
+    DomainError: 422,
+    ApplicationError: 400,
+    InfraError: 503,
+}
+
+Problem = dict[str, Any]
+ErrorWithFacts = DomainError | ApplicationError | InfraError
+
+
+def problem(
+    status: int,
+    *,
+    slug: str,
+    detail: str | None = None,
+    message: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Response[Problem]:
+    body: Problem = {
+        "type": f"{PROBLEM_BASE}/{slug}",
+        "title": slug.replace("-", " ").capitalize(),
+        "status": status,
+        "code": status,
+        "message": message or MESSAGES.get(status, "Request failed"),
+    }
+    if detail:
+        body["detail"] = body["details"] = detail
+    body.update(extra or {})
+    return Response(body, status_code=status, media_type=PROBLEM_JSON)
+
+
+def status_for(exc: Exception) -> int:
+    return next(STATUS_BY_ERROR[c] for c in type(exc).__mro__ if c in STATUS_BY_ERROR)
+
+
+def from_error(_: Request[Any, Any, Any], exc: ErrorWithFacts) -> Response[Problem]:
+    """Our own errors: their slug names the problem type, their facts become members."""
+    facts = {
+        k: v if isinstance(v, str | int | float | bool) or v is None else str(v)
+        for k, v in exc.facts.items()
+    }
+    return problem(status_for(exc), slug=exc.slug, detail=str(exc), message=str(exc), extra=facts)
+
+
+def from_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+    """A malformed request: name every invalid field as a JSON pointer."""
+    errors = [_field_error(item) for item in exc.extra or [] if isinstance(item, Mapping)]
+    fields = ", ".join(e["pointer"] for e in errors if e["pointer"])
+    message = f"Invalid field(s): {fields}" if fields else (exc.detail or MESSAGES[400])
+    return problem(
+        400,
+        slug="invalid-request",
+        detail=exc.detail,
+        message=message,
+        extra={"errors": errors} if errors else None,
+    )
+
+
+def from_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
+    """Framework errors (no such route, method not allowed, ...)."""
+    status = exc.status_code
+    slug = {404: "not-found", 405: "method-not-allowed"}.get(status, f"http-{status}")
+    return problem(status, slug=slug, detail=exc.detail if exc.detail else None)
+
+
+def from_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    """A bug or an unmapped failure: the log gets the traceback, the client nothing internal."""
+    log.exception("unhandled error", exc_info=exc)
+    return problem(500, slug="internal-error")
+
+
+def _field_error(item: Mapping[str, Any]) -> dict[str, str]:
+    key = str(item.get("key") or "")
+    return {
+        "pointer": "/" + key.replace(".", "/") if key else "",
+        "detail": str(item.get("message") or "invalid value"),
+        "source": str(item.get("source") or "body"),
+    }
+
+
+EXCEPTION_HANDLERS: Final = {
+    ValidationException: from_validation,
+    HTTPException: from_http,
+    DomainError: from_error,
+    ApplicationError: from_error,
+    InfraError: from_error,
+    Exception: from_unexpected,
+}
