@@ -1,13 +1,16 @@
 """Liveness and readiness over HTTP, with the app wired to the real servers."""
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import asyncpg
 import pytest
 
-from infra.bootstrap import Resources, connect_nats
+from infra.bootstrap import Resources, connect_nats, create_pool
+from infra.embedded import EmbeddedPostgres
 from infra.http.app import create_app
-from infra.settings import NatsSettings, Settings
+from infra.migrate import available_migrations
+from infra.settings import DatabaseSettings, NatsSettings, Settings
 from tests.api.client import client_for
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
@@ -47,3 +50,30 @@ async def test_readyz_is_503_and_names_the_broker_when_nats_is_gone(resources: R
     assert body["status"] == "not ready"
     assert body["checks"]["broker"] == {"ready": False, "detail": "not connected"}
     assert body["checks"]["database"]["ready"] is True
+
+
+async def test_readyz_is_503_and_names_the_database_when_it_is_down(
+    tmp_path: Path, nats_url: str
+) -> None:
+    with EmbeddedPostgres(tmp_path / "pg") as server:
+        pool = await create_pool(DatabaseSettings(url=server.url), application_name="readyz-test")
+        nc = await connect_nats(NatsSettings(url=nats_url), name="readyz-test")
+        resources = Resources(pool=pool, nc=nc, js=nc.jetstream())
+        app = create_app(Settings(), resources=resources)
+        try:
+            async with client_for(app) as client:
+                before = await client.get("/readyz")
+                server.stop(mode="immediate")
+                after = await client.get("/readyz")
+        finally:
+            await nc.close()
+            pool.terminate()
+    assert before.json()["checks"]["migrations"] == {
+        "ready": False,
+        "detail": f"pending: {[m.version for m in available_migrations()]}",
+    }
+    assert after.status_code == 503
+    checks = after.json()["checks"]
+    assert checks["database"]["ready"] is False
+    assert checks["database"]["detail"].startswith("database unreachable")
+    assert checks["broker"]["ready"] is True
