@@ -13,7 +13,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
-from typing import Final
+from typing import Final, NamedTuple
 from uuid import UUID
 
 import asyncpg
@@ -21,7 +21,7 @@ import asyncpg
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.errors import StoreUnavailableError
 from infra.hashchain import GENESIS, content_digest
-from infra.serialization import EventCodec, decode_metadata, encode_metadata
+from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.ports import AppendResult, Stream
@@ -133,6 +133,8 @@ class PostgresEventStore:
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
         """The stream with each event's envelope, for history and audit reads."""
+        async with _translated("load"):
+            rows = await self._pool.fetch(LOAD_RECORDED, stream_id)
         return [
             RecordedEvent(
                 position=row["global_position"],
@@ -144,7 +146,7 @@ class PostgresEventStore:
                 metadata=decode_metadata(row["metadata"]),
                 event=self._codec.decode(row["data"]),
             )
-            for row in await self._pool.fetch(LOAD_RECORDED, stream_id)
+            for row in rows
         ]
 
     async def append(
@@ -160,6 +162,39 @@ class PostgresEventStore:
             return AppendResult(stream_id=stream_id, version=expected_version or 0, positions=())
         if event_ids is not None and len(event_ids) != len(events):
             raise ValueError("one event id per event")
+        batch = self._encode(stream_id, events, metadata, event_ids)
+        expected = -1 if expected_version is None else expected_version
+        if len(events) == 1 and event_ids is None:
+            # One event with a fresh random id (it cannot be a retry): no idempotency check, and
+            # no head lookup either when the head is known.
+            args = batch.single(expected)
+            known_hash = self._heads.known(stream_id, expected_version)
+            if known_hash is not None:
+                carried_at = self._notifier.claim()
+                try:
+                    async with _translated("append"):
+                        rows = await self._pool.fetch(
+                            statement("append_after"), *args, carried_at is not None, known_hash
+                        )
+                    return self._result(stream_id, expected_version, 1, rows, carried_at)
+                except asyncpg.UniqueViolationError:
+                    pass  # someone else appended: let the statement that reads the head say who
+            query = statement("append_one")
+        else:
+            args, query = batch.several(expected), statement("append_many")
+        carried_at = self._notifier.claim()
+        rows = await self._fetch_deciding_races(
+            query, (*args, carried_at is not None), stream_id, expected_version
+        )
+        return self._result(stream_id, expected_version, len(events), rows, carried_at)
+
+    def _encode(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None,
+    ) -> "_Batch":
         encoded = [self._codec.encode(event) for event in events]
         stream_types = {stream_type_of(e.type) for e in encoded}
         if len(stream_types) != 1:
@@ -179,64 +214,29 @@ class PostgresEventStore:
             )
             for event_id, e in zip(ids, encoded, strict=True)
         ]
-        expected = -1 if expected_version is None else expected_version
-        if len(events) == 1 and event_ids is None:
-            # One event with a fresh random id (it cannot be a retry): no idempotency check, and
-            # no head lookup either when the head is known.
-            e = encoded[0]
-            args: tuple[object, ...] = (
-                stream_id,
-                stream_type,
-                expected,
-                ids[0],
-                e.type,
-                e.schema_version,
-                e.data,
-                meta,
-                digests[0],
-            )
-            known_hash = self._heads.known(stream_id, expected_version)
-            if known_hash is not None:
-                carried_at = self._notifier.claim()
-                try:
-                    async with _translated("append"):
-                        rows = await self._pool.fetch(
-                            statement("append_after"), *args, carried_at is not None, known_hash
-                        )
-                    return self._result(stream_id, expected_version, 1, rows, carried_at)
-                except asyncpg.UniqueViolationError:
-                    pass  # someone else appended: let the statement that reads the head say who
-            query = statement("append_one")
-        else:
-            args = (
-                stream_id,
-                stream_type,
-                expected,
-                ids,
-                [e.type for e in encoded],
-                [e.schema_version for e in encoded],
-                [e.data for e in encoded],
-                meta,
-                digests,
-            )
-            query = statement("append_many")
-        carried_at = self._notifier.claim()
-        args = (*args, carried_at is not None)
+        return _Batch(stream_id, stream_type, ids, encoded, meta, digests)
+
+    async def _fetch_deciding_races(
+        self,
+        query: str,
+        args: tuple[object, ...],
+        stream_id: UUID,
+        expected_version: int | None,
+    ) -> list[asyncpg.Record]:
         try:
             async with _translated("append"):
-                rows = await self._pool.fetch(query, *args)
+                return await self._pool.fetch(query, *args)
         except asyncpg.UniqueViolationError:
             # A concurrent writer took the version first, or a concurrent retry of this very
             # append stored our event ids. A second attempt tells which: it replays the stored
             # result, or reports the conflict with the stream's actual version.
             try:
                 async with _translated("append"):
-                    rows = await self._pool.fetch(query, *args)
+                    return await self._pool.fetch(query, *args)
             except asyncpg.UniqueViolationError as exc:  # lost a second race in a row
                 raise VersionConflictError(
                     stream_id, expected=expected_version, actual=None
                 ) from exc
-        return self._result(stream_id, expected_version, len(events), rows, carried_at)
 
     def _result(
         self,
@@ -288,6 +288,46 @@ async def _translated(operation: str) -> AsyncIterator[None]:
         raise
     except _UNAVAILABLE as exc:
         raise StoreUnavailableError(operation) from exc
+
+
+class _Batch(NamedTuple):
+    """The events of one append, encoded, with their ids and digests."""
+
+    stream_id: UUID
+    stream_type: str
+    ids: list[UUID]
+    encoded: list[EncodedEvent]
+    metadata: str
+    digests: list[bytes]
+
+    def single(self, expected: int) -> tuple[object, ...]:
+        """The arguments of append_one.sql / append_after.sql (before the NOTIFY flag)."""
+        e = self.encoded[0]
+        return (
+            self.stream_id,
+            self.stream_type,
+            expected,
+            self.ids[0],
+            e.type,
+            e.schema_version,
+            e.data,
+            self.metadata,
+            self.digests[0],
+        )
+
+    def several(self, expected: int) -> tuple[object, ...]:
+        """The arguments of append_many.sql (before the NOTIFY flag)."""
+        return (
+            self.stream_id,
+            self.stream_type,
+            expected,
+            self.ids,
+            [e.type for e in self.encoded],
+            [e.schema_version for e in self.encoded],
+            [e.data for e in self.encoded],
+            self.metadata,
+            self.digests,
+        )
 
 
 def random_uuids(count: int) -> list[UUID]:
