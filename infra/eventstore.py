@@ -6,12 +6,8 @@ woken after the commit.
 Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 """
 
-import asyncio
 import contextlib
-import logging
 import os
-import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Final, NamedTuple
 from uuid import UUID
@@ -19,10 +15,12 @@ from uuid import UUID
 import asyncpg
 
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
+from infra.commit_notifier import CommitNotifier
 from infra.errors import StoreUnavailableError
-from infra.hashchain import GENESIS, content_digest
+from infra.hashchain import content_digest
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
+from infra.stream_heads import StreamHeads
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.ports import AppendResult, Stream
 
@@ -32,87 +30,6 @@ SELECT global_position, event_id, stream_type, stream_id, version, recorded_at,
        metadata::text AS metadata, data::text AS data
   FROM events WHERE stream_id = $1 ORDER BY version
 """
-NOTIFY_CHANNEL: Final = "trainplate_events"
-
-log = logging.getLogger(__name__)
-
-
-class CommitNotifier:
-    """Wakes the log's readers (LISTEN trainplate_events) soon after appends have committed.
-
-    A NOTIFY holds a database-wide lock until its transaction commits, so one in every append
-    would serialise all commits. Instead at most one append per `interval_s` carries the NOTIFY
-    in its own statement (delivered at its commit). Appends that complete without one are covered
-    by the next carrier sent after them or, when a burst ends first, by one trailing NOTIFY. A
-    lost NOTIFY (process killed between commit and signal) only delays readers to their next poll.
-    """
-
-    def __init__(self, pool: asyncpg.Pool, *, interval_s: float = 0.005) -> None:
-        self._pool = pool
-        self._interval_s = interval_s
-        self._last_claim = float("-inf")
-        self._uncovered_at: float | None = None  # when the latest uncovered append completed
-        self._task: asyncio.Task[None] | None = None
-
-    def claim(self) -> float | None:
-        """If a NOTIFY is due, the caller's statement carries it: returns the time of the claim."""
-        now = time.monotonic()
-        if now - self._last_claim < self._interval_s:
-            return None
-        self._last_claim = now
-        return now
-
-    def committed(self, carried_at: float | None) -> None:
-        """Called after each append's commit, with what `claim` returned before it was sent."""
-        if carried_at is not None:
-            self._covered_by(carried_at)
-            return
-        self._uncovered_at = time.monotonic()
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._trail(), name="trainplate-notify")
-
-    def _covered_by(self, sent_at: float) -> None:
-        # A NOTIFY sent after an append completed is delivered after that append's commit.
-        if self._uncovered_at is not None and sent_at >= self._uncovered_at:
-            self._uncovered_at = None
-
-    async def _trail(self) -> None:
-        while self._uncovered_at is not None:
-            await asyncio.sleep(max(0.0, self._last_claim + self._interval_s - time.monotonic()))
-            sent_at = self.claim() if self._uncovered_at is not None else None
-            if sent_at is None:
-                continue
-            try:
-                await self._pool.execute("SELECT pg_notify($1, '')", NOTIFY_CHANNEL)
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
-                log.info("no wake-up sent to the log's readers (%s); they will poll", exc)
-                return
-            self._covered_by(sent_at)
-
-
-class StreamHeads:
-    """The head (version, hash) of the streams this process last read or wrote; bounded, LRU.
-
-    Events are immutable, so a head seen here stays true until someone appends; an append built
-    on a stale head is refused by unique (stream_id, version) and retried with a lookup.
-    """
-
-    def __init__(self, capacity: int = 10_000) -> None:
-        self._capacity = capacity
-        self._heads: OrderedDict[UUID, tuple[int, bytes]] = OrderedDict()
-
-    def known(self, stream_id: UUID, expected_version: int | None) -> bytes | None:
-        """The hash at `expected_version`, when it is known without asking the database."""
-        if expected_version == 0:
-            return GENESIS
-        head = self._heads.get(stream_id)
-        return head[1] if head is not None and head[0] == expected_version else None
-
-    def remember(self, stream_id: UUID, version: int, hash_: bytes) -> None:
-        self._heads[stream_id] = (version, hash_)
-        self._heads.move_to_end(stream_id)
-        if len(self._heads) > self._capacity:
-            self._heads.popitem(last=False)
 
 
 class PostgresEventStore:

@@ -23,8 +23,8 @@ from nats.js.errors import BadRequestError
 
 from infra import globallog
 from infra.cloudevents import headers_for, subject_for
+from infra.commit_notifier import NOTIFY_CHANNEL
 from infra.connections import Connection
-from infra.eventstore import NOTIFY_CHANNEL
 from infra.globallog import Cursor, LogEntry
 from infra.settings import NatsSettings, RelaySettings
 
