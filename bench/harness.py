@@ -41,21 +41,21 @@ def sample_event(index: int) -> TrainingRunRecorded:
 
 
 @contextlib.contextmanager
-def postgres() -> Iterator[str]:
-    if url := os.environ.get("BENCH_DATABASE_URL"):
+def _server(variable: str, embedded: type[EmbeddedPostgres | EmbeddedNats]) -> Iterator[str]:
+    """The server named by `variable`, else an embedded one in a temporary directory."""
+    if url := os.environ.get(variable):
         yield url
         return
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedPostgres(Path(tmp) / "pg") as server:
+    with tempfile.TemporaryDirectory() as tmp, embedded(Path(tmp) / "data") as server:
         yield server.url
 
 
-@contextlib.contextmanager
-def nats() -> Iterator[str]:
-    if url := os.environ.get("BENCH_NATS_URL"):
-        yield url
-        return
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedNats(Path(tmp) / "nats") as server:
-        yield server.url
+def postgres() -> contextlib.AbstractContextManager[str]:
+    return _server("BENCH_DATABASE_URL", EmbeddedPostgres)
+
+
+def nats() -> contextlib.AbstractContextManager[str]:
+    return _server("BENCH_NATS_URL", EmbeddedNats)
 
 
 class Figure(msgspec.Struct):

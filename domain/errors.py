@@ -3,14 +3,22 @@
 from typing import ClassVar
 
 
-class DomainError(Exception):
-    """A business rule refused a command. `slug` is stable: it names the problem type."""
+class TrainplateError(Exception):
+    """The shape of every error this service raises on purpose: a stable `slug` naming the
+    problem type, and the facts of the case as attributes (never parsed out of the message).
+    The three roots (DomainError here, ApplicationError, InfraError) share it."""
 
-    slug: ClassVar[str] = "domain-rule"
+    slug: ClassVar[str] = "error"
 
     @property
     def facts(self) -> dict[str, object]:
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+
+class DomainError(TrainplateError):
+    """A business rule refused a command."""
+
+    slug = "domain-rule"
 
 
 class InvalidHistoryError(DomainError):

@@ -1,16 +1,12 @@
 """Errors of the infrastructure: what an adapter reports when the outside world fails it."""
 
-from typing import ClassVar
+from domain.errors import TrainplateError
 
 
-class InfraError(Exception):
-    """Root of infrastructure errors; `slug` is the stable problem type."""
+class InfraError(TrainplateError):
+    """Root of infrastructure errors: the outside world failed an adapter."""
 
-    slug: ClassVar[str] = "infrastructure-error"
-
-    @property
-    def facts(self) -> dict[str, object]:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+    slug = "infrastructure-error"
 
 
 class StoreUnavailableError(InfraError):

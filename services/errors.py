@@ -1,17 +1,14 @@
 """Errors of the application layer: what a use case reports that is not a business rule."""
 
-from typing import ClassVar
 from uuid import UUID
 
+from domain.errors import TrainplateError
 
-class ApplicationError(Exception):
-    """Root of application errors; `slug` is the stable problem type."""
 
-    slug: ClassVar[str] = "application-error"
+class ApplicationError(TrainplateError):
+    """Root of application errors: what a use case reports that is not a business rule."""
 
-    @property
-    def facts(self) -> dict[str, object]:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+    slug = "application-error"
 
 
 class VersionConflictError(ApplicationError):

@@ -12,7 +12,7 @@ from typing import Any, Final
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from domain.errors import DomainError
+from domain.errors import DomainError, TrainplateError
 from infra.errors import InfraError, StoreUnavailableError
 from services.errors import ApplicationError, IdempotencyKeyReusedError, VersionConflictError
 
@@ -46,7 +46,6 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
 }
 
 Problem = dict[str, Any]
-ErrorWithFacts = DomainError | ApplicationError | InfraError
 
 
 def problem(
@@ -74,7 +73,7 @@ def status_for(exc: Exception) -> int:
     return next(STATUS_BY_ERROR[c] for c in type(exc).__mro__ if c in STATUS_BY_ERROR)
 
 
-def from_error(_: Request[Any, Any, Any], exc: ErrorWithFacts) -> Response[Problem]:
+def from_error(_: Request[Any, Any, Any], exc: TrainplateError) -> Response[Problem]:
     """Our own errors: their slug names the problem type, their facts become members."""
     facts = {
         k: v if isinstance(v, str | int | float | bool) or v is None else str(v)
@@ -122,8 +121,6 @@ def _field_error(item: Mapping[str, Any]) -> dict[str, str]:
 EXCEPTION_HANDLERS: Final = {
     ValidationException: from_validation,
     HTTPException: from_http,
-    DomainError: from_error,
-    ApplicationError: from_error,
-    InfraError: from_error,
+    TrainplateError: from_error,
     Exception: from_unexpected,
 }
