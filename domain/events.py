@@ -1,7 +1,7 @@
 """The event envelope types. Every stored event is a tagged `Event`; the tags are a storage schema.
 
-Concrete event types join the catalogue (`DomainEvent`) with the aggregates that produce them; the
-envelope (`RecordedEvent`) and the metadata every event carries live here from the start.
+`DomainEvent` is the catalogue of every stored type; `RecordedEvent` is the envelope, and
+`EventMetadata` what every event carries about its cause.
 """
 
 from datetime import datetime
@@ -9,6 +9,8 @@ from typing import Literal
 from uuid import UUID
 
 import msgspec
+
+from domain.values import Grant
 
 ActorKind = Literal["application", "user", "system"]
 
@@ -44,6 +46,25 @@ class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):
     recorded_at: datetime
     metadata: EventMetadata
     event: Event
+
+
+class ApplicationCreated(Event, tag="application.created.v1", frozen=True, kw_only=True):
+    """An application (service account) may now call the API. Its secret is not here."""
+
+    application_id: UUID
+    name: str
+    client_id: str
+    grants: tuple[Grant, ...]
+
+
+class ApplicationDeleted(Event, tag="application.deleted.v1", frozen=True, kw_only=True):
+    application_id: UUID
+
+
+ApplicationEvent = ApplicationCreated | ApplicationDeleted
+
+# The catalogue: every event type this service stores. Tags are a storage schema.
+DomainEvent = ApplicationEvent
 
 
 def event_tag(event_type: type[Event]) -> str:

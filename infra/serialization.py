@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import msgspec
 
-from domain.events import Event, EventMetadata, event_tag
+from domain.events import DomainEvent, Event, EventMetadata, event_tag
 
 _TAG: Final = re.compile(r"^[a-z][a-z_]*\.[a-z][a-z_]*\.v(\d+)$")
 
@@ -77,3 +77,11 @@ def encode_metadata(metadata: EventMetadata) -> str:
 
 def decode_metadata(data: bytes | str) -> EventMetadata:
     return _metadata_decoder.decode(data)
+
+
+def catalogue(union: Any) -> tuple[type[Event], ...]:
+    """The event classes of a union alias (or the one class, when the union has a single member)."""
+    return typing.get_args(union) or (union,)
+
+
+DOMAIN_CODEC: Final = EventCodec(catalogue(DomainEvent))
