@@ -7,6 +7,8 @@ from typing import Final
 
 import asyncpg
 
+from infra.connections import Connection
+
 NOTIFY_CHANNEL: Final = "trainplate_events"
 
 log = logging.getLogger(__name__)
@@ -22,7 +24,7 @@ class CommitNotifier:
     lost NOTIFY (process killed between commit and signal) only delays readers to their next poll.
     """
 
-    def __init__(self, pool: asyncpg.Pool, *, interval_s: float = 0.005) -> None:
+    def __init__(self, pool: "asyncpg.Pool | Connection", *, interval_s: float = 0.005) -> None:
         self._pool = pool
         self._interval_s = interval_s
         self._last_claim = float("-inf")

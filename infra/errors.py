@@ -21,3 +21,12 @@ class StoreUnavailableError(InfraError):
     def __init__(self, operation: str) -> None:
         super().__init__(f"the event store is unavailable ({operation}); retry later")
         self.operation = operation
+
+
+class TokenSigningUnconfiguredError(InfraError):
+    """No signing key is configured, so no access token can be issued."""
+
+    slug = "token-signing-unconfigured"
+
+    def __init__(self) -> None:
+        super().__init__("no token signing key is configured (TRAINPLATE_AUTH__SIGNING_KEY)")

@@ -16,6 +16,7 @@ import asyncpg
 
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.commit_notifier import CommitNotifier
+from infra.connections import Connection
 from infra.errors import StoreUnavailableError
 from infra.hashchain import content_digest
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
@@ -35,10 +36,18 @@ SELECT global_position, event_id, stream_type, stream_id, version, recorded_at,
 class PostgresEventStore:
     """The event store over a pool it does not own (bootstrap opens and closes the pool)."""
 
-    def __init__(self, pool: asyncpg.Pool, codec: EventCodec) -> None:
+    def __init__(
+        self,
+        pool: "asyncpg.Pool | Connection",
+        codec: EventCodec,
+        *,
+        notifier: CommitNotifier | None = None,
+    ) -> None:
+        # A pool, or a connection inside a caller's transaction (to append atomically with rows of
+        # the caller's own, as the application registry does; it lends its pool's notifier).
         self._pool = pool
         self._codec = codec
-        self._notifier = CommitNotifier(pool)
+        self.notifier = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()
 
     async def load(self, stream_id: UUID) -> Stream:
@@ -87,7 +96,7 @@ class PostgresEventStore:
             args = batch.single(expected)
             known_hash = self._heads.known(stream_id, expected_version)
             if known_hash is not None:
-                carried_at = self._notifier.claim()
+                carried_at = self.notifier.claim()
                 try:
                     async with _translated("append"):
                         rows = await self._pool.fetch(
@@ -99,7 +108,7 @@ class PostgresEventStore:
             query = statement("append_one")
         else:
             args, query = batch.several(expected), statement("append_many")
-        carried_at = self._notifier.claim()
+        carried_at = self.notifier.claim()
         rows = await self._fetch_deciding_races(
             query, (*args, carried_at is not None), stream_id, expected_version
         )
@@ -180,7 +189,7 @@ class PostgresEventStore:
                 stream_id, expected=expected_version, actual=written["current"]
             )
         self._heads.remember(stream_id, written["version"], written["hash"])
-        self._notifier.committed(carried_at)
+        self.notifier.committed(carried_at)
         return AppendResult(
             stream_id=stream_id, version=written["version"], positions=tuple(written["positions"])
         )

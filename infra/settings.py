@@ -37,6 +37,18 @@ class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):
     name: str = "jetstream"
 
 
+class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
+    # HS256 key for access tokens; every API process must share it. `trainplate dev` generates one
+    # and keeps it in its data directory; elsewhere it must be set.
+    signing_key: str = ""
+    issuer: str = "trainplate"
+    audience: str = "trainplate-api"
+    token_ttl_s: int = 3600
+    # argon2id cost of application secrets (RFC 9106's second recommendation by default).
+    hash_time_cost: int = 3
+    hash_memory_kib: int = 65536
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     service_name: str = "trainplate"
     log_level: str = "INFO"
@@ -46,6 +58,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database: DatabaseSettings = msgspec.field(default_factory=DatabaseSettings)
     nats: NatsSettings = msgspec.field(default_factory=NatsSettings)
     relay: RelaySettings = msgspec.field(default_factory=RelaySettings)
+    auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
@@ -73,5 +86,5 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _SHORT_FORMS = {"database_url": ("database", "url"), "nats_url": ("nats", "url")}
-_SECTIONS = {"database", "nats", "relay"}
+_SECTIONS = {"database", "nats", "relay", "auth"}
 _TOP_LEVEL = {f.name for f in msgspec.structs.fields(Settings)} - _SECTIONS

@@ -36,3 +36,34 @@ class IdempotencyKeyReusedError(ApplicationError):
             f"the idempotency key was already used for a different append ({stream_id})"
         )
         self.stream_id = stream_id
+
+
+class ClientIdTakenError(ApplicationError):
+    """Another application already uses this name (client id)."""
+
+    slug = "name-taken"
+
+    def __init__(self, client_id: str) -> None:
+        super().__init__(f"an application named {client_id!r} exists already")
+        self.client_id = client_id
+        self.field = "/name"
+
+
+class InvalidRequestError(ApplicationError):
+    """A request is missing a field or has one of the wrong kind; `field` is a JSON pointer."""
+
+    slug = "invalid-request"
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+
+
+class AuthenticationFailedError(ApplicationError):
+    """The credentials name no live application, or the secret does not match. Which of the two
+    is deliberately not said."""
+
+    slug = "authentication-failed"
+
+    def __init__(self) -> None:
+        super().__init__("invalid client id or secret")

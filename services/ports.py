@@ -1,7 +1,7 @@
 """Ports: what the application layer needs from the outside world, as Protocols."""
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 from uuid import UUID
 
 import msgspec
@@ -29,6 +29,7 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
         return self.positions[-1] if self.positions else None
 
 
+@runtime_checkable  # the HTTP layer checks injected ports against it
 class EventStore(Protocol):
     async def load(self, stream_id: UUID) -> Stream: ...
 
@@ -48,4 +49,29 @@ class EventStore(Protocol):
         `event_ids` are already stored in this stream returns the first result and writes nothing;
         appending no events writes nothing.
         """
+        ...
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class ApplicationRegistry(Protocol):
+    """Applications and their secrets. The secret is hashed and kept apart from the events."""
+
+    async def load(self, application_id: UUID) -> Stream: ...
+
+    async def register(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        client_id: str,
+        secret: str,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        """Append the events and keep the secret's slow hash, atomically. Raises
+        ClientIdTakenError when another application has the client id."""
+        ...
+
+    async def authenticate(self, client_id: str, secret: str) -> UUID | None:
+        """The id of the live application with these credentials, else None."""
         ...

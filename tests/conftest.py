@@ -54,7 +54,9 @@ async def pool(database_settings: DatabaseSettings) -> AsyncIterator[asyncpg.Poo
 @pytest.fixture
 async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
     """The shared pool over an empty store: each test starts from no events and no checkpoints."""
-    await pool.execute("TRUNCATE events, consumer_checkpoints RESTART IDENTITY")
+    await pool.execute(
+        "TRUNCATE events, consumer_checkpoints, application_credentials RESTART IDENTITY"
+    )
     return pool
 
 

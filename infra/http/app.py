@@ -1,5 +1,6 @@
 """The Litestar application factory; the lifespan opens (or is handed) the process's resources."""
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -7,36 +8,56 @@ from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
 
+from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import Resources, open_resources
 from infra.http.health import healthz, readyz
 from infra.http.problems import EXCEPTION_HANDLERS
+from infra.http.tokens import grant_token
 from infra.settings import Settings
+from infra.tokens import TokenIssuer
+from services.ports import ApplicationRegistry
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings, *, resources: Resources | None = None) -> Litestar:
+    token_issuer = TokenIssuer(settings.auth) if settings.auth.signing_key else None
+    if token_issuer is None:
+        log.warning("no token signing key configured: POST /api/v1/token answers 503")
+
+    def _wire(app: Litestar, opened: Resources) -> None:
+        app.state.resources = opened
+        app.state.registry = PostgresApplicationRegistry(opened.pool, secret_hasher(settings.auth))
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         if resources is not None:  # tests hand in ready-made resources
-            app.state.resources = resources
+            _wire(app, resources)
             yield
             return
         async with open_resources(settings, role="api") as opened:
-            app.state.resources = opened
+            _wire(app, opened)
             yield
 
     def provide_resources(state: State) -> Resources:
         provided: Resources = state.resources
         return provided
 
+    def provide_registry(state: State) -> ApplicationRegistry:
+        registry: ApplicationRegistry = state.registry
+        return registry
+
     def provide_settings() -> Settings:
         return settings
 
     return Litestar(
-        route_handlers=[healthz, readyz],
+        route_handlers=[healthz, readyz, grant_token],
         lifespan=[lifespan],
         dependencies={
             "resources": Provide(provide_resources, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
+            "registry": Provide(provide_registry, sync_to_thread=False),
+            "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         debug=False,

@@ -13,8 +13,15 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from domain.errors import DomainError, TrainplateError
-from infra.errors import InfraError, StoreUnavailableError
-from services.errors import ApplicationError, IdempotencyKeyReusedError, VersionConflictError
+from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
+from services.errors import (
+    ApplicationError,
+    AuthenticationFailedError,
+    ClientIdTakenError,
+    IdempotencyKeyReusedError,
+    InvalidRequestError,
+    VersionConflictError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +44,10 @@ MESSAGES: Final[Mapping[int, str]] = {
 
 # One table: which error becomes which status (the most specific class listed wins).
 STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
+    AuthenticationFailedError: 401,
+    InvalidRequestError: 400,
+    ClientIdTakenError: 409,
+    TokenSigningUnconfiguredError: 503,
     VersionConflictError: 409,
     IdempotencyKeyReusedError: 422,
     StoreUnavailableError: 503,
@@ -75,10 +86,12 @@ def status_for(exc: Exception) -> int:
 
 def from_error(_: Request[Any, Any, Any], exc: TrainplateError) -> Response[Problem]:
     """Our own errors: their slug names the problem type, their facts become members."""
-    facts = {
+    facts: dict[str, Any] = {
         k: v if isinstance(v, str | int | float | bool) or v is None else str(v)
         for k, v in exc.facts.items()
     }
+    if isinstance(field := facts.get("field"), str):
+        facts["errors"] = [{"pointer": field, "detail": str(exc), "source": "body"}]
     return problem(status_for(exc), slug=exc.slug, detail=str(exc), message=str(exc), extra=facts)
 
 

@@ -1,0 +1,15 @@
+"""Commands: what a caller asks the service to do (imperative names)."""
+
+from uuid import UUID
+
+import msgspec
+
+from domain.events import EventMetadata
+from domain.values import Grant
+
+
+class CreateApplication(msgspec.Struct, frozen=True, kw_only=True):
+    application_id: UUID
+    name: str
+    grants: tuple[Grant, ...]
+    metadata: EventMetadata

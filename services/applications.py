@@ -1,0 +1,28 @@
+"""Application (service account) use cases. No SQL, no hashing, no HTTP in this module."""
+
+from domain import applications
+from domain.commands import CreateApplication
+from services.ports import AppendResult, ApplicationRegistry
+
+
+async def create_application(
+    cmd: CreateApplication, *, secret: str, registry: ApplicationRegistry
+) -> AppendResult:
+    """Register an application whose client id is its name; the secret is shown to the caller
+    once, by the caller, and kept here only as a hash."""
+    stream = await registry.load(cmd.application_id)
+    events = applications.create(
+        applications.fold(stream.events),
+        cmd.application_id,
+        name=cmd.name,
+        client_id=cmd.name,
+        grants=cmd.grants,
+    )
+    return await registry.register(
+        cmd.application_id,
+        events,
+        expected_version=stream.version,
+        client_id=cmd.name,
+        secret=secret,
+        metadata=cmd.metadata,
+    )
