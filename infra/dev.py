@@ -8,6 +8,7 @@ says so, rather than leaving a half-working service behind.
 import asyncio
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -15,13 +16,21 @@ import time
 from pathlib import Path
 from types import FrameType
 from typing import Final
+from uuid import uuid4
 
 import asyncpg
 
+from domain.commands import CreateApplication
+from domain.events import EventMetadata
+from domain.values import TENANT_ADMIN
+from infra.applications import PostgresApplicationRegistry, secret_hasher
+from infra.bootstrap import create_pool
 from infra.cli import PROCESSES
 from infra.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedServersMissingError
 from infra.migrate import apply_migrations
-from infra.settings import Settings
+from infra.settings import DatabaseSettings, Settings
+from services.applications import create_application
+from services.errors import ClientIdTakenError
 
 GRACE_S: Final = 10.0
 
@@ -51,6 +60,7 @@ def run_dev(settings: Settings) -> int:
         postgres.start()
         broker.start()
         asyncio.run(_migrate(postgres.url))
+        admin_secret = asyncio.run(_bootstrap_admin(postgres.url, settings))
         api_url = f"http://{settings.api_host}:{settings.api_port}"
         env = {
             **os.environ,
@@ -59,6 +69,7 @@ def run_dev(settings: Settings) -> int:
             "TRAINPLATE_API_HOST": settings.api_host,
             "TRAINPLATE_API_PORT": str(settings.api_port),
             "TRAINPLATE_DATA_DIR": str(data_dir),
+            "TRAINPLATE_AUTH__SIGNING_KEY": _signing_key(data_dir / "signing.key"),
         }
         for process in PROCESSES:
             children[process] = subprocess.Popen(
@@ -73,6 +84,7 @@ def run_dev(settings: Settings) -> int:
             f"  endpoints  {endpoints}\n  Ctrl-C stops everything.\n",
             flush=True,
         )
+        print(_token_hint(api_url, settings.admin_app_id, admin_secret), flush=True)
         while not stopping:
             exited = {name: p.returncode for name, p in children.items() if p.poll() is not None}
             if exited:
@@ -85,6 +97,53 @@ def run_dev(settings: Settings) -> int:
         broker.stop()
         postgres.stop()
         endpoints.unlink(missing_ok=True)
+
+
+def _signing_key(path: Path) -> str:
+    """The token signing key of this data directory: made once, readable by its owner only."""
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(48))
+    return path.read_text().strip()
+
+
+async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
+    """Create the tenant-wide admin application on first start. Returns its secret when it was
+    generated now (to be shown once), else None."""
+    pool = await create_pool(
+        DatabaseSettings(url=url, pool_max=2), application_name="trainplate-dev"
+    )
+    try:
+        registry = PostgresApplicationRegistry(pool, secret_hasher(settings.auth))
+        secret = settings.admin_app_secret or secrets.token_urlsafe(32)
+        command = CreateApplication(
+            application_id=uuid4(),
+            name=settings.admin_app_id,
+            grants=(TENANT_ADMIN,),
+            metadata=EventMetadata(actor_subject="trainplate-dev", actor_kind="system"),
+        )
+        try:
+            await create_application(command, secret=secret, registry=registry)
+        except ClientIdTakenError:
+            return None  # created on an earlier start; its secret was shown then
+        return None if settings.admin_app_secret else secret
+    finally:
+        await pool.close()
+
+
+def _token_hint(api_url: str, app_id: str, generated_secret: str | None) -> str:
+    secret = generated_secret or "<its secret>"
+    body = json.dumps({"grantType": "app_token", "AppId": app_id, "AppSecret": secret})
+    shown = (
+        f"  admin app  {app_id}, secret {generated_secret}  (shown this once: keep it)\n"
+        if generated_secret
+        else f"  admin app  {app_id} (its secret: as set or shown when it was created)\n"
+    )
+    return (
+        f"{shown}  get a token:\n"
+        f"    curl -s -X POST {api_url}/api/v1/token -H 'content-type: application/json' \\\n"
+        f"      -d '{body}'\n"
+    )
 
 
 async def _migrate(url: str) -> None:

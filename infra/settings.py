@@ -55,6 +55,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     data_dir: str = ".trainplate"
+    # The tenant-wide admin application `trainplate dev` creates on first start; the secret is
+    # generated (and printed once) unless given. Never log Settings: this may hold a secret.
+    admin_app_id: str = "trainplate-admin"
+    admin_app_secret: str = ""
     database: DatabaseSettings = msgspec.field(default_factory=DatabaseSettings)
     nats: NatsSettings = msgspec.field(default_factory=NatsSettings)
     relay: RelaySettings = msgspec.field(default_factory=RelaySettings)

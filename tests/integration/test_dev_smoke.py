@@ -16,6 +16,8 @@ from infra.embedded import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
+ADMIN_SECRET = "smoke-test-admin-secret"
+
 
 def _listening(url: str) -> bool:
     host_port = url.split("//", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
@@ -41,6 +43,7 @@ def test_trainplate_dev_serves_readiness_and_stops_everything_on_sigterm(tmp_pat
     data_dir = tmp_path / "data"
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
+    env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
     dev = subprocess.Popen(
         [
             sys.executable,
@@ -68,11 +71,17 @@ def test_trainplate_dev_serves_readiness_and_stops_everything_on_sigterm(tmp_pat
         assert endpoints["api"] == f"http://127.0.0.1:{port}"
         assert all(_listening(endpoints[name]) for name in ("api", "database", "nats"))
         assert _processes_mentioning(str(data_dir)), "the embedded servers should be running"
+        login = {"grantType": "app_token", "AppId": "trainplate-admin", "AppSecret": ADMIN_SECRET}
+        token = httpx.post(f"{endpoints['api']}/api/v1/token", json=login, timeout=10)
+        assert token.status_code == 200, token.text
+        assert token.json()["accessToken"]
     finally:
         dev.send_signal(signal.SIGTERM)
         output = dev.communicate(timeout=60)[0].decode(errors="replace")
     assert dev.returncode == 0, output
     assert "trainplate is starting at" in output
+    assert "get a token:" in output
+    assert ADMIN_SECRET not in output  # given, not generated: nothing to show
     assert not any(_listening(endpoints[name]) for name in ("api", "database", "nats"))
     assert _processes_mentioning(str(data_dir)) == []
     assert not (data_dir / "endpoints.json").exists()
