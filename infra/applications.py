@@ -16,6 +16,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from domain import applications
 from domain.events import Event, EventMetadata
+from infra.connections import translated
 from infra.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings
@@ -57,7 +58,7 @@ class PostgresApplicationRegistry:
         metadata: EventMetadata,
     ) -> AppendResult:
         secret_hash = await asyncio.to_thread(self._hasher.hash, secret)
-        async with self._pool.acquire() as conn, conn.transaction():
+        async with translated("register"), self._pool.acquire() as conn, conn.transaction():
             try:
                 await conn.execute(_INSERT, application_id, client_id, secret_hash)
             except asyncpg.UniqueViolationError as exc:
@@ -75,7 +76,8 @@ class PostgresApplicationRegistry:
                 ) from exc
 
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
-        row = await self._pool.fetchrow(_LOOKUP, client_id)
+        async with translated("authenticate"):
+            row = await self._pool.fetchrow(_LOOKUP, client_id)
         stored = self._decoy if row is None else row["secret_hash"]
         if not await asyncio.to_thread(self._verify, stored, secret) or row is None:
             return None

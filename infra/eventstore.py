@@ -6,9 +6,8 @@ woken after the commit.
 Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 """
 
-import contextlib
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Final, NamedTuple
 from uuid import UUID
 
@@ -16,8 +15,7 @@ import asyncpg
 
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.commit_notifier import CommitNotifier
-from infra.connections import Connection
-from infra.errors import StoreUnavailableError
+from infra.connections import Connection, translated
 from infra.hashchain import content_digest
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
@@ -51,7 +49,7 @@ class PostgresEventStore:
         self._heads = StreamHeads()
 
     async def load(self, stream_id: UUID) -> Stream:
-        async with _translated("load"):
+        async with translated("load"):
             rows = await self._pool.fetch(LOAD, stream_id)
         if rows:
             self._heads.remember(stream_id, len(rows), rows[-1]["hash"])
@@ -59,7 +57,7 @@ class PostgresEventStore:
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
         """The stream with each event's envelope, for history and audit reads."""
-        async with _translated("load"):
+        async with translated("load"):
             rows = await self._pool.fetch(LOAD_RECORDED, stream_id)
         return [
             RecordedEvent(
@@ -98,7 +96,7 @@ class PostgresEventStore:
             if known_hash is not None:
                 carried_at = self.notifier.claim()
                 try:
-                    async with _translated("append"):
+                    async with translated("append"):
                         rows = await self._pool.fetch(
                             statement("append_after"), *args, carried_at is not None, known_hash
                         )
@@ -150,14 +148,14 @@ class PostgresEventStore:
         expected_version: int | None,
     ) -> list[asyncpg.Record]:
         try:
-            async with _translated("append"):
+            async with translated("append"):
                 return await self._pool.fetch(query, *args)
         except asyncpg.UniqueViolationError:
             # A concurrent writer took the version first, or a concurrent retry of this very
             # append stored our event ids. A second attempt tells which: it replays the stored
             # result, or reports the conflict with the stream's actual version.
             try:
-                async with _translated("append"):
+                async with translated("append"):
                     return await self._pool.fetch(query, *args)
             except asyncpg.UniqueViolationError as exc:  # lost a second race in a row
                 raise VersionConflictError(
@@ -193,27 +191,6 @@ class PostgresEventStore:
         return AppendResult(
             stream_id=stream_id, version=written["version"], positions=tuple(written["positions"])
         )
-
-
-# What a lost or refused connection looks like through asyncpg (a restart, a failover, a timeout).
-_UNAVAILABLE = (
-    OSError,
-    TimeoutError,
-    asyncpg.InterfaceError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.CannotConnectNowError,
-    asyncpg.AdminShutdownError,
-)
-
-
-@contextlib.asynccontextmanager
-async def _translated(operation: str) -> AsyncIterator[None]:
-    try:
-        yield
-    except asyncpg.DataError:  # a bad argument, not a lost connection
-        raise
-    except _UNAVAILABLE as exc:
-        raise StoreUnavailableError(operation) from exc
 
 
 class _Batch(NamedTuple):
