@@ -67,3 +67,13 @@ class AuthenticationFailedError(ApplicationError):
 
     def __init__(self) -> None:
         super().__init__("invalid client id or secret")
+
+
+class NotAuthenticatedError(ApplicationError):
+    """A request without a valid bearer token. `reason` never quotes the token."""
+
+    slug = "not-authenticated"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"not authenticated: {reason}")
+        self.reason = reason

@@ -7,9 +7,11 @@ from contextlib import asynccontextmanager
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
 
 from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import Resources, open_resources
+from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.health import healthz, readyz
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.tokens import grant_token
@@ -59,6 +61,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "registry": Provide(provide_registry, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
+        middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer)],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         debug=False,
     )

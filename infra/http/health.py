@@ -26,12 +26,12 @@ class Readiness(msgspec.Struct, frozen=True):
     checks: dict[str, Check]
 
 
-@get("/healthz", sync_to_thread=False, include_in_schema=False)
+@get("/healthz", sync_to_thread=False, include_in_schema=False, exclude_from_auth=True)
 def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@get("/readyz", include_in_schema=False)
+@get("/readyz", include_in_schema=False, exclude_from_auth=True)
 async def readyz(
     resources: NamedDependency[Resources],
     settings: NamedDependency[Settings],

@@ -20,6 +20,7 @@ from services.errors import (
     ClientIdTakenError,
     IdempotencyKeyReusedError,
     InvalidRequestError,
+    NotAuthenticatedError,
     VersionConflictError,
 )
 
@@ -45,6 +46,7 @@ MESSAGES: Final[Mapping[int, str]] = {
 # One table: which error becomes which status (the most specific class listed wins).
 STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AuthenticationFailedError: 401,
+    NotAuthenticatedError: 401,
     InvalidRequestError: 400,
     ClientIdTakenError: 409,
     TokenSigningUnconfiguredError: 503,

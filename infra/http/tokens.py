@@ -29,7 +29,13 @@ class TokenResponse(msgspec.Struct, frozen=True, rename="camel"):
     expires_in: int
 
 
-@post("/api/v1/token", status_code=200, tags=["Tokens"], operation_id="grant_token")
+@post(
+    "/api/v1/token",
+    status_code=200,
+    tags=["Tokens"],
+    operation_id="grant_token",
+    exclude_from_auth=True,  # the login itself
+)
 async def grant_token(
     data: JSONBody[dict[str, Any]],
     registry: NamedDependency[ApplicationRegistry],
