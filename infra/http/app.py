@@ -63,5 +63,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         },
         middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer)],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        logging_config=None,  # the process configured logging already (one line per record)
         debug=False,
     )

@@ -41,20 +41,28 @@ def _processes_mentioning(text: str) -> list[str]:
 
 def test_trainplate_dev_serves_readiness_and_stops_everything_on_sigterm(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
+    first = _run_dev_once(data_dir)
+    assert "trainplate is starting at" in first
+    assert "get a token:" in first
+    assert ADMIN_SECRET not in first  # given, not generated: nothing to show
+
+
+def test_a_restart_reuses_the_data_and_the_admin_application(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    _run_dev_once(data_dir)
+    second = _run_dev_once(data_dir)  # logs in with the same secret: the same application
+    assert "its secret: as set or shown when it was created" in second
+    assert (data_dir / "postgres" / "PG_VERSION").exists()
+
+
+def _run_dev_once(data_dir: Path) -> str:
+    """Start `trainplate dev`, check it serves and logs in, stop it, check nothing is left."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
     env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
+    command = ["dev", "--port", str(port), "--data-dir", str(data_dir)]
     dev = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "infra.cli",
-            "dev",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data_dir),
-        ],
+        [sys.executable, "-m", "infra.cli", *command],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -79,12 +87,10 @@ def test_trainplate_dev_serves_readiness_and_stops_everything_on_sigterm(tmp_pat
         dev.send_signal(signal.SIGTERM)
         output = dev.communicate(timeout=60)[0].decode(errors="replace")
     assert dev.returncode == 0, output
-    assert "trainplate is starting at" in output
-    assert "get a token:" in output
-    assert ADMIN_SECRET not in output  # given, not generated: nothing to show
     assert not any(_listening(endpoints[name]) for name in ("api", "database", "nats"))
     assert _processes_mentioning(str(data_dir)) == []
     assert not (data_dir / "endpoints.json").exists()
+    return output
 
 
 def _wait_until_ready(url: str, dev: "subprocess.Popen[bytes]", within_s: float) -> dict:  # type: ignore[type-arg]
