@@ -8,11 +8,9 @@ is acknowledged), so a lost message can never be overtaken by a later event of i
 """
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Sequence
-from typing import Final
 from uuid import UUID
 
 import asyncpg
@@ -23,14 +21,12 @@ from nats.js.errors import BadRequestError
 
 from infra import globallog
 from infra.cloudevents import headers_for, subject_for
-from infra.commit_notifier import NOTIFY_CHANNEL
 from infra.connections import Connection
+from infra.follower import LogFollower
 from infra.globallog import Cursor, LogEntry
 from infra.settings import NatsSettings, RelaySettings
 
 log = logging.getLogger(__name__)
-
-RELAY_LOCK_KEY: Final = 0x7472_6169_6E70_6C02  # one active relay at a time
 
 
 async def ensure_stream(js: JetStreamContext, settings: NatsSettings) -> None:
@@ -84,8 +80,14 @@ class Relay:
         self._js = js
         self._nats = nats
         self._settings = settings
-        self._wake = asyncio.Event()
-        self.leading = False
+        self._stream_ready = False
+        self._follower = LogFollower(
+            pool,
+            name=self.checkpoint_name,
+            batch_size=settings.batch_size,
+            poll_interval_s=settings.poll_interval_s,
+            retry_on=(RelayPublishError, NatsError),
+        )
 
     @property
     def checkpoint_name(self) -> str:
@@ -139,55 +141,24 @@ class Relay:
         return cursor, len(entries)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Lead (one relay holds the advisory lock, others wait as standbys), relay until stop."""
-        async with self._pool.acquire() as leader:
-            if not await self._lead(leader, stop):
-                return
-            await leader.add_listener(NOTIFY_CHANNEL, self._on_notify)
-            self.leading = True
-            try:
-                await self._loop(leader, stop)
-            finally:
-                self.leading = False
-                with contextlib.suppress(asyncpg.PostgresError, OSError):
-                    await leader.remove_listener(NOTIFY_CHANNEL, self._on_notify)
-                    await leader.execute("SELECT pg_advisory_unlock($1)", RELAY_LOCK_KEY)
+        """Lead (one relay holds the lock, others wait as standbys) and relay until stop."""
+        await self._follower.run(self._step, stop)
 
-    async def _lead(self, conn: Connection, stop: asyncio.Event) -> bool:
-        while not stop.is_set():
-            if await conn.fetchval("SELECT pg_try_advisory_lock($1)", RELAY_LOCK_KEY):
-                log.info("relay %s is the leader", self._settings.name)
-                return True
-            await _wait(stop, self._settings.poll_interval_s * 4)
-        return False
+    @property
+    def leading(self) -> bool:
+        return self._follower.leading
 
-    async def _loop(self, conn: Connection, stop: asyncio.Event) -> None:
-        cursor = await globallog.load_checkpoint(conn, self.checkpoint_name)
-        stream_ready = False
-        backoff = 0.1
-        while not stop.is_set():
-            self._wake.clear()
-            try:
-                if not stream_ready:
-                    await ensure_stream(self._js, self._nats)
-                    stream_ready = True
-                cursor, read = await self.relay_once(conn, cursor)
-            except (RelayPublishError, NatsError) as exc:
-                # The broker is down or the stream is gone (a broker with a fresh store):
-                # wait, re-declare the stream, and republish from the checkpoint.
-                log.warning("relay: %s; retrying in %.1f s", exc, backoff)
-                stream_ready = False
-                await _wait(stop, backoff)
-                backoff = min(backoff * 2, 5.0)
-                continue
-            backoff = 0.1
-            if read < self._settings.batch_size:
-                # Caught up (or held back by the horizon): sleep until a commit notifies us,
-                # or the poll interval passes, whichever comes first.
-                await _wait_any(stop, self._wake, self._settings.poll_interval_s)
-
-    def _on_notify(self, *_: object) -> None:
-        self._wake.set()
+    async def _step(self, conn: Connection, cursor: Cursor) -> tuple[Cursor, int]:
+        if not self._stream_ready:
+            await ensure_stream(self._js, self._nats)
+            self._stream_ready = True
+        try:
+            return await self.relay_once(conn, cursor)
+        except (RelayPublishError, NatsError):
+            # The broker is down or the stream is gone (a broker with a fresh store): declare
+            # the stream again before the retry republishes from the checkpoint.
+            self._stream_ready = False
+            raise
 
 
 class RelayPublishError(Exception):
@@ -195,17 +166,3 @@ class RelayPublishError(Exception):
         super().__init__(f"{acked} of {total} events acknowledged before a publish failed")
         self.acked = acked
         self.total = total
-
-
-async def _wait(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), seconds)
-
-
-async def _wait_any(stop: asyncio.Event, wake: asyncio.Event, seconds: float) -> None:
-    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(wake.wait())]
-    try:
-        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
