@@ -92,6 +92,23 @@ class LogFollower:
         self._wake.set()
 
 
+async def keep_following(
+    run: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event, *, name: str
+) -> None:
+    """Run a follower until stop; when the database goes away (restart, failover), lead again
+    once it is back."""
+    backoff = 0.5
+    while not stop.is_set():
+        try:
+            await run(stop)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            log.warning("%s lost the database (%s); retrying in %.1f s", name, exc, backoff)
+            await wait(stop, backoff)
+            backoff = min(backoff * 2, 5.0)
+        else:
+            backoff = 0.5
+
+
 async def wait(stop: asyncio.Event, seconds: float) -> None:
     """Sleep `seconds`, or less if `stop` is set."""
     with contextlib.suppress(TimeoutError):

@@ -33,6 +33,7 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
     version: int
     type: str
     data: str
+    metadata: str
     recorded_at: datetime
 
     @property
@@ -43,7 +44,7 @@ class LogEntry(msgspec.Struct, frozen=True, kw_only=True):
 
 READ_AFTER: Final = """
 SELECT transaction_id, global_position, event_id, stream_type, stream_id, version, type,
-       data::text AS data, recorded_at
+       data::text AS data, metadata::text AS metadata, recorded_at
   FROM events
  WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -64,6 +65,7 @@ async def read_after(conn: Connection, cursor: Cursor, limit: int) -> list[LogEn
             version=row["version"],
             type=row["type"],
             data=row["data"],
+            metadata=row["metadata"],
             recorded_at=row["recorded_at"],
         )
         for row in rows

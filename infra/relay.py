@@ -8,7 +8,6 @@ is acknowledged), so a lost message can never be overtaken by a later event of i
 """
 
 import asyncio
-import logging
 from collections import deque
 from collections.abc import Sequence
 from uuid import UUID
@@ -25,8 +24,6 @@ from infra.connections import Connection
 from infra.follower import LogFollower
 from infra.globallog import Cursor, LogEntry
 from infra.settings import NatsSettings, RelaySettings
-
-log = logging.getLogger(__name__)
 
 
 async def ensure_stream(js: JetStreamContext, settings: NatsSettings) -> None:

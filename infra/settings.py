@@ -37,6 +37,11 @@ class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):
     name: str = "jetstream"
 
 
+class ProjectorSettings(msgspec.Struct, frozen=True, kw_only=True):
+    batch_size: int = 500
+    poll_interval_s: float = 0.1
+
+
 class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
     # HS256 key for access tokens; every API process must share it. `trainplate dev` generates one
     # and keeps it in its data directory; elsewhere it must be set.
@@ -62,6 +67,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database: DatabaseSettings = msgspec.field(default_factory=DatabaseSettings)
     nats: NatsSettings = msgspec.field(default_factory=NatsSettings)
     relay: RelaySettings = msgspec.field(default_factory=RelaySettings)
+    projector: ProjectorSettings = msgspec.field(default_factory=ProjectorSettings)
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
 
     @classmethod
@@ -90,5 +96,5 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _SHORT_FORMS = {"database_url": ("database", "url"), "nats_url": ("nats", "url")}
-_SECTIONS = {"database", "nats", "relay", "auth"}
+_SECTIONS = {"database", "nats", "relay", "projector", "auth"}
 _TOP_LEVEL = {f.name for f in msgspec.structs.fields(Settings)} - _SECTIONS

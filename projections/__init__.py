@@ -1,1 +1,21 @@
-"""Read side: one module per read model, each with a NAME, an idempotent apply() and its queries."""
+"""Read side: one module per read model, each with a NAME, an idempotent apply() and its queries.
+
+The runner (infra/projector.py) feeds every registered projection the global log in order and
+commits each batch's read-model rows together with the projection's checkpoint.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from domain.events import RecordedEvent
+from projections import application_catalogue
+from projections.executor import Executor
+
+
+@dataclass(frozen=True)
+class Projection:
+    name: str
+    apply: Callable[[Executor, RecordedEvent], Awaitable[None]]
+
+
+ALL: tuple[Projection, ...] = (Projection(application_catalogue.NAME, application_catalogue.apply),)

@@ -18,6 +18,7 @@ def entry(position: int = 42, version: int = 3) -> LogEntry:
         version=version,
         type="template.linked_asset_updated.v1",
         data='{"type":"template.linked_asset_updated.v1"}',
+        metadata='{"actorSubject":"app-1","actorKind":"application"}',
         recorded_at=datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC),
     )
 

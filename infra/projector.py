@@ -1,0 +1,73 @@
+"""The projection runner: feeds one projection the global log, exactly once per event.
+
+Each batch is applied in one transaction together with the projection's checkpoint, so a crash
+(or a SIGKILL) between two batches replays nothing twice and skips nothing. Event types this
+release does not know are skipped, never fatal (a newer writer may be deployed first).
+"""
+
+import asyncio
+
+import asyncpg
+
+from domain.events import RecordedEvent
+from infra import globallog
+from infra.connections import Connection
+from infra.follower import LogFollower
+from infra.globallog import Cursor, LogEntry
+from infra.serialization import EventCodec, decode_metadata
+from infra.settings import ProjectorSettings
+from projections import Projection
+
+
+class ProjectionRunner:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        projection: Projection,
+        codec: EventCodec,
+        settings: ProjectorSettings,
+    ) -> None:
+        self._projection = projection
+        self._codec = codec
+        self._batch_size = settings.batch_size
+        self._follower = LogFollower(
+            pool,
+            name=self.checkpoint_name,
+            batch_size=settings.batch_size,
+            poll_interval_s=settings.poll_interval_s,
+        )
+
+    @property
+    def checkpoint_name(self) -> str:
+        return f"projection:{self._projection.name}"
+
+    @property
+    def leading(self) -> bool:
+        return self._follower.leading
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self._follower.run(self.project_once, stop)
+
+    async def project_once(self, conn: Connection, cursor: Cursor) -> tuple[Cursor, int]:
+        """Apply the next batch after `cursor` and move the checkpoint, in one transaction."""
+        entries = await globallog.read_after(conn, cursor, self._batch_size)
+        if not entries:
+            return cursor, 0
+        async with conn.transaction():
+            for entry in entries:
+                if self._codec.knows(entry.type):
+                    await self._projection.apply(conn, self._recorded(entry))
+            await globallog.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
+        return entries[-1].cursor, len(entries)
+
+    def _recorded(self, entry: LogEntry) -> RecordedEvent:
+        return RecordedEvent(
+            position=entry.cursor.position,
+            event_id=entry.event_id,
+            stream_type=entry.stream_type,
+            stream_id=entry.stream_id,
+            version=entry.version,
+            recorded_at=entry.recorded_at,
+            metadata=decode_metadata(entry.metadata),
+            event=self._codec.decode(entry.data),
+        )
