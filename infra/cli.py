@@ -1,4 +1,4 @@
-"""The `trainplate` command: `dev`, `serve <process>`, `migrate` and `verify`."""
+"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `verify`, `projections`."""
 
 import argparse
 import asyncio
@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="apply pending schema migrations and exit")
     verify = commands.add_parser("verify", help="verify the hash chain of every stream")
     verify.add_argument("--stream", help="verify only this stream id")
+    projections = commands.add_parser("projections", help="read models: where they stand")
+    projections.add_argument("action", choices=["status"])
     return parser
 
 
@@ -53,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         serve_process(args.process, settings)
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
+    elif args.command == "projections":
+        asyncio.run(_projections_status(settings))
     else:
         sys.exit(asyncio.run(_verify(settings, args.stream)))
 
@@ -88,6 +92,20 @@ async def _migrate(settings: Settings) -> None:
     finally:
         await conn.close()
     print(f"applied: {applied}" if applied else "schema is up to date")
+
+
+async def _projections_status(settings: Settings) -> None:
+    from infra.projector import status
+    from projections import ALL
+
+    conn = await asyncpg.connect(settings.database.url)
+    try:
+        report = await status(conn, [projection.name for projection in ALL])
+    finally:
+        await conn.close()
+    print(f"{'projection':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")
+    for line in report:
+        print(f"{line.name:28} {line.position:>10} {line.behind:>8} {line.lag_s:>8.2f}")
 
 
 async def _verify(settings: Settings, stream: str | None) -> int:

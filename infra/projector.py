@@ -6,8 +6,11 @@ release does not know are skipped, never fatal (a newer writer may be deployed f
 """
 
 import asyncio
+from collections.abc import Sequence
+from typing import Final
 
 import asyncpg
+import msgspec
 
 from domain.events import RecordedEvent
 from infra import globallog
@@ -71,3 +74,33 @@ class ProjectionRunner:
             metadata=decode_metadata(entry.metadata),
             event=self._codec.decode(entry.data),
         )
+
+
+class ProjectionStatus(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    position: int
+    behind: int  # events committed after the checkpoint
+    lag_s: float  # age of the oldest of those, 0 when caught up
+
+
+_STATUS: Final = """
+SELECT count(*) AS behind,
+       coalesce(extract(epoch FROM now() - min(recorded_at)), 0)::float8 AS lag_s
+  FROM events
+ WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+"""
+
+
+async def status(conn: Connection, names: Sequence[str]) -> list[ProjectionStatus]:
+    """Where each projection stands: its position and how far behind the log it is."""
+    report = []
+    for name in names:
+        cursor = await globallog.load_checkpoint(conn, f"projection:{name}")
+        row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
+        assert row is not None
+        report.append(
+            ProjectionStatus(
+                name=name, position=cursor.position, behind=row["behind"], lag_s=row["lag_s"]
+            )
+        )
+    return report

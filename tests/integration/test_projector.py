@@ -1,6 +1,9 @@
 """The projection runner: read models follow the log exactly once, survive replays and rebuilds."""
 
 import asyncio
+import os
+import subprocess
+import sys
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -12,7 +15,7 @@ from domain.values import TENANT_ADMIN, Grant
 from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.eventstore import PostgresEventStore
 from infra.globallog import START, load_checkpoint
-from infra.projector import ProjectionRunner
+from infra.projector import ProjectionRunner, status
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, ProjectorSettings
 from projections import ALL, application_catalogue
@@ -159,3 +162,29 @@ async def test_checkpoint_and_rows_commit_together(catalogue: asyncpg.Pool) -> N
         await catalogue.execute("ALTER TABLE application_catalogue DROP CONSTRAINT no_alpha")
     await catch_up(catalogue, projection)
     assert [a.name for a in await rows(catalogue)] == ["alpha"]
+
+
+async def test_status_says_how_far_behind_the_log_a_projection_is(catalogue: asyncpg.Pool) -> None:
+    await create(catalogue, "alpha")
+    await create(catalogue, "beta")
+    async with catalogue.acquire() as conn:
+        [before] = await status(conn, [application_catalogue.NAME])
+        assert (before.behind, before.position) == (2, 0)
+        assert before.lag_s >= 0
+        await catch_up(catalogue, runner(catalogue))
+        [after] = await status(conn, [application_catalogue.NAME])
+    assert (after.behind, after.lag_s) == (0, 0.0)
+    assert after.position > 0
+
+
+def test_the_status_command_prints_every_projection(postgres_url: str) -> None:
+    env = {**os.environ, "TRAINPLATE_DATABASE_URL": postgres_url, "TRAINPLATE_LOG_LEVEL": "WARNING"}
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.cli", "projections", "status"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert application_catalogue.NAME in done.stdout
