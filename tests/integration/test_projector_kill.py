@@ -1,0 +1,86 @@
+"""The projector process SIGKILLed at random points while events stream in: after a restart the
+read model equals a rebuild from zero, and its checkpoint sits at the end of the log."""
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+
+import asyncpg
+import pytest
+
+from infra.globallog import load_checkpoint
+from infra.projector import status
+from projections import application_catalogue
+from tests.integration.test_projector import catch_up, create, forget_checkpoint, rows, runner
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+APPLICATIONS = 120
+
+
+def start_projector(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes]":
+    env = {
+        **os.environ,
+        "TRAINPLATE_DATABASE_URL": postgres_url,
+        "TRAINPLATE_NATS_URL": nats_url,
+        "TRAINPLATE_PROJECTOR__BATCH_SIZE": "5",  # many small transactions: many places to die
+        "TRAINPLATE_LOG_LEVEL": "WARNING",
+    }
+    return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", "projector"], env=env)
+
+
+async def test_killing_the_projector_loses_and_repeats_nothing(
+    clean_pool: asyncpg.Pool, postgres_url: str, nats_url: str
+) -> None:
+    await clean_pool.execute("TRUNCATE application_catalogue")
+    chance = random.Random(20261129)
+
+    async def write() -> None:
+        for index in range(APPLICATIONS):
+            await create(clean_pool, f"app-{index:03d}")
+
+    writing = asyncio.create_task(write())
+    kills = 0
+    while not writing.done():
+        projector = start_projector(postgres_url, nats_url)
+        await asyncio.sleep(chance.uniform(0.3, 0.9))
+        projector.send_signal(signal.SIGKILL)
+        projector.wait()
+        kills += 1
+    await writing
+    assert kills >= 3, "the writes finished before the projector was killed a few times"
+
+    projector = start_projector(postgres_url, nats_url)
+    try:
+        for _ in range(300):  # up to 30 s to lead and catch up
+            async with clean_pool.acquire() as conn:
+                [report] = await status(conn, [application_catalogue.NAME])
+                leading = await conn.fetchval(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                )
+            if report.behind == 0 and leading:
+                break
+            await asyncio.sleep(0.1)
+        assert report.behind == 0
+        assert leading, "the restarted projector never took the lead"
+    finally:
+        projector.send_signal(signal.SIGTERM)
+        assert projector.wait(30) == 0
+
+    survived = await rows(clean_pool)
+    assert len(survived) == APPLICATIONS
+    rebuild = runner(clean_pool)
+    await clean_pool.execute("TRUNCATE application_catalogue")
+    await forget_checkpoint(clean_pool, rebuild)
+    await catch_up(clean_pool, rebuild)
+    assert await rows(clean_pool) == survived
+    async with clean_pool.acquire() as conn:
+        last = await conn.fetchrow(
+            "SELECT transaction_id, global_position FROM events"
+            " ORDER BY transaction_id DESC, global_position DESC LIMIT 1"
+        )
+        assert last is not None
+        assert await load_checkpoint(conn, rebuild.checkpoint_name) == tuple(last)
