@@ -13,7 +13,7 @@ import msgspec
 
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import ApplicationCreated, ApplicationDeleted, ApplicationEvent, Event
-from domain.values import Grant
+from domain.values import Grant, Role
 
 # Run:ai's rule for service-account names (ServiceAccountCreationRequest.name).
 NAME_PATTERN: Final = re.compile(r"^[a-z][-_a-z0-9]*[a-z0-9]$")
@@ -111,3 +111,9 @@ def delete(state: Application | None, application_id: UUID) -> list[ApplicationE
     if state is None:
         raise ApplicationNotFoundError(application_id)
     return [] if state.deleted else [ApplicationDeleted(application_id=application_id)]
+
+
+def holds_tenant_role(grants: Iterable[Grant], role: Role) -> bool:
+    """Whether the grants include `role` (or admin, which includes every role) on the tenant,
+    the root scope that covers every other."""
+    return any(g.scope_kind == "tenant" and g.role in (role, "admin") for g in grants)

@@ -77,3 +77,13 @@ class NotAuthenticatedError(ApplicationError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"not authenticated: {reason}")
         self.reason = reason
+
+
+class NotPermittedError(ApplicationError):
+    """The caller is authenticated but holds no role that allows this."""
+
+    slug = "forbidden"
+
+    def __init__(self, action: str) -> None:
+        super().__init__(f"you do not have sufficient permissions to {action}")
+        self.action = action

@@ -14,6 +14,11 @@ from infra.bootstrap import Resources, open_resources
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.health import healthz, readyz
 from infra.http.problems import EXCEPTION_HANDLERS
+from infra.http.service_accounts import (
+    create_service_account,
+    get_service_account,
+    list_service_accounts,
+)
 from infra.http.tokens import grant_token
 from infra.settings import Settings
 from infra.tokens import TokenIssuer
@@ -53,7 +58,14 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         return settings
 
     return Litestar(
-        route_handlers=[healthz, readyz, grant_token],
+        route_handlers=[
+            healthz,
+            readyz,
+            grant_token,
+            create_service_account,
+            list_service_accounts,
+            get_service_account,
+        ],
         lifespan=[lifespan],
         dependencies={
             "resources": Provide(provide_resources, sync_to_thread=False),

@@ -6,12 +6,14 @@ for the official Run:ai client. Invalid fields are listed under `errors` as JSON
 """
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
+from domain.applications import ApplicationNotFoundError, InvalidApplicationNameError
 from domain.errors import DomainError, TrainplateError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
 from services.errors import (
@@ -21,6 +23,7 @@ from services.errors import (
     IdempotencyKeyReusedError,
     InvalidRequestError,
     NotAuthenticatedError,
+    NotPermittedError,
     VersionConflictError,
 )
 
@@ -46,6 +49,8 @@ MESSAGES: Final[Mapping[int, str]] = {
 # One table: which error becomes which status (the most specific class listed wins).
 STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AuthenticationFailedError: 401,
+    NotPermittedError: 403,
+    InvalidApplicationNameError: 400,
     NotAuthenticatedError: 401,
     InvalidRequestError: 400,
     ClientIdTakenError: 409,
@@ -53,6 +58,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     VersionConflictError: 409,
     IdempotencyKeyReusedError: 422,
     StoreUnavailableError: 503,
+    ApplicationNotFoundError: 404,
     DomainError: 422,
     ApplicationError: 400,
     InfraError: 503,
@@ -124,11 +130,20 @@ def from_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Probl
     return problem(500, slug="internal-error")
 
 
+# msgspec names the field of an object-level error in its message: "Object missing required field
+# `name`", "Object contains unknown field `extra`", optionally followed by " - at `$.spec`".
+_FIELD_IN_MESSAGE: Final = re.compile(r"field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
+
+
 def _field_error(item: Mapping[str, Any]) -> dict[str, str]:
     key = str(item.get("key") or "")
+    message = str(item.get("message") or "invalid value")
+    if key == "data" and (named := _FIELD_IN_MESSAGE.search(message)):
+        # Litestar reports errors of the body as a whole under "data"; point at the field instead.
+        key = ".".join(part for part in (named.group(2), named.group(1)) if part)
     return {
         "pointer": "/" + key.replace(".", "/") if key else "",
-        "detail": str(item.get("message") or "invalid value"),
+        "detail": message,
         "source": str(item.get("source") or "body"),
     }
 

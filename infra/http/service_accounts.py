@@ -1,0 +1,116 @@
+"""`/api/v1/service-accounts`: applications as Run:ai presents them. Tenant admins only.
+
+Writes answer from the write side (the secret is shown once, in the creation response); reads come
+from the application catalogue read model, so they may trail a write by the projector's lag.
+"""
+
+import secrets
+from datetime import datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+import msgspec
+from litestar import Request, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+
+from domain import applications
+from domain.commands import CreateApplication
+from domain.events import EventMetadata
+from infra.bootstrap import Resources
+from infra.http.auth import Principal
+from projections import application_catalogue
+from services.applications import create_application
+from services.errors import NotPermittedError
+from services.ports import ApplicationRegistry
+
+Caller = Request[Principal, dict[str, Any], State]
+
+
+class ServiceAccountCreationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    name: str
+
+
+class ServiceAccountPostResponse(msgspec.Struct, frozen=True, rename="camel"):
+    id: str
+    name: str
+    client_id: str
+    client_secret: str
+
+
+class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
+    id: str
+    name: str
+    client_id: str
+    created_by: str
+    created_at: datetime
+    updated_at: datetime
+    enabled: bool
+    last_login: datetime | None
+
+
+async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, action: str) -> None:
+    """The caller's grants come from its own stream, not a read model: they apply at once."""
+    state = applications.fold((await registry.load(UUID(caller.user.subject))).events)
+    if state is None or state.deleted or not applications.holds_tenant_role(state.grants, "admin"):
+        raise NotPermittedError(action)
+
+
+@post("/api/v1/service-accounts", status_code=201, tags=["Service Accounts"])
+async def create_service_account(
+    request: Caller,
+    data: JSONBody[ServiceAccountCreationRequest],
+    registry: NamedDependency[ApplicationRegistry],
+) -> ServiceAccountPostResponse:
+    await _require_tenant_admin(request, registry, "create service accounts")
+    secret = secrets.token_urlsafe(32)
+    command = CreateApplication(
+        application_id=uuid4(),
+        name=data.name,
+        grants=(),  # roles come from access rules, granted separately
+        metadata=EventMetadata(actor_subject=request.user.subject, actor_kind="application"),
+    )
+    await create_application(command, secret=secret, registry=registry)
+    return ServiceAccountPostResponse(
+        id=str(command.application_id), name=data.name, client_id=data.name, client_secret=secret
+    )
+
+
+@get("/api/v1/service-accounts", tags=["Service Accounts"])
+async def list_service_accounts(
+    request: Caller,
+    registry: NamedDependency[ApplicationRegistry],
+    resources: NamedDependency[Resources],
+) -> list[ServiceAccount]:
+    await _require_tenant_admin(request, registry, "list service accounts")
+    async with resources.pool.acquire() as conn:
+        return [_wire(a) for a in await application_catalogue.list_applications(conn)]
+
+
+@get("/api/v1/service-accounts/{service_account_id:uuid}", tags=["Service Accounts"])
+async def get_service_account(
+    request: Caller,
+    service_account_id: FromPath[UUID],
+    registry: NamedDependency[ApplicationRegistry],
+    resources: NamedDependency[Resources],
+) -> ServiceAccount:
+    await _require_tenant_admin(request, registry, "read service accounts")
+    async with resources.pool.acquire() as conn:
+        found = await application_catalogue.get_application(conn, service_account_id)
+    if found is None:
+        raise applications.ApplicationNotFoundError(service_account_id)
+    return _wire(found)
+
+
+def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:
+    return ServiceAccount(
+        id=str(summary.application_id),
+        name=summary.name,
+        client_id=summary.client_id,
+        created_by=summary.created_by,
+        created_at=summary.created_at,
+        updated_at=summary.created_at,
+        enabled=True,
+        last_login=None,
+    )

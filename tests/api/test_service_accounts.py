@@ -1,0 +1,145 @@
+"""/api/v1/service-accounts: tenant admins create, list and read service accounts."""
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import asyncpg
+import httpx
+import pytest
+from litestar import Litestar
+
+from domain.commands import CreateApplication
+from domain.events import EventMetadata
+from domain.values import TENANT_ADMIN, Grant
+from infra.applications import PostgresApplicationRegistry, secret_hasher
+from infra.bootstrap import Resources, connect_nats
+from infra.http.app import create_app
+from infra.settings import AuthSettings, NatsSettings, Settings
+from infra.tokens import TokenIssuer
+from services.applications import create_application
+from tests.api.client import client_for
+from tests.integration.test_projector import catch_up, runner
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
+SCHEMAS = Path(__file__).parents[3] / "shared" / "reference" / "runai-openapi.json"
+
+
+async def application(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
+    """Register an application and return a bearer token for it."""
+    registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+    app_id = uuid4()
+    metadata = EventMetadata(actor_subject="setup", actor_kind="system")
+    command = CreateApplication(application_id=app_id, name=name, grants=grants, metadata=metadata)
+    await create_application(command, secret=f"{name}-secret", registry=registry)
+    return TokenIssuer(AUTH).issue(app_id, name).access_token
+
+
+@pytest.fixture
+async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
+    await clean_pool.execute("TRUNCATE application_catalogue")
+    nc = await connect_nats(NatsSettings(url=nats_url), name="service-account-tests")
+    yield create_app(Settings(auth=AUTH), resources=Resources(clean_pool, nc, nc.jetstream()))
+    await nc.close()
+
+
+async def request(
+    app: Litestar, method: str, path: str, token: str | None, **kw: object
+) -> httpx.Response:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    async with client_for(app) as client:
+        return await client.request(method, path, headers=headers, **kw)  # type: ignore[arg-type]
+
+
+async def test_an_admin_creates_a_service_account_that_can_log_in(
+    app: Litestar, clean_pool: asyncpg.Pool
+) -> None:
+    admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
+    created = await request(app, "POST", "/api/v1/service-accounts", admin, json={"name": "ci-bot"})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert set(body) == {"id", "name", "clientId", "clientSecret"}
+    assert (body["name"], body["clientId"]) == ("ci-bot", "ci-bot")
+    login = {
+        "grantType": "client_credentials",
+        "clientID": "ci-bot",
+        "clientSecret": body["clientSecret"],
+    }
+    token = await request(app, "POST", "/api/v1/token", None, json=login)
+    assert token.status_code == 200
+    stored = await clean_pool.fetch("SELECT data::text AS d, metadata::text AS m FROM events")
+    assert all(body["clientSecret"] not in r["d"] + r["m"] for r in stored)
+
+
+async def test_lists_and_gets_come_from_the_catalogue(
+    app: Litestar, clean_pool: asyncpg.Pool
+) -> None:
+    admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
+    created = await request(app, "POST", "/api/v1/service-accounts", admin, json={"name": "ci-bot"})
+    await catch_up(clean_pool, runner(clean_pool))
+    listed = await request(app, "GET", "/api/v1/service-accounts", admin)
+    assert listed.status_code == 200
+    required = {
+        "name",
+        "createdBy",
+        "createdAt",
+        "updatedAt",
+        "enabled",
+        "lastLogin",
+        "id",
+        "clientId",
+    }
+    assert [a["name"] for a in listed.json()] == ["ci-bot", "root-admin"]
+    assert all(required <= set(a) for a in listed.json())
+    one = await request(app, "GET", f"/api/v1/service-accounts/{created.json()['id']}", admin)
+    assert one.status_code == 200
+    assert one.json()["createdBy"] == str(UUID(TokenIssuer(AUTH).verify(admin)["sub"]))  # type: ignore[arg-type]
+    missing = await request(app, "GET", f"/api/v1/service-accounts/{uuid4()}", admin)
+    assert missing.status_code == 404
+    assert missing.json()["code"] == 404
+
+
+async def test_a_caller_without_the_admin_role_is_refused_and_nothing_is_written(
+    app: Litestar, clean_pool: asyncpg.Pool
+) -> None:
+    viewer = await application(
+        clean_pool, "watcher", (Grant(role="viewer", scope_kind="tenant", scope_id="tenant"),)
+    )
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    refused = await request(
+        app, "POST", "/api/v1/service-accounts", viewer, json={"name": "sneaky"}
+    )
+    assert refused.status_code == 403
+    assert refused.json()["code"] == 403
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+    assert (await request(app, "GET", "/api/v1/service-accounts", viewer)).status_code == 403
+    assert (await request(app, "GET", "/api/v1/service-accounts", None)).status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "pointer"),
+    [
+        ({"name": "Not Valid"}, 400, "/name"),
+        ({"name": "ci-bot", "extra": 1}, 400, "/extra"),
+        ({}, 400, "/name"),
+        ({"name": "root-admin"}, 409, "/name"),
+    ],
+)
+async def test_bad_requests_name_the_field_and_write_nothing(
+    app: Litestar,
+    clean_pool: asyncpg.Pool,
+    body: dict[str, object],
+    status: int,
+    pointer: str | None,
+) -> None:
+    admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    response = await request(app, "POST", "/api/v1/service-accounts", admin, json=body)
+    assert response.status_code == status, response.text
+    problem = response.json()
+    assert problem["code"] == status
+    if pointer:
+        assert pointer in [e["pointer"] for e in problem["errors"]]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
