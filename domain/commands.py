@@ -13,3 +13,8 @@ class CreateApplication(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     grants: tuple[Grant, ...]
     metadata: EventMetadata
+
+
+class DeleteApplication(msgspec.Struct, frozen=True, kw_only=True):
+    application_id: UUID
+    metadata: EventMetadata

@@ -75,6 +75,28 @@ class PostgresApplicationRegistry:
                     application_id, expected=expected_version, actual=None
                 ) from exc
 
+    async def unregister(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        async with translated("unregister"), self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "DELETE FROM application_credentials WHERE application_id = $1", application_id
+            )
+            store = PostgresEventStore(conn, DOMAIN_CODEC, notifier=self._store.notifier)
+            try:
+                return await store.append(
+                    application_id, events, expected_version=expected_version, metadata=metadata
+                )
+            except (asyncpg.UniqueViolationError, asyncpg.InFailedSQLTransactionError) as exc:
+                raise VersionConflictError(
+                    application_id, expected=expected_version, actual=None
+                ) from exc
+
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         async with translated("authenticate"):
             row = await self._pool.fetchrow(_LOOKUP, client_id)

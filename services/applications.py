@@ -1,7 +1,7 @@
 """Application (service account) use cases. No SQL, no hashing, no HTTP in this module."""
 
 from domain import applications
-from domain.commands import CreateApplication
+from domain.commands import CreateApplication, DeleteApplication
 from services.ports import AppendResult, ApplicationRegistry
 
 
@@ -26,3 +26,13 @@ async def create_application(
         secret=secret,
         metadata=cmd.metadata,
     )
+
+
+async def delete_application(cmd: DeleteApplication, *, registry: ApplicationRegistry) -> None:
+    """Delete an application and destroy its secret; deleting it again is a no-op."""
+    stream = await registry.load(cmd.application_id)
+    events = applications.delete(applications.fold(stream.events), cmd.application_id)
+    if events:
+        await registry.unregister(
+            cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
+        )

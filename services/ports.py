@@ -72,6 +72,17 @@ class ApplicationRegistry(Protocol):
         ClientIdTakenError when another application has the client id."""
         ...
 
+    async def unregister(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        """Append the events and destroy the application's credential, atomically."""
+        ...
+
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         """The id of the live application with these credentials, else None."""
         ...

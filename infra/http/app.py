@@ -16,6 +16,7 @@ from infra.http.health import healthz, readyz
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.service_accounts import (
     create_service_account,
+    delete_service_account,
     get_service_account,
     list_service_accounts,
 )
@@ -65,6 +66,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             create_service_account,
             list_service_accounts,
             get_service_account,
+            delete_service_account,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -10,18 +10,18 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import msgspec
-from litestar import Request, get, post
+from litestar import Request, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain import applications
-from domain.commands import CreateApplication
+from domain.commands import CreateApplication, DeleteApplication
 from domain.events import EventMetadata
 from infra.bootstrap import Resources
 from infra.http.auth import Principal
 from projections import application_catalogue
-from services.applications import create_application
+from services.applications import create_application, delete_application
 from services.errors import NotPermittedError
 from services.ports import ApplicationRegistry
 
@@ -101,6 +101,19 @@ async def get_service_account(
     if found is None:
         raise applications.ApplicationNotFoundError(service_account_id)
     return _wire(found)
+
+
+@delete("/api/v1/service-accounts/{service_account_id:uuid}", tags=["Service Accounts"])
+async def delete_service_account(
+    request: Caller,
+    service_account_id: FromPath[UUID],
+    registry: NamedDependency[ApplicationRegistry],
+) -> None:
+    """204; the credential is destroyed with it, so its secret logs in no more."""
+    await _require_tenant_admin(request, registry, "delete service accounts")
+    metadata = EventMetadata(actor_subject=request.user.subject, actor_kind="application")
+    command = DeleteApplication(application_id=service_account_id, metadata=metadata)
+    await delete_application(command, registry=registry)
 
 
 def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:

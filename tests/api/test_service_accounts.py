@@ -1,7 +1,6 @@
 """/api/v1/service-accounts: tenant admins create, list and read service accounts."""
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -24,7 +23,7 @@ from tests.integration.test_projector import catch_up, runner
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
-SCHEMAS = Path(__file__).parents[3] / "shared" / "reference" / "runai-openapi.json"
+ACCOUNTS = "/api/v1/service-accounts"
 
 
 async def application(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
@@ -143,3 +142,36 @@ async def test_bad_requests_name_the_field_and_write_nothing(
     if pointer:
         assert pointer in [e["pointer"] for e in problem["errors"]]
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+
+
+async def test_deleting_destroys_the_credential_and_is_idempotent(
+    app: Litestar, clean_pool: asyncpg.Pool
+) -> None:
+    admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
+    created = (await request(app, "POST", ACCOUNTS, admin, json={"name": "ci-bot"})).json()
+    gone = await request(app, "DELETE", f"{ACCOUNTS}/{created['id']}", admin)
+    assert gone.status_code == 204
+    login = {
+        "grantType": "client_credentials",
+        "clientID": "ci-bot",
+        "clientSecret": created["clientSecret"],
+    }
+    assert (await request(app, "POST", "/api/v1/token", None, json=login)).status_code == 401
+    assert (
+        await clean_pool.fetchval(
+            "SELECT count(*) FROM application_credentials WHERE client_id = 'ci-bot'"
+        )
+        == 0
+    )
+    types = [
+        r[0] for r in await clean_pool.fetch("SELECT type FROM events ORDER BY global_position")
+    ]
+    assert types[-1] == "application.deleted.v1"
+    again = await request(app, "DELETE", f"{ACCOUNTS}/{created['id']}", admin)
+    assert again.status_code == 204
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == len(types)
+    await catch_up(clean_pool, runner(clean_pool))
+    listed = await request(app, "GET", ACCOUNTS, admin)
+    assert [a["name"] for a in listed.json()] == ["root-admin"]
+    unknown = await request(app, "DELETE", f"{ACCOUNTS}/{uuid4()}", admin)
+    assert unknown.status_code == 404
