@@ -16,7 +16,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from domain import applications
 from domain.events import Event, EventMetadata
-from infra.connections import translated
+from infra.connections import Connection, translated
 from infra.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings
@@ -63,17 +63,7 @@ class PostgresApplicationRegistry:
                 await conn.execute(_INSERT, application_id, client_id, secret_hash)
             except asyncpg.UniqueViolationError as exc:
                 raise ClientIdTakenError(client_id) from exc
-            # The store on this transaction's connection; wake-ups go through the pool's notifier.
-            store = PostgresEventStore(conn, DOMAIN_CODEC, notifier=self._store.notifier)
-            try:
-                return await store.append(
-                    application_id, events, expected_version=expected_version, metadata=metadata
-                )
-            except (asyncpg.UniqueViolationError, asyncpg.InFailedSQLTransactionError) as exc:
-                # Inside a transaction the store cannot retry: a concurrent creation won.
-                raise VersionConflictError(
-                    application_id, expected=expected_version, actual=None
-                ) from exc
+            return await self._append_in(conn, application_id, events, expected_version, metadata)
 
     async def unregister(
         self,
@@ -87,15 +77,28 @@ class PostgresApplicationRegistry:
             await conn.execute(
                 "DELETE FROM application_credentials WHERE application_id = $1", application_id
             )
-            store = PostgresEventStore(conn, DOMAIN_CODEC, notifier=self._store.notifier)
-            try:
-                return await store.append(
-                    application_id, events, expected_version=expected_version, metadata=metadata
-                )
-            except (asyncpg.UniqueViolationError, asyncpg.InFailedSQLTransactionError) as exc:
-                raise VersionConflictError(
-                    application_id, expected=expected_version, actual=None
-                ) from exc
+            return await self._append_in(conn, application_id, events, expected_version, metadata)
+
+    async def _append_in(
+        self,
+        conn: Connection,
+        application_id: UUID,
+        events: Sequence[Event],
+        expected_version: int,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        """Append inside the caller's transaction: the store runs on its connection, and
+        wake-ups go through the pool's notifier."""
+        store = PostgresEventStore(conn, DOMAIN_CODEC, notifier=self._store.notifier)
+        try:
+            return await store.append(
+                application_id, events, expected_version=expected_version, metadata=metadata
+            )
+        except (asyncpg.UniqueViolationError, asyncpg.InFailedSQLTransactionError) as exc:
+            # Inside a transaction the store cannot retry: a concurrent writer won.
+            raise VersionConflictError(
+                application_id, expected=expected_version, actual=None
+            ) from exc
 
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         async with translated("authenticate"):
