@@ -12,7 +12,13 @@ from uuid import UUID
 import msgspec
 
 from domain.errors import DomainError, InvalidHistoryError
-from domain.events import ApplicationCreated, ApplicationDeleted, ApplicationEvent, Event
+from domain.events import (
+    ApplicationCreated,
+    ApplicationDeleted,
+    ApplicationEvent,
+    ApplicationSecretRotated,
+    Event,
+)
 from domain.values import Grant, Role
 
 # Run:ai's rule for service-account names (ServiceAccountCreationRequest.name).
@@ -69,12 +75,16 @@ def evolve(state: Application | None, event: ApplicationEvent) -> Application:
             if state is None:
                 raise InvalidHistoryError("application.deleted before application.created")
             return msgspec.structs.replace(state, deleted=True)
+        case ApplicationSecretRotated():
+            if state is None:
+                raise InvalidHistoryError("application.secret_rotated before application.created")
+            return state
         case _:
             assert_never(event)
 
 
 def is_application_event(event: Event) -> TypeGuard[ApplicationEvent]:
-    return isinstance(event, ApplicationCreated | ApplicationDeleted)
+    return isinstance(event, ApplicationCreated | ApplicationDeleted | ApplicationSecretRotated)
 
 
 def fold(events: Iterable[Event]) -> Application | None:
@@ -117,3 +127,10 @@ def holds_tenant_role(grants: Iterable[Grant], role: Role) -> bool:
     """Whether the grants include `role` (or admin, which includes every role) on the tenant,
     the root scope that covers every other."""
     return any(g.scope_kind == "tenant" and g.role in (role, "admin") for g in grants)
+
+
+def rotate_secret(state: Application | None, application_id: UUID) -> list[ApplicationEvent]:
+    """Replace a live application's secret (the new one is made and kept outside the domain)."""
+    if state is None or state.deleted:
+        raise ApplicationNotFoundError(application_id)
+    return [ApplicationSecretRotated(application_id=application_id)]

@@ -18,3 +18,8 @@ class CreateApplication(msgspec.Struct, frozen=True, kw_only=True):
 class DeleteApplication(msgspec.Struct, frozen=True, kw_only=True):
     application_id: UUID
     metadata: EventMetadata
+
+
+class RotateApplicationSecret(msgspec.Struct, frozen=True, kw_only=True):
+    application_id: UUID
+    metadata: EventMetadata

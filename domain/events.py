@@ -61,7 +61,15 @@ class ApplicationDeleted(Event, tag="application.deleted.v1", frozen=True, kw_on
     application_id: UUID
 
 
-ApplicationEvent = ApplicationCreated | ApplicationDeleted
+class ApplicationSecretRotated(
+    Event, tag="application.secret_rotated.v1", frozen=True, kw_only=True
+):
+    """The application's secret was replaced; the old one logs in no more. No secret is here."""
+
+    application_id: UUID
+
+
+ApplicationEvent = ApplicationCreated | ApplicationDeleted | ApplicationSecretRotated
 
 # The catalogue: every event type this service stores. Tags are a storage schema.
 DomainEvent = ApplicationEvent

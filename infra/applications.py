@@ -79,6 +79,24 @@ class PostgresApplicationRegistry:
             )
             return await self._append_in(conn, application_id, events, expected_version, metadata)
 
+    async def replace_secret(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        secret: str,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        secret_hash = await asyncio.to_thread(self._hasher.hash, secret)
+        async with translated("replace_secret"), self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "UPDATE application_credentials SET secret_hash = $2 WHERE application_id = $1",
+                application_id,
+                secret_hash,
+            )
+            return await self._append_in(conn, application_id, events, expected_version, metadata)
+
     async def _append_in(
         self,
         conn: Connection,

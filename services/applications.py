@@ -1,7 +1,7 @@
 """Application (service account) use cases. No SQL, no hashing, no HTTP in this module."""
 
 from domain import applications
-from domain.commands import CreateApplication, DeleteApplication
+from domain.commands import CreateApplication, DeleteApplication, RotateApplicationSecret
 from services.ports import AppendResult, ApplicationRegistry
 
 
@@ -36,3 +36,18 @@ async def delete_application(cmd: DeleteApplication, *, registry: ApplicationReg
         await registry.unregister(
             cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
         )
+
+
+async def rotate_application_secret(
+    cmd: RotateApplicationSecret, *, secret: str, registry: ApplicationRegistry
+) -> AppendResult:
+    """Give a live application a new secret; the old one stops working at once."""
+    stream = await registry.load(cmd.application_id)
+    events = applications.rotate_secret(applications.fold(stream.events), cmd.application_id)
+    return await registry.replace_secret(
+        cmd.application_id,
+        events,
+        expected_version=stream.version,
+        secret=secret,
+        metadata=cmd.metadata,
+    )

@@ -83,6 +83,18 @@ class ApplicationRegistry(Protocol):
         """Append the events and destroy the application's credential, atomically."""
         ...
 
+    async def replace_secret(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        secret: str,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        """Append the events and swap the secret's hash for the new one's, atomically."""
+        ...
+
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         """The id of the live application with these credentials, else None."""
         ...

@@ -19,6 +19,7 @@ from infra.http.service_accounts import (
     delete_service_account,
     get_service_account,
     list_service_accounts,
+    regenerate_service_account_secret,
 )
 from infra.http.tokens import grant_token
 from infra.settings import Settings
@@ -67,6 +68,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             list_service_accounts,
             get_service_account,
             delete_service_account,
+            regenerate_service_account_secret,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -16,12 +16,16 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain import applications
-from domain.commands import CreateApplication, DeleteApplication
+from domain.commands import CreateApplication, DeleteApplication, RotateApplicationSecret
 from domain.events import EventMetadata
 from infra.bootstrap import Resources
 from infra.http.auth import Principal
 from projections import application_catalogue
-from services.applications import create_application, delete_application
+from services.applications import (
+    create_application,
+    delete_application,
+    rotate_application_secret,
+)
 from services.errors import NotPermittedError
 from services.ports import ApplicationRegistry
 
@@ -114,6 +118,29 @@ async def delete_service_account(
     metadata = EventMetadata(actor_subject=request.user.subject, actor_kind="application")
     command = DeleteApplication(application_id=service_account_id, metadata=metadata)
     await delete_application(command, registry=registry)
+
+
+class RegenerateServiceAccountSecretResponse(msgspec.Struct, frozen=True, rename="camel"):
+    client_secret: str
+
+
+@post(
+    "/api/v1/service-accounts/{service_account_id:uuid}/secret",
+    status_code=200,
+    tags=["Service Accounts"],
+)
+async def regenerate_service_account_secret(
+    request: Caller,
+    service_account_id: FromPath[UUID],
+    registry: NamedDependency[ApplicationRegistry],
+) -> RegenerateServiceAccountSecretResponse:
+    """The new secret is shown in this response only; the old one logs in no more."""
+    await _require_tenant_admin(request, registry, "regenerate service account secrets")
+    secret = secrets.token_urlsafe(32)
+    metadata = EventMetadata(actor_subject=request.user.subject, actor_kind="application")
+    command = RotateApplicationSecret(application_id=service_account_id, metadata=metadata)
+    await rotate_application_secret(command, secret=secret, registry=registry)
+    return RegenerateServiceAccountSecretResponse(secret)
 
 
 def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:

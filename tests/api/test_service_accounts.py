@@ -175,3 +175,28 @@ async def test_deleting_destroys_the_credential_and_is_idempotent(
     assert [a["name"] for a in listed.json()] == ["root-admin"]
     unknown = await request(app, "DELETE", f"{ACCOUNTS}/{uuid4()}", admin)
     assert unknown.status_code == 404
+
+
+async def test_regenerating_the_secret_retires_the_old_one(
+    app: Litestar, clean_pool: asyncpg.Pool
+) -> None:
+    admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
+    created = (await request(app, "POST", ACCOUNTS, admin, json={"name": "ci-bot"})).json()
+    fresh = await request(app, "POST", f"{ACCOUNTS}/{created['id']}/secret", admin)
+    assert fresh.status_code == 200
+    assert set(fresh.json()) == {"clientSecret"}
+    new_secret = fresh.json()["clientSecret"]
+    assert new_secret != created["clientSecret"]
+
+    def login(secret: str) -> dict[str, str]:
+        return {"grantType": "app_token", "AppId": "ci-bot", "AppSecret": secret}
+
+    old = await request(app, "POST", "/api/v1/token", None, json=login(created["clientSecret"]))
+    assert old.status_code == 401
+    new = await request(app, "POST", "/api/v1/token", None, json=login(new_secret))
+    assert new.status_code == 200
+    stored = await clean_pool.fetch("SELECT type, data::text AS d FROM events")
+    assert "application.secret_rotated.v1" in [row["type"] for row in stored]
+    assert all(new_secret not in row["d"] for row in stored)
+    unknown = await request(app, "POST", f"{ACCOUNTS}/{uuid4()}/secret", admin)
+    assert unknown.status_code == 404

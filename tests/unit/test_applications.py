@@ -9,7 +9,7 @@ from domain.applications import (
     InvalidApplicationNameError,
 )
 from domain.errors import InvalidHistoryError
-from domain.events import ApplicationCreated, ApplicationDeleted
+from domain.events import ApplicationCreated, ApplicationDeleted, ApplicationSecretRotated
 from domain.values import TENANT_ADMIN
 from tests.sample_events import CounterOpened
 
@@ -60,3 +60,16 @@ def test_deleting_is_idempotent_and_needs_an_application() -> None:
 def test_a_foreign_event_in_an_application_stream_is_corrupt_history() -> None:
     with pytest.raises(InvalidHistoryError):
         applications.fold([created(), CounterOpened(name="x")])
+
+
+def test_only_a_live_application_gets_a_new_secret() -> None:
+    event = created()
+    state = applications.fold([event])
+    assert applications.rotate_secret(state, event.application_id) == [
+        ApplicationSecretRotated(application_id=event.application_id)
+    ]
+    gone = applications.fold([event, ApplicationDeleted(application_id=event.application_id)])
+    with pytest.raises(ApplicationNotFoundError):
+        applications.rotate_secret(gone, event.application_id)
+    with pytest.raises(ApplicationNotFoundError):
+        applications.rotate_secret(None, uuid4())
