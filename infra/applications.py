@@ -42,7 +42,8 @@ class PostgresApplicationRegistry:
         self._hasher = hasher
         self._store = PostgresEventStore(pool, DOMAIN_CODEC)
         # Verifying an unknown client id costs as much as a known one, so timing tells nothing.
-        self._decoy = hasher.hash("decoy secret")
+        # Made on the first unknown id, not at start-up: hashing is deliberately slow.
+        self._decoy: str | None = None
 
     async def load(self, application_id: UUID) -> Stream:
         return await self._store.load(application_id)
@@ -121,7 +122,10 @@ class PostgresApplicationRegistry:
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         async with translated("authenticate"):
             row = await self._pool.fetchrow(_LOOKUP, client_id)
+        if row is None and self._decoy is None:
+            self._decoy = await asyncio.to_thread(self._hasher.hash, "decoy secret")
         stored = self._decoy if row is None else row["secret_hash"]
+        assert stored is not None
         if not await asyncio.to_thread(self._verify, stored, secret) or row is None:
             return None
         application_id: UUID = row["application_id"]

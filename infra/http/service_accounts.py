@@ -17,7 +17,7 @@ from litestar.params import FromPath, JSONBody
 
 from domain import applications
 from domain.commands import CreateApplication, DeleteApplication, RotateApplicationSecret
-from domain.events import EventMetadata
+from domain.events import ActorKind, EventMetadata
 from infra.bootstrap import Resources
 from infra.http.auth import Principal
 from projections import application_catalogue
@@ -54,6 +54,12 @@ class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
     last_login: datetime | None
 
 
+def _actor(caller: Caller) -> EventMetadata:
+    """Who the events of this request are recorded as caused by."""
+    kind: ActorKind = "user" if caller.user.kind == "user" else "application"
+    return EventMetadata(actor_subject=caller.user.subject, actor_kind=kind)
+
+
 async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, action: str) -> None:
     """The caller's grants come from its own stream, not a read model: they apply at once."""
     state = applications.fold((await registry.load(UUID(caller.user.subject))).events)
@@ -73,7 +79,7 @@ async def create_service_account(
         application_id=uuid4(),
         name=data.name,
         grants=(),  # roles come from access rules, granted separately
-        metadata=EventMetadata(actor_subject=request.user.subject, actor_kind="application"),
+        metadata=_actor(request),
     )
     await create_application(command, secret=secret, registry=registry)
     return ServiceAccountPostResponse(
@@ -115,7 +121,7 @@ async def delete_service_account(
 ) -> None:
     """204; the credential is destroyed with it, so its secret logs in no more."""
     await _require_tenant_admin(request, registry, "delete service accounts")
-    metadata = EventMetadata(actor_subject=request.user.subject, actor_kind="application")
+    metadata = _actor(request)
     command = DeleteApplication(application_id=service_account_id, metadata=metadata)
     await delete_application(command, registry=registry)
 
@@ -137,7 +143,7 @@ async def regenerate_service_account_secret(
     """The new secret is shown in this response only; the old one logs in no more."""
     await _require_tenant_admin(request, registry, "regenerate service account secrets")
     secret = secrets.token_urlsafe(32)
-    metadata = EventMetadata(actor_subject=request.user.subject, actor_kind="application")
+    metadata = _actor(request)
     command = RotateApplicationSecret(application_id=service_account_id, metadata=metadata)
     await rotate_application_secret(command, secret=secret, registry=registry)
     return RegenerateServiceAccountSecretResponse(secret)
