@@ -5,7 +5,7 @@ from uuid import UUID
 import msgspec
 
 from domain.events import EventMetadata
-from domain.values import Grant
+from domain.values import Grant, NodePoolResources, ScopeRef
 
 
 class CreateApplication(msgspec.Struct, frozen=True, kw_only=True):
@@ -22,4 +22,50 @@ class DeleteApplication(msgspec.Struct, frozen=True, kw_only=True):
 
 class RotateApplicationSecret(msgspec.Struct, frozen=True, kw_only=True):
     application_id: UUID
+    metadata: EventMetadata
+
+
+class CreateCluster(msgspec.Struct, frozen=True, kw_only=True):
+    cluster_id: UUID
+    name: str
+    domain: str | None = None
+    version: str | None = None
+    metadata: EventMetadata
+
+
+class RenameCluster(msgspec.Struct, frozen=True, kw_only=True):
+    cluster_id: UUID
+    name: str
+    metadata: EventMetadata
+
+
+class CreateDepartment(msgspec.Struct, frozen=True, kw_only=True):
+    cluster_id: UUID
+    name: str
+    description: str = ""
+    resources: tuple[NodePoolResources, ...] = ()
+    metadata: EventMetadata
+
+
+class CreateProject(msgspec.Struct, frozen=True, kw_only=True):
+    cluster_id: UUID
+    department_id: str | None
+    name: str
+    description: str = ""
+    requested_namespace: str | None = None
+    resources: tuple[NodePoolResources, ...] = ()
+    metadata: EventMetadata
+
+
+class UpdateOrgUnit(msgspec.Struct, frozen=True, kw_only=True):
+    """Replace a department's or a project's updatable fields."""
+
+    scope: ScopeRef
+    description: str
+    resources: tuple[NodePoolResources, ...]
+    metadata: EventMetadata
+
+
+class DeleteOrgUnit(msgspec.Struct, frozen=True, kw_only=True):
+    scope: ScopeRef
     metadata: EventMetadata

@@ -10,7 +10,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain.values import Grant
+from domain.values import Grant, NodePoolResources
 
 ActorKind = Literal["application", "user", "system"]
 
@@ -71,8 +71,72 @@ class ApplicationSecretRotated(
 
 ApplicationEvent = ApplicationCreated | ApplicationDeleted | ApplicationSecretRotated
 
+
+class ClusterCreated(Event, tag="cluster.created.v1", frozen=True, kw_only=True):
+    cluster_id: UUID
+    name: str
+    domain: str | None = None
+    version: str | None = None
+
+
+class ClusterRenamed(Event, tag="cluster.renamed.v1", frozen=True, kw_only=True):
+    cluster_id: UUID
+    name: str
+
+
+class ClusterDeleted(Event, tag="cluster.deleted.v1", frozen=True, kw_only=True):
+    cluster_id: UUID
+
+
+class DepartmentCreated(Event, tag="department.created.v1", frozen=True, kw_only=True):
+    department_id: str
+    cluster_id: UUID
+    name: str
+    description: str = ""
+    resources: tuple[NodePoolResources, ...] = ()
+
+
+class DepartmentUpdated(Event, tag="department.updated.v1", frozen=True, kw_only=True):
+    """The department's updatable fields, as they are now (its name and cluster never change)."""
+
+    department_id: str
+    description: str = ""
+    resources: tuple[NodePoolResources, ...] = ()
+
+
+class DepartmentDeleted(Event, tag="department.deleted.v1", frozen=True, kw_only=True):
+    department_id: str
+
+
+class ProjectCreated(Event, tag="project.created.v1", frozen=True, kw_only=True):
+    project_id: str
+    cluster_id: UUID
+    department_id: str | None = None  # None: the project sits directly under its cluster
+    name: str
+    description: str = ""
+    requested_namespace: str | None = None
+    resources: tuple[NodePoolResources, ...] = ()
+
+
+class ProjectUpdated(Event, tag="project.updated.v1", frozen=True, kw_only=True):
+    """The project's updatable fields, as they are now (its name and parents never change)."""
+
+    project_id: str
+    description: str = ""
+    resources: tuple[NodePoolResources, ...] = ()
+
+
+class ProjectDeleted(Event, tag="project.deleted.v1", frozen=True, kw_only=True):
+    project_id: str
+
+
+ClusterEvent = ClusterCreated | ClusterRenamed | ClusterDeleted
+DepartmentEvent = DepartmentCreated | DepartmentUpdated | DepartmentDeleted
+ProjectEvent = ProjectCreated | ProjectUpdated | ProjectDeleted
+OrgUnitEvent = ClusterEvent | DepartmentEvent | ProjectEvent
+
 # The catalogue: every event type this service stores. Tags are a storage schema.
-DomainEvent = ApplicationEvent
+DomainEvent = ApplicationEvent | OrgUnitEvent
 
 
 def event_tag(event_type: type[Event]) -> str:

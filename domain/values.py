@@ -17,3 +17,38 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
 
 TENANT_ADMIN: Final = Grant(role="admin", scope_kind="tenant", scope_id="tenant")
+
+
+class ScopeRef(msgspec.Struct, frozen=True, order=True):
+    """A node of the org tree: tenant -> cluster -> department -> project. The tenant's id is ""."""
+
+    kind: ScopeKind
+    id: str = ""
+
+
+TENANT: Final = ScopeRef("tenant")
+
+
+class QuotaResource(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """One resource's quota in a node pool (Run:ai's `Resource`)."""
+
+    deserved: float | None = None
+    limit: float | None = None
+    over_quota_weight: float | None = None
+    units: str | None = None  # memory only: "Mib", "MB" or "GB"
+
+
+class NodePoolRef(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    name: str | None = None
+
+
+class NodePoolResources(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"
+):
+    """An org unit's quota in one node pool (Run:ai's `ResourcesNullable`)."""
+
+    node_pool: NodePoolRef | None = None
+    gpu: QuotaResource | None = None
+    cpu: QuotaResource | None = None
+    memory: QuotaResource | None = None

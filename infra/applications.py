@@ -20,7 +20,7 @@ from infra.connections import Connection, translated
 from infra.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings
-from services.errors import ClientIdTakenError, VersionConflictError
+from services.errors import ClientIdTakenError
 from services.ports import AppendResult, Stream
 
 _INSERT: Final = (
@@ -106,18 +106,9 @@ class PostgresApplicationRegistry:
         expected_version: int,
         metadata: EventMetadata,
     ) -> AppendResult:
-        """Append inside the caller's transaction: the store runs on its connection, and
-        wake-ups go through the pool's notifier."""
-        store = PostgresEventStore(conn, DOMAIN_CODEC, notifier=self._store.notifier)
-        try:
-            return await store.append(
-                application_id, events, expected_version=expected_version, metadata=metadata
-            )
-        except (asyncpg.UniqueViolationError, asyncpg.InFailedSQLTransactionError) as exc:
-            # Inside a transaction the store cannot retry: a concurrent writer won.
-            raise VersionConflictError(
-                application_id, expected=expected_version, actual=None
-            ) from exc
+        return await self._store.append_within(
+            conn, application_id, events, expected_version=expected_version, metadata=metadata
+        )
 
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         async with translated("authenticate"):

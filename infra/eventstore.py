@@ -48,6 +48,26 @@ class PostgresEventStore:
         self.notifier = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()
 
+    async def append_within(
+        self,
+        conn: Connection,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        """Append on `conn`, inside the caller's transaction, so the events commit or roll back
+        with rows of the caller's own. Wake-ups still go through this store's notifier."""
+        store = PostgresEventStore(conn, self._codec, notifier=self.notifier)
+        try:
+            return await store.append(
+                stream_id, events, expected_version=expected_version, metadata=metadata
+            )
+        except (asyncpg.UniqueViolationError, asyncpg.InFailedSQLTransactionError) as exc:
+            # Inside a transaction the store cannot retry: a concurrent writer won.
+            raise VersionConflictError(stream_id, expected=expected_version, actual=None) from exc
+
     async def load(self, stream_id: UUID) -> Stream:
         async with translated("load"):
             rows = await self._pool.fetch(LOAD, stream_id)

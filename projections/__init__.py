@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from domain.events import RecordedEvent
-from projections import application_catalogue
+from projections import application_catalogue, org_units
 from projections.executor import Executor
 
 
@@ -18,4 +18,7 @@ class Projection:
     apply: Callable[[Executor, RecordedEvent], Awaitable[None]]
 
 
-ALL: tuple[Projection, ...] = (Projection(application_catalogue.NAME, application_catalogue.apply),)
+ALL: tuple[Projection, ...] = (
+    Projection(application_catalogue.NAME, application_catalogue.apply),
+    Projection(org_units.NAME, org_units.apply),
+)

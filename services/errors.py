@@ -87,3 +87,15 @@ class NotPermittedError(ApplicationError):
     def __init__(self, action: str) -> None:
         super().__init__(f"you do not have sufficient permissions to {action}")
         self.action = action
+
+
+class NameTakenError(ApplicationError):
+    """Another live thing in the same namespace (scope) already has this name."""
+
+    slug = "name-taken"
+
+    def __init__(self, name: str, *, namespace: str, field: str) -> None:
+        super().__init__(f"the name {name!r} is already in use in {namespace}")
+        self.name = name
+        self.namespace = namespace
+        self.field = field

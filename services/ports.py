@@ -7,6 +7,7 @@ from uuid import UUID
 import msgspec
 
 from domain.events import Event, EventMetadata
+from domain.values import ScopeRef
 
 
 class Stream(msgspec.Struct, frozen=True):
@@ -97,4 +98,61 @@ class ApplicationRegistry(Protocol):
 
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         """The id of the live application with these credentials, else None."""
+        ...
+
+
+class NameClaim(msgspec.Struct, frozen=True, kw_only=True):
+    """A name that must be unique among the streams of one namespace (say, the environments of
+    one project). `field` is where the name sits in the request, for the error that names it."""
+
+    namespace: str
+    name: str
+    field: str = "/name"
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class NamedStreams(Protocol):
+    """Streams of named things (scopes, assets, templates): each append also states the name the
+    stream holds afterwards, and both are written in one transaction."""
+
+    async def load(self, stream_id: UUID) -> Stream: ...
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+    ) -> AppendResult:
+        """Append the events; afterwards the stream holds exactly `name` (None: it holds none,
+        as a deleted thing frees its name). Raises NameTakenError, writing nothing, when another
+        stream holds the name in that namespace."""
+        ...
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class IdSequence(Protocol):
+    """Small integer ids (Run:ai numbers its departments and projects)."""
+
+    async def next_id(self) -> int: ...
+
+
+class StreamLoader(Protocol):
+    """Anything that reads a stream's history (every store above does)."""
+
+    async def load(self, stream_id: UUID) -> Stream: ...
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class OrgTree(Protocol):
+    """The org tree as the read side knows it: for questions that span many units."""
+
+    async def lineages(self) -> dict[ScopeRef, tuple[ScopeRef, ...]]:
+        """Every live scope, the tenant included, with its lineage (itself, then ancestors)."""
+        ...
+
+    async def children(self, scope: ScopeRef) -> int:
+        """How many live units sit directly below the scope."""
         ...

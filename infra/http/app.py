@@ -11,8 +11,10 @@ from litestar.middleware import DefineMiddleware
 
 from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import Resources, open_resources
+from infra.eventstore import PostgresEventStore
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.health import healthz, readyz
+from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.service_accounts import (
     create_service_account,
@@ -22,9 +24,12 @@ from infra.http.service_accounts import (
     regenerate_service_account_secret,
 )
 from infra.http.tokens import grant_token
+from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from infra.tokens import TokenIssuer
-from services.ports import ApplicationRegistry
+from services.ports import ApplicationRegistry, IdSequence, NamedStreams, OrgTree
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,10 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
     def _wire(app: Litestar, opened: Resources) -> None:
         app.state.resources = opened
         app.state.registry = PostgresApplicationRegistry(opened.pool, secret_hasher(settings.auth))
+        store = PostgresEventStore(opened.pool, DOMAIN_CODEC)
+        app.state.streams = PostgresNamedStreams(opened.pool, store)
+        app.state.ids = PostgresIdSequence(opened.pool)
+        app.state.tree = PostgresOrgTree(opened.pool)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -56,6 +65,18 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         registry: ApplicationRegistry = state.registry
         return registry
 
+    def provide_streams(state: State) -> NamedStreams:
+        streams: NamedStreams = state.streams
+        return streams
+
+    def provide_ids(state: State) -> IdSequence:
+        ids: IdSequence = state.ids
+        return ids
+
+    def provide_tree(state: State) -> OrgTree:
+        tree: OrgTree = state.tree
+        return tree
+
     def provide_settings() -> Settings:
         return settings
 
@@ -69,12 +90,16 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             get_service_account,
             delete_service_account,
             regenerate_service_account_secret,
+            *ORG_UNIT_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={
             "resources": Provide(provide_resources, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
             "registry": Provide(provide_registry, sync_to_thread=False),
+            "streams": Provide(provide_streams, sync_to_thread=False),
+            "ids": Provide(provide_ids, sync_to_thread=False),
+            "tree": Provide(provide_tree, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
         middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer)],

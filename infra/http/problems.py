@@ -15,6 +15,13 @@ from litestar.exceptions import HTTPException, ValidationException
 
 from domain.applications import ApplicationNotFoundError, InvalidApplicationNameError
 from domain.errors import DomainError, TrainplateError
+from domain.org_units import (
+    BlankNameError,
+    OrgUnitExistsError,
+    OrgUnitNotEmptyError,
+    OrgUnitNotFoundError,
+    UnknownScopeError,
+)
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
 from services.errors import (
     ApplicationError,
@@ -22,6 +29,7 @@ from services.errors import (
     ClientIdTakenError,
     IdempotencyKeyReusedError,
     InvalidRequestError,
+    NameTakenError,
     NotAuthenticatedError,
     NotPermittedError,
     VersionConflictError,
@@ -59,6 +67,12 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     IdempotencyKeyReusedError: 422,
     StoreUnavailableError: 503,
     ApplicationNotFoundError: 404,
+    OrgUnitNotFoundError: 404,
+    UnknownScopeError: 400,
+    BlankNameError: 400,
+    OrgUnitExistsError: 409,
+    OrgUnitNotEmptyError: 409,
+    NameTakenError: 409,
     DomainError: 422,
     ApplicationError: 400,
     InfraError: 503,

@@ -6,20 +6,17 @@ from the application catalogue read model, so they may trail a write by the proj
 
 import secrets
 from datetime import datetime
-from typing import Any
 from uuid import UUID, uuid4
 
 import msgspec
-from litestar import Request, delete, get, post
-from litestar.datastructures import State
+from litestar import delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain import applications
 from domain.commands import CreateApplication, DeleteApplication, RotateApplicationSecret
-from domain.events import ActorKind, EventMetadata
 from infra.bootstrap import Resources
-from infra.http.auth import Principal
+from infra.http.callers import Caller, actor
 from projections import application_catalogue
 from services.applications import (
     create_application,
@@ -28,8 +25,6 @@ from services.applications import (
 )
 from services.errors import NotPermittedError
 from services.ports import ApplicationRegistry
-
-Caller = Request[Principal, dict[str, Any], State]
 
 
 class ServiceAccountCreationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -54,12 +49,6 @@ class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
     last_login: datetime | None
 
 
-def _actor(caller: Caller) -> EventMetadata:
-    """Who the events of this request are recorded as caused by."""
-    kind: ActorKind = "user" if caller.user.kind == "user" else "application"
-    return EventMetadata(actor_subject=caller.user.subject, actor_kind=kind)
-
-
 async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, action: str) -> None:
     """The caller's grants come from its own stream, not a read model: they apply at once."""
     state = applications.fold((await registry.load(UUID(caller.user.subject))).events)
@@ -79,7 +68,7 @@ async def create_service_account(
         application_id=uuid4(),
         name=data.name,
         grants=(),  # roles come from access rules, granted separately
-        metadata=_actor(request),
+        metadata=actor(request),
     )
     await create_application(command, secret=secret, registry=registry)
     return ServiceAccountPostResponse(
@@ -121,7 +110,7 @@ async def delete_service_account(
 ) -> None:
     """204; the credential is destroyed with it, so its secret logs in no more."""
     await _require_tenant_admin(request, registry, "delete service accounts")
-    metadata = _actor(request)
+    metadata = actor(request)
     command = DeleteApplication(application_id=service_account_id, metadata=metadata)
     await delete_application(command, registry=registry)
 
@@ -143,7 +132,7 @@ async def regenerate_service_account_secret(
     """The new secret is shown in this response only; the old one logs in no more."""
     await _require_tenant_admin(request, registry, "regenerate service account secrets")
     secret = secrets.token_urlsafe(32)
-    metadata = _actor(request)
+    metadata = actor(request)
     command = RotateApplicationSecret(application_id=service_account_id, metadata=metadata)
     await rotate_application_secret(command, secret=secret, registry=registry)
     return RegenerateServiceAccountSecretResponse(secret)

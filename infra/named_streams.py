@@ -1,0 +1,72 @@
+"""PostgresNamedStreams: appends that also move a stream's unique name, in one transaction.
+
+`stream_names` holds one row per (namespace, name); its primary key is what makes a name unique,
+so two concurrent creates of the same name cannot both commit.
+"""
+
+from collections.abc import Sequence
+from typing import Final
+from uuid import UUID
+
+import asyncpg
+
+from domain.events import Event, EventMetadata
+from infra.connections import Connection, translated
+from infra.eventstore import PostgresEventStore
+from services.errors import NameTakenError
+from services.ports import AppendResult, NameClaim, Stream
+
+_RELEASE_OTHERS: Final = (
+    "DELETE FROM stream_names WHERE stream_id = $1 AND (namespace, name) <> ($2, $3)"
+)
+_RELEASE_ALL: Final = "DELETE FROM stream_names WHERE stream_id = $1"
+_CLAIM: Final = """
+INSERT INTO stream_names (namespace, name, stream_id) VALUES ($1, $2, $3)
+ON CONFLICT (namespace, name) DO UPDATE SET stream_id = excluded.stream_id
+    WHERE stream_names.stream_id = excluded.stream_id
+RETURNING stream_id
+"""
+
+
+class PostgresNamedStreams:
+    def __init__(self, pool: asyncpg.Pool, store: PostgresEventStore) -> None:
+        self._pool = pool
+        self._store = store
+
+    async def load(self, stream_id: UUID) -> Stream:
+        return await self._store.load(stream_id)
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+    ) -> AppendResult:
+        async with translated("append"), self._pool.acquire() as conn, conn.transaction():
+            await self._hold(conn, stream_id, name)
+            return await self._store.append_within(
+                conn, stream_id, events, expected_version=expected_version, metadata=metadata
+            )
+
+    @staticmethod
+    async def _hold(conn: Connection, stream_id: UUID, name: NameClaim | None) -> None:
+        if name is None:
+            await conn.execute(_RELEASE_ALL, stream_id)
+            return
+        await conn.execute(_RELEASE_OTHERS, stream_id, name.namespace, name.name)
+        # The upsert returns no row when another stream holds the name (its WHERE refuses).
+        if await conn.fetchval(_CLAIM, name.namespace, name.name, stream_id) is None:
+            raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
+
+
+class PostgresIdSequence:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def next_id(self) -> int:
+        async with translated("next_id"):
+            value: int = await self._pool.fetchval("SELECT nextval('org_unit_ids')")
+        return value

@@ -1,0 +1,188 @@
+"""Read model of the org tree: one row per live cluster, department and project."""
+
+from datetime import datetime
+from typing import Final
+from uuid import UUID
+
+import asyncpg
+import msgspec
+
+from domain.events import (
+    ClusterCreated,
+    ClusterDeleted,
+    ClusterRenamed,
+    DepartmentCreated,
+    DepartmentDeleted,
+    DepartmentUpdated,
+    ProjectCreated,
+    ProjectDeleted,
+    ProjectUpdated,
+    RecordedEvent,
+)
+from domain.values import TENANT, NodePoolResources, ScopeKind, ScopeRef
+from projections.executor import Executor
+
+NAME: Final = "org_units"
+
+
+class Details(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """The fields only some kinds have, kept together in one jsonb column."""
+
+    resources: tuple[NodePoolResources, ...] = ()
+    domain: str | None = None
+    cluster_version: str | None = None
+    requested_namespace: str | None = None
+
+
+class OrgUnitRow(msgspec.Struct, frozen=True, kw_only=True):
+    kind: ScopeKind
+    id: str
+    name: str
+    cluster_id: UUID
+    department_id: str | None
+    description: str
+    details: Details
+    created_at: datetime
+    created_by: str
+    updated_at: datetime
+    updated_by: str
+
+    @property
+    def lineage(self) -> tuple[ScopeRef, ...]:
+        chain = [ScopeRef(self.kind, self.id)]
+        if self.department_id is not None:
+            chain.append(ScopeRef("department", self.department_id))
+        if self.kind != "cluster":
+            chain.append(ScopeRef("cluster", str(self.cluster_id)))
+        return (*chain, TENANT)
+
+
+_encode = msgspec.json.Encoder().encode
+_decode_details = msgspec.json.Decoder(Details).decode
+
+_INSERT: Final = """
+INSERT INTO org_units (kind, id, name, cluster_id, department_id, description, details,
+                       created_at, created_by, updated_at, updated_by, version)
+VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $8, $9, $10)
+ON CONFLICT (kind, id) DO NOTHING
+"""
+# Updates carry the stream version: a replayed older event never overwrites a newer row.
+_UPDATE: Final = """
+UPDATE org_units SET name = coalesce($3, name), description = coalesce($4, description),
+       details = coalesce($5::jsonb, details), updated_at = $6, updated_by = $7, version = $8
+ WHERE kind = $1 AND id = $2 AND version < $8
+"""
+
+
+async def apply(conn: Executor, recorded: RecordedEvent) -> None:
+    """Fold one event in; safe to run twice."""
+    at, by, version = recorded.recorded_at, recorded.metadata.actor_subject, recorded.version
+    match recorded.event:
+        case ClusterCreated() as e:
+            details = Details(domain=e.domain, cluster_version=e.version)
+            await conn.execute(
+                _INSERT, "cluster", str(e.cluster_id), e.name, e.cluster_id, None, "",
+                _encode(details).decode(), at, by, version,
+            )  # fmt: skip
+        case DepartmentCreated() as e:
+            details = Details(resources=e.resources)
+            await conn.execute(
+                _INSERT, "department", e.department_id, e.name, e.cluster_id, None,
+                e.description, _encode(details).decode(), at, by, version,
+            )  # fmt: skip
+        case ProjectCreated() as e:
+            details = Details(resources=e.resources, requested_namespace=e.requested_namespace)
+            await conn.execute(
+                _INSERT, "project", e.project_id, e.name, e.cluster_id, e.department_id,
+                e.description, _encode(details).decode(), at, by, version,
+            )  # fmt: skip
+        case ClusterRenamed() as e:
+            await conn.execute(
+                _UPDATE, "cluster", str(e.cluster_id), e.name, None, None, at, by, version
+            )
+        case DepartmentUpdated() as e:
+            await _update_fields(conn, recorded, "department", e.department_id, e.description)
+        case ProjectUpdated() as e:
+            await _update_fields(conn, recorded, "project", e.project_id, e.description)
+        case ClusterDeleted() as e:
+            await _delete(conn, "cluster", str(e.cluster_id))
+        case DepartmentDeleted() as e:
+            await _delete(conn, "department", e.department_id)
+        case ProjectDeleted() as e:
+            await _delete(conn, "project", e.project_id)
+        case _:
+            pass  # not an event this read model cares about
+
+
+async def _update_fields(
+    conn: Executor, recorded: RecordedEvent, kind: ScopeKind, unit_id: str, description: str
+) -> None:
+    assert isinstance(recorded.event, DepartmentUpdated | ProjectUpdated)
+    row = await conn.fetchrow(
+        "SELECT details::text AS details FROM org_units WHERE kind = $1 AND id = $2", kind, unit_id
+    )
+    if row is None:
+        return
+    details = msgspec.structs.replace(
+        _decode_details(row["details"]), resources=recorded.event.resources
+    )
+    await conn.execute(
+        _UPDATE, kind, unit_id, None, description, _encode(details).decode(),
+        recorded.recorded_at, recorded.metadata.actor_subject, recorded.version,
+    )  # fmt: skip
+
+
+async def _delete(conn: Executor, kind: ScopeKind, unit_id: str) -> None:
+    await conn.execute("DELETE FROM org_units WHERE kind = $1 AND id = $2", kind, unit_id)
+
+
+_COLUMNS: Final = """kind, id, name, cluster_id, department_id, description,
+    details::text AS details, created_at, created_by, updated_at, updated_by"""
+
+
+def _row(record: asyncpg.Record) -> OrgUnitRow:
+    return OrgUnitRow(
+        kind=record["kind"],
+        id=record["id"],
+        name=record["name"],
+        cluster_id=record["cluster_id"],
+        department_id=record["department_id"],
+        description=record["description"],
+        details=_decode_details(record["details"]),
+        created_at=record["created_at"],
+        created_by=record["created_by"],
+        updated_at=record["updated_at"],
+        updated_by=record["updated_by"],
+    )
+
+
+async def list_units(conn: Executor, kind: ScopeKind | None = None) -> list[OrgUnitRow]:
+    """Live units of one kind (or all), ordered by kind and numeric-aware id."""
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM org_units WHERE $1::text IS NULL OR kind = $1"
+        " ORDER BY kind, length(id), id",
+        kind,
+    )
+    return [_row(r) for r in rows]
+
+
+async def get_unit(conn: Executor, kind: ScopeKind, unit_id: str) -> OrgUnitRow | None:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM org_units WHERE kind = $1 AND id = $2", kind, unit_id
+    )
+    return None if row is None else _row(row)
+
+
+async def children(conn: Executor, scope: ScopeRef) -> int:
+    """Live units directly below a scope (a cluster's departments and its direct projects)."""
+    match scope.kind:
+        case "cluster":
+            where = "cluster_id = $1::uuid AND (kind = 'department' OR (kind = 'project'"
+            where += " AND department_id IS NULL))"
+        case "department":
+            where = "kind = 'project' AND department_id = $1"
+        case _:
+            return 0
+    row = await conn.fetchrow(f"SELECT count(*) AS n FROM org_units WHERE {where}", scope.id)
+    assert row is not None
+    return int(row["n"])

@@ -1,0 +1,50 @@
+"""Authorisation for use cases: the actor's grants, read from its own stream, against a scope's
+lineage, read from the org units' streams. Both are the write side's truth: a grant or a new
+unit applies at once, with no read-model lag."""
+
+from uuid import UUID
+
+from domain import access, applications, org_units
+from domain.events import EventMetadata
+from domain.values import TENANT, Grant, Role, ScopeRef
+from services.errors import NotPermittedError
+from services.ports import StreamLoader
+
+
+async def grants_of(actor: EventMetadata, *, streams: StreamLoader) -> tuple[Grant, ...]:
+    """The roles an actor holds; none for an unknown or deleted application."""
+    try:
+        application_id = UUID(actor.actor_subject)
+    except ValueError:
+        return ()
+    state = applications.fold((await streams.load(application_id)).events)
+    return () if state is None or state.deleted else state.grants
+
+
+async def lineage_of(scope: ScopeRef, *, streams: StreamLoader, field: str) -> tuple[ScopeRef, ...]:
+    """The scope and its ancestors. A scope that does not exist is the request's fault: an
+    UnknownScopeError naming `field`."""
+    if scope.kind == "tenant":
+        return (TENANT,)
+    try:
+        stream_id = org_units.stream_of(scope)
+    except ValueError:  # a cluster id that is no UUID names no cluster
+        raise org_units.UnknownScopeError(scope.kind, scope.id, field=field) from None
+    state = org_units.fold((await streams.load(stream_id)).events)
+    return org_units.parent(state, scope.kind, scope.id, field=field).lineage
+
+
+async def require(
+    actor: EventMetadata,
+    lineage: tuple[ScopeRef, ...],
+    role: Role,
+    action: str,
+    *,
+    streams: StreamLoader,
+) -> None:
+    """Raise NotPermittedError unless the actor holds `role` on the scope or above. The
+    service itself (bootstrap, migrations) acts as a system actor and is always permitted."""
+    if actor.actor_kind == "system":
+        return
+    if not access.permits(await grants_of(actor, streams=streams), lineage, role):
+        raise NotPermittedError(action)

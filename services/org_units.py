@@ -1,0 +1,182 @@
+"""Org unit use cases: clusters, departments and projects. Admins of the parent scope manage a
+unit; names are unique per namespace (see domain/org_units.py)."""
+
+from domain import org_units
+from domain.commands import (
+    CreateCluster,
+    CreateDepartment,
+    CreateProject,
+    DeleteOrgUnit,
+    RenameCluster,
+    UpdateOrgUnit,
+)
+from domain.events import EventMetadata
+from domain.values import TENANT, ScopeKind, ScopeRef
+from services import access
+from services.ports import AppendResult, IdSequence, NameClaim, NamedStreams, OrgTree
+
+
+async def create_cluster(cmd: CreateCluster, *, streams: NamedStreams) -> AppendResult:
+    await access.require(cmd.metadata, (TENANT,), "admin", "create clusters", streams=streams)
+    stream = await streams.load(cmd.cluster_id)
+    events = org_units.create_cluster(
+        org_units.fold(stream.events),
+        cmd.cluster_id,
+        name=cmd.name,
+        domain=cmd.domain,
+        version=cmd.version,
+    )
+    return await streams.append(
+        cmd.cluster_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=_claim("cluster", None, cmd.name),
+    )
+
+
+async def rename_cluster(cmd: RenameCluster, *, streams: NamedStreams) -> AppendResult:
+    scope = ScopeRef("cluster", str(cmd.cluster_id))
+    await _require_admin_on(scope, cmd.metadata, "rename clusters", streams)
+    stream = await streams.load(cmd.cluster_id)
+    events = org_units.rename_cluster(org_units.fold(stream.events), cmd.cluster_id, name=cmd.name)
+    return await streams.append(
+        cmd.cluster_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=_claim("cluster", None, cmd.name),
+    )
+
+
+async def create_department(
+    cmd: CreateDepartment, *, streams: NamedStreams, ids: IdSequence
+) -> str:
+    """Create the department and return its new id."""
+    cluster_scope = ScopeRef("cluster", str(cmd.cluster_id))
+    lineage = await access.lineage_of(cluster_scope, streams=streams, field="/clusterId")
+    await access.require(cmd.metadata, lineage, "admin", "create departments", streams=streams)
+    cluster = org_units.fold((await streams.load(cmd.cluster_id)).events)
+    assert cluster is not None  # lineage_of found it
+    department_id = str(await ids.next_id())
+    stream_id = org_units.stream_of(ScopeRef("department", department_id))
+    events = org_units.create_department(
+        None,
+        department_id,
+        cluster=cluster,
+        name=cmd.name,
+        description=cmd.description,
+        resources=cmd.resources,
+    )
+    await streams.append(
+        stream_id,
+        events,
+        expected_version=0,
+        metadata=cmd.metadata,
+        name=_claim("department", cluster, cmd.name),
+    )
+    return department_id
+
+
+async def create_project(cmd: CreateProject, *, streams: NamedStreams, ids: IdSequence) -> str:
+    """Create the project under its department (or directly under its cluster); return its id."""
+    if cmd.department_id is None:
+        parent_scope, field = ScopeRef("cluster", str(cmd.cluster_id)), "/clusterId"
+    else:
+        parent_scope, field = ScopeRef("department", cmd.department_id), "/parentId"
+    lineage = await access.lineage_of(parent_scope, streams=streams, field=field)
+    await access.require(cmd.metadata, lineage, "admin", "create projects", streams=streams)
+    cluster = org_units.parent(
+        org_units.fold((await streams.load(cmd.cluster_id)).events),
+        "cluster",
+        str(cmd.cluster_id),
+        field="/clusterId",
+    )
+    department = None
+    if cmd.department_id is not None:
+        department_stream = org_units.stream_of(parent_scope)
+        department = org_units.fold((await streams.load(department_stream)).events)
+    project_id = str(await ids.next_id())
+    events = org_units.create_project(
+        None,
+        project_id,
+        cluster=cluster,
+        department=department,
+        name=cmd.name,
+        description=cmd.description,
+        requested_namespace=cmd.requested_namespace,
+        resources=cmd.resources,
+    )
+    await streams.append(
+        org_units.stream_of(ScopeRef("project", project_id)),
+        events,
+        expected_version=0,
+        metadata=cmd.metadata,
+        name=_claim("project", cluster, cmd.name),
+    )
+    return project_id
+
+
+async def update_org_unit(cmd: UpdateOrgUnit, *, streams: NamedStreams) -> org_units.OrgUnit:
+    """Replace the unit's updatable fields; return the unit as it now is."""
+    await _require_admin_on(cmd.scope, cmd.metadata, f"update {cmd.scope.kind}s", streams)
+    stream_id = org_units.stream_of(cmd.scope)
+    stream = await streams.load(stream_id)
+    state = org_units.fold(stream.events)
+    events = org_units.update_unit(
+        state,
+        cmd.scope.kind,
+        cmd.scope.id,
+        description=cmd.description,
+        resources=cmd.resources,
+    )
+    if events:
+        assert state is not None
+        await streams.append(
+            stream_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=_claim(state.kind, state, state.name),
+        )
+    return org_units.fold((*stream.events, *events)) or org_units.live(
+        None, cmd.scope.kind, cmd.scope.id
+    )
+
+
+async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams, tree: OrgTree) -> None:
+    """Refused while units sit below it (counted on the read side); frees the unit's name."""
+    stream_id = org_units.stream_of(cmd.scope)
+    stream = await streams.load(stream_id)
+    state = org_units.fold(stream.events)
+    if state is None or state.kind != cmd.scope.kind:
+        raise org_units.OrgUnitNotFoundError(cmd.scope.kind, cmd.scope.id)
+    # A deleted unit keeps its lineage, so deleting it again is checked (and a no-op) alike.
+    action = f"delete {cmd.scope.kind}s"
+    await access.require(cmd.metadata, state.lineage, "admin", action, streams=streams)
+    events = org_units.delete_unit(
+        state,
+        cmd.scope.kind,
+        cmd.scope.id,
+        children=await tree.children(cmd.scope),
+    )
+    if events:
+        await streams.append(
+            stream_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+        )
+
+
+async def _require_admin_on(
+    scope: ScopeRef, metadata: EventMetadata, action: str, streams: NamedStreams
+) -> None:
+    """Admin on the unit itself (or above). A unit that does not exist is a 404, not a 400."""
+    try:
+        lineage = await access.lineage_of(scope, streams=streams, field="")
+    except org_units.UnknownScopeError as exc:
+        raise org_units.OrgUnitNotFoundError(scope.kind, scope.id) from exc
+    await access.require(metadata, lineage, "admin", action, streams=streams)
+
+
+def _claim(kind: ScopeKind, cluster: org_units.OrgUnit | None, name: str) -> NameClaim:
+    cluster_id = None if cluster is None else cluster.cluster_id
+    return NameClaim(namespace=org_units.name_namespace(kind, cluster_id), name=name)

@@ -1,0 +1,69 @@
+"""What API tests share: an app over the test servers, callers with tokens, and a way to bring
+every read model up to date before a read."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from uuid import uuid4
+
+import asyncpg
+import httpx
+from litestar import Litestar
+
+from domain.commands import CreateApplication
+from domain.events import EventMetadata
+from domain.values import Grant
+from infra.applications import PostgresApplicationRegistry, secret_hasher
+from infra.bootstrap import Resources, connect_nats
+from infra.globallog import load_checkpoint
+from infra.http.app import create_app
+from infra.projector import ProjectionRunner
+from infra.serialization import DOMAIN_CODEC
+from infra.settings import AuthSettings, NatsSettings, ProjectorSettings, Settings
+from infra.tokens import TokenIssuer
+from projections import ALL
+from services.applications import create_application
+from tests.api.client import client_for
+
+AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
+READ_MODELS = "application_catalogue, org_units"
+
+
+@asynccontextmanager
+async def api_app(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
+    """The app over the test servers, with empty read models."""
+    await pool.execute(f"TRUNCATE {READ_MODELS}, stream_names")
+    nc = await connect_nats(NatsSettings(url=nats_url), name="api-tests")
+    try:
+        yield create_app(Settings(auth=AUTH), resources=Resources(pool, nc, nc.jetstream()))
+    finally:
+        await nc.close()
+
+
+async def token_for(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
+    """Register an application with these grants and return a bearer token for it."""
+    registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+    metadata = EventMetadata(actor_subject="setup", actor_kind="system")
+    command = CreateApplication(application_id=uuid4(), name=name, grants=grants, metadata=metadata)
+    await create_application(command, secret=f"{name}-secret", registry=registry)
+    return TokenIssuer(AUTH).issue(command.application_id, name).access_token
+
+
+async def call(
+    app: Litestar, method: str, path: str, token: str | None, **kw: object
+) -> httpx.Response:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    async with client_for(app) as client:
+        return await client.request(method, path, headers=headers, **kw)  # type: ignore[arg-type]
+
+
+async def project_all(pool: asyncpg.Pool) -> None:
+    """Bring every read model to the end of the log, as the projector process would."""
+    settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
+    async with pool.acquire() as conn:
+        for projection in ALL:
+            runner = ProjectionRunner(pool, projection, DOMAIN_CODEC, settings)
+            cursor = await load_checkpoint(conn, runner.checkpoint_name)
+            while True:
+                cursor, read = await runner.project_once(conn, cursor)
+                if read == 0:
+                    break
