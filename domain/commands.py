@@ -5,7 +5,8 @@ from uuid import UUID
 import msgspec
 
 from domain.events import EventMetadata
-from domain.values import Grant, NodePoolResources, ScopeRef
+from domain.specs import ComputeSpec, EnvironmentSpec, WorkloadSupportedTypes
+from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
 
 class CreateApplication(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,4 +69,34 @@ class UpdateOrgUnit(msgspec.Struct, frozen=True, kw_only=True):
 
 class DeleteOrgUnit(msgspec.Struct, frozen=True, kw_only=True):
     scope: ScopeRef
+    metadata: EventMetadata
+
+
+class CreateAsset(msgspec.Struct, frozen=True, kw_only=True):
+    """Create an environment or compute resource (the spec's type says which) in `scope`.
+    `cluster_id` is the cluster the request named, checked against the scope's own."""
+
+    asset_id: UUID
+    scope: ScopeRef
+    cluster_id: UUID | None = None
+    name: str
+    description: str | None = None
+    workload_supported_types: WorkloadSupportedTypes | None = None
+    auto_delete: bool = False
+    private: bool = False
+    spec: EnvironmentSpec | ComputeSpec
+    metadata: EventMetadata
+
+
+class UpdateAsset(msgspec.Struct, frozen=True, kw_only=True):
+    asset_id: UUID
+    name: str
+    description: str | None = None
+    spec: EnvironmentSpec | ComputeSpec
+    metadata: EventMetadata
+
+
+class DeleteAsset(msgspec.Struct, frozen=True, kw_only=True):
+    asset_id: UUID
+    kind: AssetKind
     metadata: EventMetadata

@@ -10,7 +10,8 @@ from uuid import UUID
 
 import msgspec
 
-from domain.values import Grant, NodePoolResources
+from domain.specs import ComputeSpec, EnvironmentSpec
+from domain.values import AssetMeta, Grant, NodePoolResources
 
 ActorKind = Literal["application", "user", "system"]
 
@@ -135,8 +136,51 @@ DepartmentEvent = DepartmentCreated | DepartmentUpdated | DepartmentDeleted
 ProjectEvent = ProjectCreated | ProjectUpdated | ProjectDeleted
 OrgUnitEvent = ClusterEvent | DepartmentEvent | ProjectEvent
 
+
+class EnvironmentCreated(Event, tag="environment.created.v1", frozen=True, kw_only=True):
+    asset_id: UUID
+    meta: AssetMeta
+    spec: EnvironmentSpec
+
+
+class EnvironmentUpdated(Event, tag="environment.updated.v1", frozen=True, kw_only=True):
+    """The environment as it now is: name, description and the whole spec (scope never moves)."""
+
+    asset_id: UUID
+    name: str
+    description: str | None = None
+    spec: EnvironmentSpec
+
+
+class EnvironmentDeleted(Event, tag="environment.deleted.v1", frozen=True, kw_only=True):
+    asset_id: UUID
+
+
+class ComputeCreated(Event, tag="compute.created.v1", frozen=True, kw_only=True):
+    asset_id: UUID
+    meta: AssetMeta
+    spec: ComputeSpec
+
+
+class ComputeUpdated(Event, tag="compute.updated.v1", frozen=True, kw_only=True):
+    """The compute resource as it now is: name, description and the whole spec."""
+
+    asset_id: UUID
+    name: str
+    description: str | None = None
+    spec: ComputeSpec
+
+
+class ComputeDeleted(Event, tag="compute.deleted.v1", frozen=True, kw_only=True):
+    asset_id: UUID
+
+
+EnvironmentEvent = EnvironmentCreated | EnvironmentUpdated | EnvironmentDeleted
+ComputeEvent = ComputeCreated | ComputeUpdated | ComputeDeleted
+AssetEvent = EnvironmentEvent | ComputeEvent
+
 # The catalogue: every event type this service stores. Tags are a storage schema.
-DomainEvent = ApplicationEvent | OrgUnitEvent
+DomainEvent = ApplicationEvent | OrgUnitEvent | AssetEvent
 
 
 def event_tag(event_type: type[Event]) -> str:

@@ -1,8 +1,11 @@
 """Value objects: plain, frozen data shared by events and aggregates."""
 
 from typing import Final, Literal
+from uuid import UUID
 
 import msgspec
+
+from domain.specs import WorkloadSupportedTypes
 
 Role = Literal["admin", "editor", "submitter", "viewer"]
 ScopeKind = Literal["tenant", "cluster", "department", "project"]
@@ -52,3 +55,45 @@ class NodePoolResources(
     gpu: QuotaResource | None = None
     cpu: QuotaResource | None = None
     memory: QuotaResource | None = None
+
+
+AssetKind = Literal["environment", "compute"]
+
+
+class AssetMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """An asset's identity and placement. The scope never changes, and neither do the ids of its
+    ancestors, so they are recorded once, as the write side found them."""
+
+    name: str
+    description: str | None = None
+    scope: ScopeKind
+    cluster_id: UUID | None = None
+    department_id: str | None = None
+    project_id: int | None = None
+    workload_supported_types: WorkloadSupportedTypes | None = None
+    auto_delete: bool = False
+    private: bool = False
+
+    @property
+    def lineage(self) -> tuple[ScopeRef, ...]:
+        """The asset's scope, then its ancestors up to the tenant."""
+        chain = []
+        if self.project_id is not None:
+            chain.append(ScopeRef("project", str(self.project_id)))
+        if self.department_id is not None:
+            chain.append(ScopeRef("department", self.department_id))
+        if self.cluster_id is not None:
+            chain.append(ScopeRef("cluster", str(self.cluster_id)))
+        return (*chain, TENANT)
+
+    @property
+    def scope_ref(self) -> ScopeRef:
+        match self.scope:
+            case "project":
+                return ScopeRef("project", str(self.project_id))
+            case "department":
+                return ScopeRef("department", str(self.department_id))
+            case "cluster":
+                return ScopeRef("cluster", str(self.cluster_id))
+            case _:
+                return ScopeRef("tenant")

@@ -12,6 +12,7 @@ from litestar.middleware import DefineMiddleware
 from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import Resources, open_resources
 from infra.eventstore import PostgresEventStore
+from infra.http.assets import ASSET_ROUTES, provide_asset_filter
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.health import healthz, readyz
 from infra.http.org_units import ORG_UNIT_ROUTES
@@ -91,6 +92,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             delete_service_account,
             regenerate_service_account_secret,
             *ORG_UNIT_ROUTES,
+            *ASSET_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={
@@ -100,6 +102,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "streams": Provide(provide_streams, sync_to_thread=False),
             "ids": Provide(provide_ids, sync_to_thread=False),
             "tree": Provide(provide_tree, sync_to_thread=False),
+            "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
         middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer)],

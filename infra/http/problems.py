@@ -14,6 +14,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from domain.applications import ApplicationNotFoundError, InvalidApplicationNameError
+from domain.assets import AssetExistsError, AssetInUseError, AssetNotFoundError, InvalidAssetError
 from domain.errors import DomainError, TrainplateError
 from domain.org_units import (
     BlankNameError,
@@ -73,6 +74,10 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     OrgUnitExistsError: 409,
     OrgUnitNotEmptyError: 409,
     NameTakenError: 409,
+    InvalidAssetError: 400,
+    AssetNotFoundError: 404,
+    AssetExistsError: 409,
+    AssetInUseError: 409,
     DomainError: 422,
     ApplicationError: 400,
     InfraError: 503,
@@ -144,19 +149,26 @@ def from_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Probl
     return problem(500, slug="internal-error")
 
 
-# msgspec names the field of an object-level error in its message: "Object missing required field
-# `name`", "Object contains unknown field `extra`", optionally followed by " - at `$.spec`".
-_FIELD_IN_MESSAGE: Final = re.compile(r"field `([^`]+)`(?: - at `\$\.?([^`]*)`)?")
+# msgspec says where an error is ("- at `$.spec.connections[0].containerPort`") and, for an error
+# of an object as a whole, which field ("Object missing required field `name`", "Object contains
+# unknown field `extra`"). Litestar passes the message on, keyed by the path or by "data".
+_AT: Final = re.compile(r" - at `\$\.?([^`]*)`")
+_FIELD: Final = re.compile(r"field `([^`]+)`")
+_INDEX: Final = re.compile(r"\[(\d+)\]")
 
 
 def _field_error(item: Mapping[str, Any]) -> dict[str, str]:
-    key = str(item.get("key") or "")
     message = str(item.get("message") or "invalid value")
-    if key == "data" and (named := _FIELD_IN_MESSAGE.search(message)):
-        # Litestar reports errors of the body as a whole under "data"; point at the field instead.
-        key = ".".join(part for part in (named.group(2), named.group(1)) if part)
+    key = str(item.get("key") or "")
+    if (at := _AT.search(message)) is not None:
+        key = at.group(1)
+    elif key == "data":  # the body as a whole
+        key = ""
+    if (named := _FIELD.search(message)) is not None:
+        key = f"{key}.{named.group(1)}" if key else named.group(1)
+    path = _INDEX.sub(r".\1", key)
     return {
-        "pointer": "/" + key.replace(".", "/") if key else "",
+        "pointer": "/" + path.replace(".", "/") if path else "",
         "detail": message,
         "source": str(item.get("source") or "body"),
     }

@@ -25,7 +25,7 @@ from services.applications import create_application
 from tests.api.client import client_for
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
-READ_MODELS = "application_catalogue, org_units"
+READ_MODELS = "application_catalogue, org_units, asset_catalogue"
 
 
 @asynccontextmanager

@@ -1,0 +1,320 @@
+"""Assets: environments and compute resources, each its own stream.
+
+An asset's scope is fixed at creation; updates replace its name, description and spec. The rules
+that relate one field to another live here (single-field ranges and patterns are in
+domain/specs.py); every refusal names the offending field as a JSON pointer into the request.
+"""
+
+from collections.abc import Iterable, Sequence
+from typing import Final, TypeGuard, assert_never
+from uuid import UUID
+
+import msgspec
+
+from domain import quantities
+from domain.errors import DomainError, InvalidHistoryError
+from domain.events import (
+    AssetEvent,
+    ComputeCreated,
+    ComputeDeleted,
+    ComputeUpdated,
+    EnvironmentCreated,
+    EnvironmentDeleted,
+    EnvironmentUpdated,
+    Event,
+)
+from domain.specs import ComputeSpec, EnvironmentSpec
+from domain.values import AssetKind, AssetMeta
+
+AssetSpec = EnvironmentSpec | ComputeSpec
+DESCRIPTION_MAX: Final = 250
+
+
+class Asset(msgspec.Struct, frozen=True, kw_only=True):
+    id: UUID
+    kind: AssetKind
+    meta: AssetMeta
+    spec: AssetSpec
+    deleted: bool = False
+    version: int = 0  # how many events the stream holds (Run:ai's updateCount)
+
+
+class InvalidAssetError(DomainError):
+    slug = "invalid-asset"
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+
+
+class AssetNotFoundError(DomainError):
+    slug = "asset-not-found"
+
+    def __init__(self, kind: AssetKind, asset_id: UUID) -> None:
+        super().__init__(f"{kind} {asset_id} does not exist")
+        self.kind = kind
+        self.asset_id = asset_id
+
+
+class AssetExistsError(DomainError):
+    slug = "asset-exists"
+
+    def __init__(self, asset_id: UUID) -> None:
+        super().__init__(f"asset {asset_id} exists already")
+        self.asset_id = asset_id
+
+
+class AssetInUseError(DomainError):
+    slug = "asset-in-use"
+
+    def __init__(self, kind: AssetKind, asset_id: UUID, users: Sequence[str]) -> None:
+        super().__init__(f"{kind} {asset_id} is in use by: {', '.join(users)}")
+        self.kind = kind
+        self.asset_id = asset_id
+        self.users = ", ".join(users)
+
+
+def kind_of(spec: AssetSpec) -> AssetKind:
+    return "environment" if isinstance(spec, EnvironmentSpec) else "compute"
+
+
+def evolve(state: Asset | None, event: AssetEvent) -> Asset:
+    """Apply one past event. Total over AssetEvent: a missing case fails mypy."""
+    match event:
+        case EnvironmentCreated() | ComputeCreated():
+            return Asset(
+                id=event.asset_id, kind=kind_of(event.spec), meta=event.meta, spec=event.spec
+            )
+        case EnvironmentUpdated() | ComputeUpdated():
+            if state is None:
+                raise InvalidHistoryError(f"{type(event).__name__} before the asset's creation")
+            meta = msgspec.structs.replace(
+                state.meta, name=event.name, description=event.description
+            )
+            return msgspec.structs.replace(state, meta=meta, spec=event.spec)
+        case EnvironmentDeleted() | ComputeDeleted():
+            if state is None:
+                raise InvalidHistoryError(f"{type(event).__name__} before the asset's creation")
+            return msgspec.structs.replace(state, deleted=True)
+        case _:
+            assert_never(event)
+
+
+_ASSET_EVENTS: Final = (
+    EnvironmentCreated,
+    EnvironmentUpdated,
+    EnvironmentDeleted,
+    ComputeCreated,
+    ComputeUpdated,
+    ComputeDeleted,
+)
+
+
+def is_asset_event(event: Event) -> TypeGuard[AssetEvent]:
+    return isinstance(event, _ASSET_EVENTS)
+
+
+def fold(events: Iterable[Event]) -> Asset | None:
+    state: Asset | None = None
+    count = 0
+    for event in events:
+        if not is_asset_event(event):
+            raise InvalidHistoryError(f"{type(event).__name__} in an asset stream")
+        state = evolve(state, event)
+        count += 1
+    return None if state is None else msgspec.structs.replace(state, version=count)
+
+
+def live(state: Asset | None, kind: AssetKind, asset_id: UUID) -> Asset:
+    if state is None or state.deleted or state.kind != kind:
+        raise AssetNotFoundError(kind, asset_id)
+    return state
+
+
+def create(
+    state: Asset | None, asset_id: UUID, meta: AssetMeta, spec: AssetSpec
+) -> list[AssetEvent]:
+    if state is not None:
+        raise AssetExistsError(asset_id)
+    _check_meta(meta, spec)
+    _check_spec(spec, meta)
+    if isinstance(spec, EnvironmentSpec):
+        return [EnvironmentCreated(asset_id=asset_id, meta=meta, spec=spec)]
+    return [ComputeCreated(asset_id=asset_id, meta=meta, spec=spec)]
+
+
+def update(
+    state: Asset | None,
+    asset_id: UUID,
+    *,
+    name: str,
+    description: str | None,
+    spec: AssetSpec,
+) -> list[AssetEvent]:
+    """Replace name, description and spec; an unchanged asset writes nothing."""
+    current = live(state, kind_of(spec), asset_id)
+    meta = msgspec.structs.replace(current.meta, name=name, description=description)
+    _check_meta(meta, spec)
+    _check_spec(spec, meta)
+    if (current.meta, current.spec) == (meta, spec):  # the version is not compared
+        return []
+    if isinstance(spec, EnvironmentSpec):
+        return [
+            EnvironmentUpdated(asset_id=asset_id, name=name, description=description, spec=spec)
+        ]
+    return [ComputeUpdated(asset_id=asset_id, name=name, description=description, spec=spec)]
+
+
+def delete(
+    state: Asset | None, kind: AssetKind, asset_id: UUID, *, used_by: Sequence[str]
+) -> list[AssetEvent]:
+    """Refused while templates use the asset (they are named); a deleted asset is a no-op."""
+    if state is not None and state.deleted and state.kind == kind:
+        return []
+    live(state, kind, asset_id)
+    if used_by:
+        raise AssetInUseError(kind, asset_id, used_by)
+    if kind == "environment":
+        return [EnvironmentDeleted(asset_id=asset_id)]
+    return [ComputeDeleted(asset_id=asset_id)]
+
+
+def _check_meta(meta: AssetMeta, spec: AssetSpec) -> None:
+    if not meta.name.strip():
+        raise InvalidAssetError("/meta/name", "must not be empty")
+    if meta.description is not None and not 1 <= len(meta.description) <= DESCRIPTION_MAX:
+        raise InvalidAssetError("/meta/description", f"must be 1 to {DESCRIPTION_MAX} characters")
+    if meta.private:
+        raise InvalidAssetError("/meta/private", f"a {kind_of(spec)} cannot be private")
+    types = meta.workload_supported_types
+    if types is None:
+        return
+    if types.dist_framework is not None and not types.distributed:
+        raise InvalidAssetError(
+            "/meta/workloadSupportedTypes/distFramework", "needs distributed: true"
+        )
+    if types.distributed and types.dist_framework is None:
+        raise InvalidAssetError(
+            "/meta/workloadSupportedTypes/distFramework", "a distributed asset names its framework"
+        )
+
+
+def _check_spec(spec: AssetSpec, meta: AssetMeta) -> None:
+    match spec:
+        case EnvironmentSpec():
+            _check_environment(spec)
+        case ComputeSpec():
+            _check_compute(spec)
+        case _:
+            assert_never(spec)
+
+
+def _check_environment(spec: EnvironmentSpec) -> None:
+    if not spec.image:
+        raise InvalidAssetError("/spec/image", "an environment needs an image")
+    seen: set[str] = set()
+    for i, variable in enumerate(spec.environment_variables or ()):
+        at = f"/spec/environmentVariables/{i}"
+        sources = [
+            s
+            for s in (
+                variable.value,
+                variable.credential,
+                variable.config_map,
+                variable.pod_field_ref,
+            )
+            if s is not None
+        ]
+        if len(sources) != 1 and not variable.exclude:
+            raise InvalidAssetError(
+                at, "give exactly one of value, credential, configMap and podFieldRef"
+            )
+        if variable.name in seen:
+            raise InvalidAssetError(f"{at}/name", f"{variable.name!r} is set twice")
+        seen.add(variable.name)
+    if spec.uid_gid_source != "custom":
+        for field, value in (
+            ("runAsUid", spec.run_as_uid),
+            ("runAsGid", spec.run_as_gid),
+            ("supplementalGroups", spec.supplemental_groups),
+        ):
+            if value is not None:
+                raise InvalidAssetError(f"/spec/{field}", "needs uidGidSource: custom")
+    if spec.seccomp_profile_type == "Localhost":
+        raise InvalidAssetError("/spec/seccompProfileType", "Localhost profiles are not supported")
+    if spec.tty and not spec.stdin:
+        raise InvalidAssetError("/spec/tty", "a TTY needs stdin: true")
+    _check_connections(spec)
+
+
+def _check_connections(spec: EnvironmentSpec) -> None:
+    names: set[str] = set()
+    for i, connection in enumerate(spec.connections or ()):
+        at = f"/spec/connections/{i}"
+        if connection.name in names:
+            raise InvalidAssetError(f"{at}/name", f"{connection.name!r} is used twice")
+        names.add(connection.name)
+        internal, external = connection.internal_tool_info, connection.external_tool_info
+        if connection.is_external:
+            if external is None or internal is not None:
+                raise InvalidAssetError(at, "an external connection has externalToolInfo only")
+            continue
+        if internal is None or external is not None:
+            raise InvalidAssetError(at, "an internal connection has internalToolInfo only")
+        extras = {
+            "nodePortInfo": (internal.node_port_info, "NodePort"),
+            "externalUrlInfo": (internal.external_url_info, "ExternalUrl"),
+            "servingPortInfo": (internal.serving_port_info, "ServingPort"),
+        }
+        for field, (info, connection_type) in extras.items():
+            if info is not None and internal.connection_type != connection_type:
+                raise InvalidAssetError(
+                    f"{at}/internalToolInfo/{field}", f"only with connectionType {connection_type}"
+                )
+
+
+def _check_compute(spec: ComputeSpec) -> None:
+    devices = spec.gpu_devices_request
+    has_portion = spec.gpu_portion_request is not None or spec.gpu_portion_limit is not None
+    has_memory = spec.gpu_memory_request is not None or spec.gpu_memory_limit is not None
+    match spec.gpu_request_type:
+        case "portion":
+            if spec.gpu_portion_request is None:
+                raise InvalidAssetError("/spec/gpuPortionRequest", "needed for a portion request")
+            if has_memory:
+                raise InvalidAssetError("/spec/gpuMemoryRequest", "not with gpuRequestType portion")
+        case "memory":
+            if spec.gpu_memory_request is None:
+                raise InvalidAssetError("/spec/gpuMemoryRequest", "needed for a memory request")
+            if has_portion:
+                raise InvalidAssetError("/spec/gpuPortionRequest", "not with gpuRequestType memory")
+            if devices != 1:
+                raise InvalidAssetError(
+                    "/spec/gpuDevicesRequest", "a GPU memory request is for 1 device"
+                )
+        case None:
+            if has_portion or has_memory:
+                raise InvalidAssetError("/spec/gpuRequestType", "say portion or memory")
+    if (has_portion or has_memory) and not devices:
+        raise InvalidAssetError("/spec/gpuDevicesRequest", "a GPU fraction needs a device")
+    _at_least(spec.gpu_portion_limit, spec.gpu_portion_request, "gpuPortion")
+    _at_least(spec.cpu_core_limit, spec.cpu_core_request, "cpuCore")
+    for name, limit, request in (
+        ("gpuMemory", spec.gpu_memory_limit, spec.gpu_memory_request),
+        ("cpuMemory", spec.cpu_memory_limit, spec.cpu_memory_request),
+    ):
+        _at_least(_quantity(limit, f"{name}Limit"), _quantity(request, f"{name}Request"), name)
+
+
+def _quantity(value: str | None, name: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(quantities.parse(value))
+    except quantities.InvalidQuantityError:
+        raise InvalidAssetError(f"/spec/{name}", f"{value!r} is not a quantity") from None
+
+
+def _at_least(limit: float | None, request: float | None, name: str) -> None:
+    if limit is not None and request is not None and limit < request:
+        raise InvalidAssetError(f"/spec/{name}Limit", f"the limit is below {name}Request")

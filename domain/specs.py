@@ -1,0 +1,177 @@
+"""The specs of the environment and compute-resource assets, in Run:ai's wire shapes.
+
+They are the published contract (events, API and, later, templates share them), so their
+spelling is part of the stored schema. Ranges and patterns that one field alone decides are
+declared here and enforced at decoding; rules that relate fields live in domain/assets.py.
+"""
+
+from typing import Annotated, Literal
+from uuid import UUID
+
+import msgspec
+from msgspec import Meta
+
+from domain.quantities import PATTERN as QUANTITY_PATTERN
+
+Quantity = Annotated[str, Meta(pattern=QUANTITY_PATTERN)]
+NonEmpty = Annotated[str, Meta(min_length=1)]
+DnsLabel = Annotated[str, Meta(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")]
+Port = Annotated[int, Meta(ge=1, le=65535)]
+DistFramework = Literal["MPI", "PyTorch", "TF", "XGBoost", "JAX"]
+Capability = Literal[
+    "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "CHOWN", "DAC_OVERRIDE",
+    "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE",
+    "LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE",
+    "NET_BROADCAST", "NET_RAW", "SETGID", "SETFCAP", "SETPCAP", "SETUID", "SYS_ADMIN", "SYS_BOOT",
+    "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT", "SYS_PTRACE", "SYS_RAWIO",
+    "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "SYSLOG", "WAKE_ALARM",
+]  # fmt: skip
+
+
+class Spec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Base of spec values: camelCase, unset fields left out of the JSON."""
+
+
+class WorkloadSupportedTypes(Spec, frozen=True, kw_only=True):
+    inference: bool | None = None
+    workspace: bool | None = None
+    training: bool | None = None
+    distributed: bool | None = None
+    dist_framework: DistFramework | None = None
+
+
+class CredentialRef(Spec, frozen=True, kw_only=True):
+    asset_id: UUID
+    key: NonEmpty
+
+
+class ConfigMapRef(Spec, frozen=True, kw_only=True):
+    name: DnsLabel
+    key: NonEmpty
+
+
+class PodFieldRef(Spec, frozen=True, kw_only=True):
+    path: NonEmpty
+
+
+class EnvironmentVariable(Spec, frozen=True, kw_only=True):
+    """One variable and exactly one source of its value."""
+
+    name: NonEmpty
+    value: str | None = None
+    credential: CredentialRef | None = None
+    config_map: ConfigMapRef | None = None
+    pod_field_ref: PodFieldRef | None = None
+    exclude: bool | None = None
+
+
+class HttpGet(Spec, frozen=True, kw_only=True):
+    path: Annotated[str, Meta(pattern=r"^(/[a-zA-Z0-9\-_./]*)?$")] | None = None
+    port: Port | None = None
+    host: str | None = None
+    scheme: Literal["HTTP", "HTTPS"] | None = None
+
+
+class ProbeHandler(Spec, frozen=True, kw_only=True):
+    http_get: HttpGet | None = None
+
+
+class Probe(Spec, frozen=True, kw_only=True):
+    initial_delay_seconds: Annotated[int, Meta(ge=0)] | None = None
+    period_seconds: Annotated[int, Meta(ge=1)] | None = None
+    timeout_seconds: Annotated[int, Meta(ge=1)] | None = None
+    success_threshold: Annotated[int, Meta(ge=1)] | None = None
+    failure_threshold: Annotated[int, Meta(ge=1)] | None = None
+    handler: ProbeHandler | None = None
+
+
+class Probes(Spec, frozen=True, kw_only=True):
+    readiness: Probe | None = None
+
+
+class NodePortInfo(Spec, frozen=True, kw_only=True):
+    is_custom_port: bool = False
+
+
+class ExternalUrlInfo(Spec, frozen=True, kw_only=True):
+    is_custom_url: bool = False
+    external_url: NonEmpty | None = None
+
+
+class ServingPortInfo(Spec, frozen=True, kw_only=True):
+    protocol: Literal["grpc", "http"] | None = None
+
+
+class InternalToolInfo(Spec, frozen=True, kw_only=True):
+    tool_type: Literal[
+        "jupyter-notebook", "pycharm", "visual-studio-code", "tensorboard", "rstudio", "mlflow",
+        "custom", "matlab", "chatbot-ui",
+    ]  # fmt: skip
+    connection_type: Literal["LoadBalancer", "NodePort", "ExternalUrl", "ServingPort"]
+    container_port: Port
+    node_port_info: NodePortInfo | None = None
+    external_url_info: ExternalUrlInfo | None = None
+    serving_port_info: ServingPortInfo | None = None
+
+
+class ExternalToolInfo(Spec, frozen=True, kw_only=True):
+    tool_type: Literal["wandb", "comet"]
+    external_url: NonEmpty
+
+
+class Connection(Spec, frozen=True, kw_only=True):
+    name: NonEmpty
+    is_external: bool = False
+    internal_tool_info: InternalToolInfo | None = None
+    external_tool_info: ExternalToolInfo | None = None
+
+
+class EnvironmentSpec(Spec, frozen=True, kw_only=True):
+    """Run:ai's EnvironmentAssetSpec: the image and how its container runs."""
+
+    image: str | None = None
+    image_pull_policy: Literal["Always", "Never", "IfNotPresent"] | None = None
+    command: str | None = None
+    args: str | None = None
+    environment_variables: tuple[EnvironmentVariable, ...] | None = None
+    working_dir: NonEmpty | None = None
+    uid_gid_source: Literal["fromTheImage", "fromIdpToken", "custom"] | None = None
+    run_as_uid: int | None = None
+    run_as_gid: int | None = None
+    supplemental_groups: str | None = None
+    override_uid_gid_in_workspace: bool = False
+    capabilities: tuple[Capability, ...] | None = None
+    allow_privilege_escalation: bool | None = None
+    seccomp_profile_type: Literal["RuntimeDefault", "Unconfined", "Localhost"] | None = None
+    run_as_non_root: bool | None = None
+    read_only_root_filesystem: bool | None = None
+    host_ipc: bool | None = None
+    host_network: bool | None = None
+    create_home_dir: bool | None = None
+    stdin: bool | None = None
+    tty: bool | None = None
+    probes: Probes | None = None
+    connections: tuple[Connection, ...] | None = None
+
+
+class ExtendedResource(Spec, frozen=True, kw_only=True):
+    resource: NonEmpty
+    quantity: Quantity | None = None
+    exclude: bool | None = None
+
+
+class ComputeSpec(Spec, frozen=True, kw_only=True):
+    """Run:ai's ComputeAssetSpec: what one pod requests and may use."""
+
+    gpu_devices_request: Annotated[int, Meta(ge=0)] | None = None
+    gpu_request_type: Literal["portion", "memory"] | None = None
+    gpu_portion_request: Annotated[float, Meta(ge=0, le=1)] | None = None
+    gpu_portion_limit: Annotated[float, Meta(ge=0, le=1)] | None = None
+    gpu_memory_request: Quantity | None = None
+    gpu_memory_limit: Quantity | None = None
+    cpu_core_request: Annotated[float, Meta(ge=0)] | None = None
+    cpu_core_limit: Annotated[float, Meta(ge=0)] | None = None
+    cpu_memory_request: Quantity | None = None
+    cpu_memory_limit: Quantity | None = None
+    large_shm_request: bool | None = None
+    extended_resources: tuple[ExtendedResource, ...] | None = None

@@ -1,0 +1,437 @@
+"""Environment and compute-resource assets in Run:ai's shapes (`/api/v1/asset/environment`,
+`/api/v1/asset/compute`): create and update answer 202 with the asset as written; lists and gets
+come from the asset catalogue read model, limited to the scopes the caller's grants reach."""
+
+from datetime import UTC, datetime
+from typing import Annotated, Final, Literal
+from uuid import UUID, uuid4
+
+import msgspec
+from litestar import delete, get, post, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+
+from domain import access as access_rules
+from domain.assets import Asset, AssetNotFoundError, AssetSpec
+from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.specs import ComputeSpec, DistFramework, EnvironmentSpec, WorkloadSupportedTypes
+from domain.values import AssetKind, ScopeRef
+from infra.bootstrap import Resources
+from infra.http.callers import Caller, actor
+from projections import asset_catalogue
+from projections.asset_catalogue import AssetFilter, AssetRow
+from services import access, assets
+from services.errors import InvalidRequestError
+from services.ports import NamedStreams, OrgTree
+
+TENANT_ID: Final = 1
+
+
+class RequestBody(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"
+):
+    """Request bodies: camelCase, unknown keys refused (a typo must not pass silently)."""
+
+
+class AssetCreationMeta(RequestBody, frozen=True, kw_only=True):
+    name: str
+    description: str | None = None
+    scope: Literal["system", "tenant", "cluster", "department", "project"]
+    cluster_id: UUID | None = None
+    department_id: str | None = None
+    project_id: int | None = None
+    auto_delete: bool | None = None
+    workload_supported_types: WorkloadSupportedTypes | None = None
+    private: bool | None = None
+
+
+class AssetUpdateMeta(RequestBody, frozen=True, kw_only=True):
+    name: str
+    description: str | None = None
+
+
+class EnvironmentCreationRequest(RequestBody, frozen=True, kw_only=True):
+    meta: AssetCreationMeta
+    spec: EnvironmentSpec
+
+
+class EnvironmentUpdateRequest(RequestBody, frozen=True, kw_only=True):
+    meta: AssetUpdateMeta
+    spec: EnvironmentSpec
+
+
+class ComputeCreationRequest(RequestBody, frozen=True, kw_only=True):
+    meta: AssetCreationMeta
+    spec: ComputeSpec | None = None
+
+
+class ComputeUpdateRequest(RequestBody, frozen=True, kw_only=True):
+    meta: AssetUpdateMeta
+    spec: ComputeSpec | None = None
+
+
+class AssetMetaResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    name: str
+    description: str | None
+    scope: str
+    cluster_id: str | None
+    department_id: str | None
+    project_id: int | None
+    auto_delete: bool
+    workload_supported_types: WorkloadSupportedTypes | None
+    id: str
+    kind: AssetKind
+    tenant_id: int
+    created_by: str
+    created_at: datetime
+    updated_by: str
+    updated_at: datetime
+    update_count: int
+
+
+class AssetUsageInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Who uses the asset. No template or workload kind refers to assets yet: all empty."""
+
+    workspaces: list[object] = msgspec.field(default_factory=list)
+    trainings: list[object] = msgspec.field(default_factory=list)
+    distributed: list[object] = msgspec.field(default_factory=list)
+    inferences: list[object] = msgspec.field(default_factory=list)
+    templates: list[object] = msgspec.field(default_factory=list)
+
+
+class EnvironmentAsset(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"
+):
+    meta: AssetMetaResponse
+    spec: EnvironmentSpec
+    used_by: AssetUsageInfo | None = None
+
+
+class ComputeAsset(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    meta: AssetMetaResponse
+    spec: ComputeSpec
+    used_by: AssetUsageInfo | None = None
+
+
+class EnvironmentListResponse(msgspec.Struct, frozen=True):
+    entries: list[EnvironmentAsset]
+
+
+class ComputeListResponse(msgspec.Struct, frozen=True):
+    entries: list[ComputeAsset]
+
+
+def provide_asset_filter(
+    name: FromQuery[str | None] = None,
+    scope_kind: Annotated[
+        Literal["system", "tenant", "cluster", "department", "project"] | None,
+        QueryParameter(name="scope"),  # "scope" itself is Litestar's reserved ASGI scope
+    ] = None,
+    project_id: Annotated[int | None, QueryParameter(name="projectId")] = None,
+    department_id: Annotated[str | None, QueryParameter(name="departmentId")] = None,
+    cluster_id: Annotated[UUID | None, QueryParameter(name="clusterId")] = None,
+    include_descendants: Annotated[bool, QueryParameter(name="includeDescendants")] = False,
+    distributed_framework: Annotated[
+        DistFramework | None, QueryParameter(name="distributedFramework")
+    ] = None,
+    is_distributed: Annotated[bool | None, QueryParameter(name="isDistributed")] = None,
+    is_training: Annotated[bool | None, QueryParameter(name="isTraining")] = None,
+    is_workspace: Annotated[bool | None, QueryParameter(name="isWorkspace")] = None,
+    is_inference: Annotated[bool | None, QueryParameter(name="isInference")] = None,
+) -> AssetFilter:
+    """Run:ai's asset list parameters, as one filter."""
+    if scope_kind is not None and include_descendants:
+        raise InvalidRequestError("/includeDescendants", "not together with scope")
+    return AssetFilter(
+        name=name,
+        scope=None if scope_kind == "system" else scope_kind,
+        project_id=project_id,
+        department_id=department_id,
+        cluster_id=cluster_id,
+        include_descendants=include_descendants,
+        distributed_framework=distributed_framework,
+        is_distributed=is_distributed,
+        is_training=is_training,
+        is_workspace=is_workspace,
+        is_inference=is_inference,
+    )
+
+
+UsageInfo = Annotated[bool, QueryParameter(name="usageInfo")]
+
+
+@post("/api/v1/asset/environment", status_code=202, tags=["Environment"])
+async def create_environment(
+    request: Caller,
+    data: JSONBody[EnvironmentCreationRequest],
+    streams: NamedDependency[NamedStreams],
+) -> EnvironmentAsset:
+    created = await _create(request, data.meta, data.spec, streams)
+    return _environment(_written(request, created, None))
+
+
+@get("/api/v1/asset/environment", tags=["Environment"])
+async def list_environments(
+    request: Caller,
+    asset_filter: NamedDependency[AssetFilter],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    usage_info: UsageInfo = False,
+) -> EnvironmentListResponse:
+    rows = await _list(request, "environment", asset_filter, streams, tree, resources)
+    return EnvironmentListResponse([_environment(row, usage_info) for row in rows])
+
+
+@get("/api/v1/asset/environment/{asset_id:uuid}", tags=["Environment"])
+async def get_environment(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    usage_info: UsageInfo = False,
+) -> EnvironmentAsset:
+    row = await _one(request, "environment", asset_id, streams, tree, resources)
+    return _environment(row, usage_info)
+
+
+@put("/api/v1/asset/environment/{asset_id:uuid}", status_code=202, tags=["Environment"])
+async def update_environment(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    data: JSONBody[EnvironmentUpdateRequest],
+    streams: NamedDependency[NamedStreams],
+    resources: NamedDependency[Resources],
+) -> EnvironmentAsset:
+    row = await _update(request, asset_id, data.meta, data.spec, streams, resources)
+    return _environment(row)
+
+
+@delete("/api/v1/asset/environment/{asset_id:uuid}", status_code=202, tags=["Environment"])
+async def delete_environment(
+    request: Caller, asset_id: FromPath[UUID], streams: NamedDependency[NamedStreams]
+) -> None:
+    command = DeleteAsset(asset_id=asset_id, kind="environment", metadata=actor(request))
+    await assets.delete_asset(command, streams=streams)
+
+
+@post("/api/v1/asset/compute", status_code=202, tags=["Compute"])
+async def create_compute(
+    request: Caller,
+    data: JSONBody[ComputeCreationRequest],
+    streams: NamedDependency[NamedStreams],
+) -> ComputeAsset:
+    created = await _create(request, data.meta, data.spec or ComputeSpec(), streams)
+    return _compute(_written(request, created, None))
+
+
+@get("/api/v1/asset/compute", tags=["Compute"])
+async def list_computes(
+    request: Caller,
+    asset_filter: NamedDependency[AssetFilter],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    usage_info: UsageInfo = False,
+) -> ComputeListResponse:
+    rows = await _list(request, "compute", asset_filter, streams, tree, resources)
+    return ComputeListResponse([_compute(row, usage_info) for row in rows])
+
+
+@get("/api/v1/asset/compute/{asset_id:uuid}", tags=["Compute"])
+async def get_compute(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    usage_info: UsageInfo = False,
+) -> ComputeAsset:
+    row = await _one(request, "compute", asset_id, streams, tree, resources)
+    return _compute(row, usage_info)
+
+
+@put("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
+async def update_compute(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    data: JSONBody[ComputeUpdateRequest],
+    streams: NamedDependency[NamedStreams],
+    resources: NamedDependency[Resources],
+) -> ComputeAsset:
+    spec = data.spec or ComputeSpec()
+    return _compute(await _update(request, asset_id, data.meta, spec, streams, resources))
+
+
+@delete("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
+async def delete_compute(
+    request: Caller, asset_id: FromPath[UUID], streams: NamedDependency[NamedStreams]
+) -> None:
+    command = DeleteAsset(asset_id=asset_id, kind="compute", metadata=actor(request))
+    await assets.delete_asset(command, streams=streams)
+
+
+ASSET_ROUTES: Final = (
+    create_environment,
+    list_environments,
+    get_environment,
+    update_environment,
+    delete_environment,
+    create_compute,
+    list_computes,
+    get_compute,
+    update_compute,
+    delete_compute,
+)
+
+
+async def _create(
+    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: NamedStreams
+) -> Asset:
+    command = CreateAsset(
+        asset_id=uuid4(),
+        scope=_scope(meta),
+        cluster_id=meta.cluster_id,
+        name=meta.name,
+        description=meta.description,
+        workload_supported_types=meta.workload_supported_types,
+        auto_delete=bool(meta.auto_delete),
+        private=bool(meta.private),
+        spec=spec,
+        metadata=actor(request),
+    )
+    return await assets.create_asset(command, streams=streams)
+
+
+def _scope(meta: AssetCreationMeta) -> ScopeRef:
+    """The scope the meta names; the id its kind needs must be there."""
+    match meta.scope:
+        case "tenant":
+            return ScopeRef("tenant")
+        case "cluster" if meta.cluster_id is not None:
+            return ScopeRef("cluster", str(meta.cluster_id))
+        case "department" if meta.department_id is not None:
+            return ScopeRef("department", meta.department_id)
+        case "project" if meta.project_id is not None:
+            return ScopeRef("project", str(meta.project_id))
+        case "system":
+            raise InvalidRequestError("/meta/scope", "the system scope is for built-in assets")
+        case kind:
+            field = assets.SCOPE_FIELDS[kind]
+            raise InvalidRequestError(field, f"a {kind}-scoped asset needs {field.rsplit('/')[-1]}")
+
+
+async def _update(
+    request: Caller,
+    asset_id: UUID,
+    meta: AssetUpdateMeta,
+    spec: AssetSpec,
+    streams: NamedStreams,
+    resources: Resources,
+) -> AssetRow:
+    command = UpdateAsset(
+        asset_id=asset_id,
+        name=meta.name,
+        description=meta.description,
+        spec=spec,
+        metadata=actor(request),
+    )
+    updated = await assets.update_asset(command, streams=streams)
+    async with resources.pool.acquire() as conn:
+        seen = await asset_catalogue.get_asset(conn, updated.kind, asset_id)
+    return _written(request, updated, seen)
+
+
+async def _visible(
+    request: Caller, streams: NamedStreams, tree: OrgTree
+) -> tuple[set[ScopeRef], dict[ScopeRef, tuple[ScopeRef, ...]]]:
+    grants = await access.grants_of(actor(request), streams=streams)
+    lineages = await tree.lineages()
+    return access_rules.visible_scopes(grants, lineages), lineages
+
+
+async def _list(
+    request: Caller,
+    kind: AssetKind,
+    wanted: AssetFilter,
+    streams: NamedStreams,
+    tree: OrgTree,
+    resources: Resources,
+) -> list[AssetRow]:
+    seen, lineages = await _visible(request, streams, tree)
+    async with resources.pool.acquire() as conn:
+        rows = await asset_catalogue.list_assets(conn, kind, wanted.name)
+    chosen = asset_catalogue.select(rows, wanted, lineages)
+    return [row for row in chosen if row.meta.scope_ref in seen]
+
+
+async def _one(
+    request: Caller,
+    kind: AssetKind,
+    asset_id: UUID,
+    streams: NamedStreams,
+    tree: OrgTree,
+    resources: Resources,
+) -> AssetRow:
+    async with resources.pool.acquire() as conn:
+        row = await asset_catalogue.get_asset(conn, kind, asset_id)
+    if row is None:
+        raise AssetNotFoundError(kind, asset_id)
+    seen, _ = await _visible(request, streams, tree)
+    if row.meta.scope_ref not in seen:
+        raise AssetNotFoundError(kind, asset_id)  # existence must not leak
+    return row
+
+
+def _written(request: Caller, asset: Asset, seen: AssetRow | None) -> AssetRow:
+    """The asset as the write side left it; times from the read model when it has the row
+    (it may trail the write)."""
+    now, by = datetime.now(UTC), request.user.subject
+    return AssetRow(
+        asset_id=asset.id,
+        kind=asset.kind,
+        meta=asset.meta,
+        spec=asset.spec,
+        created_at=now if seen is None else seen.created_at,
+        created_by=by if seen is None else seen.created_by,
+        updated_at=now,
+        updated_by=by,
+        version=asset.version,
+    )
+
+
+def _meta(row: AssetRow) -> AssetMetaResponse:
+    meta = row.meta
+    return AssetMetaResponse(
+        name=meta.name,
+        description=meta.description,
+        scope=meta.scope,
+        cluster_id=None if meta.cluster_id is None else str(meta.cluster_id),
+        department_id=meta.department_id,
+        project_id=meta.project_id,
+        auto_delete=meta.auto_delete,
+        workload_supported_types=meta.workload_supported_types,
+        id=str(row.asset_id),
+        kind=row.kind,
+        tenant_id=TENANT_ID,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        updated_by=row.updated_by,
+        updated_at=row.updated_at,
+        update_count=row.version,
+    )
+
+
+def _environment(row: AssetRow, usage_info: bool = False) -> EnvironmentAsset:
+    assert isinstance(row.spec, EnvironmentSpec)
+    return EnvironmentAsset(
+        meta=_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
+    )
+
+
+def _compute(row: AssetRow, usage_info: bool = False) -> ComputeAsset:
+    assert isinstance(row.spec, ComputeSpec)
+    return ComputeAsset(
+        meta=_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
+    )

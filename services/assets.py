@@ -1,0 +1,117 @@
+"""Asset use cases: editors of a scope (or above it) create, update and delete its assets.
+Names are unique per kind within a scope."""
+
+from uuid import UUID
+
+from domain import assets
+from domain.assets import Asset, InvalidAssetError
+from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.events import AssetEvent, Event
+from domain.values import AssetKind, AssetMeta, ScopeRef
+from services import access
+from services.ports import NameClaim, NamedStreams
+
+# Where a request names each kind of scope (Run:ai's asset meta).
+SCOPE_FIELDS = {
+    "tenant": "/meta/scope",
+    "cluster": "/meta/clusterId",
+    "department": "/meta/departmentId",
+    "project": "/meta/projectId",
+}
+
+
+async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
+    """Create the asset; return it as written."""
+    kind = assets.kind_of(cmd.spec)
+    lineage = await access.lineage_of(
+        cmd.scope, streams=streams, field=SCOPE_FIELDS[cmd.scope.kind]
+    )
+    await access.require(cmd.metadata, lineage, "editor", f"create {kind}s", streams=streams)
+    cluster_id, department_id, project_id = _placement(lineage, cmd.cluster_id)
+    meta = AssetMeta(
+        name=cmd.name,
+        description=cmd.description,
+        scope=cmd.scope.kind,
+        workload_supported_types=cmd.workload_supported_types,
+        auto_delete=cmd.auto_delete,
+        private=cmd.private,
+        cluster_id=cluster_id,
+        department_id=department_id,
+        project_id=project_id,
+    )
+    stream = await streams.load(cmd.asset_id)
+    events = assets.create(assets.fold(stream.events), cmd.asset_id, meta, cmd.spec)
+    await streams.append(
+        cmd.asset_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=name_claim(kind, meta),
+    )
+    return _after(stream.events, events)
+
+
+async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
+    """Replace the asset's name, description and spec; return it as it now is."""
+    kind = assets.kind_of(cmd.spec)
+    stream = await streams.load(cmd.asset_id)
+    current = assets.live(assets.fold(stream.events), kind, cmd.asset_id)
+    await access.require(
+        cmd.metadata, current.meta.lineage, "editor", f"update {kind}s", streams=streams
+    )
+    events = assets.update(
+        current, cmd.asset_id, name=cmd.name, description=cmd.description, spec=cmd.spec
+    )
+    if events:
+        updated = _after(stream.events, events)
+        await streams.append(
+            cmd.asset_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=name_claim(kind, updated.meta),
+        )
+        return updated
+    return current
+
+
+async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:
+    """Delete the asset and free its name; deleting it again is a no-op."""
+    stream = await streams.load(cmd.asset_id)
+    state = assets.fold(stream.events)
+    if state is None or state.kind != cmd.kind:
+        raise assets.AssetNotFoundError(cmd.kind, cmd.asset_id)
+    action = f"delete {cmd.kind}s"
+    await access.require(cmd.metadata, state.meta.lineage, "editor", action, streams=streams)
+    # No template kind exists yet, so nothing can use an asset; the template issue adds the
+    # asset -> templates index that fills `used_by`.
+    events = assets.delete(state, cmd.kind, cmd.asset_id, used_by=())
+    if events:
+        await streams.append(
+            cmd.asset_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+        )
+
+
+def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:
+    scope = meta.scope_ref
+    return NameClaim(
+        namespace=f"{kind}@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
+    )
+
+
+def _placement(
+    lineage: tuple[ScopeRef, ...], claimed_cluster: UUID | None
+) -> tuple[UUID | None, str | None, int | None]:
+    """The ids of the scope and its ancestors, as Run:ai's asset meta carries them."""
+    ids = {ref.kind: ref.id for ref in lineage}
+    cluster_id = UUID(ids["cluster"]) if "cluster" in ids else None
+    if claimed_cluster is not None and cluster_id is not None and claimed_cluster != cluster_id:
+        raise InvalidAssetError("/meta/clusterId", f"the scope belongs to cluster {cluster_id}")
+    project_id = int(ids["project"]) if "project" in ids else None
+    return cluster_id, ids.get("department"), project_id
+
+
+def _after(history: tuple[Event, ...], events: list[AssetEvent]) -> Asset:
+    state = assets.fold((*history, *events))
+    assert state is not None
+    return state

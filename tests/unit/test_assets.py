@@ -1,0 +1,145 @@
+"""Asset rules that relate fields: each refusal names its field."""
+
+from uuid import uuid4
+
+import msgspec
+import pytest
+
+from domain import assets, quantities
+from domain.assets import AssetInUseError, InvalidAssetError
+from domain.specs import ComputeSpec, EnvironmentSpec, WorkloadSupportedTypes
+from domain.values import AssetMeta
+
+META = AssetMeta(name="pytorch", scope="tenant")
+IMAGE = {"image": "nvcr.io/nvidia/pytorch:24.05-py3"}
+
+
+def environment(**fields: object) -> EnvironmentSpec:
+    return msgspec.convert({**IMAGE, **fields}, EnvironmentSpec)
+
+
+def refusal(meta: AssetMeta, spec: EnvironmentSpec | ComputeSpec) -> str:
+    with pytest.raises(InvalidAssetError) as caught:
+        assets.create(None, uuid4(), meta, spec)
+    return str(caught.value.field)
+
+
+@pytest.mark.parametrize(
+    ("fields", "pointer"),
+    [
+        ({"image": ""}, "/spec/image"),
+        ({"environmentVariables": [{"name": "A"}]}, "/spec/environmentVariables/0"),
+        (
+            {"environmentVariables": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]},
+            "/spec/environmentVariables/1/name",
+        ),
+        (
+            {
+                "environmentVariables": [
+                    {"name": "A", "value": "1", "configMap": {"name": "cm", "key": "k"}}
+                ]
+            },
+            "/spec/environmentVariables/0",
+        ),
+        ({"runAsUid": 1000}, "/spec/runAsUid"),
+        ({"seccompProfileType": "Localhost"}, "/spec/seccompProfileType"),
+        ({"tty": True}, "/spec/tty"),
+        (
+            {"connections": [{"name": "c", "isExternal": True}]},
+            "/spec/connections/0",
+        ),
+        (
+            {
+                "connections": [
+                    {
+                        "name": "tb",
+                        "internalToolInfo": {
+                            "toolType": "tensorboard",
+                            "connectionType": "LoadBalancer",
+                            "containerPort": 6006,
+                            "nodePortInfo": {"isCustomPort": True},
+                        },
+                    }
+                ]
+            },
+            "/spec/connections/0/internalToolInfo/nodePortInfo",
+        ),
+    ],
+)
+def test_environment_rules(fields: dict[str, object], pointer: str) -> None:
+    assert refusal(META, environment(**fields)) == pointer
+
+
+def test_a_distributed_environment_names_its_framework() -> None:
+    distributed = WorkloadSupportedTypes(distributed=True)
+    meta = msgspec.structs.replace(META, workload_supported_types=distributed)
+    assert refusal(meta, environment()) == "/meta/workloadSupportedTypes/distFramework"
+    framework_only = WorkloadSupportedTypes(dist_framework="PyTorch")
+    meta = msgspec.structs.replace(META, workload_supported_types=framework_only)
+    assert refusal(meta, environment()) == "/meta/workloadSupportedTypes/distFramework"
+
+
+@pytest.mark.parametrize(
+    ("fields", "pointer"),
+    [
+        ({"gpuDevicesRequest": 1, "gpuRequestType": "portion"}, "/spec/gpuPortionRequest"),
+        ({"gpuDevicesRequest": 1, "gpuPortionRequest": 0.5}, "/spec/gpuRequestType"),
+        (
+            {"gpuDevicesRequest": 2, "gpuRequestType": "memory", "gpuMemoryRequest": "10G"},
+            "/spec/gpuDevicesRequest",
+        ),
+        (
+            {"gpuDevicesRequest": 0, "gpuRequestType": "portion", "gpuPortionRequest": 0.5},
+            "/spec/gpuDevicesRequest",
+        ),
+        (
+            {
+                "gpuDevicesRequest": 1,
+                "gpuRequestType": "portion",
+                "gpuPortionRequest": 0.5,
+                "gpuPortionLimit": 0.25,
+            },
+            "/spec/gpuPortionLimit",
+        ),
+        ({"cpuCoreRequest": 4, "cpuCoreLimit": 2}, "/spec/cpuCoreLimit"),
+        ({"cpuMemoryRequest": "2Gi", "cpuMemoryLimit": "2G"}, "/spec/cpuMemoryLimit"),
+        ({"cpuMemoryRequest": "1.2.3"}, "/spec/cpuMemoryRequest"),
+    ],
+)
+def test_compute_rules(fields: dict[str, object], pointer: str) -> None:
+    meta = AssetMeta(name="gpu", scope="tenant")
+    assert refusal(meta, msgspec.convert(fields, ComputeSpec)) == pointer
+
+
+def test_limits_may_equal_or_exceed_requests_across_units() -> None:
+    spec = msgspec.convert(
+        {"cpuMemoryRequest": "1G", "cpuMemoryLimit": "1Gi", "cpuCoreRequest": 0.5}, ComputeSpec
+    )
+    assert assets.create(None, uuid4(), AssetMeta(name="c", scope="tenant"), spec)
+
+
+def test_quantities_parse_with_binary_decimal_and_exponent_suffixes() -> None:
+    assert quantities.parse("1Gi") == 2**30
+    assert quantities.parse("500m") * 2 == 1
+    assert quantities.parse("1e3") == 1000
+    with pytest.raises(quantities.InvalidQuantityError):
+        quantities.parse("12XB")
+
+
+def test_update_changes_only_what_differs_and_delete_names_users() -> None:
+    asset_id = uuid4()
+    state = assets.fold(assets.create(None, asset_id, META, environment()))
+    same = assets.update(state, asset_id, name="pytorch", description=None, spec=environment())
+    assert same == []
+    with pytest.raises(AssetInUseError) as caught:
+        assets.delete(state, "environment", asset_id, used_by=["ddp-template"])
+    assert "ddp-template" in str(caught.value)
+    deleted = assets.fold(
+        [
+            *assets.create(None, asset_id, META, environment()),
+            *assets.delete(state, "environment", asset_id, used_by=()),
+        ]
+    )
+    assert deleted is not None
+    assert deleted.deleted
+    assert assets.delete(deleted, "environment", asset_id, used_by=()) == []
