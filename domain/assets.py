@@ -50,7 +50,7 @@ class InvalidAssetError(DomainError):
 class AssetNotFoundError(DomainError):
     slug = "asset-not-found"
 
-    def __init__(self, kind: AssetKind, asset_id: UUID) -> None:
+    def __init__(self, kind: str, asset_id: UUID) -> None:
         super().__init__(f"{kind} {asset_id} does not exist")
         self.kind = kind
         self.asset_id = asset_id

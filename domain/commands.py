@@ -1,11 +1,18 @@
 """Commands: what a caller asks the service to do (imperative names)."""
 
+from collections.abc import Mapping
 from uuid import UUID
 
 import msgspec
 
 from domain.events import EventMetadata
-from domain.specs import ComputeSpec, EnvironmentSpec, WorkloadSupportedTypes
+from domain.specs import (
+    ComputeSpec,
+    CredentialKind,
+    CredentialSpec,
+    EnvironmentSpec,
+    WorkloadSupportedTypes,
+)
 from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
 
@@ -99,4 +106,47 @@ class UpdateAsset(msgspec.Struct, frozen=True, kw_only=True):
 class DeleteAsset(msgspec.Struct, frozen=True, kw_only=True):
     asset_id: UUID
     kind: AssetKind
+    metadata: EventMetadata
+
+
+class SecretValues:
+    """A request's secret values, by wire name. Its repr never shows them, so a command in a
+    log line or a traceback reveals nothing."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, str | None]) -> None:
+        self._values = dict(values)
+
+    def __repr__(self) -> str:
+        return f"SecretValues({len(self._values)} hidden)"
+
+    def reveal(self) -> dict[str, str | None]:
+        return dict(self._values)
+
+
+class CreateCredential(msgspec.Struct, frozen=True, kw_only=True):
+    asset_id: UUID
+    kind: CredentialKind
+    scope: ScopeRef
+    cluster_id: UUID | None = None
+    name: str
+    description: str | None = None
+    private: bool = False
+    public: CredentialSpec
+    values: SecretValues
+    metadata: EventMetadata
+
+
+class UpdateCredential(msgspec.Struct, frozen=True, kw_only=True):
+    asset_id: UUID
+    kind: CredentialKind
+    name: str
+    description: str | None = None
+    metadata: EventMetadata
+
+
+class DeleteCredential(msgspec.Struct, frozen=True, kw_only=True):
+    asset_id: UUID
+    kind: CredentialKind
     metadata: EventMetadata

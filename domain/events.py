@@ -10,7 +10,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain.specs import ComputeSpec, EnvironmentSpec
+from domain.specs import ComputeSpec, CredentialKind, CredentialSpec, EnvironmentSpec
 from domain.values import AssetMeta, Grant, NodePoolResources
 
 ActorKind = Literal["application", "user", "system"]
@@ -179,8 +179,34 @@ EnvironmentEvent = EnvironmentCreated | EnvironmentUpdated | EnvironmentDeleted
 ComputeEvent = ComputeCreated | ComputeUpdated | ComputeDeleted
 AssetEvent = EnvironmentEvent | ComputeEvent
 
+
+class CredentialCreated(Event, tag="credential.created.v1", frozen=True, kw_only=True):
+    """A credential exists. Its values are sealed elsewhere; `spec.secret` only points at them."""
+
+    asset_id: UUID
+    kind: CredentialKind
+    meta: AssetMeta
+    spec: CredentialSpec
+
+
+class CredentialUpdated(Event, tag="credential.updated.v1", frozen=True, kw_only=True):
+    """Renamed or re-described; a credential's values never change after creation."""
+
+    asset_id: UUID
+    name: str
+    description: str | None = None
+
+
+class CredentialDeleted(Event, tag="credential.deleted.v1", frozen=True, kw_only=True):
+    """Gone, and its sealed values destroyed in the same transaction."""
+
+    asset_id: UUID
+
+
+CredentialEvent = CredentialCreated | CredentialUpdated | CredentialDeleted
+
 # The catalogue: every event type this service stores. Tags are a storage schema.
-DomainEvent = ApplicationEvent | OrgUnitEvent | AssetEvent
+DomainEvent = ApplicationEvent | OrgUnitEvent | AssetEvent | CredentialEvent
 
 
 def event_tag(event_type: type[Event]) -> str:

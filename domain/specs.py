@@ -154,6 +154,29 @@ class EnvironmentSpec(Spec, frozen=True, kw_only=True):
     connections: tuple[Connection, ...] | None = None
 
 
+CredentialKind = Literal["accessKey", "password", "dockerRegistry", "genericSecret", "ngcApiKey"]
+
+
+class SecretRef(Spec, frozen=True, kw_only=True):
+    """Where a credential's values are and what they were, without them: the id of the key that
+    sealed them, and a keyed fingerprint (HMAC, so it cannot be guessed offline from a list of
+    likely values) that tells two versions apart."""
+
+    key_id: int
+    fingerprint: str
+
+
+class CredentialSpec(Spec, frozen=True, kw_only=True):
+    """The public part of a credential. Its values (passwords, keys, ...) are never here: they
+    are sealed in the credential vault, and `secret` points at them."""
+
+    existing_secret_name: NonEmpty | None = None
+    user: NonEmpty | None = None
+    url: NonEmpty | None = None
+    keys: tuple[str, ...] | None = None  # a generic secret's key names
+    secret: SecretRef | None = None
+
+
 class ExtendedResource(Spec, frozen=True, kw_only=True):
     resource: NonEmpty
     quantity: Quantity | None = None

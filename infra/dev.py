@@ -69,7 +69,8 @@ def run_dev(settings: Settings) -> int:
             "TRAINPLATE_API_HOST": settings.api_host,
             "TRAINPLATE_API_PORT": str(settings.api_port),
             "TRAINPLATE_DATA_DIR": str(data_dir),
-            "TRAINPLATE_AUTH__SIGNING_KEY": _signing_key(data_dir / "signing.key"),
+            "TRAINPLATE_AUTH__SIGNING_KEY": _local_key(data_dir / "signing.key", 48),
+            "TRAINPLATE_CREDENTIALS__ENCRYPTION_KEY": _local_key(data_dir / "credentials.key", 32),
         }
         for process in PROCESSES:
             children[process] = subprocess.Popen(
@@ -99,11 +100,12 @@ def run_dev(settings: Settings) -> int:
         endpoints.unlink(missing_ok=True)
 
 
-def _signing_key(path: Path) -> str:
-    """The token signing key of this data directory: made once, readable by its owner only."""
+def _local_key(path: Path, size: int) -> str:
+    """A key of this data directory (`size` random bytes, URL-safe base64): made once, readable
+    by its owner only."""
     if not path.exists():
         path.touch(mode=0o600)
-        path.write_text(secrets.token_urlsafe(48))
+        path.write_text(secrets.token_urlsafe(size))
     return path.read_text().strip()
 
 

@@ -46,20 +46,10 @@ class PostgresNamedStreams:
         name: NameClaim | None,
     ) -> AppendResult:
         async with translated("append"), self._pool.acquire() as conn, conn.transaction():
-            await self._hold(conn, stream_id, name)
+            await hold_name(conn, stream_id, name)
             return await self._store.append_within(
                 conn, stream_id, events, expected_version=expected_version, metadata=metadata
             )
-
-    @staticmethod
-    async def _hold(conn: Connection, stream_id: UUID, name: NameClaim | None) -> None:
-        if name is None:
-            await conn.execute(_RELEASE_ALL, stream_id)
-            return
-        await conn.execute(_RELEASE_OTHERS, stream_id, name.namespace, name.name)
-        # The upsert returns no row when another stream holds the name (its WHERE refuses).
-        if await conn.fetchval(_CLAIM, name.namespace, name.name, stream_id) is None:
-            raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
 
 
 class PostgresIdSequence:
@@ -70,3 +60,15 @@ class PostgresIdSequence:
         async with translated("next_id"):
             value: int = await self._pool.fetchval("SELECT nextval('org_unit_ids')")
         return value
+
+
+async def hold_name(conn: Connection, stream_id: UUID, name: NameClaim | None) -> None:
+    """Make `name` the one name the stream holds (None: it holds none), inside the caller's
+    transaction; NameTakenError when another stream holds it."""
+    if name is None:
+        await conn.execute(_RELEASE_ALL, stream_id)
+        return
+    await conn.execute(_RELEASE_OTHERS, stream_id, name.namespace, name.name)
+    # The upsert returns no row when another stream holds the name (its WHERE refuses).
+    if await conn.fetchval(_CLAIM, name.namespace, name.name, stream_id) is None:
+        raise NameTakenError(name.name, namespace=name.namespace, field=name.field)

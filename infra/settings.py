@@ -54,6 +54,14 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
     hash_memory_kib: int = 65536
 
 
+class CredentialSettings(msgspec.Struct, frozen=True, kw_only=True):
+    # Credential values are sealed at rest with a key derived from this one (32 bytes, URL-safe
+    # base64); every API process must share it. `trainplate dev` generates one into its data
+    # directory; elsewhere it must be set, or creating a credential answers 503.
+    encryption_key: str = ""
+    key_id: int = 1  # reported as the credential's keyId; bump it when the key is rotated
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     service_name: str = "trainplate"
     log_level: str = "INFO"
@@ -69,6 +77,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     relay: RelaySettings = msgspec.field(default_factory=RelaySettings)
     projector: ProjectorSettings = msgspec.field(default_factory=ProjectorSettings)
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
+    credentials: CredentialSettings = msgspec.field(default_factory=CredentialSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
@@ -96,5 +105,5 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _SHORT_FORMS = {"database_url": ("database", "url"), "nats_url": ("nats", "url")}
-_SECTIONS = {"database", "nats", "relay", "projector", "auth"}
+_SECTIONS = {"database", "nats", "relay", "projector", "auth", "credentials"}
 _TOP_LEVEL = {f.name for f in msgspec.structs.fields(Settings)} - _SECTIONS

@@ -13,30 +13,40 @@ from domain.events import (
     ComputeCreated,
     ComputeDeleted,
     ComputeUpdated,
+    CredentialCreated,
+    CredentialDeleted,
+    CredentialUpdated,
     EnvironmentCreated,
     EnvironmentDeleted,
     EnvironmentUpdated,
     RecordedEvent,
 )
-from domain.specs import ComputeSpec, DistFramework, EnvironmentSpec
-from domain.values import AssetKind, AssetMeta, ScopeKind, ScopeRef
+from domain.specs import ComputeSpec, CredentialSpec, DistFramework, EnvironmentSpec
+from domain.values import AssetMeta, ScopeKind, ScopeRef
 from projections.executor import Executor
 
 NAME: Final = "asset_catalogue"
 
 _encode = msgspec.json.Encoder().encode
 _decode_meta = msgspec.json.Decoder(AssetMeta).decode
-_SPECS: Final[Mapping[str, type[EnvironmentSpec] | type[ComputeSpec]]] = {
+CatalogueSpec = EnvironmentSpec | ComputeSpec | CredentialSpec
+_SPECS: Final[Mapping[str, type[CatalogueSpec]]] = {
     "environment": EnvironmentSpec,
     "compute": ComputeSpec,
+    "accessKey": CredentialSpec,
+    "password": CredentialSpec,
+    "dockerRegistry": CredentialSpec,
+    "genericSecret": CredentialSpec,
+    "ngcApiKey": CredentialSpec,
 }
+CREDENTIAL_KINDS: Final = ("accessKey", "password", "dockerRegistry", "genericSecret", "ngcApiKey")
 
 
 class AssetRow(msgspec.Struct, frozen=True, kw_only=True):
     asset_id: UUID
-    kind: AssetKind
+    kind: str  # an AssetKind or a CredentialKind
     meta: AssetMeta
-    spec: EnvironmentSpec | ComputeSpec
+    spec: CatalogueSpec
     created_at: datetime
     created_by: str
     updated_at: datetime
@@ -75,8 +85,8 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
     """Fold one event in; safe to run twice (updates carry the stream version)."""
     at, by, version = recorded.recorded_at, recorded.metadata.actor_subject, recorded.version
     match recorded.event:
-        case EnvironmentCreated() | ComputeCreated() as e:
-            kind = "environment" if isinstance(e, EnvironmentCreated) else "compute"
+        case EnvironmentCreated() | ComputeCreated() | CredentialCreated() as e:
+            kind = e.kind if isinstance(e, CredentialCreated) else _KINDS[type(e)]
             await conn.execute(
                 "INSERT INTO asset_catalogue (asset_id, kind, name, meta, spec, created_at,"
                 " created_by, updated_at, updated_by, version)"
@@ -85,26 +95,44 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
                 e.asset_id, kind, e.meta.name, _encode(e.meta).decode(),
                 _encode(e.spec).decode(), at, by, version,
             )  # fmt: skip
+        case CredentialUpdated() as e:
+            await _rename(conn, e.asset_id, e.name, e.description, at, by, version)
         case EnvironmentUpdated() | ComputeUpdated() as e:
-            row = await conn.fetchrow(
-                "SELECT meta::text AS meta FROM asset_catalogue WHERE asset_id = $1", e.asset_id
-            )
-            if row is None:
-                return
-            meta = msgspec.structs.replace(
-                _decode_meta(row["meta"]), name=e.name, description=e.description
-            )
+            await _rename(conn, e.asset_id, e.name, e.description, at, by, version)
             await conn.execute(
-                "UPDATE asset_catalogue SET name = $2, meta = $3::jsonb, spec = $4::jsonb,"
-                " updated_at = $5, updated_by = $6, version = $7"
-                " WHERE asset_id = $1 AND version < $7",
-                e.asset_id, e.name, _encode(meta).decode(), _encode(e.spec).decode(),
-                at, by, version,
+                "UPDATE asset_catalogue SET spec = $2::jsonb WHERE asset_id = $1 AND version = $3",
+                e.asset_id, _encode(e.spec).decode(), version,
             )  # fmt: skip
-        case EnvironmentDeleted() | ComputeDeleted() as e:
+        case EnvironmentDeleted() | ComputeDeleted() | CredentialDeleted() as e:
             await conn.execute("DELETE FROM asset_catalogue WHERE asset_id = $1", e.asset_id)
         case _:
             pass  # not an event this read model cares about
+
+
+_KINDS: Final[Mapping[type, str]] = {EnvironmentCreated: "environment", ComputeCreated: "compute"}
+
+
+async def _rename(
+    conn: Executor,
+    asset_id: UUID,
+    name: str,
+    description: str | None,
+    at: datetime,
+    by: str,
+    version: int,
+) -> None:
+    """Move name and description to the event's; an older (replayed) event changes nothing."""
+    row = await conn.fetchrow(
+        "SELECT meta::text AS meta FROM asset_catalogue WHERE asset_id = $1", asset_id
+    )
+    if row is None:
+        return
+    meta = msgspec.structs.replace(_decode_meta(row["meta"]), name=name, description=description)
+    await conn.execute(
+        "UPDATE asset_catalogue SET name = $2, meta = $3::jsonb, updated_at = $4,"
+        " updated_by = $5, version = $6 WHERE asset_id = $1 AND version < $6",
+        asset_id, name, _encode(meta).decode(), at, by, version,
+    )  # fmt: skip
 
 
 _COLUMNS: Final = """asset_id, kind, meta::text AS meta, spec::text AS spec, created_at,
@@ -125,7 +153,7 @@ def _row(record: asyncpg.Record) -> AssetRow:
     )
 
 
-async def list_assets(conn: Executor, kind: AssetKind, name: str | None = None) -> list[AssetRow]:
+async def list_assets(conn: Executor, kind: str, name: str | None = None) -> list[AssetRow]:
     rows = await conn.fetch(
         f"SELECT {_COLUMNS} FROM asset_catalogue WHERE kind = $1"
         " AND ($2::text IS NULL OR name = $2) ORDER BY name, asset_id",
@@ -135,7 +163,7 @@ async def list_assets(conn: Executor, kind: AssetKind, name: str | None = None) 
     return [_row(r) for r in rows]
 
 
-async def get_asset(conn: Executor, kind: AssetKind, asset_id: UUID) -> AssetRow | None:
+async def get_asset(conn: Executor, kind: str, asset_id: UUID) -> AssetRow | None:
     row = await conn.fetchrow(
         f"SELECT {_COLUMNS} FROM asset_catalogue WHERE kind = $1 AND asset_id = $2",
         kind,

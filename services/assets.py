@@ -3,10 +3,12 @@ Names are unique per kind within a scope."""
 
 from uuid import UUID
 
-from domain import assets
-from domain.assets import Asset, InvalidAssetError
+from domain import assets, credentials
+from domain.assets import Asset, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.errors import InvalidHistoryError
 from domain.events import AssetEvent, Event
+from domain.specs import EnvironmentSpec
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access
 from services.ports import NameClaim, NamedStreams
@@ -27,7 +29,7 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
         cmd.scope, streams=streams, field=SCOPE_FIELDS[cmd.scope.kind]
     )
     await access.require(cmd.metadata, lineage, "editor", f"create {kind}s", streams=streams)
-    cluster_id, department_id, project_id = _placement(lineage, cmd.cluster_id)
+    cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
     meta = AssetMeta(
         name=cmd.name,
         description=cmd.description,
@@ -39,6 +41,7 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
         department_id=department_id,
         project_id=project_id,
     )
+    await _check_credentials(cmd.spec, meta.lineage, streams)
     stream = await streams.load(cmd.asset_id)
     events = assets.create(assets.fold(stream.events), cmd.asset_id, meta, cmd.spec)
     await streams.append(
@@ -59,6 +62,7 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
     await access.require(
         cmd.metadata, current.meta.lineage, "editor", f"update {kind}s", streams=streams
     )
+    await _check_credentials(cmd.spec, current.meta.lineage, streams)
     events = assets.update(
         current, cmd.asset_id, name=cmd.name, description=cmd.description, spec=cmd.spec
     )
@@ -92,6 +96,30 @@ async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:
         )
 
 
+async def _check_credentials(
+    spec: AssetSpec, lineage: tuple[ScopeRef, ...], streams: NamedStreams
+) -> None:
+    """Every credential an environment's variables read must exist where the environment can
+    use it: in its scope or above (and a generic secret must hold the key)."""
+    if not isinstance(spec, EnvironmentSpec):
+        return
+    for i, variable in enumerate(spec.environment_variables or ()):
+        if variable.credential is None:
+            continue
+        at = f"/spec/environmentVariables/{i}/credential"
+        try:
+            found = credentials.fold((await streams.load(variable.credential.asset_id)).events)
+        except InvalidHistoryError:  # the id is some other kind of stream
+            found = None
+        if found is None or found.deleted or found.meta.scope_ref not in lineage:
+            raise InvalidAssetError(f"{at}/assetId", "no such credential in this scope or above")
+        keys = found.spec.keys
+        if found.kind == "genericSecret" and keys and variable.credential.key not in keys:
+            raise InvalidAssetError(
+                f"{at}/key", f"the credential has no key {variable.credential.key!r}"
+            )
+
+
 def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:
     scope = meta.scope_ref
     return NameClaim(
@@ -99,10 +127,11 @@ def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:
     )
 
 
-def _placement(
+def placement(
     lineage: tuple[ScopeRef, ...], claimed_cluster: UUID | None
 ) -> tuple[UUID | None, str | None, int | None]:
-    """The ids of the scope and its ancestors, as Run:ai's asset meta carries them."""
+    """The ids of the scope and its ancestors, as Run:ai's asset meta carries them; a cluster
+    the request named must be the scope's own."""
     ids = {ref.kind: ref.id for ref in lineage}
     cluster_id = UUID(ids["cluster"]) if "cluster" in ids else None
     if claimed_cluster is not None and cluster_id is not None and claimed_cluster != cluster_id:

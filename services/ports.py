@@ -1,12 +1,13 @@
 """Ports: what the application layer needs from the outside world, as Protocols."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 from uuid import UUID
 
 import msgspec
 
 from domain.events import Event, EventMetadata
+from domain.specs import SecretRef
 from domain.values import ScopeRef
 
 
@@ -155,4 +156,40 @@ class OrgTree(Protocol):
 
     async def children(self, scope: ScopeRef) -> int:
         """How many live units sit directly below the scope."""
+        ...
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class CredentialVault(Protocol):
+    """Credential streams with their values: sealed and stored with the creating event, and
+    destroyed with the deleting one, each in one transaction. Values never reach an event."""
+
+    async def load(self, stream_id: UUID) -> Stream: ...
+
+    def reference(self, values: Mapping[str, str]) -> SecretRef:
+        """The key id and keyed fingerprint the events record in place of the values."""
+        ...
+
+    async def append(
+        self,
+        asset_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+        values: Mapping[str, str] | None = None,
+    ) -> AppendResult:
+        """As NamedStreams.append; `values` are sealed and kept with the events, and an append
+        that frees the name (a deletion) destroys the stored values."""
+        ...
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class AssetUsage(Protocol):
+    """Who uses an asset, as the read side knows it (an asset that uses another, e.g. an
+    environment whose variable reads a credential)."""
+
+    async def users_of(self, asset_id: UUID) -> list[str]:
+        """Names of the things that use the asset, each as "<kind> <name>"."""
         ...

@@ -55,7 +55,8 @@ async def pool(database_settings: DatabaseSettings) -> AsyncIterator[asyncpg.Poo
 async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
     """The shared pool over an empty store: each test starts from no events and no checkpoints."""
     await pool.execute(
-        "TRUNCATE events, consumer_checkpoints, application_credentials, stream_names"
+        "TRUNCATE events, consumer_checkpoints, application_credentials, stream_names,"
+        " credential_secrets"
         " RESTART IDENTITY"
     )
     return pool

@@ -10,10 +10,13 @@ from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 
 from infra.applications import PostgresApplicationRegistry, secret_hasher
+from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources, open_resources
+from infra.credential_vault import PostgresCredentialVault
 from infra.eventstore import PostgresEventStore
 from infra.http.assets import ASSET_ROUTES, provide_asset_filter
 from infra.http.auth import BearerAuthenticationMiddleware
+from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.health import healthz, readyz
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
@@ -27,16 +30,27 @@ from infra.http.service_accounts import (
 from infra.http.tokens import grant_token
 from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
 from infra.org_tree import PostgresOrgTree
+from infra.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from infra.tokens import TokenIssuer
-from services.ports import ApplicationRegistry, IdSequence, NamedStreams, OrgTree
+from services.ports import (
+    ApplicationRegistry,
+    AssetUsage,
+    CredentialVault,
+    IdSequence,
+    NamedStreams,
+    OrgTree,
+)
 
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings, *, resources: Resources | None = None) -> Litestar:
     token_issuer = TokenIssuer(settings.auth) if settings.auth.signing_key else None
+    sealer = Sealer(settings.credentials) if settings.credentials.encryption_key else None
+    if sealer is None:
+        log.warning("no credential encryption key configured: creating credentials answers 503")
     if token_issuer is None:
         log.warning("no token signing key configured: POST /api/v1/token answers 503")
 
@@ -47,6 +61,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         app.state.streams = PostgresNamedStreams(opened.pool, store)
         app.state.ids = PostgresIdSequence(opened.pool)
         app.state.tree = PostgresOrgTree(opened.pool)
+        app.state.vault = PostgresCredentialVault(opened.pool, store, sealer)
+        app.state.usage = PostgresAssetUsage(opened.pool)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -78,6 +94,14 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         tree: OrgTree = state.tree
         return tree
 
+    def provide_vault(state: State) -> CredentialVault:
+        vault: CredentialVault = state.vault
+        return vault
+
+    def provide_usage(state: State) -> AssetUsage:
+        usage: AssetUsage = state.usage
+        return usage
+
     def provide_settings() -> Settings:
         return settings
 
@@ -93,6 +117,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             regenerate_service_account_secret,
             *ORG_UNIT_ROUTES,
             *ASSET_ROUTES,
+            *CREDENTIAL_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={
@@ -103,6 +128,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "ids": Provide(provide_ids, sync_to_thread=False),
             "tree": Provide(provide_tree, sync_to_thread=False),
             "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),
+            "vault": Provide(provide_vault, sync_to_thread=False),
+            "usage": Provide(provide_usage, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
         middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer)],

@@ -80,7 +80,7 @@ class AssetMetaResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel
     auto_delete: bool
     workload_supported_types: WorkloadSupportedTypes | None
     id: str
-    kind: AssetKind
+    kind: str
     tenant_id: int
     created_by: str
     created_at: datetime
@@ -291,7 +291,7 @@ async def _create(
 ) -> Asset:
     command = CreateAsset(
         asset_id=uuid4(),
-        scope=_scope(meta),
+        scope=scope_of(meta),
         cluster_id=meta.cluster_id,
         name=meta.name,
         description=meta.description,
@@ -304,7 +304,7 @@ async def _create(
     return await assets.create_asset(command, streams=streams)
 
 
-def _scope(meta: AssetCreationMeta) -> ScopeRef:
+def scope_of(meta: AssetCreationMeta) -> ScopeRef:
     """The scope the meta names; the id its kind needs must be there."""
     match meta.scope:
         case "tenant":
@@ -401,7 +401,7 @@ def _written(request: Caller, asset: Asset, seen: AssetRow | None) -> AssetRow:
     )
 
 
-def _meta(row: AssetRow) -> AssetMetaResponse:
+def asset_meta(row: AssetRow) -> AssetMetaResponse:
     meta = row.meta
     return AssetMetaResponse(
         name=meta.name,
@@ -426,12 +426,12 @@ def _meta(row: AssetRow) -> AssetMetaResponse:
 def _environment(row: AssetRow, usage_info: bool = False) -> EnvironmentAsset:
     assert isinstance(row.spec, EnvironmentSpec)
     return EnvironmentAsset(
-        meta=_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
+        meta=asset_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
     )
 
 
 def _compute(row: AssetRow, usage_info: bool = False) -> ComputeAsset:
     assert isinstance(row.spec, ComputeSpec)
     return ComputeAsset(
-        meta=_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
+        meta=asset_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
     )

@@ -15,6 +15,7 @@ from litestar.exceptions import HTTPException, ValidationException
 
 from domain.applications import ApplicationNotFoundError, InvalidApplicationNameError
 from domain.assets import AssetExistsError, AssetInUseError, AssetNotFoundError, InvalidAssetError
+from domain.credentials import CredentialInUseError
 from domain.errors import DomainError, TrainplateError
 from domain.org_units import (
     BlankNameError,
@@ -78,6 +79,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AssetNotFoundError: 404,
     AssetExistsError: 409,
     AssetInUseError: 409,
+    CredentialInUseError: 412,
     DomainError: 422,
     ApplicationError: 400,
     InfraError: 503,

@@ -18,23 +18,33 @@ from infra.globallog import load_checkpoint
 from infra.http.app import create_app
 from infra.projector import ProjectionRunner
 from infra.serialization import DOMAIN_CODEC
-from infra.settings import AuthSettings, NatsSettings, ProjectorSettings, Settings
+from infra.settings import (
+    AuthSettings,
+    CredentialSettings,
+    NatsSettings,
+    ProjectorSettings,
+    Settings,
+)
 from infra.tokens import TokenIssuer
 from projections import ALL
 from services.applications import create_application
 from tests.api.client import client_for
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
+CREDENTIALS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")
 READ_MODELS = "application_catalogue, org_units, asset_catalogue"
 
 
 @asynccontextmanager
 async def api_app(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
     """The app over the test servers, with empty read models."""
-    await pool.execute(f"TRUNCATE {READ_MODELS}, stream_names")
+    await pool.execute(f"TRUNCATE {READ_MODELS}, stream_names, credential_secrets")
     nc = await connect_nats(NatsSettings(url=nats_url), name="api-tests")
     try:
-        yield create_app(Settings(auth=AUTH), resources=Resources(pool, nc, nc.jetstream()))
+        yield create_app(
+            Settings(auth=AUTH, credentials=CREDENTIALS),
+            resources=Resources(pool, nc, nc.jetstream()),
+        )
     finally:
         await nc.close()
 

@@ -174,6 +174,23 @@ async def test_compute_lifecycle_in_run_ai_shapes(
             {"meta": {"name": "e", "scope": "tenant", "colour": "red"}, "spec": {}},
             "/meta/colour",
         ),
+        (
+            ENVIRONMENTS,
+            environment(
+                "e",
+                TENANT,
+                environmentVariables=[
+                    {
+                        "name": "TOKEN",
+                        "credential": {
+                            "assetId": "0b7c4f7e-2a1d-4c3b-9e8f-6a5d4c3b2a10",
+                            "key": "k",
+                        },
+                    }
+                ],
+            ),
+            "/spec/environmentVariables/0/credential/assetId",
+        ),
         (COMPUTES, compute("c", TENANT, cpuCoreLimit=1), "/spec/cpuCoreLimit"),
         (COMPUTES, compute("c", TENANT, cpuMemoryRequest="lots"), "/spec/cpuMemoryRequest"),
         (COMPUTES, compute("c", TENANT, gpuRequestType="memory"), "/spec/gpuMemoryRequest"),

@@ -1,0 +1,350 @@
+"""Credential assets in Run:ai's shapes (`/api/v1/asset/credentials/<kind>` and the combined
+`/api/v1/asset/credentials`). Values are write-only: no response, event, read model or error
+body carries them; responses show the public part and the id of the key that sealed them."""
+
+from datetime import UTC, datetime
+from typing import Annotated, Final, cast
+from uuid import UUID, uuid4
+
+import msgspec
+from litestar import delete, get, post, put
+from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import FromPath, JSONBody
+from msgspec import Meta
+
+from domain import access as access_rules
+from domain import credentials
+from domain.assets import AssetNotFoundError
+from domain.commands import CreateCredential, DeleteCredential, SecretValues, UpdateCredential
+from domain.credentials import Credential
+from domain.specs import CredentialKind, CredentialSpec, NonEmpty
+from domain.values import ScopeRef
+from infra.bootstrap import Resources
+from infra.http.assets import (
+    AssetCreationMeta,
+    AssetMetaResponse,
+    AssetUsageInfo,
+    RequestBody,
+    UsageInfo,
+    asset_meta,
+    scope_of,
+)
+from infra.http.callers import Caller, actor
+from projections import asset_catalogue
+from projections.asset_catalogue import CREDENTIAL_KINDS, AssetRow
+from services import access
+from services.credentials import create_credential, delete_credential, update_credential
+from services.errors import InvalidRequestError
+from services.ports import AssetUsage, CredentialVault, OrgTree
+
+NgcApiKey = Annotated[str, Meta(pattern=r"^[-._A-Za-z0-9]+$")]
+
+
+class KeyValuePair(RequestBody, frozen=True, kw_only=True):
+    key: str
+    value: str | None = None
+
+
+class CredentialCreationSpec(RequestBody, frozen=True, kw_only=True):
+    """Every kind's creation fields; which ones a kind takes is checked per kind."""
+
+    existing_secret_name: NonEmpty | None = None
+    access_key_id: NonEmpty | None = None
+    secret_access_key: NonEmpty | None = None
+    user: NonEmpty | None = None
+    password: NonEmpty | None = None
+    url: NonEmpty | None = None
+    key_value_pairs: tuple[KeyValuePair, ...] | None = None
+    ngc_api_key: NgcApiKey | None = msgspec.field(default=None, name="ngc_api_key")
+
+
+class CredentialCreationRequest(RequestBody, frozen=True, kw_only=True):
+    meta: AssetCreationMeta
+    spec: CredentialCreationSpec
+
+
+class CredentialUpdateMeta(RequestBody, frozen=True, kw_only=True):
+    name: str | None = None
+    description: str | None = None
+
+
+class CredentialUpdateRequest(RequestBody, frozen=True, kw_only=True):
+    meta: CredentialUpdateMeta
+
+
+class PublicPair(msgspec.Struct, frozen=True):
+    key: str
+
+
+class CredentialSpecResponse(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"
+):
+    key_id: int
+    existing_secret_name: str | None = None
+    user: str | None = None
+    url: str | None = None
+    key_value_pairs: list[PublicPair] | None = None  # keys only: values are write-only
+
+
+class CredentialAsset(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"
+):
+    meta: AssetMetaResponse
+    spec: CredentialSpecResponse
+    used_by: AssetUsageInfo | None = None
+
+
+class CombinedSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """The combined list's spec: the entry's kind names its one member."""
+
+    access_key: CredentialSpecResponse | None = None
+    password: CredentialSpecResponse | None = None
+    docker_registry: CredentialSpecResponse | None = None
+    generic_secret: CredentialSpecResponse | None = None
+    ngc_api_key: CredentialSpecResponse | None = None
+
+
+class CombinedEntry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    meta: AssetMetaResponse
+    spec: CombinedSpec
+    used_by: AssetUsageInfo | None = None
+
+
+class CredentialListResponse(msgspec.Struct, frozen=True):
+    entries: list[CredentialAsset]
+
+
+class CombinedListResponse(msgspec.Struct, frozen=True):
+    entries: list[CombinedEntry]
+
+
+# Which creation fields each kind takes, and which of them are secret values.
+_FIELDS: Final[dict[CredentialKind, tuple[str, ...]]] = {
+    "accessKey": ("existing_secret_name", "access_key_id", "secret_access_key"),
+    "password": ("existing_secret_name", "user", "password"),
+    "dockerRegistry": ("existing_secret_name", "user", "password", "url"),
+    "genericSecret": ("existing_secret_name", "key_value_pairs"),
+    "ngcApiKey": ("ngc_api_key",),
+}
+_SECRET_FIELDS: Final = {
+    "access_key_id": "accessKeyId",
+    "secret_access_key": "secretAccessKey",
+    "password": "password",
+    "ngc_api_key": "ngc_api_key",
+}
+_SEGMENTS: Final[dict[CredentialKind, tuple[str, int]]] = {
+    "accessKey": ("access-key", 202),
+    "password": ("password", 202),
+    "dockerRegistry": ("docker-registry", 202),
+    "genericSecret": ("generic-secret", 204),
+    "ngcApiKey": ("ngc-api-key", 204),
+}
+
+
+def _command(
+    kind: CredentialKind, request: Caller, data: CredentialCreationRequest
+) -> CreateCredential:
+    """Translate the wire body: refuse fields of other kinds, and part values from the rest."""
+    spec = data.spec
+    for field in msgspec.structs.fields(CredentialCreationSpec):
+        if getattr(spec, field.name) is not None and field.name not in _FIELDS[kind]:
+            raise InvalidRequestError(
+                f"/spec/{field.encode_name}", f"not a field of {kind} credentials"
+            )
+    values: dict[str, str | None] = {
+        wire: getattr(spec, name) for name, wire in _SECRET_FIELDS.items() if name in _FIELDS[kind]
+    }
+    pairs = spec.key_value_pairs or ()
+    if kind == "genericSecret":
+        values = {pair.key: pair.value for pair in pairs}
+    return CreateCredential(
+        asset_id=uuid4(),
+        kind=kind,
+        scope=scope_of(data.meta),
+        cluster_id=data.meta.cluster_id,
+        name=data.meta.name,
+        description=data.meta.description,
+        private=bool(data.meta.private),
+        public=CredentialSpec(
+            existing_secret_name=spec.existing_secret_name,
+            user=spec.user,
+            url=spec.url,
+            keys=tuple(pair.key for pair in pairs) or None,
+        ),
+        values=SecretValues(values),
+        metadata=actor(request),
+    )
+
+
+def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
+    segment, delete_status = _SEGMENTS[kind]
+    path = f"/api/v1/asset/credentials/{segment}"
+    tags = ["Credentials"]
+    ident = segment.replace("-", "_")
+
+    @post(path, status_code=202, tags=tags, operation_id=f"create_{ident}", name=f"create_{ident}")
+    async def create(
+        request: Caller,
+        data: JSONBody[CredentialCreationRequest],
+        vault: NamedDependency[CredentialVault],
+    ) -> CredentialAsset:
+        created = await create_credential(_command(kind, request, data), vault=vault)
+        return _asset(_written(request, created, None))
+
+    @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
+    async def list_kind(
+        request: Caller,
+        vault: NamedDependency[CredentialVault],
+        tree: NamedDependency[OrgTree],
+        resources: NamedDependency[Resources],
+        usage_info: UsageInfo = False,
+    ) -> CredentialListResponse:
+        rows = await _visible_rows(request, (kind,), vault, tree, resources)
+        return CredentialListResponse([_asset(row, usage_info) for row in rows])
+
+    @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
+    async def get_one(
+        request: Caller,
+        asset_id: FromPath[UUID],
+        vault: NamedDependency[CredentialVault],
+        tree: NamedDependency[OrgTree],
+        resources: NamedDependency[Resources],
+        usage_info: UsageInfo = False,
+    ) -> CredentialAsset:
+        async with resources.pool.acquire() as conn:
+            row = await asset_catalogue.get_asset(conn, kind, asset_id)
+        if row is None or row.meta.scope_ref not in await _seen(request, vault, tree):
+            raise AssetNotFoundError(kind, asset_id)  # existence must not leak
+        return _asset(row, usage_info)
+
+    @put(
+        f"{path}/{{asset_id:uuid}}",
+        status_code=202,
+        tags=tags,
+        operation_id=f"update_{ident}",
+        name=f"update_{ident}",
+    )
+    async def update(
+        request: Caller,
+        asset_id: FromPath[UUID],
+        data: JSONBody[CredentialUpdateRequest],
+        vault: NamedDependency[CredentialVault],
+        resources: NamedDependency[Resources],
+    ) -> CredentialAsset:
+        current = await _current(vault, kind, asset_id)
+        command = UpdateCredential(
+            asset_id=asset_id,
+            kind=kind,
+            name=data.meta.name or current.meta.name,
+            description=data.meta.description,
+            metadata=actor(request),
+        )
+        updated = await update_credential(command, vault=vault)
+        async with resources.pool.acquire() as conn:
+            seen = await asset_catalogue.get_asset(conn, kind, asset_id)
+        return _asset(_written(request, updated, seen))
+
+    @delete(
+        f"{path}/{{asset_id:uuid}}",
+        status_code=delete_status,
+        tags=tags,
+        operation_id=f"delete_{ident}",
+        name=f"delete_{ident}",
+    )
+    async def remove(
+        request: Caller,
+        asset_id: FromPath[UUID],
+        vault: NamedDependency[CredentialVault],
+        usage: NamedDependency[AssetUsage],
+    ) -> None:
+        command = DeleteCredential(asset_id=asset_id, kind=kind, metadata=actor(request))
+        await delete_credential(command, vault=vault, usage=usage)
+
+    return [create, list_kind, get_one, update, remove]
+
+
+@get("/api/v1/asset/credentials", tags=["Credentials"])
+async def list_credentials(
+    request: Caller,
+    vault: NamedDependency[CredentialVault],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    usage_info: UsageInfo = False,
+) -> CombinedListResponse:
+    rows = await _visible_rows(request, CREDENTIAL_KINDS, vault, tree, resources)
+    entries = []
+    for row in rows:
+        single = _asset(row, usage_info)
+        member = {_member(row.kind): single.spec}
+        spec = CombinedSpec(**member)
+        entries.append(CombinedEntry(meta=single.meta, spec=spec, used_by=single.used_by))
+    return CombinedListResponse(entries)
+
+
+CREDENTIAL_ROUTES: Final = (
+    list_credentials,
+    *(handler for kind in _SEGMENTS for handler in _routes(kind)),
+)
+
+
+def _member(kind: str) -> str:
+    return {
+        "accessKey": "access_key",
+        "dockerRegistry": "docker_registry",
+        "genericSecret": "generic_secret",
+        "ngcApiKey": "ngc_api_key",
+    }.get(kind, kind)
+
+
+async def _current(vault: CredentialVault, kind: CredentialKind, asset_id: UUID) -> Credential:
+    return credentials.live(credentials.fold((await vault.load(asset_id)).events), kind, asset_id)
+
+
+async def _seen(request: Caller, vault: CredentialVault, tree: OrgTree) -> set[ScopeRef]:
+    grants = await access.grants_of(actor(request), streams=vault)
+    return access_rules.visible_scopes(grants, await tree.lineages())
+
+
+async def _visible_rows(
+    request: Caller,
+    kinds: tuple[str, ...],
+    vault: CredentialVault,
+    tree: OrgTree,
+    resources: Resources,
+) -> list[AssetRow]:
+    seen = await _seen(request, vault, tree)
+    async with resources.pool.acquire() as conn:
+        rows = [row for kind in kinds for row in await asset_catalogue.list_assets(conn, kind)]
+    return sorted(
+        (row for row in rows if row.meta.scope_ref in seen), key=lambda r: (r.meta.name, r.kind)
+    )
+
+
+def _written(request: Caller, credential: Credential, seen: AssetRow | None) -> AssetRow:
+    now, by = datetime.now(UTC), request.user.subject
+    return AssetRow(
+        asset_id=credential.id,
+        kind=credential.kind,
+        meta=credential.meta,
+        spec=credential.spec,
+        created_at=now if seen is None else seen.created_at,
+        created_by=by if seen is None else seen.created_by,
+        updated_at=now,
+        updated_by=by,
+        version=credential.version,
+    )
+
+
+def _asset(row: AssetRow, usage_info: bool = False) -> CredentialAsset:
+    spec = cast(CredentialSpec, row.spec)
+    public = CredentialSpecResponse(
+        key_id=spec.secret.key_id if spec.secret is not None else 0,
+        existing_secret_name=spec.existing_secret_name,
+        user=spec.user,
+        url=spec.url,
+        key_value_pairs=None if spec.keys is None else [PublicPair(k) for k in spec.keys],
+    )
+    return CredentialAsset(
+        meta=asset_meta(row), spec=public, used_by=AssetUsageInfo() if usage_info else None
+    )

@@ -1,0 +1,74 @@
+"""Sealing credential values at rest: AES-256-GCM (authenticated encryption) from `cryptography`,
+with keys derived (HKDF-SHA256) from the configured key, one for sealing and one for the keyed
+fingerprints that events carry instead of the values."""
+
+import base64
+import hashlib
+import hmac
+import os
+from collections.abc import Mapping
+from uuid import UUID
+
+import msgspec
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from infra.errors import InfraError
+from infra.settings import CredentialSettings
+
+
+class CredentialKeyUnconfiguredError(InfraError):
+    slug = "credential-key-unconfigured"
+
+    def __init__(self) -> None:
+        super().__init__("no credential encryption key is configured; credentials cannot be stored")
+
+
+class InvalidCredentialKeyError(ValueError):
+    pass
+
+
+class Sealed(msgspec.Struct, frozen=True):
+    key_id: int
+    nonce: bytes
+    sealed: bytes
+
+
+def _derive(master: bytes, purpose: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(master)
+
+
+def _canonical(values: Mapping[str, str]) -> bytes:
+    return msgspec.json.encode(dict(sorted(values.items())))
+
+
+class Sealer:
+    """Seals and opens one credential's values; the asset id is bound in as associated data, so
+    sealed values moved to another credential's row do not open."""
+
+    def __init__(self, settings: CredentialSettings) -> None:
+        if not settings.encryption_key:
+            raise CredentialKeyUnconfiguredError()
+        master = base64.urlsafe_b64decode(
+            settings.encryption_key + "=" * (-len(settings.encryption_key) % 4)
+        )
+        if len(master) != 32:
+            raise InvalidCredentialKeyError("the credential encryption key must be 32 bytes")
+        self.key_id = settings.key_id
+        self._aead = AESGCM(_derive(master, b"trainplate/credentials/seal"))
+        self._fingerprint_key = _derive(master, b"trainplate/credentials/fingerprint")
+
+    def fingerprint(self, values: Mapping[str, str]) -> str:
+        digest = hmac.new(self._fingerprint_key, _canonical(values), hashlib.sha256).hexdigest()
+        return f"hmac-sha256:{digest}"
+
+    def seal(self, asset_id: UUID, values: Mapping[str, str]) -> Sealed:
+        nonce = os.urandom(12)
+        return Sealed(
+            self.key_id, nonce, self._aead.encrypt(nonce, _canonical(values), asset_id.bytes)
+        )
+
+    def open(self, asset_id: UUID, sealed: Sealed) -> dict[str, str]:
+        plain = self._aead.decrypt(sealed.nonce, sealed.sealed, asset_id.bytes)
+        return msgspec.json.decode(plain, type=dict[str, str])

@@ -1,0 +1,106 @@
+"""Credential use cases. Values go straight from the request to the vault (sealed, in the
+creating event's transaction); the events carry a reference and a keyed fingerprint only."""
+
+from domain import credentials
+from domain.assets import AssetNotFoundError
+from domain.commands import CreateCredential, DeleteCredential, UpdateCredential
+from domain.credentials import Credential
+from domain.events import CredentialEvent, Event
+from domain.values import AssetMeta
+from services import access
+from services.assets import SCOPE_FIELDS, placement
+from services.ports import AssetUsage, CredentialVault, NameClaim
+
+
+async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) -> Credential:
+    lineage = await access.lineage_of(cmd.scope, streams=vault, field=SCOPE_FIELDS[cmd.scope.kind])
+    await access.require(cmd.metadata, lineage, "editor", "create credentials", streams=vault)
+    cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
+    meta = AssetMeta(
+        name=cmd.name,
+        description=cmd.description,
+        scope=cmd.scope.kind,
+        cluster_id=cluster_id,
+        department_id=department_id,
+        project_id=project_id,
+        private=cmd.private,
+    )
+    values = cmd.values.reveal()
+    given = {name: value for name, value in values.items() if value is not None}
+    stream = await vault.load(cmd.asset_id)
+    events = credentials.create(
+        credentials.fold(stream.events),
+        cmd.asset_id,
+        cmd.kind,
+        meta,
+        cmd.public,
+        values,
+        vault.reference(given) if given else None,
+    )
+    await vault.append(
+        cmd.asset_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=_claim(meta),
+        values=given or None,
+    )
+    return _after(stream.events, events)
+
+
+async def update_credential(cmd: UpdateCredential, *, vault: CredentialVault) -> Credential:
+    """Rename or re-describe; the values stay as they were."""
+    stream = await vault.load(cmd.asset_id)
+    current = credentials.live(credentials.fold(stream.events), cmd.kind, cmd.asset_id)
+    await access.require(
+        cmd.metadata, current.meta.lineage, "editor", "update credentials", streams=vault
+    )
+    events = credentials.update(
+        current, cmd.kind, cmd.asset_id, name=cmd.name, description=cmd.description
+    )
+    if not events:
+        return current
+    updated = _after(stream.events, events)
+    await vault.append(
+        cmd.asset_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=_claim(updated.meta),
+    )
+    return updated
+
+
+async def delete_credential(
+    cmd: DeleteCredential, *, vault: CredentialVault, usage: AssetUsage
+) -> None:
+    """Refused while something uses it; otherwise its values are destroyed with it."""
+    stream = await vault.load(cmd.asset_id)
+    state = credentials.fold(stream.events)
+    if state is None or state.kind != cmd.kind:
+        raise AssetNotFoundError(cmd.kind, cmd.asset_id)
+    # A deleted credential keeps its scope, so deleting it again is checked (and a no-op) alike.
+    await access.require(
+        cmd.metadata, state.meta.lineage, "editor", "delete credentials", streams=vault
+    )
+    events = credentials.delete(
+        state, cmd.kind, cmd.asset_id, used_by=await usage.users_of(cmd.asset_id)
+    )
+    if events:
+        await vault.append(
+            cmd.asset_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+        )
+
+
+def _claim(meta: AssetMeta) -> NameClaim:
+    # Credentials of all kinds share a scope's names: each becomes a cluster secret there.
+    scope = meta.scope_ref
+    return NameClaim(
+        namespace=f"credential@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
+    )
+
+
+def _after(history: tuple[Event, ...], events: list[CredentialEvent]) -> Credential:
+    state = credentials.fold((*history, *events))
+    assert state is not None
+    return state
