@@ -1,0 +1,188 @@
+"""The official Run:ai Python client (runapy), unmodified, against a running service: it logs in
+through /api/v1/token and manages environments and compute resources."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+from uuid import uuid4
+
+import asyncpg
+import httpx
+import pytest
+from runai.api_client import ApiClient
+from runai.configuration import Configuration
+from runai.exceptions import ApiException
+from runai.models import (
+    AssetCreationRequest,
+    AssetUpdateRequest,
+    ComputeAssetSpec,
+    ComputeCreationRequest,
+    ComputeUpdateRequest,
+    EnvironmentAssetSpec,
+    EnvironmentCreationRequest,
+    EnvironmentUpdateRequest,
+    ImagePullPolicy,
+    Scope,
+)
+from runai.runai_client import RunaiClient
+
+from domain.commands import CreateApplication
+from domain.events import EventMetadata
+from domain.values import TENANT_ADMIN
+from infra.applications import PostgresApplicationRegistry, secret_hasher
+from infra.embedded import free_port
+from services.applications import create_application
+from tests.api.support import AUTH, CREDENTIALS
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SECRET = "runapy-secret-value"
+T = TypeVar("T")
+
+
+@pytest.fixture
+def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Iterator[str]:
+    """The API and the projector as the production entry points run them."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "TRAINPLATE_DATABASE_URL": postgres_url,
+        "TRAINPLATE_NATS_URL": nats_url,
+        "TRAINPLATE_API_PORT": str(port),
+        "TRAINPLATE_AUTH__SIGNING_KEY": AUTH.signing_key,
+        "TRAINPLATE_AUTH__HASH_TIME_COST": str(AUTH.hash_time_cost),
+        "TRAINPLATE_AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
+        "TRAINPLATE_CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key,
+        "TRAINPLATE_PROJECTOR__POLL_INTERVAL_S": "0.05",
+        "TRAINPLATE_LOG_LEVEL": "WARNING",
+    }
+    children = [
+        subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", role], env=env)
+        for role in ("api", "projector")
+    ]
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        else:
+            pytest.fail("the API did not become ready")
+        yield url
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.wait(timeout=15)
+
+
+def eventually(call: Callable[[], T], within_s: float = 15) -> T:
+    """Retry a read until the read model has caught up with the write before it."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            return call()
+        except (ApiException, AssertionError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def drive(url: str) -> dict[str, Any]:
+    """What a user of runapy would write, run in a worker thread (the client blocks)."""
+    config = Configuration(client_id="runapy-admin", client_secret=SECRET, runai_base_url=url)
+    client = RunaiClient(ApiClient(config))
+    environments = client.workload_assets.environment
+    computes = client.workload_assets.compute
+
+    created = environments.create_environment_asset(
+        EnvironmentCreationRequest(
+            meta=AssetCreationRequest(name="pytorch-ddp", scope=Scope.TENANT),
+            spec=EnvironmentAssetSpec(
+                image="nvcr.io/nvidia/pytorch:24.05-py3",
+                imagePullPolicy=ImagePullPolicy.IFNOTPRESENT,
+            ),
+        )
+    )
+    environment_id = created.data["meta"]["id"]
+
+    def listed_environment() -> list[str]:
+        names = [e["meta"]["name"] for e in environments.list_environment_assets().data["entries"]]
+        assert names == ["pytorch-ddp"], names
+        return names
+
+    eventually(listed_environment)
+    got = eventually(lambda: environments.get_environment_asset_by_id(environment_id))
+    updated = environments.update_environment_asset_by_id(
+        environment_id,
+        EnvironmentUpdateRequest(
+            meta=AssetUpdateRequest(name="pytorch-ddp", description="2.3"),
+            spec=EnvironmentAssetSpec(image="nvcr.io/nvidia/pytorch:24.06-py3"),
+        ),
+    )
+    environments.delete_environment_asset_by_id(environment_id)
+
+    compute = computes.create_compute_asset(
+        ComputeCreationRequest(
+            meta=AssetCreationRequest(name="one-gpu", scope=Scope.TENANT),
+            spec=ComputeAssetSpec(gpuDevicesRequest=1, cpuCoreRequest=4.0, cpuMemoryRequest="16G"),
+        )
+    )
+    compute_id = compute.data["meta"]["id"]
+    eventually(lambda: computes.get_compute_asset_by_id(compute_id))
+    compute_list = computes.list_compute_assets().data["entries"]
+    compute_updated = computes.update_compute_asset_by_id(
+        compute_id,
+        ComputeUpdateRequest(
+            meta=AssetUpdateRequest(name="one-gpu"),
+            spec=ComputeAssetSpec(gpuDevicesRequest=2),
+        ),
+    )
+    computes.delete_compute_asset_by_id(compute_id)
+    return {
+        "created": created.status_code,
+        "got": got.data,
+        "updated": updated.data,
+        "compute": compute.data,
+        "compute_list": compute_list,
+        "compute_updated": compute_updated.data,
+    }
+
+
+async def test_the_official_client_manages_environments_and_compute(
+    service: str, clean_pool: asyncpg.Pool
+) -> None:
+    registry = PostgresApplicationRegistry(clean_pool, secret_hasher(AUTH))
+    command = CreateApplication(
+        application_id=uuid4(),
+        name="runapy-admin",
+        grants=(TENANT_ADMIN,),
+        metadata=EventMetadata(actor_subject="setup", actor_kind="system"),
+    )
+    await create_application(command, secret=SECRET, registry=registry)
+
+    seen = await asyncio.to_thread(drive, service)
+
+    assert seen["created"] == 202
+    assert seen["got"]["spec"]["image"] == "nvcr.io/nvidia/pytorch:24.05-py3"
+    assert seen["updated"]["meta"]["description"] == "2.3"
+    assert seen["compute"]["spec"]["gpuDevicesRequest"] == 1
+    assert [c["meta"]["name"] for c in seen["compute_list"]] == ["one-gpu"]
+    assert seen["compute_updated"]["spec"]["gpuDevicesRequest"] == 2
+    types = await clean_pool.fetch("SELECT type FROM events ORDER BY global_position")
+    assert [row["type"] for row in types][1:] == [
+        "environment.created.v1",
+        "environment.updated.v1",
+        "environment.deleted.v1",
+        "compute.created.v1",
+        "compute.updated.v1",
+        "compute.deleted.v1",
+    ]
