@@ -6,27 +6,31 @@ domain/specs.py); every refusal names the offending field as a JSON pointer into
 """
 
 from collections.abc import Iterable, Sequence
-from typing import Final, TypeGuard, assert_never
+from typing import Final, TypeGuard, assert_never, cast
 from uuid import UUID
 
 import msgspec
 
 from domain import quantities
+from domain.data_sources import check_data_source
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
     AssetEvent,
     ComputeCreated,
     ComputeDeleted,
     ComputeUpdated,
+    DataSourceCreated,
+    DataSourceDeleted,
+    DataSourceUpdated,
     EnvironmentCreated,
     EnvironmentDeleted,
     EnvironmentUpdated,
     Event,
 )
-from domain.specs import ComputeSpec, EnvironmentSpec
+from domain.specs import AnyDataSourceSpec, ComputeSpec, EnvironmentSpec
 from domain.values import AssetKind, AssetMeta
 
-AssetSpec = EnvironmentSpec | ComputeSpec
+AssetSpec = EnvironmentSpec | ComputeSpec | AnyDataSourceSpec
 DESCRIPTION_MAX: Final = 250
 
 
@@ -75,24 +79,30 @@ class AssetInUseError(DomainError):
 
 
 def kind_of(spec: AssetSpec) -> AssetKind:
-    return "environment" if isinstance(spec, EnvironmentSpec) else "compute"
+    if isinstance(spec, EnvironmentSpec):
+        return "environment"
+    if isinstance(spec, ComputeSpec):
+        return "compute"
+    tag = type(spec).__struct_config__.tag
+    assert isinstance(tag, str)
+    return cast(AssetKind, tag)
 
 
 def evolve(state: Asset | None, event: AssetEvent) -> Asset:
     """Apply one past event. Total over AssetEvent: a missing case fails mypy."""
     match event:
-        case EnvironmentCreated() | ComputeCreated():
+        case EnvironmentCreated() | ComputeCreated() | DataSourceCreated():
             return Asset(
                 id=event.asset_id, kind=kind_of(event.spec), meta=event.meta, spec=event.spec
             )
-        case EnvironmentUpdated() | ComputeUpdated():
+        case EnvironmentUpdated() | ComputeUpdated() | DataSourceUpdated():
             if state is None:
                 raise InvalidHistoryError(f"{type(event).__name__} before the asset's creation")
             meta = msgspec.structs.replace(
                 state.meta, name=event.name, description=event.description
             )
             return msgspec.structs.replace(state, meta=meta, spec=event.spec)
-        case EnvironmentDeleted() | ComputeDeleted():
+        case EnvironmentDeleted() | ComputeDeleted() | DataSourceDeleted():
             if state is None:
                 raise InvalidHistoryError(f"{type(event).__name__} before the asset's creation")
             return msgspec.structs.replace(state, deleted=True)
@@ -107,6 +117,9 @@ _ASSET_EVENTS: Final = (
     ComputeCreated,
     ComputeUpdated,
     ComputeDeleted,
+    DataSourceCreated,
+    DataSourceUpdated,
+    DataSourceDeleted,
 )
 
 
@@ -138,9 +151,13 @@ def create(
         raise AssetExistsError(asset_id)
     _check_meta(meta, spec)
     _check_spec(spec, meta)
-    if isinstance(spec, EnvironmentSpec):
-        return [EnvironmentCreated(asset_id=asset_id, meta=meta, spec=spec)]
-    return [ComputeCreated(asset_id=asset_id, meta=meta, spec=spec)]
+    match spec:
+        case EnvironmentSpec():
+            return [EnvironmentCreated(asset_id=asset_id, meta=meta, spec=spec)]
+        case ComputeSpec():
+            return [ComputeCreated(asset_id=asset_id, meta=meta, spec=spec)]
+        case _:
+            return [DataSourceCreated(asset_id=asset_id, meta=meta, spec=spec)]
 
 
 def update(
@@ -158,11 +175,19 @@ def update(
     _check_spec(spec, meta)
     if (current.meta, current.spec) == (meta, spec):  # the version is not compared
         return []
-    if isinstance(spec, EnvironmentSpec):
-        return [
-            EnvironmentUpdated(asset_id=asset_id, name=name, description=description, spec=spec)
-        ]
-    return [ComputeUpdated(asset_id=asset_id, name=name, description=description, spec=spec)]
+    match spec:
+        case EnvironmentSpec():
+            return [
+                EnvironmentUpdated(asset_id=asset_id, name=name, description=description, spec=spec)
+            ]
+        case ComputeSpec():
+            return [
+                ComputeUpdated(asset_id=asset_id, name=name, description=description, spec=spec)
+            ]
+        case _:
+            return [
+                DataSourceUpdated(asset_id=asset_id, name=name, description=description, spec=spec)
+            ]
 
 
 def delete(
@@ -176,7 +201,9 @@ def delete(
         raise AssetInUseError(kind, asset_id, used_by)
     if kind == "environment":
         return [EnvironmentDeleted(asset_id=asset_id)]
-    return [ComputeDeleted(asset_id=asset_id)]
+    if kind == "compute":
+        return [ComputeDeleted(asset_id=asset_id)]
+    return [DataSourceDeleted(asset_id=asset_id)]
 
 
 def _check_meta(meta: AssetMeta, spec: AssetSpec) -> None:
@@ -206,7 +233,7 @@ def _check_spec(spec: AssetSpec, meta: AssetMeta) -> None:
         case ComputeSpec():
             _check_compute(spec)
         case _:
-            assert_never(spec)
+            check_data_source(spec)
 
 
 def _check_environment(spec: EnvironmentSpec) -> None:

@@ -7,6 +7,7 @@ import msgspec
 
 from domain.events import EventMetadata
 from domain.specs import (
+    AnyDataSourceSpec,
     ComputeSpec,
     CredentialKind,
     CredentialSpec,
@@ -91,7 +92,7 @@ class CreateAsset(msgspec.Struct, frozen=True, kw_only=True):
     workload_supported_types: WorkloadSupportedTypes | None = None
     auto_delete: bool = False
     private: bool = False
-    spec: EnvironmentSpec | ComputeSpec
+    spec: EnvironmentSpec | ComputeSpec | AnyDataSourceSpec
     metadata: EventMetadata
 
 
@@ -99,7 +100,7 @@ class UpdateAsset(msgspec.Struct, frozen=True, kw_only=True):
     asset_id: UUID
     name: str
     description: str | None = None
-    spec: EnvironmentSpec | ComputeSpec
+    spec: EnvironmentSpec | ComputeSpec | AnyDataSourceSpec
     metadata: EventMetadata
 
 

@@ -10,7 +10,13 @@ from uuid import UUID
 
 import msgspec
 
-from domain.specs import ComputeSpec, CredentialKind, CredentialSpec, EnvironmentSpec
+from domain.specs import (
+    AnyDataSourceSpec,
+    ComputeSpec,
+    CredentialKind,
+    CredentialSpec,
+    EnvironmentSpec,
+)
 from domain.values import AssetMeta, Grant, NodePoolResources
 
 ActorKind = Literal["application", "user", "system"]
@@ -175,9 +181,29 @@ class ComputeDeleted(Event, tag="compute.deleted.v1", frozen=True, kw_only=True)
     asset_id: UUID
 
 
+class DataSourceCreated(Event, tag="datasource.created.v1", frozen=True, kw_only=True):
+    """A data source of any kind; the spec's `kind` tag says which (nfs, pvc, s3, ...)."""
+
+    asset_id: UUID
+    meta: AssetMeta
+    spec: AnyDataSourceSpec
+
+
+class DataSourceUpdated(Event, tag="datasource.updated.v1", frozen=True, kw_only=True):
+    asset_id: UUID
+    name: str
+    description: str | None = None
+    spec: AnyDataSourceSpec
+
+
+class DataSourceDeleted(Event, tag="datasource.deleted.v1", frozen=True, kw_only=True):
+    asset_id: UUID
+
+
 EnvironmentEvent = EnvironmentCreated | EnvironmentUpdated | EnvironmentDeleted
 ComputeEvent = ComputeCreated | ComputeUpdated | ComputeDeleted
-AssetEvent = EnvironmentEvent | ComputeEvent
+DataSourceEvent = DataSourceCreated | DataSourceUpdated | DataSourceDeleted
+AssetEvent = EnvironmentEvent | ComputeEvent | DataSourceEvent
 
 
 class CredentialCreated(Event, tag="credential.created.v1", frozen=True, kw_only=True):

@@ -198,3 +198,90 @@ class ComputeSpec(Spec, frozen=True, kw_only=True):
     cpu_memory_limit: Quantity | None = None
     large_shm_request: bool | None = None
     extended_resources: tuple[ExtendedResource, ...] | None = None
+
+
+# Data sources. Each spec is tagged with its kind in stored events (`"kind": "nfs"`); requests
+# name the kind by their path, and responses leave the tag out.
+OctalMode = Annotated[str, Meta(pattern=r"^0[0-7]{3}$")]
+ClaimName = Annotated[str, Meta(min_length=1, max_length=63)]
+
+
+class DataSourceSpec(Spec, frozen=True, kw_only=True, tag_field="kind"):
+    """Base of data-source specs."""
+
+
+class NfsSpec(DataSourceSpec, frozen=True, kw_only=True, tag="nfs"):
+    server: NonEmpty | None = None
+    path: NonEmpty | None = None
+    mount_path: NonEmpty | None = None
+    read_only: bool | None = True
+
+
+class AccessModes(Spec, frozen=True, kw_only=True):
+    read_write_once: bool | None = True
+    read_only_many: bool | None = False
+    read_write_many: bool | None = False
+
+
+class AddedAttrValue(Spec, frozen=True, kw_only=True):
+    key: Annotated[str, Meta(pattern=r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$", max_length=63)]
+    value: str | None = None
+
+
+class ClaimInfo(Spec, frozen=True, kw_only=True):
+    size: Quantity | None = None
+    storage_class: DnsLabel | None = None
+    access_modes: AccessModes | None = None
+    volume_mode: Literal["Filesystem", "Block"] | None = None
+    added_attr_values: tuple[AddedAttrValue, ...] | None = None
+
+
+class PvcSpec(DataSourceSpec, frozen=True, kw_only=True, tag="pvc"):
+    path: NonEmpty | None = None
+    existing_pvc: bool | None = False
+    claim_name: ClaimName | None = None
+    read_only: bool | None = False
+    ephemeral: bool | None = False
+    claim_info: ClaimInfo | None = None
+    data_sharing: bool | None = False
+
+
+class S3Spec(DataSourceSpec, frozen=True, kw_only=True, tag="s3"):
+    bucket: NonEmpty | None = None
+    path: NonEmpty | None = None
+    url: NonEmpty | None = None
+    access_key_asset_id: UUID | None = None
+
+
+class GitSpec(DataSourceSpec, frozen=True, kw_only=True, tag="git"):
+    repository: NonEmpty | None = None
+    branch: NonEmpty | None = None
+    revision: NonEmpty | None = None
+    path: NonEmpty | None = None
+    password_asset_id: UUID | None = None  # deprecated by Run:ai in favour of credentialId
+    credential_id: UUID | None = None
+
+
+class HostPathSpec(DataSourceSpec, frozen=True, kw_only=True, tag="hostPath"):
+    path: NonEmpty | None = None
+    read_only: bool | None = True
+    mount_path: NonEmpty | None = None
+    mount_propagation: Literal["None", "HostToContainer"] | None = None
+
+
+class ConfigMapSpec(DataSourceSpec, frozen=True, kw_only=True, tag="config-map"):
+    config_map: DnsLabel | None = None
+    mount_path: NonEmpty | None = None
+    sub_path: NonEmpty | None = None
+    default_mode: OctalMode | None = None
+
+
+class SecretVolumeSpec(DataSourceSpec, frozen=True, kw_only=True, tag="secret-volume"):
+    credential_asset_id: UUID | None = None
+    mount_path: NonEmpty | None = None
+    default_mode: OctalMode | None = None
+
+
+AnyDataSourceSpec = (
+    NfsSpec | PvcSpec | S3Spec | GitSpec | HostPathSpec | ConfigMapSpec | SecretVolumeSpec
+)

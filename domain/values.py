@@ -57,7 +57,9 @@ class NodePoolResources(
     memory: QuotaResource | None = None
 
 
-AssetKind = Literal["environment", "compute"]
+AssetKind = Literal[
+    "environment", "compute", "nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume"
+]
 
 
 class AssetMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):

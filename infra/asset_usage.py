@@ -7,13 +7,15 @@ import asyncpg
 
 from infra.connections import translated
 
-# An environment uses a credential through its variables' `credential.assetId`.
+# An environment uses a credential through its variables' `credential.assetId`; S3, Git and
+# secret-volume data sources through the id fields of their specs.
 _USERS: Final = """
 SELECT kind, name FROM asset_catalogue
- WHERE kind = 'environment'
-   AND jsonb_path_exists(spec, '$.environmentVariables[*].credential.assetId ? (@ == $id)',
+ WHERE jsonb_path_exists(spec, '$.environmentVariables[*].credential.assetId ? (@ == $id)',
                          jsonb_build_object('id', $1::text))
- ORDER BY name
+    OR $1 IN (spec->>'accessKeyAssetId', spec->>'credentialId', spec->>'passwordAssetId',
+              spec->>'credentialAssetId')
+ ORDER BY kind, name
 """
 
 

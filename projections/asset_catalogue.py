@@ -3,12 +3,13 @@ filters over them."""
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Final, cast
 from uuid import UUID
 
 import asyncpg
 import msgspec
 
+from domain.assets import kind_of
 from domain.events import (
     ComputeCreated,
     ComputeDeleted,
@@ -16,12 +17,28 @@ from domain.events import (
     CredentialCreated,
     CredentialDeleted,
     CredentialUpdated,
+    DataSourceCreated,
+    DataSourceDeleted,
+    DataSourceUpdated,
     EnvironmentCreated,
     EnvironmentDeleted,
     EnvironmentUpdated,
     RecordedEvent,
 )
-from domain.specs import ComputeSpec, CredentialSpec, DistFramework, EnvironmentSpec
+from domain.specs import (
+    ComputeSpec,
+    ConfigMapSpec,
+    CredentialSpec,
+    DataSourceSpec,
+    DistFramework,
+    EnvironmentSpec,
+    GitSpec,
+    HostPathSpec,
+    NfsSpec,
+    PvcSpec,
+    S3Spec,
+    SecretVolumeSpec,
+)
 from domain.values import AssetMeta, ScopeKind, ScopeRef
 from projections.executor import Executor
 
@@ -29,8 +46,29 @@ NAME: Final = "asset_catalogue"
 
 _encode = msgspec.json.Encoder().encode
 _decode_meta = msgspec.json.Decoder(AssetMeta).decode
-CatalogueSpec = EnvironmentSpec | ComputeSpec | CredentialSpec
-_SPECS: Final[Mapping[str, type[CatalogueSpec]]] = {
+CatalogueSpec = (
+    EnvironmentSpec
+    | ComputeSpec
+    | CredentialSpec
+    | NfsSpec
+    | PvcSpec
+    | S3Spec
+    | GitSpec
+    | HostPathSpec
+    | ConfigMapSpec
+    | SecretVolumeSpec
+)
+DATA_SOURCE_SPECS: Final[Mapping[str, type[DataSourceSpec]]] = {
+    "nfs": NfsSpec,
+    "pvc": PvcSpec,
+    "s3": S3Spec,
+    "git": GitSpec,
+    "hostPath": HostPathSpec,
+    "config-map": ConfigMapSpec,
+    "secret-volume": SecretVolumeSpec,
+}
+_SPECS: Final[Mapping[str, type[CatalogueSpec] | type[DataSourceSpec]]] = {
+    **DATA_SOURCE_SPECS,
     "environment": EnvironmentSpec,
     "compute": ComputeSpec,
     "accessKey": CredentialSpec,
@@ -85,8 +123,10 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
     """Fold one event in; safe to run twice (updates carry the stream version)."""
     at, by, version = recorded.recorded_at, recorded.metadata.actor_subject, recorded.version
     match recorded.event:
-        case EnvironmentCreated() | ComputeCreated() | CredentialCreated() as e:
-            kind = e.kind if isinstance(e, CredentialCreated) else _KINDS[type(e)]
+        case (
+            EnvironmentCreated() | ComputeCreated() | CredentialCreated() | DataSourceCreated() as e
+        ):
+            kind = e.kind if isinstance(e, CredentialCreated) else kind_of(e.spec)
             await conn.execute(
                 "INSERT INTO asset_catalogue (asset_id, kind, name, meta, spec, created_at,"
                 " created_by, updated_at, updated_by, version)"
@@ -97,19 +137,18 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
             )  # fmt: skip
         case CredentialUpdated() as e:
             await _rename(conn, e.asset_id, e.name, e.description, at, by, version)
-        case EnvironmentUpdated() | ComputeUpdated() as e:
+        case EnvironmentUpdated() | ComputeUpdated() | DataSourceUpdated() as e:
             await _rename(conn, e.asset_id, e.name, e.description, at, by, version)
             await conn.execute(
                 "UPDATE asset_catalogue SET spec = $2::jsonb WHERE asset_id = $1 AND version = $3",
                 e.asset_id, _encode(e.spec).decode(), version,
             )  # fmt: skip
-        case EnvironmentDeleted() | ComputeDeleted() | CredentialDeleted() as e:
+        case (
+            EnvironmentDeleted() | ComputeDeleted() | CredentialDeleted() | DataSourceDeleted()
+        ) as e:
             await conn.execute("DELETE FROM asset_catalogue WHERE asset_id = $1", e.asset_id)
         case _:
             pass  # not an event this read model cares about
-
-
-_KINDS: Final[Mapping[type, str]] = {EnvironmentCreated: "environment", ComputeCreated: "compute"}
 
 
 async def _rename(
@@ -144,7 +183,7 @@ def _row(record: asyncpg.Record) -> AssetRow:
         asset_id=record["asset_id"],
         kind=record["kind"],
         meta=_decode_meta(record["meta"]),
-        spec=msgspec.json.decode(record["spec"], type=_SPECS[record["kind"]]),
+        spec=cast(CatalogueSpec, msgspec.json.decode(record["spec"], type=_SPECS[record["kind"]])),
         created_at=record["created_at"],
         created_by=record["created_by"],
         updated_at=record["updated_at"],

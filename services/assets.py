@@ -8,7 +8,7 @@ from domain.assets import Asset, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.errors import InvalidHistoryError
 from domain.events import AssetEvent, Event
-from domain.specs import EnvironmentSpec
+from domain.specs import EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access
 from services.ports import NameClaim, NamedStreams
@@ -96,28 +96,58 @@ async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:
         )
 
 
+CredentialRef = tuple[str, UUID, tuple[str, ...] | None, str | None]
+
+
+def _credential_refs(spec: AssetSpec) -> list[CredentialRef]:
+    """The credentials a spec reads: (field, id, kinds allowed or None for any, key)."""
+    match spec:
+        case EnvironmentSpec():
+            return [
+                (
+                    f"/spec/environmentVariables/{i}/credential",
+                    v.credential.asset_id,
+                    None,
+                    v.credential.key,
+                )
+                for i, v in enumerate(spec.environment_variables or ())
+                if v.credential is not None
+            ]
+        case S3Spec(access_key_asset_id=UUID() as ref):
+            return [("/spec/accessKeyAssetId", ref, ("accessKey",), None)]
+        case GitSpec():
+            refs: list[CredentialRef] = []
+            if spec.credential_id is not None:
+                refs.append(
+                    ("/spec/credentialId", spec.credential_id, ("password", "genericSecret"), None)
+                )
+            if spec.password_asset_id is not None:
+                refs.append(("/spec/passwordAssetId", spec.password_asset_id, ("password",), None))
+            return refs
+        case SecretVolumeSpec(credential_asset_id=UUID() as ref):
+            return [("/spec/credentialAssetId", ref, None, None)]
+        case _:
+            return []
+
+
 async def _check_credentials(
     spec: AssetSpec, lineage: tuple[ScopeRef, ...], streams: NamedStreams
 ) -> None:
-    """Every credential an environment's variables read must exist where the environment can
-    use it: in its scope or above (and a generic secret must hold the key)."""
-    if not isinstance(spec, EnvironmentSpec):
-        return
-    for i, variable in enumerate(spec.environment_variables or ()):
-        if variable.credential is None:
-            continue
-        at = f"/spec/environmentVariables/{i}/credential"
+    """Every credential a spec reads must exist where the asset can use it (in its scope or
+    above), be of a kind that fits, and (a generic secret) hold the key asked for."""
+    for field, asset_id, kinds, key in _credential_refs(spec):
         try:
-            found = credentials.fold((await streams.load(variable.credential.asset_id)).events)
+            found = credentials.fold((await streams.load(asset_id)).events)
         except InvalidHistoryError:  # the id is some other kind of stream
             found = None
+        pointer = f"{field}/assetId" if field.endswith("/credential") else field
         if found is None or found.deleted or found.meta.scope_ref not in lineage:
-            raise InvalidAssetError(f"{at}/assetId", "no such credential in this scope or above")
+            raise InvalidAssetError(pointer, "no such credential in this scope or above")
+        if kinds is not None and found.kind not in kinds:
+            raise InvalidAssetError(pointer, f"a {found.kind} credential does not fit here")
         keys = found.spec.keys
-        if found.kind == "genericSecret" and keys and variable.credential.key not in keys:
-            raise InvalidAssetError(
-                f"{at}/key", f"the credential has no key {variable.credential.key!r}"
-            )
+        if key is not None and found.kind == "genericSecret" and keys and key not in keys:
+            raise InvalidAssetError(f"{field}/key", f"the credential has no key {key!r}")
 
 
 def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:

@@ -17,6 +17,7 @@ from infra.eventstore import PostgresEventStore
 from infra.http.assets import ASSET_ROUTES, provide_asset_filter
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.credentials import CREDENTIAL_ROUTES
+from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.health import healthz, readyz
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
@@ -118,6 +119,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *ORG_UNIT_ROUTES,
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,
+            *DATA_SOURCE_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -167,7 +167,7 @@ async def create_environment(
     streams: NamedDependency[NamedStreams],
 ) -> EnvironmentAsset:
     created = await _create(request, data.meta, data.spec, streams)
-    return _environment(_written(request, created, None))
+    return _environment(written(request, created, None))
 
 
 @get("/api/v1/asset/environment", tags=["Environment"])
@@ -179,7 +179,7 @@ async def list_environments(
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
-    rows = await _list(request, "environment", asset_filter, streams, tree, resources)
+    rows = await visible_rows(request, ("environment",), asset_filter, streams, tree, resources)
     return EnvironmentListResponse([_environment(row, usage_info) for row in rows])
 
 
@@ -223,7 +223,7 @@ async def create_compute(
     streams: NamedDependency[NamedStreams],
 ) -> ComputeAsset:
     created = await _create(request, data.meta, data.spec or ComputeSpec(), streams)
-    return _compute(_written(request, created, None))
+    return _compute(written(request, created, None))
 
 
 @get("/api/v1/asset/compute", tags=["Compute"])
@@ -235,7 +235,7 @@ async def list_computes(
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
-    rows = await _list(request, "compute", asset_filter, streams, tree, resources)
+    rows = await visible_rows(request, ("compute",), asset_filter, streams, tree, resources)
     return ComputeListResponse([_compute(row, usage_info) for row in rows])
 
 
@@ -340,7 +340,7 @@ async def _update(
     updated = await assets.update_asset(command, streams=streams)
     async with resources.pool.acquire() as conn:
         seen = await asset_catalogue.get_asset(conn, updated.kind, asset_id)
-    return _written(request, updated, seen)
+    return written(request, updated, seen)
 
 
 async def _visible(
@@ -351,19 +351,24 @@ async def _visible(
     return access_rules.visible_scopes(grants, lineages), lineages
 
 
-async def _list(
+async def visible_rows(
     request: Caller,
-    kind: AssetKind,
+    kinds: tuple[str, ...],
     wanted: AssetFilter,
     streams: NamedStreams,
     tree: OrgTree,
     resources: Resources,
 ) -> list[AssetRow]:
+    """The assets of these kinds the filter selects and the caller may see, by name."""
     seen, lineages = await _visible(request, streams, tree)
     async with resources.pool.acquire() as conn:
-        rows = await asset_catalogue.list_assets(conn, kind, wanted.name)
+        rows = [
+            r for kind in kinds for r in await asset_catalogue.list_assets(conn, kind, wanted.name)
+        ]
     chosen = asset_catalogue.select(rows, wanted, lineages)
-    return [row for row in chosen if row.meta.scope_ref in seen]
+    return sorted(
+        (row for row in chosen if row.meta.scope_ref in seen), key=lambda r: (r.meta.name, r.kind)
+    )
 
 
 async def _one(
@@ -384,7 +389,7 @@ async def _one(
     return row
 
 
-def _written(request: Caller, asset: Asset, seen: AssetRow | None) -> AssetRow:
+def written(request: Caller, asset: Asset, seen: AssetRow | None) -> AssetRow:
     """The asset as the write side left it; times from the read model when it has the row
     (it may trail the write)."""
     now, by = datetime.now(UTC), request.user.subject

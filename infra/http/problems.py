@@ -16,6 +16,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from domain.applications import ApplicationNotFoundError, InvalidApplicationNameError
 from domain.assets import AssetExistsError, AssetInUseError, AssetNotFoundError, InvalidAssetError
 from domain.credentials import CredentialInUseError
+from domain.data_sources import InvalidDataSourceError
 from domain.errors import DomainError, TrainplateError
 from domain.org_units import (
     BlankNameError,
@@ -80,6 +81,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AssetExistsError: 409,
     AssetInUseError: 409,
     CredentialInUseError: 412,
+    InvalidDataSourceError: 400,
     DomainError: 422,
     ApplicationError: 400,
     InfraError: 503,
@@ -159,18 +161,23 @@ _FIELD: Final = re.compile(r"field `([^`]+)`")
 _INDEX: Final = re.compile(r"\[(\d+)\]")
 
 
-def _field_error(item: Mapping[str, Any]) -> dict[str, str]:
-    message = str(item.get("message") or "invalid value")
-    key = str(item.get("key") or "")
+def pointer_in(message: str, base: str = "", key: str = "") -> str:
+    """The JSON pointer a msgspec error message names, below `base`."""
     if (at := _AT.search(message)) is not None:
         key = at.group(1)
-    elif key == "data":  # the body as a whole
-        key = ""
     if (named := _FIELD.search(message)) is not None:
         key = f"{key}.{named.group(1)}" if key else named.group(1)
     path = _INDEX.sub(r".\1", key)
+    return base + ("/" + path.replace(".", "/") if path else "")
+
+
+def _field_error(item: Mapping[str, Any]) -> dict[str, str]:
+    message = str(item.get("message") or "invalid value")
+    key = str(item.get("key") or "")
+    if key == "data":  # the body as a whole
+        key = ""
     return {
-        "pointer": "/" + path.replace(".", "/") if path else "",
+        "pointer": pointer_in(message, key=key),
         "detail": message,
         "source": str(item.get("source") or "body"),
     }

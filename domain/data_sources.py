@@ -1,0 +1,73 @@
+"""Rules of the data-source assets that relate fields (reference §5.7 and §13.1). Credentials a
+data source reads are checked by the use case, which can look them up."""
+
+from typing import assert_never
+
+from domain.errors import DomainError
+from domain.specs import (
+    AnyDataSourceSpec,
+    ConfigMapSpec,
+    GitSpec,
+    HostPathSpec,
+    NfsSpec,
+    PvcSpec,
+    S3Spec,
+    SecretVolumeSpec,
+)
+
+
+class InvalidDataSourceError(DomainError):
+    slug = "invalid-asset"
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+
+
+def _require(spec: AnyDataSourceSpec, *fields: str) -> None:
+    for name in fields:
+        if getattr(spec, name) is None:
+            wire = name.split("_")[0] + "".join(part.title() for part in name.split("_")[1:])
+            raise InvalidDataSourceError(f"/spec/{wire}", "required")
+
+
+def check_data_source(spec: AnyDataSourceSpec) -> None:
+    match spec:
+        case NfsSpec():
+            _require(spec, "server", "path", "mount_path")
+        case HostPathSpec():
+            _require(spec, "path", "mount_path")
+        case S3Spec():
+            _require(spec, "bucket", "path")
+        case GitSpec():
+            _require(spec, "repository", "path")
+            if spec.credential_id is not None and spec.password_asset_id is not None:
+                raise InvalidDataSourceError(
+                    "/spec/passwordAssetId", "give credentialId (passwordAssetId is deprecated)"
+                )
+        case ConfigMapSpec():
+            _require(spec, "config_map", "mount_path")
+        case SecretVolumeSpec():
+            _require(spec, "credential_asset_id", "mount_path")
+        case PvcSpec():
+            _check_pvc(spec)
+        case _:
+            assert_never(spec)
+
+
+def _check_pvc(spec: PvcSpec) -> None:
+    _require(spec, "path")
+    if spec.existing_pvc:
+        _require(spec, "claim_name")
+        if spec.claim_info is not None:
+            raise InvalidDataSourceError(
+                "/spec/claimInfo", "only for a new PVC (existingPvc false)"
+            )
+        return
+    if spec.claim_info is None or spec.claim_info.size is None:
+        raise InvalidDataSourceError("/spec/claimInfo/size", "a new PVC needs a size")
+    modes = spec.claim_info.access_modes
+    if modes is not None and not (
+        modes.read_write_once or modes.read_only_many or modes.read_write_many
+    ):
+        raise InvalidDataSourceError("/spec/claimInfo/accessModes", "choose at least one")

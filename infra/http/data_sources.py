@@ -1,0 +1,228 @@
+"""Data-source assets in Run:ai's shapes (`/api/v1/asset/datasource/<kind>` and the combined
+`/api/v1/asset/datasource`): nfs, pvc, s3, git, host-path, config-map and secret volumes."""
+
+from typing import Any, Final, cast
+from uuid import UUID, uuid4
+
+import msgspec
+from litestar import delete, get, post, put
+from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import FromPath, JSONBody
+
+from domain.assets import Asset, AssetNotFoundError
+from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.specs import AnyDataSourceSpec
+from domain.values import AssetKind
+from infra.bootstrap import Resources
+from infra.http.assets import (
+    AssetCreationMeta,
+    AssetMetaResponse,
+    AssetUpdateMeta,
+    AssetUsageInfo,
+    RequestBody,
+    UsageInfo,
+    asset_meta,
+    scope_of,
+    visible_rows,
+    written,
+)
+from infra.http.callers import Caller, actor
+from infra.http.problems import pointer_in
+from projections import asset_catalogue
+from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
+from services import assets
+from services.errors import InvalidRequestError
+from services.ports import NamedStreams, OrgTree
+
+
+class DataSourceCreationRequest(RequestBody, frozen=True, kw_only=True):
+    meta: AssetCreationMeta
+    spec: dict[str, Any]  # converted to the path's kind
+
+
+class DataSourceUpdateRequest(RequestBody, frozen=True, kw_only=True):
+    meta: AssetUpdateMeta
+    spec: dict[str, Any]
+
+
+class DataSourceAsset(
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"
+):
+    meta: AssetMetaResponse
+    spec: dict[str, Any]
+    used_by: AssetUsageInfo | None = None
+
+
+class DataSourceListResponse(msgspec.Struct, frozen=True):
+    entries: list[DataSourceAsset]
+
+
+# Path segment of each kind, and its member in the combined list's spec.
+_KINDS: Final[dict[AssetKind, tuple[str, str]]] = {
+    "nfs": ("nfs", "nfs"),
+    "pvc": ("pvc", "pvc"),
+    "s3": ("s3", "s3"),
+    "git": ("git", "git"),
+    "hostPath": ("host-path", "hostPath"),
+    "config-map": ("config-map", "config_map"),
+    "secret-volume": ("secrets", "secret"),
+}
+
+
+_MEMBERS: Final[dict[str, str]] = {kind: member for kind, (_, member) in _KINDS.items()}
+
+
+def _spec(kind: AssetKind, raw: dict[str, Any]) -> AnyDataSourceSpec:
+    """Decode the spec as the path's kind; a bad field is named under /spec."""
+    try:
+        spec = msgspec.convert(raw, type=DATA_SOURCE_SPECS[kind])
+    except msgspec.ValidationError as exc:
+        raise InvalidRequestError(pointer_in(str(exc), "/spec"), str(exc)) from None
+    return cast(AnyDataSourceSpec, spec)
+
+
+def _wire_spec(row: AssetRow) -> dict[str, Any]:
+    spec: dict[str, Any] = msgspec.to_builtins(row.spec)
+    spec.pop("kind", None)  # the stored tag; on the wire the path names the kind
+    return spec
+
+
+def _asset(row: AssetRow, usage_info: bool = False) -> DataSourceAsset:
+    return DataSourceAsset(
+        meta=asset_meta(row), spec=_wire_spec(row), used_by=AssetUsageInfo() if usage_info else None
+    )
+
+
+def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
+    segment, _ = _KINDS[kind]
+    path = f"/api/v1/asset/datasource/{segment}"
+    tags = ["Datasources"]
+    ident = segment.replace("-", "_")
+
+    @post(path, status_code=202, tags=tags, operation_id=f"create_{ident}", name=f"create_{ident}")
+    async def create(
+        request: Caller,
+        data: JSONBody[DataSourceCreationRequest],
+        streams: NamedDependency[NamedStreams],
+    ) -> DataSourceAsset:
+        command = CreateAsset(
+            asset_id=uuid4(),
+            scope=scope_of(data.meta),
+            cluster_id=data.meta.cluster_id,
+            name=data.meta.name,
+            description=data.meta.description,
+            auto_delete=bool(data.meta.auto_delete),
+            private=bool(data.meta.private),
+            spec=_spec(kind, data.spec),
+            metadata=actor(request),
+        )
+        created: Asset = await assets.create_asset(command, streams=streams)
+        return _asset(written(request, created, None))
+
+    @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
+    async def list_kind(
+        request: Caller,
+        asset_filter: NamedDependency[AssetFilter],
+        streams: NamedDependency[NamedStreams],
+        tree: NamedDependency[OrgTree],
+        resources: NamedDependency[Resources],
+        usage_info: UsageInfo = False,
+    ) -> DataSourceListResponse:
+        rows = await visible_rows(request, (kind,), asset_filter, streams, tree, resources)
+        return DataSourceListResponse([_asset(row, usage_info) for row in rows])
+
+    @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
+    async def get_one(
+        request: Caller,
+        asset_id: FromPath[UUID],
+        streams: NamedDependency[NamedStreams],
+        tree: NamedDependency[OrgTree],
+        resources: NamedDependency[Resources],
+        usage_info: UsageInfo = False,
+    ) -> DataSourceAsset:
+        rows = await visible_rows(request, (kind,), AssetFilter(), streams, tree, resources)
+        row = next((r for r in rows if r.asset_id == asset_id), None)
+        if row is None:
+            raise AssetNotFoundError(kind, asset_id)  # unknown or out of sight: one answer
+        return _asset(row, usage_info)
+
+    @put(
+        f"{path}/{{asset_id:uuid}}",
+        status_code=202,
+        tags=tags,
+        operation_id=f"update_{ident}",
+        name=f"update_{ident}",
+    )
+    async def update(
+        request: Caller,
+        asset_id: FromPath[UUID],
+        data: JSONBody[DataSourceUpdateRequest],
+        streams: NamedDependency[NamedStreams],
+        resources: NamedDependency[Resources],
+    ) -> DataSourceAsset:
+        command = UpdateAsset(
+            asset_id=asset_id,
+            name=data.meta.name,
+            description=data.meta.description,
+            spec=_spec(kind, data.spec),
+            metadata=actor(request),
+        )
+        updated = await assets.update_asset(command, streams=streams)
+        async with resources.pool.acquire() as conn:
+            seen = await asset_catalogue.get_asset(conn, kind, asset_id)
+        return _asset(written(request, updated, seen))
+
+    @delete(
+        f"{path}/{{asset_id:uuid}}",
+        status_code=202,
+        tags=tags,
+        operation_id=f"delete_{ident}",
+        name=f"delete_{ident}",
+    )
+    async def remove(
+        request: Caller, asset_id: FromPath[UUID], streams: NamedDependency[NamedStreams]
+    ) -> None:
+        command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
+        await assets.delete_asset(command, streams=streams)
+
+    return [create, list_kind, get_one, update, remove]
+
+
+class CombinedEntry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    meta: AssetMetaResponse
+    spec: dict[str, dict[str, Any]]
+    used_by: AssetUsageInfo | None = None
+
+
+class CombinedListResponse(msgspec.Struct, frozen=True):
+    entries: list[CombinedEntry]
+
+
+@get("/api/v1/asset/datasource", tags=["Datasources"])
+async def list_data_sources(
+    request: Caller,
+    asset_filter: NamedDependency[AssetFilter],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    usage_info: UsageInfo = False,
+) -> CombinedListResponse:
+    """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
+    rows = await visible_rows(request, tuple(_KINDS), asset_filter, streams, tree, resources)
+    return CombinedListResponse(
+        [
+            CombinedEntry(
+                meta=asset_meta(row),
+                spec={_MEMBERS[row.kind]: _wire_spec(row)},
+                used_by=AssetUsageInfo() if usage_info else None,
+            )
+            for row in rows
+        ]
+    )
+
+
+DATA_SOURCE_ROUTES: Final = (
+    list_data_sources,
+    *(handler for kind in _KINDS for handler in _routes(kind)),
+)
