@@ -166,7 +166,7 @@ async def create_environment(
     data: JSONBody[EnvironmentCreationRequest],
     streams: NamedDependency[NamedStreams],
 ) -> EnvironmentAsset:
-    created = await _create(request, data.meta, data.spec, streams)
+    created = await create_from(request, data.meta, data.spec, streams)
     return _environment(written(request, created, None))
 
 
@@ -222,7 +222,7 @@ async def create_compute(
     data: JSONBody[ComputeCreationRequest],
     streams: NamedDependency[NamedStreams],
 ) -> ComputeAsset:
-    created = await _create(request, data.meta, data.spec or ComputeSpec(), streams)
+    created = await create_from(request, data.meta, data.spec or ComputeSpec(), streams)
     return _compute(written(request, created, None))
 
 
@@ -286,9 +286,10 @@ ASSET_ROUTES: Final = (
 )
 
 
-async def _create(
+async def create_from(
     request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: NamedStreams
 ) -> Asset:
+    """Create an asset of the spec's kind from Run:ai's creation meta."""
     command = CreateAsset(
         asset_id=uuid4(),
         scope=scope_of(meta),

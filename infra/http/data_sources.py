@@ -2,7 +2,7 @@
 `/api/v1/asset/datasource`): nfs, pvc, s3, git, host-path, config-map and secret volumes."""
 
 from typing import Any, Final, cast
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import msgspec
 from litestar import delete, get, post, put
@@ -10,8 +10,8 @@ from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody
 
-from domain.assets import Asset, AssetNotFoundError
-from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.assets import AssetNotFoundError
+from domain.commands import DeleteAsset, UpdateAsset
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
 from infra.bootstrap import Resources
@@ -23,7 +23,7 @@ from infra.http.assets import (
     RequestBody,
     UsageInfo,
     asset_meta,
-    scope_of,
+    create_from,
     visible_rows,
     written,
 )
@@ -106,18 +106,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         data: JSONBody[DataSourceCreationRequest],
         streams: NamedDependency[NamedStreams],
     ) -> DataSourceAsset:
-        command = CreateAsset(
-            asset_id=uuid4(),
-            scope=scope_of(data.meta),
-            cluster_id=data.meta.cluster_id,
-            name=data.meta.name,
-            description=data.meta.description,
-            auto_delete=bool(data.meta.auto_delete),
-            private=bool(data.meta.private),
-            spec=_spec(kind, data.spec),
-            metadata=actor(request),
-        )
-        created: Asset = await assets.create_asset(command, streams=streams)
+        created = await create_from(request, data.meta, _spec(kind, data.spec), streams)
         return _asset(written(request, created, None))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
