@@ -37,3 +37,13 @@ def visible_scopes(
         if scope in granted:
             seen.update(lineage)
     return seen
+
+
+# Run:ai numbers its roles; these are this service's, with what each lets a holder do.
+ROLE_IDS: Final[Mapping[int, Role]] = {1: "admin", 2: "editor", 3: "submitter", 4: "viewer"}
+ROLE_DESCRIPTIONS: Final[Mapping[Role, str]] = {
+    "admin": "Manages the scope: its units, access rules, service accounts, assets and templates",
+    "editor": "Manages assets and templates in the scope, and submits workloads",
+    "submitter": "Views the scope's assets and templates and submits workloads from them",
+    "viewer": "Views the scope's units, assets, templates and workloads",
+}

@@ -16,10 +16,12 @@ from domain.events import (
     ApplicationCreated,
     ApplicationDeleted,
     ApplicationEvent,
+    ApplicationRoleGranted,
+    ApplicationRoleRevoked,
     ApplicationSecretRotated,
     Event,
 )
-from domain.values import Grant, Role
+from domain.values import AccessRule, Grant, Role
 
 # Run:ai's rule for service-account names (ServiceAccountCreationRequest.name).
 NAME_PATTERN: Final = re.compile(r"^[a-z][-_a-z0-9]*[a-z0-9]$")
@@ -30,7 +32,13 @@ class Application(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     client_id: str
     grants: tuple[Grant, ...]
+    rules: tuple[AccessRule, ...] = ()
     deleted: bool = False
+
+    @property
+    def effective_grants(self) -> tuple[Grant, ...]:
+        """The grants given at creation and by the access rules still in force."""
+        return (*self.grants, *(rule.grant for rule in self.rules))
 
 
 class InvalidApplicationNameError(DomainError):
@@ -79,12 +87,28 @@ def evolve(state: Application | None, event: ApplicationEvent) -> Application:
             if state is None:
                 raise InvalidHistoryError("application.secret_rotated before application.created")
             return state
+        case ApplicationRoleGranted():
+            if state is None:
+                raise InvalidHistoryError("application.role_granted before application.created")
+            return msgspec.structs.replace(state, rules=(*state.rules, event.rule))
+        case ApplicationRoleRevoked():
+            if state is None:
+                raise InvalidHistoryError("application.role_revoked before application.created")
+            kept = tuple(rule for rule in state.rules if rule.rule_id != event.rule_id)
+            return msgspec.structs.replace(state, rules=kept)
         case _:
             assert_never(event)
 
 
 def is_application_event(event: Event) -> TypeGuard[ApplicationEvent]:
-    return isinstance(event, ApplicationCreated | ApplicationDeleted | ApplicationSecretRotated)
+    return isinstance(
+        event,
+        ApplicationCreated
+        | ApplicationDeleted
+        | ApplicationSecretRotated
+        | ApplicationRoleGranted
+        | ApplicationRoleRevoked,
+    )
 
 
 def fold(events: Iterable[Event]) -> Application | None:
@@ -134,3 +158,30 @@ def rotate_secret(state: Application | None, application_id: UUID) -> list[Appli
     if state is None or state.deleted:
         raise ApplicationNotFoundError(application_id)
     return [ApplicationSecretRotated(application_id=application_id)]
+
+
+class AccessRuleNotFoundError(DomainError):
+    slug = "access-rule-not-found"
+
+    def __init__(self, rule_id: int) -> None:
+        super().__init__(f"access rule {rule_id} does not exist")
+        self.rule_id = rule_id
+
+
+def grant_role(
+    state: Application | None, application_id: UUID, rule: AccessRule
+) -> list[ApplicationEvent]:
+    """Give a live application a role on a scope; the same grant twice is given once."""
+    if state is None or state.deleted:
+        raise ApplicationNotFoundError(application_id)
+    if rule.grant in state.effective_grants:
+        return []
+    return [ApplicationRoleGranted(application_id=application_id, rule=rule)]
+
+
+def revoke_role(
+    state: Application | None, application_id: UUID, rule_id: int
+) -> list[ApplicationEvent]:
+    if state is None or state.deleted or all(r.rule_id != rule_id for r in state.rules):
+        raise AccessRuleNotFoundError(rule_id)
+    return [ApplicationRoleRevoked(application_id=application_id, rule_id=rule_id)]

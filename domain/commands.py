@@ -151,3 +151,15 @@ class DeleteCredential(msgspec.Struct, frozen=True, kw_only=True):
     asset_id: UUID
     kind: CredentialKind
     metadata: EventMetadata
+
+
+class CreateAccessRule(msgspec.Struct, frozen=True, kw_only=True):
+    application_id: UUID
+    grant: Grant
+    metadata: EventMetadata
+
+
+class DeleteAccessRule(msgspec.Struct, frozen=True, kw_only=True):
+    application_id: UUID
+    rule_id: int
+    metadata: EventMetadata

@@ -17,7 +17,7 @@ from domain.specs import (
     CredentialSpec,
     EnvironmentSpec,
 )
-from domain.values import AssetMeta, Grant, NodePoolResources
+from domain.values import AccessRule, AssetMeta, Grant, NodePoolResources
 
 ActorKind = Literal["application", "user", "system"]
 
@@ -76,7 +76,25 @@ class ApplicationSecretRotated(
     application_id: UUID
 
 
-ApplicationEvent = ApplicationCreated | ApplicationDeleted | ApplicationSecretRotated
+class ApplicationRoleGranted(Event, tag="application.role_granted.v1", frozen=True, kw_only=True):
+    """An access rule: the application now holds `grant.role` on `grant`'s scope and below."""
+
+    application_id: UUID
+    rule: AccessRule
+
+
+class ApplicationRoleRevoked(Event, tag="application.role_revoked.v1", frozen=True, kw_only=True):
+    application_id: UUID
+    rule_id: int
+
+
+ApplicationEvent = (
+    ApplicationCreated
+    | ApplicationDeleted
+    | ApplicationSecretRotated
+    | ApplicationRoleGranted
+    | ApplicationRoleRevoked
+)
 
 
 class ClusterCreated(Event, tag="cluster.created.v1", frozen=True, kw_only=True):

@@ -22,6 +22,13 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 TENANT_ADMIN: Final = Grant(role="admin", scope_kind="tenant", scope_id="tenant")
 
 
+class AccessRule(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A grant given after creation, under an id by which it is later revoked."""
+
+    rule_id: int
+    grant: Grant
+
+
 class ScopeRef(msgspec.Struct, frozen=True, order=True):
     """A node of the org tree: tenant -> cluster -> department -> project. The tenant's id is ""."""
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from domain.events import RecordedEvent
-from projections import application_catalogue, asset_catalogue, org_units
+from projections import access_rules, application_catalogue, asset_catalogue, org_units
 from projections.executor import Executor
 
 
@@ -22,4 +22,5 @@ ALL: tuple[Projection, ...] = (
     Projection(application_catalogue.NAME, application_catalogue.apply),
     Projection(org_units.NAME, org_units.apply),
     Projection(asset_catalogue.NAME, asset_catalogue.apply),
+    Projection(access_rules.NAME, access_rules.apply),
 )

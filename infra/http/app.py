@@ -14,6 +14,7 @@ from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources, open_resources
 from infra.credential_vault import PostgresCredentialVault
 from infra.eventstore import PostgresEventStore
+from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.assets import ASSET_ROUTES, provide_asset_filter
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.credentials import CREDENTIAL_ROUTES
@@ -39,6 +40,7 @@ from services.ports import (
     ApplicationRegistry,
     AssetUsage,
     CredentialVault,
+    EventStore,
     IdSequence,
     NamedStreams,
     OrgTree,
@@ -64,6 +66,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         app.state.tree = PostgresOrgTree(opened.pool)
         app.state.vault = PostgresCredentialVault(opened.pool, store, sealer)
         app.state.usage = PostgresAssetUsage(opened.pool)
+        app.state.store = store
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -99,6 +102,10 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         vault: CredentialVault = state.vault
         return vault
 
+    def provide_store(state: State) -> EventStore:
+        store: EventStore = state.store
+        return store
+
     def provide_usage(state: State) -> AssetUsage:
         usage: AssetUsage = state.usage
         return usage
@@ -120,6 +127,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,
+            *ACCESS_RULE_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={
@@ -132,6 +140,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),
             "vault": Provide(provide_vault, sync_to_thread=False),
             "usage": Provide(provide_usage, sync_to_thread=False),
+            "store": Provide(provide_store, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
         middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer)],

@@ -13,7 +13,11 @@ from typing import Any, Final
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from domain.applications import ApplicationNotFoundError, InvalidApplicationNameError
+from domain.applications import (
+    AccessRuleNotFoundError,
+    ApplicationNotFoundError,
+    InvalidApplicationNameError,
+)
 from domain.assets import AssetExistsError, AssetInUseError, AssetNotFoundError, InvalidAssetError
 from domain.credentials import CredentialInUseError
 from domain.data_sources import InvalidDataSourceError
@@ -70,6 +74,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     IdempotencyKeyReusedError: 422,
     StoreUnavailableError: 503,
     ApplicationNotFoundError: 404,
+    AccessRuleNotFoundError: 404,
     OrgUnitNotFoundError: 404,
     UnknownScopeError: 400,
     BlankNameError: 400,

@@ -52,7 +52,11 @@ class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
 async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, action: str) -> None:
     """The caller's grants come from its own stream, not a read model: they apply at once."""
     state = applications.fold((await registry.load(UUID(caller.user.subject))).events)
-    if state is None or state.deleted or not applications.holds_tenant_role(state.grants, "admin"):
+    if (
+        state is None
+        or state.deleted
+        or not applications.holds_tenant_role(state.effective_grants, "admin")
+    ):
         raise NotPermittedError(action)
 
 

@@ -1,0 +1,292 @@
+"""`/api/v1/authorization/roles` and `/api/v1/authorization/access-rules` in Run:ai's shapes.
+
+An access rule gives an application (subject type `app` or `service-account`) a role on a scope;
+the admins of a scope (or above it) create and delete the rules there. Lists show the rules on
+the scopes the caller can see.
+"""
+
+from datetime import UTC, datetime
+from typing import Annotated, Final, Literal
+from uuid import UUID
+
+import msgspec
+from litestar import delete, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from domain import access as access_rules_domain
+from domain.access import RANK, ROLE_DESCRIPTIONS, ROLE_IDS, granted_scope
+from domain.applications import AccessRuleNotFoundError
+from domain.commands import CreateAccessRule, DeleteAccessRule
+from domain.values import Grant, Role, ScopeKind
+from infra.bootstrap import Resources
+from infra.http.callers import Caller, actor
+from projections import access_rules
+from projections.access_rules import AccessRuleRow
+from services import access
+from services.access_rules import create_access_rule, delete_access_rule
+from services.errors import InvalidRequestError
+from services.ports import EventStore, IdSequence, OrgTree
+
+TENANT_ID: Final = 1
+CREATED_AT: Final = datetime(2026, 1, 1, tzinfo=UTC)  # the built-in roles' fixed birthday
+
+SubjectType = Literal["user", "app", "service-account", "group"]
+
+
+class AccessRuleCreationRequest(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"
+):
+    subject_id: str
+    subject_type: SubjectType
+    role_id: int
+    scope_id: str
+    scope_type: Literal["system", "tenant", "cluster", "department", "project"]
+    cluster_id: UUID | None = None
+
+
+class AccessRuleStatus(msgspec.Struct, frozen=True):
+    phase: str = "Ready"
+
+
+class AccessRuleResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    subject_id: str
+    subject_type: str
+    role_id: int
+    scope_id: str
+    scope_type: str
+    role_name: str
+    scope_name: str
+    id: int
+    created_at: datetime
+    updated_at: datetime
+    created_by: str
+    tenant_id: int
+    status: AccessRuleStatus
+
+
+class AccessRuleList(msgspec.Struct, frozen=True, rename="camel"):
+    total_records: int
+    display_records: int
+    access_rules: list[AccessRuleResponse]
+
+
+class Permission(msgspec.Struct, frozen=True, rename="camel"):
+    resource_type: str
+    display_name: str
+    group_id: str
+    actions: list[str]
+
+
+class RoleResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    id: int
+    name: str
+    description: str
+    permissions: list[Permission]
+    created_at: datetime
+    updated_at: datetime
+    created_by: str
+    custom: bool
+    effective_enabled: bool
+    enabled: bool
+
+
+# What each role may do, as Run:ai's permission catalogue names it (enforced by services/).
+_ASSETS: Final = (
+    "environments", "compute-resources", "credentials", "nfs-assets", "pvc-assets", "s3-assets",
+    "git-assets", "host-path-assets", "cm-volume-assets", "secret-volume-assets", "templates",
+)  # fmt: skip
+_UNITS: Final = ("cluster", "department", "project")
+
+
+def _permissions(role: Role) -> list[Permission]:
+    read, write = ["read"], ["create", "read", "update", "delete"]
+    found = [Permission(unit, unit.title(), "organization", read) for unit in _UNITS]
+    found += [
+        Permission(
+            kind,
+            kind.replace("-", " ").title(),
+            "workload-asset",
+            write if RANK[role] >= RANK["editor"] else read,
+        )
+        for kind in _ASSETS
+    ]
+    workloads = ["create", "read", "delete"] if RANK[role] >= RANK["submitter"] else read
+    found.append(Permission("workloads", "Workloads", "workload", workloads))
+    if role == "admin":
+        found = [
+            Permission(p.resource_type, p.display_name, p.group_id, write)
+            if p.resource_type in _UNITS
+            else p
+            for p in found
+        ]
+        found += [
+            Permission("access_rules", "Access rules", "iam", ["create", "read", "delete"]),
+            Permission("service-account", "Service accounts", "iam", write),
+        ]
+    return found
+
+
+def _role(role_id: int, role: Role) -> RoleResponse:
+    return RoleResponse(
+        id=role_id,
+        name=role,
+        description=ROLE_DESCRIPTIONS[role],
+        permissions=_permissions(role),
+        created_at=CREATED_AT,
+        updated_at=CREATED_AT,
+        created_by="system",
+        custom=False,
+        effective_enabled=True,
+        enabled=True,
+    )
+
+
+@get("/api/v1/authorization/roles", tags=["Roles"])
+async def list_roles() -> list[RoleResponse]:
+    return [_role(role_id, role) for role_id, role in ROLE_IDS.items()]
+
+
+@get("/api/v1/authorization/roles/{role_id:int}", tags=["Roles"])
+async def get_role(role_id: FromPath[int]) -> RoleResponse:
+    if role_id not in ROLE_IDS:
+        raise InvalidRequestError("/roleId", f"there is no role {role_id}")
+    return _role(role_id, ROLE_IDS[role_id])
+
+
+@post("/api/v1/authorization/access-rules", status_code=201, tags=["Access rules"])
+async def create_rule(
+    request: Caller,
+    data: JSONBody[AccessRuleCreationRequest],
+    store: NamedDependency[EventStore],
+    ids: NamedDependency[IdSequence],
+    resources: NamedDependency[Resources],
+) -> AccessRuleResponse:
+    if data.subject_type not in ("app", "service-account"):
+        raise InvalidRequestError(
+            "/subjectType", "only applications (app, service-account) exist here"
+        )
+    if data.role_id not in ROLE_IDS:
+        raise InvalidRequestError("/roleId", f"there is no role {data.role_id}")
+    if data.scope_type == "system":
+        raise InvalidRequestError("/scopeType", "the system scope is not granted")
+    try:
+        application_id = UUID(data.subject_id)
+    except ValueError:
+        raise InvalidRequestError("/subjectId", "an application id (UUID)") from None
+    scope_kind: ScopeKind = data.scope_type
+    grant = Grant(
+        role=ROLE_IDS[data.role_id],
+        scope_kind=scope_kind,
+        scope_id="tenant" if scope_kind == "tenant" else data.scope_id,
+    )
+    command = CreateAccessRule(application_id=application_id, grant=grant, metadata=actor(request))
+    rule = await create_access_rule(command, store=store, ids=ids)
+    async with resources.pool.acquire() as conn:
+        seen = await access_rules.get_rule(conn, rule.rule_id)
+    now = datetime.now(UTC)
+    return _wire(
+        seen
+        or AccessRuleRow(
+            rule_id=rule.rule_id,
+            application_id=application_id,
+            role=grant.role,
+            scope_kind=grant.scope_kind,
+            scope_id=grant.scope_id,
+            scope_name=grant.scope_id,
+            created_at=now,
+            created_by=request.user.subject,
+        ),
+        data.subject_type,
+    )
+
+
+@get("/api/v1/authorization/access-rules", tags=["Access rules"])
+async def list_rules(
+    request: Caller,
+    store: NamedDependency[EventStore],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    subject_id: Annotated[str | None, QueryParameter(name="subjectId")] = None,
+    role_id: Annotated[int | None, QueryParameter(name="roleId")] = None,
+    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 500,
+) -> AccessRuleList:
+    rows = await _visible(request, store, tree, resources)
+    chosen = [
+        row
+        for row in rows
+        if (subject_id is None or str(row.application_id) == subject_id)
+        and (role_id is None or ROLE_IDS.get(role_id) == row.role)
+    ]
+    page = chosen[offset : offset + limit]
+    return AccessRuleList(len(chosen), len(page), [_wire(row) for row in page])
+
+
+@get("/api/v1/authorization/access-rules/{rule_id:int}", tags=["Access rules"])
+async def get_rule(
+    request: Caller,
+    rule_id: FromPath[int],
+    store: NamedDependency[EventStore],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+) -> AccessRuleResponse:
+    rows = await _visible(request, store, tree, resources)
+    row = next((r for r in rows if r.rule_id == rule_id), None)
+    if row is None:
+        raise AccessRuleNotFoundError(rule_id)
+    return _wire(row)
+
+
+@delete("/api/v1/authorization/access-rules/{rule_id:int}", tags=["Access rules"])
+async def delete_rule(
+    request: Caller,
+    rule_id: FromPath[int],
+    store: NamedDependency[EventStore],
+    resources: NamedDependency[Resources],
+) -> None:
+    async with resources.pool.acquire() as conn:
+        row = await access_rules.get_rule(conn, rule_id)
+    if row is None:
+        raise AccessRuleNotFoundError(rule_id)
+    command = DeleteAccessRule(
+        application_id=row.application_id, rule_id=rule_id, metadata=actor(request)
+    )
+    await delete_access_rule(command, store=store)
+
+
+ACCESS_RULE_ROUTES: Final = (list_roles, get_role, create_rule, list_rules, get_rule, delete_rule)
+
+
+async def _visible(
+    request: Caller, store: EventStore, tree: OrgTree, resources: Resources
+) -> list[AccessRuleRow]:
+    grants = await access.grants_of(actor(request), streams=store)
+    seen = access_rules_domain.visible_scopes(grants, await tree.lineages())
+    async with resources.pool.acquire() as conn:
+        rows = await access_rules.list_rules(conn)
+    return [
+        row
+        for row in rows
+        if granted_scope(Grant(role=row.role, scope_kind=row.scope_kind, scope_id=row.scope_id))
+        in seen
+    ]
+
+
+def _wire(row: AccessRuleRow, subject_type: str = "app") -> AccessRuleResponse:
+    role_id = next(i for i, role in ROLE_IDS.items() if role == row.role)
+    return AccessRuleResponse(
+        subject_id=str(row.application_id),
+        subject_type=subject_type,
+        role_id=role_id,
+        scope_id="" if row.scope_kind == "tenant" else row.scope_id,
+        scope_type=row.scope_kind,
+        role_name=row.role,
+        scope_name="tenant" if row.scope_kind == "tenant" else row.scope_name,
+        id=row.rule_id,
+        created_at=row.created_at,
+        updated_at=row.created_at,
+        created_by=row.created_by,
+        tenant_id=TENANT_ID,
+        status=AccessRuleStatus(),
+    )

@@ -1,0 +1,73 @@
+"""Read model of access rules: one row per role an application was granted and still holds."""
+
+from datetime import datetime
+from typing import Final
+from uuid import UUID
+
+import asyncpg
+import msgspec
+
+from domain.events import (
+    ApplicationDeleted,
+    ApplicationRoleGranted,
+    ApplicationRoleRevoked,
+    RecordedEvent,
+)
+from domain.values import Role, ScopeKind
+from projections.executor import Executor
+
+NAME: Final = "access_rules"
+
+
+class AccessRuleRow(msgspec.Struct, frozen=True, kw_only=True):
+    rule_id: int
+    application_id: UUID
+    role: Role
+    scope_kind: ScopeKind
+    scope_id: str
+    scope_name: str
+    created_at: datetime
+    created_by: str
+
+
+async def apply(conn: Executor, recorded: RecordedEvent) -> None:
+    """Fold one event in; safe to run twice."""
+    match recorded.event:
+        case ApplicationRoleGranted() as e:
+            await conn.execute(
+                "INSERT INTO access_rules (rule_id, application_id, role, scope_kind, scope_id,"
+                " created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+                " ON CONFLICT (rule_id) DO NOTHING",
+                e.rule.rule_id, e.application_id, e.rule.grant.role, e.rule.grant.scope_kind,
+                e.rule.grant.scope_id, recorded.recorded_at, recorded.metadata.actor_subject,
+            )  # fmt: skip
+        case ApplicationRoleRevoked() as e:
+            await conn.execute("DELETE FROM access_rules WHERE rule_id = $1", e.rule_id)
+        case ApplicationDeleted() as e:
+            await conn.execute(
+                "DELETE FROM access_rules WHERE application_id = $1", e.application_id
+            )
+        case _:
+            pass  # not an event this read model cares about
+
+
+# The scope's name comes from the org units read model at read time: names can change.
+_SELECT: Final = """
+SELECT r.rule_id, r.application_id, r.role, r.scope_kind, r.scope_id,
+       coalesce(o.name, r.scope_id) AS scope_name, r.created_at, r.created_by
+  FROM access_rules r
+  LEFT JOIN org_units o ON o.kind = r.scope_kind AND o.id = r.scope_id
+"""
+
+
+def _row(record: asyncpg.Record) -> AccessRuleRow:
+    return AccessRuleRow(**dict(record))
+
+
+async def list_rules(conn: Executor) -> list[AccessRuleRow]:
+    return [_row(r) for r in await conn.fetch(f"{_SELECT} ORDER BY r.rule_id")]
+
+
+async def get_rule(conn: Executor, rule_id: int) -> AccessRuleRow | None:
+    row = await conn.fetchrow(f"{_SELECT} WHERE r.rule_id = $1", rule_id)
+    return None if row is None else _row(row)
