@@ -1,6 +1,5 @@
 """Roles and access rules: an admin gives a service account a role on a scope, and takes it back."""
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -8,24 +7,13 @@ import pytest
 from litestar import Litestar
 
 from domain.values import TENANT_ADMIN, Grant
-from tests.api.support import api_app, call, project_all, token_for
+from tests.api.support import call, project_all, token_for
 from tests.openapi import assert_matches
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 RULES = "/api/v1/authorization/access-rules"
 EDITOR = 2
-
-
-@pytest.fixture
-async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    async with api_app(clean_pool, nats_url) as app:
-        yield app
-
-
-@pytest.fixture
-async def admin(clean_pool: asyncpg.Pool) -> str:
-    return await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
 
 
 async def login(app: Litestar, client_id: str, secret: str) -> str:
