@@ -15,6 +15,7 @@ from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
     ApplicationCreated,
     ApplicationDeleted,
+    ApplicationEnablementChanged,
     ApplicationEvent,
     ApplicationRoleGranted,
     ApplicationRoleRevoked,
@@ -33,7 +34,13 @@ class Application(msgspec.Struct, frozen=True, kw_only=True):
     client_id: str
     grants: tuple[Grant, ...]
     rules: tuple[AccessRule, ...] = ()
+    enabled: bool = True
     deleted: bool = False
+
+    @property
+    def active(self) -> bool:
+        """May log in and act on its roles."""
+        return self.enabled and not self.deleted
 
     @property
     def effective_grants(self) -> tuple[Grant, ...]:
@@ -87,6 +94,10 @@ def evolve(state: Application | None, event: ApplicationEvent) -> Application:
             if state is None:
                 raise InvalidHistoryError("application.secret_rotated before application.created")
             return state
+        case ApplicationEnablementChanged():
+            if state is None:
+                raise InvalidHistoryError("application.enablement_changed before creation")
+            return msgspec.structs.replace(state, enabled=event.enabled)
         case ApplicationRoleGranted():
             if state is None:
                 raise InvalidHistoryError("application.role_granted before application.created")
@@ -104,6 +115,7 @@ def is_application_event(event: Event) -> TypeGuard[ApplicationEvent]:
     return isinstance(
         event,
         ApplicationCreated
+        | ApplicationEnablementChanged
         | ApplicationDeleted
         | ApplicationSecretRotated
         | ApplicationRoleGranted
@@ -185,3 +197,14 @@ def revoke_role(
     if state is None or state.deleted or all(r.rule_id != rule_id for r in state.rules):
         raise AccessRuleNotFoundError(rule_id)
     return [ApplicationRoleRevoked(application_id=application_id, rule_id=rule_id)]
+
+
+def set_enabled(
+    state: Application | None, application_id: UUID, *, enabled: bool
+) -> list[ApplicationEvent]:
+    """Enable or disable a live application; asking for what already is writes nothing."""
+    if state is None or state.deleted:
+        raise ApplicationNotFoundError(application_id)
+    if state.enabled == enabled:
+        return []
+    return [ApplicationEnablementChanged(application_id=application_id, enabled=enabled)]

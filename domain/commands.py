@@ -29,6 +29,12 @@ class DeleteApplication(msgspec.Struct, frozen=True, kw_only=True):
     metadata: EventMetadata
 
 
+class SetApplicationEnabled(msgspec.Struct, frozen=True, kw_only=True):
+    application_id: UUID
+    enabled: bool
+    metadata: EventMetadata
+
+
 class RotateApplicationSecret(msgspec.Struct, frozen=True, kw_only=True):
     application_id: UUID
     metadata: EventMetadata

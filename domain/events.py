@@ -88,8 +88,18 @@ class ApplicationRoleRevoked(Event, tag="application.role_revoked.v1", frozen=Tr
     rule_id: int
 
 
+class ApplicationEnablementChanged(
+    Event, tag="application.enablement_changed.v1", frozen=True, kw_only=True
+):
+    """Disabled: the application can neither log in nor act on its roles; enabled: again it can."""
+
+    application_id: UUID
+    enabled: bool
+
+
 ApplicationEvent = (
     ApplicationCreated
+    | ApplicationEnablementChanged
     | ApplicationDeleted
     | ApplicationSecretRotated
     | ApplicationRoleGranted

@@ -121,7 +121,7 @@ class PostgresApplicationRegistry:
             return None
         application_id: UUID = row["application_id"]
         state = applications.fold((await self._store.load(application_id)).events)
-        return application_id if state is not None and not state.deleted else None
+        return application_id if state is not None and state.active else None
 
     def _verify(self, stored: str, secret: str) -> bool:
         try:

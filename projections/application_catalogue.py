@@ -7,7 +7,12 @@ from uuid import UUID
 import asyncpg
 import msgspec
 
-from domain.events import ApplicationCreated, ApplicationDeleted, RecordedEvent
+from domain.events import (
+    ApplicationCreated,
+    ApplicationDeleted,
+    ApplicationEnablementChanged,
+    RecordedEvent,
+)
 from domain.values import Grant
 from projections.executor import Executor
 
@@ -22,6 +27,8 @@ class ApplicationSummary(msgspec.Struct, frozen=True, kw_only=True):
     created_at: datetime
     created_by: str
     version: int
+    enabled: bool = True
+    updated_at: datetime | None = None
 
 
 _grants = msgspec.json.Encoder()
@@ -44,6 +51,15 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
                 recorded.metadata.actor_subject,
                 recorded.version,
             )
+        case ApplicationEnablementChanged() as changed:
+            await conn.execute(
+                "UPDATE application_catalogue SET enabled = $2, updated_at = $3, version = $4"
+                " WHERE application_id = $1 AND version < $4",
+                changed.application_id,
+                changed.enabled,
+                recorded.recorded_at,
+                recorded.version,
+            )
         case ApplicationDeleted() as deleted:
             await conn.execute(
                 "DELETE FROM application_catalogue WHERE application_id = $1",
@@ -54,7 +70,8 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
 
 
 _COLUMNS: Final = (
-    "application_id, name, client_id, grants::text AS grants, created_at, created_by, version"
+    "application_id, name, client_id, grants::text AS grants, created_at, created_by, version,"
+    " enabled, updated_at"
 )
 
 
@@ -67,6 +84,8 @@ def _summary(row: asyncpg.Record) -> ApplicationSummary:
         created_at=row["created_at"],
         created_by=row["created_by"],
         version=row["version"],
+        enabled=row["enabled"],
+        updated_at=row["updated_at"],
     )
 
 

@@ -18,7 +18,7 @@ async def grants_of(actor: EventMetadata, *, streams: StreamLoader) -> tuple[Gra
     except ValueError:
         return ()
     state = applications.fold((await streams.load(application_id)).events)
-    return () if state is None or state.deleted else state.effective_grants
+    return () if state is None or not state.active else state.effective_grants
 
 
 async def lineage_of(scope: ScopeRef, *, streams: StreamLoader, field: str) -> tuple[ScopeRef, ...]:

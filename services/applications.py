@@ -1,8 +1,13 @@
 """Application (service account) use cases. No SQL, no hashing, no HTTP in this module."""
 
 from domain import applications
-from domain.commands import CreateApplication, DeleteApplication, RotateApplicationSecret
-from services.ports import AppendResult, ApplicationRegistry
+from domain.commands import (
+    CreateApplication,
+    DeleteApplication,
+    RotateApplicationSecret,
+    SetApplicationEnabled,
+)
+from services.ports import AppendResult, ApplicationRegistry, EventStore
 
 
 async def create_application(
@@ -51,3 +56,19 @@ async def rotate_application_secret(
         secret=secret,
         metadata=cmd.metadata,
     )
+
+
+async def set_application_enabled(
+    cmd: SetApplicationEnabled, *, store: EventStore
+) -> applications.Application:
+    """Disable (or enable again) an application; return it as it now is."""
+    stream = await store.load(cmd.application_id)
+    state = applications.fold(stream.events)
+    events = applications.set_enabled(state, cmd.application_id, enabled=cmd.enabled)
+    if events:
+        await store.append(
+            cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
+        )
+    updated = applications.fold((*stream.events, *events))
+    assert updated is not None
+    return updated

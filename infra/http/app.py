@@ -27,6 +27,7 @@ from infra.http.service_accounts import (
     delete_service_account,
     get_service_account,
     list_service_accounts,
+    patch_service_account,
     regenerate_service_account_secret,
 )
 from infra.http.tokens import grant_token
@@ -123,6 +124,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             get_service_account,
             delete_service_account,
             regenerate_service_account_secret,
+            patch_service_account,
             *ORG_UNIT_ROUTES,
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,

@@ -5,16 +5,21 @@ from the application catalogue read model, so they may trail a write by the proj
 """
 
 import secrets
-from datetime import datetime
+from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
 import msgspec
-from litestar import delete, get, post
+from litestar import delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain import applications
-from domain.commands import CreateApplication, DeleteApplication, RotateApplicationSecret
+from domain.commands import (
+    CreateApplication,
+    DeleteApplication,
+    RotateApplicationSecret,
+    SetApplicationEnabled,
+)
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
 from projections import application_catalogue
@@ -22,9 +27,10 @@ from services.applications import (
     create_application,
     delete_application,
     rotate_application_secret,
+    set_application_enabled,
 )
 from services.errors import NotPermittedError
-from services.ports import ApplicationRegistry
+from services.ports import ApplicationRegistry, EventStore
 
 
 class ServiceAccountCreationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -54,7 +60,7 @@ async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, a
     state = applications.fold((await registry.load(UUID(caller.user.subject))).events)
     if (
         state is None
-        or state.deleted
+        or not state.active
         or not applications.holds_tenant_role(state.effective_grants, "admin")
     ):
         raise NotPermittedError(action)
@@ -149,7 +155,41 @@ def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:
         client_id=summary.client_id,
         created_by=summary.created_by,
         created_at=summary.created_at,
-        updated_at=summary.created_at,
-        enabled=True,
+        updated_at=summary.updated_at or summary.created_at,
+        enabled=summary.enabled,
+        last_login=None,
+    )
+
+
+class ServiceAccountPatchRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    enabled: bool
+
+
+@patch("/api/v1/service-accounts/{service_account_id:uuid}", tags=["Service Accounts"])
+async def patch_service_account(
+    request: Caller,
+    service_account_id: FromPath[UUID],
+    data: JSONBody[ServiceAccountPatchRequest],
+    registry: NamedDependency[ApplicationRegistry],
+    store: NamedDependency[EventStore],
+    resources: NamedDependency[Resources],
+) -> ServiceAccount:
+    """Disable or enable: a disabled account cannot log in, and its tokens carry no roles."""
+    await _require_tenant_admin(request, registry, "update service accounts")
+    command = SetApplicationEnabled(
+        application_id=service_account_id, enabled=data.enabled, metadata=actor(request)
+    )
+    state = await set_application_enabled(command, store=store)
+    async with resources.pool.acquire() as conn:
+        seen = await application_catalogue.get_application(conn, service_account_id)
+    now = datetime.now(UTC)
+    return ServiceAccount(
+        id=str(state.id),
+        name=state.name,
+        client_id=state.client_id,
+        created_by=seen.created_by if seen else request.user.subject,
+        created_at=seen.created_at if seen else now,
+        updated_at=now,
+        enabled=state.enabled,
         last_login=None,
     )

@@ -19,6 +19,7 @@ from infra.tokens import TokenIssuer
 from services.applications import create_application
 from tests.api.client import client_for
 from tests.integration.test_projector import catch_up, runner
+from tests.openapi import assert_matches
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -200,3 +201,43 @@ async def test_regenerating_the_secret_retires_the_old_one(
     assert all(new_secret not in row["d"] for row in stored)
     unknown = await request(app, "POST", f"{ACCOUNTS}/{uuid4()}/secret", admin)
     assert unknown.status_code == 404
+
+
+async def test_a_disabled_account_cannot_log_in_or_act_until_enabled_again(
+    app: Litestar, clean_pool: asyncpg.Pool
+) -> None:
+    admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
+    created = await request(app, "POST", ACCOUNTS, admin, json={"name": "ci-bot"})
+    account_id, secret = created.json()["id"], created.json()["clientSecret"]
+    grant = {
+        "subjectId": account_id,
+        "subjectType": "service-account",
+        "roleId": 1,
+        "scopeId": "",
+        "scopeType": "tenant",
+    }
+    assert (
+        await request(app, "POST", "/api/v1/authorization/access-rules", admin, json=grant)
+    ).status_code == 201
+    login = {"grantType": "client_credentials", "clientID": "ci-bot", "clientSecret": secret}
+    token = (await request(app, "POST", "/api/v1/token", None, json=login)).json()["accessToken"]
+    assert (await request(app, "GET", ACCOUNTS, token)).status_code == 200
+
+    disabled = await request(
+        app, "PATCH", f"{ACCOUNTS}/{account_id}", admin, json={"enabled": False}
+    )
+    assert disabled.status_code == 200, disabled.text
+    assert_matches("ServiceAccount", disabled.json())
+    assert disabled.json()["enabled"] is False
+    assert (await request(app, "POST", "/api/v1/token", None, json=login)).status_code == 401
+    assert (await request(app, "GET", ACCOUNTS, token)).status_code == 403  # its token acts no more
+
+    await catch_up(clean_pool, runner(clean_pool))
+    listed = (await request(app, "GET", f"{ACCOUNTS}/{account_id}", admin)).json()
+    assert listed["enabled"] is False
+    enabled = await request(app, "PATCH", f"{ACCOUNTS}/{account_id}", admin, json={"enabled": True})
+    assert enabled.json()["enabled"] is True
+    assert (await request(app, "POST", "/api/v1/token", None, json=login)).status_code == 200
+    bad = await request(app, "PATCH", f"{ACCOUNTS}/{account_id}", admin, json={"enabled": "no"})
+    assert bad.status_code == 400
+    assert bad.json()["errors"][0]["pointer"] == "/enabled"
