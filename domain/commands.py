@@ -1,6 +1,7 @@
 """Commands: what a caller asks the service to do (imperative names)."""
 
 from collections.abc import Mapping
+from typing import Literal
 from uuid import UUID
 
 import msgspec
@@ -159,13 +160,21 @@ class DeleteCredential(msgspec.Struct, frozen=True, kw_only=True):
     metadata: EventMetadata
 
 
+SubjectKind = Literal["application", "user"]
+
+
 class CreateAccessRule(msgspec.Struct, frozen=True, kw_only=True):
-    application_id: UUID
+    """Give a subject a role: an application (by its id) or an identity-provider user (by the
+    subject its tokens carry)."""
+
+    subject_kind: SubjectKind
+    subject_id: str
     grant: Grant
     metadata: EventMetadata
 
 
 class DeleteAccessRule(msgspec.Struct, frozen=True, kw_only=True):
-    application_id: UUID
+    subject_kind: SubjectKind
+    subject_id: str
     rule_id: int
     metadata: EventMetadata

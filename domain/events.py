@@ -165,6 +165,20 @@ class ProjectDeleted(Event, tag="project.deleted.v1", frozen=True, kw_only=True)
     project_id: str
 
 
+class UserRoleGranted(Event, tag="user.role_granted.v1", frozen=True, kw_only=True):
+    """An access rule for a user of the external identity provider, named by its subject."""
+
+    subject: str
+    rule: AccessRule
+
+
+class UserRoleRevoked(Event, tag="user.role_revoked.v1", frozen=True, kw_only=True):
+    subject: str
+    rule_id: int
+
+
+UserEvent = UserRoleGranted | UserRoleRevoked
+
 ClusterEvent = ClusterCreated | ClusterRenamed | ClusterDeleted
 DepartmentEvent = DepartmentCreated | DepartmentUpdated | DepartmentDeleted
 ProjectEvent = ProjectCreated | ProjectUpdated | ProjectDeleted
@@ -260,7 +274,7 @@ class CredentialDeleted(Event, tag="credential.deleted.v1", frozen=True, kw_only
 CredentialEvent = CredentialCreated | CredentialUpdated | CredentialDeleted
 
 # The catalogue: every event type this service stores. Tags are a storage schema.
-DomainEvent = ApplicationEvent | OrgUnitEvent | AssetEvent | CredentialEvent
+DomainEvent = ApplicationEvent | UserEvent | OrgUnitEvent | AssetEvent | CredentialEvent
 
 
 def event_tag(event_type: type[Event]) -> str:

@@ -49,6 +49,13 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
     issuer: str = "trainplate"
     audience: str = "trainplate-api"
     token_ttl_s: int = 3600
+    # An external identity provider, optional: its users' tokens (RS256 and the like) are
+    # verified against the keys it publishes at `jwks_url`, with its issuer and audience.
+    jwks_url: str = ""
+    external_issuer: str = ""
+    external_audience: str = ""
+    external_algorithms: str = "RS256"  # comma-separated
+    jwks_cache_s: int = 300
     # argon2id cost of application secrets (RFC 9106's second recommendation by default).
     hash_time_cost: int = 3
     hash_memory_kib: int = 65536

@@ -1,4 +1,5 @@
-"""Access tokens: signed JWTs (HS256) naming the application, with issuer, audience and expiry."""
+"""Access tokens: the service's own (HS256 JWTs naming an application, with issuer, audience and
+expiry) and, optionally, those of an external identity provider, verified against its JWKS."""
 
 import time
 from typing import Final
@@ -47,5 +48,36 @@ class TokenIssuer:
             audience=self._settings.audience,
             issuer=self._settings.issuer,
             options={"require": ["exp", "iat", "sub", "iss", "aud"]},
+        )
+        return claims
+
+
+class ExternalTokenVerifier:
+    """Tokens of an external identity provider. Its signing keys come from its JWKS document
+    (PyJWT's client, cached for `jwks_cache_s`); fetching is blocking, so callers run `verify`
+    in a thread."""
+
+    def __init__(self, settings: AuthSettings) -> None:
+        if not (settings.jwks_url and settings.external_issuer and settings.external_audience):
+            raise ValueError("auth.jwks_url needs auth.external_issuer and auth.external_audience")
+        self._settings = settings
+        self._algorithms = [a.strip() for a in settings.external_algorithms.split(",") if a.strip()]
+        if ALGORITHM in self._algorithms:
+            raise ValueError("external tokens must not use the service's own HS256")
+        self._keys = jwt.PyJWKClient(
+            settings.jwks_url, cache_keys=True, lifespan=settings.jwks_cache_s
+        )
+
+    def verify(self, token: str) -> dict[str, object]:
+        """The claims; raises jwt.InvalidTokenError (or jwt.PyJWKClientError when the key is
+        unknown or the JWKS cannot be fetched)."""
+        key = self._keys.get_signing_key_from_jwt(token)
+        claims: dict[str, object] = jwt.decode(
+            token,
+            key.key,
+            algorithms=self._algorithms,
+            audience=self._settings.external_audience,
+            issuer=self._settings.external_issuer,
+            options={"require": ["exp", "sub", "iss", "aud"]},
         )
         return claims

@@ -2,7 +2,6 @@
 
 from datetime import datetime
 from typing import Final
-from uuid import UUID
 
 import asyncpg
 import msgspec
@@ -12,8 +11,10 @@ from domain.events import (
     ApplicationRoleGranted,
     ApplicationRoleRevoked,
     RecordedEvent,
+    UserRoleGranted,
+    UserRoleRevoked,
 )
-from domain.values import Role, ScopeKind
+from domain.values import AccessRule, Role, ScopeKind
 from projections.executor import Executor
 
 NAME: Final = "access_rules"
@@ -21,7 +22,8 @@ NAME: Final = "access_rules"
 
 class AccessRuleRow(msgspec.Struct, frozen=True, kw_only=True):
     rule_id: int
-    application_id: UUID
+    subject_type: str  # "app" or "user"
+    subject_id: str
     role: Role
     scope_kind: ScopeKind
     scope_id: str
@@ -34,26 +36,35 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
     """Fold one event in; safe to run twice."""
     match recorded.event:
         case ApplicationRoleGranted() as e:
-            await conn.execute(
-                "INSERT INTO access_rules (rule_id, application_id, role, scope_kind, scope_id,"
-                " created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)"
-                " ON CONFLICT (rule_id) DO NOTHING",
-                e.rule.rule_id, e.application_id, e.rule.grant.role, e.rule.grant.scope_kind,
-                e.rule.grant.scope_id, recorded.recorded_at, recorded.metadata.actor_subject,
-            )  # fmt: skip
-        case ApplicationRoleRevoked() as e:
+            await _insert(conn, recorded, "app", str(e.application_id), e.rule)
+        case UserRoleGranted() as e:
+            await _insert(conn, recorded, "user", e.subject, e.rule)
+        case ApplicationRoleRevoked() | UserRoleRevoked() as e:
             await conn.execute("DELETE FROM access_rules WHERE rule_id = $1", e.rule_id)
         case ApplicationDeleted() as e:
             await conn.execute(
-                "DELETE FROM access_rules WHERE application_id = $1", e.application_id
+                "DELETE FROM access_rules WHERE subject_type = 'app' AND subject_id = $1",
+                str(e.application_id),
             )
         case _:
             pass  # not an event this read model cares about
 
 
+async def _insert(
+    conn: Executor, recorded: RecordedEvent, subject_type: str, subject_id: str, rule: AccessRule
+) -> None:
+    await conn.execute(
+        "INSERT INTO access_rules (rule_id, subject_type, subject_id, role, scope_kind, scope_id,"
+        " created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        " ON CONFLICT (rule_id) DO NOTHING",
+        rule.rule_id, subject_type, subject_id, rule.grant.role, rule.grant.scope_kind,
+        rule.grant.scope_id, recorded.recorded_at, recorded.metadata.actor_subject,
+    )  # fmt: skip
+
+
 # The scope's name comes from the org units read model at read time: names can change.
 _SELECT: Final = """
-SELECT r.rule_id, r.application_id, r.role, r.scope_kind, r.scope_id,
+SELECT r.rule_id, r.subject_type, r.subject_id, r.role, r.scope_kind, r.scope_id,
        coalesce(o.name, r.scope_id) AS scope_name, r.created_at, r.created_by
   FROM access_rules r
   LEFT JOIN org_units o ON o.kind = r.scope_kind AND o.id = r.scope_id

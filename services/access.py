@@ -4,7 +4,7 @@ unit applies at once, with no read-model lag."""
 
 from uuid import UUID
 
-from domain import access, applications, org_units
+from domain import access, applications, org_units, users
 from domain.events import EventMetadata
 from domain.values import TENANT, Grant, Role, ScopeRef
 from services.errors import NotPermittedError
@@ -12,7 +12,10 @@ from services.ports import StreamLoader
 
 
 async def grants_of(actor: EventMetadata, *, streams: StreamLoader) -> tuple[Grant, ...]:
-    """The roles an actor holds; none for an unknown or deleted application."""
+    """The roles an actor holds; none for an unknown, disabled or deleted application."""
+    if actor.actor_kind == "user":
+        user = users.fold((await streams.load(users.stream_of(actor.actor_subject))).events)
+        return () if user is None else user.grants
     try:
         application_id = UUID(actor.actor_subject)
     except ValueError:

@@ -1,9 +1,13 @@
-"""Access-rule use cases: admins of a scope give applications roles on it, and take them back.
-A rule lives in the application's own stream, so it applies from the next request on."""
+"""Access-rule use cases: admins of a scope give subjects (applications, or users of the
+external identity provider) roles on it, and take them back. A rule lives in the subject's own
+stream, so it applies from the subject's next request on."""
 
-from domain import applications
+from uuid import UUID
+
+from domain import applications, users
 from domain.access import granted_scope
 from domain.commands import CreateAccessRule, DeleteAccessRule
+from domain.events import Event
 from domain.org_units import UnknownScopeError
 from domain.values import TENANT, AccessRule
 from services import access
@@ -14,28 +18,31 @@ from services.ports import EventStore, IdSequence
 async def create_access_rule(
     cmd: CreateAccessRule, *, store: EventStore, ids: IdSequence
 ) -> AccessRule:
-    """Grant the role; granting what the application already holds returns that rule."""
+    """Grant the role; granting what the subject already holds returns that rule."""
     lineage = await access.lineage_of(granted_scope(cmd.grant), streams=store, field="/scopeId")
     await access.require(cmd.metadata, lineage, "admin", "grant roles here", streams=store)
-    stream = await store.load(cmd.application_id)
-    state = applications.fold(stream.events)
-    if state is None or state.deleted:
-        raise InvalidRequestError("/subjectId", f"there is no application {cmd.application_id}")
-    existing = next((rule for rule in state.rules if rule.grant == cmd.grant), None)
+    stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
+    stream = await store.load(stream_id)
+    rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events)
+    existing = next((rule for rule in rules if rule.grant == cmd.grant), None)
     if existing is not None:
         return existing
     rule = AccessRule(rule_id=await ids.next_id(), grant=cmd.grant)
-    events = applications.grant_role(state, cmd.application_id, rule)
-    await store.append(
-        cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
-    )
+    events: list[Event] = []
+    if cmd.subject_kind == "user":
+        events.extend(users.grant_role(users.fold(stream.events), cmd.subject_id, rule))
+    else:
+        state = applications.fold(stream.events)
+        events.extend(applications.grant_role(state, UUID(cmd.subject_id), rule))
+    await store.append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
     return rule
 
 
 async def delete_access_rule(cmd: DeleteAccessRule, *, store: EventStore) -> None:
-    stream = await store.load(cmd.application_id)
-    state = applications.fold(stream.events)
-    rule = next((r for r in (state.rules if state else ()) if r.rule_id == cmd.rule_id), None)
+    stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
+    stream = await store.load(stream_id)
+    rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events, missing_ok=True)
+    rule = next((r for r in rules if r.rule_id == cmd.rule_id), None)
     if rule is None:
         raise applications.AccessRuleNotFoundError(cmd.rule_id)
     # Revoking needs admin where the role was granted (a deleted scope's rule: tenant admins).
@@ -44,7 +51,33 @@ async def delete_access_rule(cmd: DeleteAccessRule, *, store: EventStore) -> Non
     except UnknownScopeError:
         lineage = (TENANT,)
     await access.require(cmd.metadata, lineage, "admin", "revoke roles here", streams=store)
-    events = applications.revoke_role(state, cmd.application_id, cmd.rule_id)
-    await store.append(
-        cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
-    )
+    events: list[Event] = []
+    if cmd.subject_kind == "user":
+        events.extend(users.revoke_role(users.fold(stream.events), cmd.subject_id, cmd.rule_id))
+    else:
+        state = applications.fold(stream.events)
+        events.extend(applications.revoke_role(state, UUID(cmd.subject_id), cmd.rule_id))
+    await store.append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
+
+
+def _stream_of(kind: str, subject_id: str) -> UUID:
+    if kind == "user":
+        return users.stream_of(subject_id)
+    try:
+        return UUID(subject_id)
+    except ValueError:
+        raise InvalidRequestError("/subjectId", "an application id (UUID)") from None
+
+
+def _rules(
+    kind: str, subject_id: str, events: tuple[Event, ...], *, missing_ok: bool = False
+) -> tuple[AccessRule, ...]:
+    if kind == "user":
+        user = users.fold(events)
+        return () if user is None else user.rules
+    state = applications.fold(events)
+    if state is None or state.deleted:
+        if missing_ok:
+            return ()
+        raise InvalidRequestError("/subjectId", f"there is no application {subject_id}")
+    return state.rules

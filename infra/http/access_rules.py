@@ -17,7 +17,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from domain import access as access_rules_domain
 from domain.access import RANK, ROLE_DESCRIPTIONS, ROLE_IDS, granted_scope
 from domain.applications import AccessRuleNotFoundError
-from domain.commands import CreateAccessRule, DeleteAccessRule
+from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
@@ -162,25 +162,24 @@ async def create_rule(
     ids: NamedDependency[IdSequence],
     resources: NamedDependency[Resources],
 ) -> AccessRuleResponse:
-    if data.subject_type not in ("app", "service-account"):
-        raise InvalidRequestError(
-            "/subjectType", "only applications (app, service-account) exist here"
-        )
+    if data.subject_type == "group":
+        raise InvalidRequestError("/subjectType", "groups are not supported; grant users or apps")
     if data.role_id not in ROLE_IDS:
         raise InvalidRequestError("/roleId", f"there is no role {data.role_id}")
     if data.scope_type == "system":
         raise InvalidRequestError("/scopeType", "the system scope is not granted")
-    try:
-        application_id = UUID(data.subject_id)
-    except ValueError:
-        raise InvalidRequestError("/subjectId", "an application id (UUID)") from None
+    if not data.subject_id:
+        raise InvalidRequestError("/subjectId", "must not be empty")
+    subject_kind: SubjectKind = "user" if data.subject_type == "user" else "application"
     scope_kind: ScopeKind = data.scope_type
     grant = Grant(
         role=ROLE_IDS[data.role_id],
         scope_kind=scope_kind,
         scope_id="tenant" if scope_kind == "tenant" else data.scope_id,
     )
-    command = CreateAccessRule(application_id=application_id, grant=grant, metadata=actor(request))
+    command = CreateAccessRule(
+        subject_kind=subject_kind, subject_id=data.subject_id, grant=grant, metadata=actor(request)
+    )
     rule = await create_access_rule(command, store=store, ids=ids)
     async with resources.pool.acquire() as conn:
         seen = await access_rules.get_rule(conn, rule.rule_id)
@@ -189,7 +188,8 @@ async def create_rule(
         seen
         or AccessRuleRow(
             rule_id=rule.rule_id,
-            application_id=application_id,
+            subject_type="user" if subject_kind == "user" else "app",
+            subject_id=data.subject_id,
             role=grant.role,
             scope_kind=grant.scope_kind,
             scope_id=grant.scope_id,
@@ -216,7 +216,7 @@ async def list_rules(
     chosen = [
         row
         for row in rows
-        if (subject_id is None or str(row.application_id) == subject_id)
+        if (subject_id is None or row.subject_id == subject_id)
         and (role_id is None or ROLE_IDS.get(role_id) == row.role)
     ]
     page = chosen[offset : offset + limit]
@@ -250,7 +250,10 @@ async def delete_rule(
     if row is None:
         raise AccessRuleNotFoundError(rule_id)
     command = DeleteAccessRule(
-        application_id=row.application_id, rule_id=rule_id, metadata=actor(request)
+        subject_kind="user" if row.subject_type == "user" else "application",
+        subject_id=row.subject_id,
+        rule_id=rule_id,
+        metadata=actor(request),
     )
     await delete_access_rule(command, store=store)
 
@@ -273,11 +276,11 @@ async def _visible(
     ]
 
 
-def _wire(row: AccessRuleRow, subject_type: str = "app") -> AccessRuleResponse:
+def _wire(row: AccessRuleRow, subject_type: str | None = None) -> AccessRuleResponse:
     role_id = next(i for i, role in ROLE_IDS.items() if role == row.role)
     return AccessRuleResponse(
-        subject_id=str(row.application_id),
-        subject_type=subject_type,
+        subject_id=row.subject_id,
+        subject_type=subject_type or row.subject_type,
         role_id=role_id,
         scope_id="" if row.scope_kind == "tenant" else row.scope_id,
         scope_type=row.scope_kind,

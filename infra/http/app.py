@@ -36,7 +36,7 @@ from infra.org_tree import PostgresOrgTree
 from infra.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
-from infra.tokens import TokenIssuer
+from infra.tokens import ExternalTokenVerifier, TokenIssuer
 from services.ports import (
     ApplicationRegistry,
     AssetUsage,
@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 
 def create_app(settings: Settings, *, resources: Resources | None = None) -> Litestar:
     token_issuer = TokenIssuer(settings.auth) if settings.auth.signing_key else None
+    external = ExternalTokenVerifier(settings.auth) if settings.auth.jwks_url else None
     sealer = Sealer(settings.credentials) if settings.credentials.encryption_key else None
     if sealer is None:
         log.warning("no credential encryption key configured: creating credentials answers 503")
@@ -145,7 +146,9 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "store": Provide(provide_store, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
-        middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer)],
+        middleware=[
+            DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer, external=external)
+        ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         logging_config=None,  # the process configured logging already (one line per record)
         debug=False,

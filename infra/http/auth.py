@@ -1,6 +1,8 @@
 """Bearer authentication: every route needs a valid access token unless it opts out
 (`exclude_from_auth=True`: health, readiness and the token endpoint itself)."""
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import jwt
@@ -13,7 +15,7 @@ from litestar.middleware.authentication import (
 from litestar.types import ASGIApp
 
 from infra.errors import TokenSigningUnconfiguredError
-from infra.tokens import TokenIssuer
+from infra.tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
 from services.errors import NotAuthenticatedError
 
 
@@ -36,29 +38,64 @@ _REASONS: dict[type[jwt.InvalidTokenError], str] = {
 
 
 class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
-    def __init__(self, app: ASGIApp, issuer: TokenIssuer | None, **options: Any) -> None:
+    """The service's own tokens (HS256) name applications; with an external identity provider
+    configured, tokens signed otherwise are its users' and are checked against its JWKS."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        issuer: TokenIssuer | None,
+        external: ExternalTokenVerifier | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(app, **options)
         self._issuer = issuer
+        self._external = external
 
     async def authenticate_request(
         self, connection: ASGIConnection[Any, Any, Any, Any]
     ) -> AuthenticationResult:
         scheme, _, token = connection.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
             raise NotAuthenticatedError("an Authorization: Bearer <token> header is required")
-        if self._issuer is None:
-            raise TokenSigningUnconfiguredError()
         try:
-            claims = self._issuer.verify(token.strip())
+            algorithm = jwt.get_unverified_header(token).get("alg")
         except jwt.InvalidTokenError as exc:
-            reason = next(
-                (text for kind, text in _REASONS.items() if isinstance(exc, kind)),
-                "the token is malformed",
-            )
-            raise NotAuthenticatedError(reason) from exc
+            raise NotAuthenticatedError("the token is malformed") from exc
+        if algorithm != ALGORITHM and self._external is not None:
+            return await self._as_user(token)
+        issuer = self._issuer
+        if issuer is None:
+            raise TokenSigningUnconfiguredError()
+        claims = _checked(lambda: issuer.verify(token))
         principal = Principal(
             subject=str(claims["sub"]),
             client_id=str(claims.get("client_id", "")),
             kind=str(claims.get("kind", "application")),
         )
         return AuthenticationResult(user=principal, auth=claims)
+
+    async def _as_user(self, token: str) -> AuthenticationResult:
+        external = self._external
+        assert external is not None
+        try:
+            claims = await asyncio.to_thread(_checked, lambda: external.verify(token))
+        except jwt.PyJWKClientError as exc:
+            raise NotAuthenticatedError("the token's signing key is not known") from exc
+        principal = Principal(subject=str(claims["sub"]), client_id="", kind="user")
+        return AuthenticationResult(user=principal, auth=claims)
+
+
+def _checked(verify: Callable[[], dict[str, object]]) -> dict[str, object]:
+    """Run a verification; a rejected token becomes a 401 that says why, never quoting it."""
+    try:
+        return verify()
+    except jwt.PyJWKClientError:
+        raise
+    except jwt.InvalidTokenError as exc:
+        reason = next(
+            (text for kind, text in _REASONS.items() if isinstance(exc, kind)),
+            "the token is malformed",
+        )
+        raise NotAuthenticatedError(reason) from exc

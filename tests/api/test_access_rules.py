@@ -99,7 +99,7 @@ async def test_a_rule_gives_a_service_account_a_role_until_it_is_deleted(
 @pytest.mark.parametrize(
     ("change", "pointer"),
     [
-        ({"subjectType": "user"}, "/subjectType"),
+        ({"subjectType": "group"}, "/subjectType"),
         ({"subjectId": "not-a-uuid"}, "/subjectId"),
         ({"subjectId": "0b7c4f7e-2a1d-4c3b-9e8f-6a5d4c3b2a10"}, "/subjectId"),
         ({"roleId": 99}, "/roleId"),
