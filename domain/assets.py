@@ -231,7 +231,7 @@ def _check_spec(spec: AssetSpec, meta: AssetMeta) -> None:
         case EnvironmentSpec():
             _check_environment(spec)
         case ComputeSpec():
-            _check_compute(spec)
+            check_compute(spec)
         case _:
             check_data_source(spec)
 
@@ -300,37 +300,42 @@ def _check_connections(spec: EnvironmentSpec) -> None:
                 )
 
 
-def _check_compute(spec: ComputeSpec) -> None:
+def check_compute(spec: ComputeSpec, at: str = "/spec") -> None:
+    """The compute rules; `at` is where the compute fields sit in the request."""
     devices = spec.gpu_devices_request
     has_portion = spec.gpu_portion_request is not None or spec.gpu_portion_limit is not None
     has_memory = spec.gpu_memory_request is not None or spec.gpu_memory_limit is not None
     match spec.gpu_request_type:
         case "portion":
             if spec.gpu_portion_request is None:
-                raise InvalidAssetError("/spec/gpuPortionRequest", "needed for a portion request")
+                raise InvalidAssetError(f"{at}/gpuPortionRequest", "needed for a portion request")
             if has_memory:
-                raise InvalidAssetError("/spec/gpuMemoryRequest", "not with gpuRequestType portion")
+                raise InvalidAssetError(f"{at}/gpuMemoryRequest", "not with gpuRequestType portion")
         case "memory":
             if spec.gpu_memory_request is None:
-                raise InvalidAssetError("/spec/gpuMemoryRequest", "needed for a memory request")
+                raise InvalidAssetError(f"{at}/gpuMemoryRequest", "needed for a memory request")
             if has_portion:
-                raise InvalidAssetError("/spec/gpuPortionRequest", "not with gpuRequestType memory")
+                raise InvalidAssetError(f"{at}/gpuPortionRequest", "not with gpuRequestType memory")
             if devices != 1:
                 raise InvalidAssetError(
-                    "/spec/gpuDevicesRequest", "a GPU memory request is for 1 device"
+                    f"{at}/gpuDevicesRequest", "a GPU memory request is for 1 device"
                 )
         case None:
             if has_portion or has_memory:
-                raise InvalidAssetError("/spec/gpuRequestType", "say portion or memory")
+                raise InvalidAssetError(f"{at}/gpuRequestType", "say portion or memory")
     if (has_portion or has_memory) and not devices:
-        raise InvalidAssetError("/spec/gpuDevicesRequest", "a GPU fraction needs a device")
-    _at_least(spec.gpu_portion_limit, spec.gpu_portion_request, "gpuPortion")
-    _at_least(spec.cpu_core_limit, spec.cpu_core_request, "cpuCore")
+        raise InvalidAssetError(f"{at}/gpuDevicesRequest", "a GPU fraction needs a device")
+    _at_least(spec.gpu_portion_limit, spec.gpu_portion_request, f"{at}/gpuPortion")
+    _at_least(spec.cpu_core_limit, spec.cpu_core_request, f"{at}/cpuCore")
     for name, limit, request in (
         ("gpuMemory", spec.gpu_memory_limit, spec.gpu_memory_request),
         ("cpuMemory", spec.cpu_memory_limit, spec.cpu_memory_request),
     ):
-        _at_least(_quantity(limit, f"{name}Limit"), _quantity(request, f"{name}Request"), name)
+        _at_least(
+            _quantity(limit, f"{at}/{name}Limit"),
+            _quantity(request, f"{at}/{name}Request"),
+            f"{at}/{name}",
+        )
 
 
 def _quantity(value: str | None, name: str) -> float | None:
@@ -339,9 +344,11 @@ def _quantity(value: str | None, name: str) -> float | None:
     try:
         return float(quantities.parse(value))
     except quantities.InvalidQuantityError:
-        raise InvalidAssetError(f"/spec/{name}", f"{value!r} is not a quantity") from None
+        raise InvalidAssetError(name, f"{value!r} is not a quantity") from None
 
 
 def _at_least(limit: float | None, request: float | None, name: str) -> None:
     if limit is not None and request is not None and limit < request:
-        raise InvalidAssetError(f"/spec/{name}Limit", f"the limit is below {name}Request")
+        raise InvalidAssetError(
+            f"{name}Limit", f"the limit is below {name.rsplit('/', 1)[-1]}Request"
+        )

@@ -15,6 +15,7 @@ from domain.specs import (
     EnvironmentSpec,
     WorkloadSupportedTypes,
 )
+from domain.templates import TemplateBody
 from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
 
@@ -177,4 +178,31 @@ class DeleteAccessRule(msgspec.Struct, frozen=True, kw_only=True):
     subject_kind: SubjectKind
     subject_id: str
     rule_id: int
+    metadata: EventMetadata
+
+
+class CreateTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    template_id: UUID
+    scope: ScopeRef
+    name: str
+    description: str | None = None
+    body: TemplateBody
+    metadata: EventMetadata
+
+
+class UpdateTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    """Replace the template's name, description and body. `expected_version` (from If-Match)
+    makes the update conditional on nobody having changed it since."""
+
+    template_id: UUID
+    name: str
+    description: str | None = None
+    body: TemplateBody
+    expected_version: int | None = None
+    metadata: EventMetadata
+
+
+class DeleteTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    template_id: UUID
+    expected_version: int | None = None
     metadata: EventMetadata

@@ -17,7 +17,8 @@ from domain.specs import (
     CredentialSpec,
     EnvironmentSpec,
 )
-from domain.values import AccessRule, AssetMeta, Grant, NodePoolResources
+from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
+from domain.values import AccessRule, AssetMeta, Grant, NodePoolResources, TemplateMeta
 
 ActorKind = Literal["application", "user", "system"]
 
@@ -273,8 +274,50 @@ class CredentialDeleted(Event, tag="credential.deleted.v1", frozen=True, kw_only
 
 CredentialEvent = CredentialCreated | CredentialUpdated | CredentialDeleted
 
+
+class AssetVersion(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """The version of a linked asset a template's combined spec was built from."""
+
+    asset_id: UUID
+    version: int
+
+
+class TemplateCreated(Event, tag="template.created.v1", frozen=True, kw_only=True):
+    """A distributed template, as its author wrote it, with the versions of the assets it links."""
+
+    template_id: UUID
+    meta: TemplateMeta
+    spec: DistributedTemplateSpec
+    assets: TemplateAssets | None = None
+    master_spec_same_as_worker: bool = True
+    master: MasterSection | None = None
+    asset_versions: tuple[AssetVersion, ...] = ()
+
+
+class TemplateUpdated(Event, tag="template.updated.v1", frozen=True, kw_only=True):
+    """The template as it now is (a PUT, or a PATCH already merged): name, description and body;
+    the scope never moves."""
+
+    template_id: UUID
+    name: str
+    description: str | None = None
+    spec: DistributedTemplateSpec
+    assets: TemplateAssets | None = None
+    master_spec_same_as_worker: bool = True
+    master: MasterSection | None = None
+    asset_versions: tuple[AssetVersion, ...] = ()
+
+
+class TemplateDeleted(Event, tag="template.deleted.v1", frozen=True, kw_only=True):
+    template_id: UUID
+
+
+TemplateEvent = TemplateCreated | TemplateUpdated | TemplateDeleted
+
 # The catalogue: every event type this service stores. Tags are a storage schema.
-DomainEvent = ApplicationEvent | UserEvent | OrgUnitEvent | AssetEvent | CredentialEvent
+DomainEvent = (
+    ApplicationEvent | UserEvent | OrgUnitEvent | AssetEvent | CredentialEvent | TemplateEvent
+)
 
 
 def event_tag(event_type: type[Event]) -> str:

@@ -69,9 +69,9 @@ AssetKind = Literal[
 ]
 
 
-class AssetMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
-    """An asset's identity and placement. The scope never changes, and neither do the ids of its
-    ancestors, so they are recorded once, as the write side found them."""
+class Placement(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Where a named thing (asset, template) lives. The scope never changes, and neither do the
+    ids of its ancestors, so they are recorded once, as the write side found them."""
 
     name: str
     description: str | None = None
@@ -79,13 +79,10 @@ class AssetMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, r
     cluster_id: UUID | None = None
     department_id: str | None = None
     project_id: int | None = None
-    workload_supported_types: WorkloadSupportedTypes | None = None
-    auto_delete: bool = False
-    private: bool = False
 
     @property
     def lineage(self) -> tuple[ScopeRef, ...]:
-        """The asset's scope, then its ancestors up to the tenant."""
+        """The scope, then its ancestors up to the tenant."""
         chain = []
         if self.project_id is not None:
             chain.append(ScopeRef("project", str(self.project_id)))
@@ -106,3 +103,15 @@ class AssetMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, r
                 return ScopeRef("cluster", str(self.cluster_id))
             case _:
                 return ScopeRef("tenant")
+
+
+class AssetMeta(Placement, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """An asset's name and placement, and what it is for."""
+
+    workload_supported_types: WorkloadSupportedTypes | None = None
+    auto_delete: bool = False
+    private: bool = False
+
+
+class TemplateMeta(Placement, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """A template's name and placement."""

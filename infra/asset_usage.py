@@ -7,9 +7,12 @@ import asyncpg
 
 from infra.connections import translated
 
-# An environment uses a credential through its variables' `credential.assetId`; S3, Git and
-# secret-volume data sources through the id fields of their specs.
+# A template uses the assets it links or loads; an environment uses a credential through its
+# variables' `credential.assetId`; S3, Git and secret-volume data sources through the id fields
+# of their specs.
 _USERS: Final = """
+SELECT 'template' AS kind, name FROM template_catalogue WHERE $1::text::uuid = ANY (asset_ids)
+UNION ALL
 SELECT kind, name FROM asset_catalogue
  WHERE jsonb_path_exists(spec, '$.environmentVariables[*].credential.assetId ? (@ == $id)',
                          jsonb_build_object('id', $1::text))

@@ -8,7 +8,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from domain.events import RecordedEvent
-from projections import access_rules, application_catalogue, asset_catalogue, org_units
+from projections import (
+    access_rules,
+    application_catalogue,
+    asset_catalogue,
+    org_units,
+    template_catalogue,
+)
 from projections.executor import Executor
 
 
@@ -23,4 +29,5 @@ ALL: tuple[Projection, ...] = (
     Projection(org_units.NAME, org_units.apply),
     Projection(asset_catalogue.NAME, asset_catalogue.apply),
     Projection(access_rules.NAME, access_rules.apply),
+    Projection(template_catalogue.NAME, template_catalogue.apply),
 )

@@ -11,7 +11,7 @@ from domain.events import AssetEvent, Event
 from domain.specs import EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access
-from services.ports import NameClaim, NamedStreams
+from services.ports import AssetUsage, NameClaim, NamedStreams
 
 # Where a request names each kind of scope (Run:ai's asset meta).
 SCOPE_FIELDS = {
@@ -79,17 +79,17 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
     return current
 
 
-async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:
-    """Delete the asset and free its name; deleting it again is a no-op."""
+async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams, usage: AssetUsage) -> None:
+    """Delete the asset and free its name; refused while templates or other assets use it
+    (as the read side knows); deleting it again is a no-op."""
     stream = await streams.load(cmd.asset_id)
     state = assets.fold(stream.events)
     if state is None or state.kind != cmd.kind:
         raise assets.AssetNotFoundError(cmd.kind, cmd.asset_id)
     action = f"delete {cmd.kind}s"
     await access.require(cmd.metadata, state.meta.lineage, "editor", action, streams=streams)
-    # No template kind exists yet, so nothing can use an asset; the template issue adds the
-    # asset -> templates index that fills `used_by`.
-    events = assets.delete(state, cmd.kind, cmd.asset_id, used_by=())
+    users = [] if state.deleted else await usage.users_of(cmd.asset_id)
+    events = assets.delete(state, cmd.kind, cmd.asset_id, used_by=users)
     if events:
         await streams.append(
             cmd.asset_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None

@@ -99,3 +99,14 @@ class NameTakenError(ApplicationError):
         self.name = name
         self.namespace = namespace
         self.field = field
+
+
+class PreconditionFailedError(ApplicationError):
+    """If-Match named a version the resource is no longer at."""
+
+    slug = "precondition-failed"
+
+    def __init__(self, expected: int, actual: int) -> None:
+        super().__init__(f"the resource is at version {actual}, not {expected} (If-Match)")
+        self.expected = expected
+        self.actual = actual

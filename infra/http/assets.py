@@ -22,7 +22,7 @@ from projections import asset_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import access, assets
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams, OrgTree
+from services.ports import AssetUsage, NamedStreams, OrgTree
 
 TENANT_ID: Final = 1
 
@@ -210,10 +210,13 @@ async def update_environment(
 
 @delete("/api/v1/asset/environment/{asset_id:uuid}", status_code=202, tags=["Environment"])
 async def delete_environment(
-    request: Caller, asset_id: FromPath[UUID], streams: NamedDependency[NamedStreams]
+    request: Caller,
+    asset_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    usage: NamedDependency[AssetUsage],
 ) -> None:
     command = DeleteAsset(asset_id=asset_id, kind="environment", metadata=actor(request))
-    await assets.delete_asset(command, streams=streams)
+    await assets.delete_asset(command, streams=streams, usage=usage)
 
 
 @post("/api/v1/asset/compute", status_code=202, tags=["Compute"])
@@ -266,10 +269,13 @@ async def update_compute(
 
 @delete("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
 async def delete_compute(
-    request: Caller, asset_id: FromPath[UUID], streams: NamedDependency[NamedStreams]
+    request: Caller,
+    asset_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    usage: NamedDependency[AssetUsage],
 ) -> None:
     command = DeleteAsset(asset_id=asset_id, kind="compute", metadata=actor(request))
-    await assets.delete_asset(command, streams=streams)
+    await assets.delete_asset(command, streams=streams, usage=usage)
 
 
 ASSET_ROUTES: Final = (

@@ -33,7 +33,7 @@ from projections import asset_catalogue
 from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams, OrgTree
+from services.ports import AssetUsage, NamedStreams, OrgTree
 
 
 class DataSourceCreationRequest(RequestBody, frozen=True, kw_only=True):
@@ -170,10 +170,13 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         name=f"delete_{ident}",
     )
     async def remove(
-        request: Caller, asset_id: FromPath[UUID], streams: NamedDependency[NamedStreams]
+        request: Caller,
+        asset_id: FromPath[UUID],
+        streams: NamedDependency[NamedStreams],
+        usage: NamedDependency[AssetUsage],
     ) -> None:
         command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
-        await assets.delete_asset(command, streams=streams)
+        await assets.delete_asset(command, streams=streams, usage=usage)
 
     return [create, list_kind, get_one, update, remove]
 

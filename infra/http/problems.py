@@ -29,6 +29,8 @@ from domain.org_units import (
     OrgUnitNotFoundError,
     UnknownScopeError,
 )
+from domain.template_rules import InvalidTemplateError
+from domain.templates import TemplateExistsError, TemplateNotFoundError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
 from services.errors import (
     ApplicationError,
@@ -39,6 +41,7 @@ from services.errors import (
     NameTakenError,
     NotAuthenticatedError,
     NotPermittedError,
+    PreconditionFailedError,
     VersionConflictError,
 )
 
@@ -85,6 +88,10 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AssetNotFoundError: 404,
     AssetExistsError: 409,
     AssetInUseError: 409,
+    PreconditionFailedError: 412,
+    InvalidTemplateError: 400,
+    TemplateNotFoundError: 404,
+    TemplateExistsError: 409,
     CredentialInUseError: 412,
     InvalidDataSourceError: 400,
     DomainError: 422,

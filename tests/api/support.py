@@ -32,7 +32,7 @@ from tests.api.client import client_for
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
 CREDENTIALS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")
-READ_MODELS = "application_catalogue, org_units, asset_catalogue, access_rules"
+READ_MODELS = "application_catalogue, org_units, asset_catalogue, access_rules, template_catalogue"
 
 
 @asynccontextmanager

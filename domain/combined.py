@@ -1,0 +1,314 @@
+"""A template's combined specs: its linked and loaded assets, overlaid by its own spec, with the
+defaults filled in (reference §7, §8, §15), and whether it can be submitted as it is.
+
+Precedence, lowest first: defaults, asset values, the template's spec. Itemized lists merge by
+item name (a template item replaces the asset's item of the same name; `exclude` drops it).
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+
+from domain.assets import Asset
+from domain.specs import (
+    ComputeSpec,
+    ConfigMapSpec,
+    EnvironmentSpec,
+    GitSpec,
+    HostPathSpec,
+    NfsSpec,
+    PvcSpec,
+    S3Spec,
+    SecretVolumeSpec,
+)
+from domain.template_specs import (
+    DataSourceLink,
+    DistributedTemplateSpec,
+    MasterTemplateSpec,
+    ReplicaSpec,
+    TemplateAssets,
+)
+from domain.templates import TemplateBody
+
+# Defaults of a distributed (Train category) workload, and per framework.
+DEFAULTS: Final[Mapping[str, Any]] = {
+    "imagePullPolicy": "IfNotPresent",
+    "preemptibility": "preemptible",
+    "priorityClass": "low",
+    "backoffLimit": 6,
+    "terminationGracePeriodSeconds": 30,
+    "autoDeletionTimeAfterCompletionSeconds": 2_592_000,  # 30 days
+}
+CLEAN_POD_POLICY: Final[Mapping[str, str]] = {
+    "MPI": "Running",
+    "PyTorch": "None",
+    "XGBoost": "None",
+    "TF": "Running",
+    "JAX": "None",
+}
+MPI_DEFAULTS: Final[Mapping[str, Any]] = {
+    "slotsPerWorker": 1,
+    "sshAuthMountPath": "/root/.ssh",
+    "mpiLauncherCreationPolicy": "AtStartup",
+}
+_REPLICA_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(ReplicaSpec))
+
+
+class Runnable(msgspec.Struct, frozen=True, rename="camel"):
+    is_runnable: bool
+    issue: str | None = None
+
+
+class Combined(msgspec.Struct, frozen=True, kw_only=True):
+    spec: DistributedTemplateSpec
+    master: MasterTemplateSpec | None
+    runnable: Runnable
+
+
+def credential_secret_name(asset_id: UUID) -> str:
+    """The Kubernetes secret a credential asset becomes in a workload's namespace."""
+    return f"credential-{asset_id}"
+
+
+def combine(body: TemplateBody, assets: Mapping[UUID, Asset]) -> Combined:
+    """`assets` holds every asset the template refers to that still exists, by id."""
+    problems: list[str] = []
+    worker = _resolve(body.assets, body.spec, assets, problems)
+    framework = worker.get("distributedFramework")
+    _fill(worker, DEFAULTS)
+    if isinstance(framework, str):
+        _fill(worker, {"cleanPodPolicy": CLEAN_POD_POLICY[framework]})
+        if framework == "MPI":
+            _fill(worker, MPI_DEFAULTS)
+    spec = msgspec.convert(worker, DistributedTemplateSpec)
+    master: MasterTemplateSpec | None = None
+    if body.master_spec_same_as_worker:
+        master = msgspec.convert(
+            {k: v for k, v in worker.items() if k in _REPLICA_FIELDS}, MasterTemplateSpec
+        )
+    elif body.master is not None:
+        resolved = _resolve(body.master.assets, body.master.spec, assets, problems)
+        _fill(
+            resolved, {k: worker[k] for k in ("imagePullPolicy", "preemptibility") if k in worker}
+        )
+        master = msgspec.convert(resolved, MasterTemplateSpec)
+    if spec.image is None:
+        problems.append("mandatory image is not provided")
+    if master is not None and master.image is None and not body.master_spec_same_as_worker:
+        problems.append("mandatory master image is not provided")
+    if spec.num_workers is None:
+        problems.append("numWorkers is not set")
+    runnable = Runnable(not problems, "; ".join(problems) or None)
+    return Combined(spec=spec, master=master, runnable=runnable)
+
+
+def _resolve(
+    links: TemplateAssets | None,
+    own: ReplicaSpec | None,
+    assets: Mapping[UUID, Asset],
+    problems: list[str],
+) -> dict[str, Any]:
+    """The asset values, overlaid by the template's own."""
+    merged: dict[str, Any] = {}
+    if links is not None:
+        for kind, asset_id in (("environment", links.environment), ("compute", links.compute)):
+            if asset_id is None:
+                continue
+            asset = assets.get(asset_id)
+            if asset is None:
+                problems.append(f"the linked {kind} {asset_id} no longer exists")
+            elif isinstance(asset.spec, EnvironmentSpec):
+                _overlay(merged, from_environment(asset.spec))
+            elif isinstance(asset.spec, ComputeSpec):
+                _overlay(merged, {"compute": msgspec.to_builtins(asset.spec)})
+        storage = _storage(links.datasources or (), assets, problems)
+        if storage:
+            _overlay(merged, {"storage": storage})
+    if own is not None:
+        _overlay(merged, msgspec.to_builtins(own))
+    return merged
+
+
+def from_environment(spec: EnvironmentSpec) -> dict[str, Any]:
+    """An environment asset's values in the template spec's shape (reference §8)."""
+    found: dict[str, Any] = {
+        name: value
+        for name, value in msgspec.to_builtins(spec).items()
+        if name
+        in (
+            "image", "imagePullPolicy", "command", "args", "workingDir", "createHomeDir",
+            "probes", "stdin", "tty",
+        )
+    }  # fmt: skip
+    variables = []
+    for v in spec.environment_variables or ():
+        item: dict[str, Any] = {"name": v.name}
+        if v.credential is not None:
+            secret = credential_secret_name(v.credential.asset_id)
+            item["secret"] = {"name": secret, "key": v.credential.key}
+        elif v.config_map is not None:
+            item["configMap"] = msgspec.to_builtins(v.config_map)
+        elif v.pod_field_ref is not None:
+            item["podFieldRef"] = msgspec.to_builtins(v.pod_field_ref)
+        else:
+            item["value"] = v.value
+        if v.exclude:
+            item["exclude"] = True
+        variables.append(item)
+    if variables:
+        found["environmentVariables"] = variables
+    security = {
+        name: value
+        for name, value in msgspec.to_builtins(spec).items()
+        if name
+        in (
+            "uidGidSource", "runAsUid", "runAsGid", "supplementalGroups", "capabilities",
+            "allowPrivilegeEscalation", "seccompProfileType", "runAsNonRoot",
+            "readOnlyRootFilesystem", "hostIpc", "hostNetwork",
+        )
+    }  # fmt: skip
+    if security:
+        found["security"] = security
+    found.update(_connections(spec))
+    return found
+
+
+def _connections(spec: EnvironmentSpec) -> dict[str, list[dict[str, Any]]]:
+    urls: list[dict[str, Any]] = []
+    ports: list[dict[str, Any]] = []
+    related: list[dict[str, Any]] = []
+    for c in spec.connections or ():
+        if c.external_tool_info is not None:
+            related.append(
+                {
+                    "name": c.name,
+                    "type": c.external_tool_info.tool_type,
+                    "url": c.external_tool_info.external_url,
+                }
+            )
+        elif c.internal_tool_info is not None:
+            tool = c.internal_tool_info
+            base = {"name": c.name, "container": tool.container_port, "toolType": tool.tool_type}
+            if tool.connection_type in ("ExternalUrl", "ServingPort"):
+                url = tool.external_url_info.external_url if tool.external_url_info else None
+                urls.append({**base, **({"url": url} if url else {})})
+            else:
+                ports.append({**base, "serviceType": tool.connection_type})
+    found = {"exposedUrls": urls, "ports": ports, "relatedUrls": related}
+    return {key: items for key, items in found.items() if items}
+
+
+def _storage(
+    links: Sequence[DataSourceLink], assets: Mapping[UUID, Asset], problems: list[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each loaded data source becomes one storage item of its kind, with the overrides."""
+    storage: dict[str, list[dict[str, Any]]] = {}
+    for link in links:
+        asset = assets.get(link.id)
+        if asset is None:
+            problems.append(f"the data source {link.id} no longer exists")
+            continue
+        overrides = link.overrides
+        path = overrides.container_path if overrides else None
+        name = asset.meta.name
+        match asset.spec:
+            case NfsSpec() as s:
+                key, item = (
+                    "nfs",
+                    {
+                        "server": s.server,
+                        "path": s.path,
+                        "mountPath": path or s.mount_path,
+                        "readOnly": s.read_only,
+                    },
+                )
+            case PvcSpec() as s:
+                item = {k: v for k, v in msgspec.to_builtins(s).items() if k != "kind"}
+                key, item = "pvc", {**item, "path": path or s.path}
+            case S3Spec() as s:
+                key, item = "s3", {"bucket": s.bucket, "path": path or s.path, "url": s.url}
+            case GitSpec() as s:
+                key, item = (
+                    "git",
+                    {
+                        "repository": s.repository,
+                        "branch": s.branch,
+                        "revision": s.revision,
+                        "path": path or s.path,
+                    },
+                )
+            case HostPathSpec() as s:
+                key, item = (
+                    "hostPath",
+                    {
+                        "path": s.path,
+                        "mountPath": path or s.mount_path,
+                        "readOnly": s.read_only,
+                        "mountPropagation": s.mount_propagation,
+                    },
+                )
+            case ConfigMapSpec() as s:
+                sub_path = overrides.sub_path if overrides and overrides.sub_path else s.sub_path
+                key, item = (
+                    "configMapVolume",
+                    {
+                        "configMap": s.config_map,
+                        "mountPath": path or s.mount_path,
+                        "subPath": sub_path,
+                        "defaultMode": s.default_mode,
+                    },
+                )
+            case SecretVolumeSpec() as s:
+                secret = (
+                    credential_secret_name(s.credential_asset_id) if s.credential_asset_id else None
+                )
+                key, item = (
+                    "secretVolume",
+                    {
+                        "secret": secret,
+                        "mountPath": path or s.mount_path,
+                        "defaultMode": s.default_mode,
+                    },
+                )
+            case _:
+                continue
+        storage.setdefault(key, []).append(
+            {"name": name, **{k: v for k, v in item.items() if v is not None}}
+        )
+    return storage
+
+
+def _fill(target: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    for key, value in defaults.items():
+        if target.get(key) is None:
+            target[key] = value
+
+
+def _overlay(base: dict[str, Any], top: Mapping[str, Any]) -> None:
+    """Top's values win; objects merge field by field; lists of named items merge by name."""
+    for key, value in top.items():
+        if value is None:
+            continue
+        current = base.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            merged = dict(current)
+            _overlay(merged, value)
+            base[key] = merged
+        elif isinstance(value, list) and isinstance(current, list):
+            base[key] = _merge_named(current, value)
+        else:
+            base[key] = value
+
+
+def _merge_named(below: list[Any], above: list[Any]) -> list[Any]:
+    by_name = {item.get("name"): i for i, item in enumerate(below) if isinstance(item, dict)}
+    merged = list(below)
+    for item in above:
+        name = item.get("name") if isinstance(item, dict) else None
+        if name is not None and name in by_name:
+            merged[by_name[name]] = item
+        else:
+            merged.append(item)
+    return [item for item in merged if not (isinstance(item, dict) and item.get("exclude"))]

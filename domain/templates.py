@@ -1,0 +1,182 @@
+"""Distributed templates: each one a stream. Its scope is fixed at creation; a PUT replaces
+its name, description and body, a PATCH is merged by the caller into a whole new body first.
+
+Assets the template links are checked by the use case (existence, scope, fit) and their versions
+recorded here, so the combined spec can always be rebuilt as it was.
+"""
+
+from collections.abc import Iterable
+from typing import assert_never
+from uuid import UUID
+
+import msgspec
+
+from domain.errors import DomainError, InvalidHistoryError
+from domain.events import (
+    AssetVersion,
+    Event,
+    TemplateCreated,
+    TemplateDeleted,
+    TemplateEvent,
+    TemplateUpdated,
+)
+from domain.template_rules import check_template
+from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
+from domain.values import TemplateMeta
+
+
+class TemplateBody(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything of a template but its identity and placement."""
+
+    spec: DistributedTemplateSpec
+    assets: TemplateAssets | None = None
+    master_spec_same_as_worker: bool = True
+    master: MasterSection | None = None
+
+
+class Template(msgspec.Struct, frozen=True, kw_only=True):
+    id: UUID
+    meta: TemplateMeta
+    body: TemplateBody
+    asset_versions: tuple[AssetVersion, ...] = ()
+    deleted: bool = False
+    version: int = 0
+
+
+class TemplateNotFoundError(DomainError):
+    slug = "template-not-found"
+
+    def __init__(self, template_id: UUID) -> None:
+        super().__init__(f"template {template_id} does not exist")
+        self.template_id = template_id
+
+
+class TemplateExistsError(DomainError):
+    slug = "template-exists"
+
+    def __init__(self, template_id: UUID) -> None:
+        super().__init__(f"template {template_id} exists already")
+        self.template_id = template_id
+
+
+def evolve(state: Template | None, event: TemplateEvent) -> Template:
+    match event:
+        case TemplateCreated():
+            body = TemplateBody(
+                spec=event.spec,
+                assets=event.assets,
+                master_spec_same_as_worker=event.master_spec_same_as_worker,
+                master=event.master,
+            )
+            return Template(
+                id=event.template_id,
+                meta=event.meta,
+                body=body,
+                asset_versions=event.asset_versions,
+            )
+        case TemplateUpdated():
+            if state is None:
+                raise InvalidHistoryError("template.updated before template.created")
+            body = TemplateBody(
+                spec=event.spec,
+                assets=event.assets,
+                master_spec_same_as_worker=event.master_spec_same_as_worker,
+                master=event.master,
+            )
+            meta = msgspec.structs.replace(
+                state.meta, name=event.name, description=event.description
+            )
+            return msgspec.structs.replace(
+                state, meta=meta, body=body, asset_versions=event.asset_versions
+            )
+        case TemplateDeleted():
+            if state is None:
+                raise InvalidHistoryError("template.deleted before template.created")
+            return msgspec.structs.replace(state, deleted=True)
+        case _:
+            assert_never(event)
+
+
+def fold(events: Iterable[Event]) -> Template | None:
+    state: Template | None = None
+    count = 0
+    for event in events:
+        if not isinstance(event, TemplateCreated | TemplateUpdated | TemplateDeleted):
+            raise InvalidHistoryError(f"{type(event).__name__} in a template stream")
+        state = evolve(state, event)
+        count += 1
+    return None if state is None else msgspec.structs.replace(state, version=count)
+
+
+def live(state: Template | None, template_id: UUID) -> Template:
+    if state is None or state.deleted:
+        raise TemplateNotFoundError(template_id)
+    return state
+
+
+def _check(meta: TemplateMeta, body: TemplateBody) -> None:
+    check_template(
+        name=meta.name,
+        description=meta.description,
+        spec=body.spec,
+        assets=body.assets,
+        master_spec_same_as_worker=body.master_spec_same_as_worker,
+        master=body.master,
+    )
+
+
+def create(
+    state: Template | None,
+    template_id: UUID,
+    meta: TemplateMeta,
+    body: TemplateBody,
+    asset_versions: tuple[AssetVersion, ...],
+) -> list[TemplateEvent]:
+    if state is not None:
+        raise TemplateExistsError(template_id)
+    _check(meta, body)
+    return [
+        TemplateCreated(
+            template_id=template_id,
+            meta=meta,
+            spec=body.spec,
+            assets=body.assets,
+            master_spec_same_as_worker=body.master_spec_same_as_worker,
+            master=body.master,
+            asset_versions=asset_versions,
+        )
+    ]
+
+
+def update(
+    state: Template | None,
+    template_id: UUID,
+    *,
+    name: str,
+    description: str | None,
+    body: TemplateBody,
+    asset_versions: tuple[AssetVersion, ...],
+) -> list[TemplateEvent]:
+    """Replace name, description and body; an unchanged template writes nothing."""
+    current = live(state, template_id)
+    meta = msgspec.structs.replace(current.meta, name=name, description=description)
+    _check(meta, body)
+    if (current.meta, current.body, current.asset_versions) == (meta, body, asset_versions):
+        return []
+    return [
+        TemplateUpdated(
+            template_id=template_id,
+            name=name,
+            description=description,
+            spec=body.spec,
+            assets=body.assets,
+            master_spec_same_as_worker=body.master_spec_same_as_worker,
+            master=body.master,
+            asset_versions=asset_versions,
+        )
+    ]
+
+
+def delete(state: Template | None, template_id: UUID) -> list[TemplateEvent]:
+    live(state, template_id)
+    return [TemplateDeleted(template_id=template_id)]

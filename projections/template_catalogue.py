@@ -1,0 +1,139 @@
+"""Read model of templates: one row per live template, with the assets it uses indexed."""
+
+from datetime import datetime
+from typing import Final
+from uuid import UUID
+
+import asyncpg
+import msgspec
+
+from domain.events import (
+    AssetVersion,
+    RecordedEvent,
+    TemplateCreated,
+    TemplateDeleted,
+    TemplateUpdated,
+)
+from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
+from domain.templates import Template, TemplateBody
+from domain.values import TemplateMeta
+from projections.executor import Executor
+
+NAME: Final = "template_catalogue"
+
+
+class StoredBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    spec: DistributedTemplateSpec
+    assets: TemplateAssets | None = None
+    master_spec_same_as_worker: bool = True
+    master: MasterSection | None = None
+    asset_versions: tuple[AssetVersion, ...] = ()
+
+
+class TemplateRow(msgspec.Struct, frozen=True, kw_only=True):
+    template: Template
+    created_at: datetime
+    created_by: str
+    updated_at: datetime
+    updated_by: str
+
+
+_encode = msgspec.json.Encoder().encode
+_decode_body = msgspec.json.Decoder(StoredBody).decode
+_decode_meta = msgspec.json.Decoder(TemplateMeta).decode
+
+
+def _body(e: TemplateCreated | TemplateUpdated) -> StoredBody:
+    return StoredBody(
+        spec=e.spec,
+        assets=e.assets,
+        master_spec_same_as_worker=e.master_spec_same_as_worker,
+        master=e.master,
+        asset_versions=e.asset_versions,
+    )
+
+
+def _asset_ids(e: TemplateCreated | TemplateUpdated) -> list[UUID]:
+    return [v.asset_id for v in e.asset_versions]
+
+
+async def apply(conn: Executor, recorded: RecordedEvent) -> None:
+    """Fold one event in; safe to run twice (updates carry the stream version)."""
+    at, by, version = recorded.recorded_at, recorded.metadata.actor_subject, recorded.version
+    match recorded.event:
+        case TemplateCreated() as e:
+            scope = e.meta.scope_ref
+            await conn.execute(
+                "INSERT INTO template_catalogue (template_id, name, scope_kind, scope_id, meta,"
+                " body, asset_ids, created_at, created_by, updated_at, updated_by, version)"
+                " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $8, $9, $10)"
+                " ON CONFLICT (template_id) DO NOTHING",
+                e.template_id, e.meta.name, scope.kind, scope.id, _encode(e.meta).decode(),
+                _encode(_body(e)).decode(), _asset_ids(e), at, by, version,
+            )  # fmt: skip
+        case TemplateUpdated() as e:
+            await conn.execute(
+                "UPDATE template_catalogue SET name = $2,"
+                " meta = jsonb_set(jsonb_set(meta, '{name}', to_jsonb($2::text)),"
+                "                  '{description}', coalesce(to_jsonb($3::text), 'null'::jsonb)),"
+                " body = $4::jsonb, asset_ids = $5, updated_at = $6, updated_by = $7, version = $8"
+                " WHERE template_id = $1 AND version < $8",
+                e.template_id, e.name, e.description, _encode(_body(e)).decode(),
+                _asset_ids(e), at, by, version,
+            )  # fmt: skip
+        case TemplateDeleted() as e:
+            await conn.execute(
+                "DELETE FROM template_catalogue WHERE template_id = $1", e.template_id
+            )
+        case _:
+            pass  # not an event this read model cares about
+
+
+_COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created_at, created_by,
+    updated_at, updated_by, version"""
+
+
+def _row(record: asyncpg.Record) -> TemplateRow:
+    body = _decode_body(record["body"])
+    meta = _decode_meta(record["meta"])
+    template = Template(
+        id=record["template_id"],
+        meta=meta,
+        body=TemplateBody(
+            spec=body.spec,
+            assets=body.assets,
+            master_spec_same_as_worker=body.master_spec_same_as_worker,
+            master=body.master,
+        ),
+        asset_versions=body.asset_versions,
+        version=record["version"],
+    )
+    return TemplateRow(
+        template=template,
+        created_at=record["created_at"],
+        created_by=record["created_by"],
+        updated_at=record["updated_at"],
+        updated_by=record["updated_by"],
+    )
+
+
+async def list_templates(conn: Executor) -> list[TemplateRow]:
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM template_catalogue ORDER BY name, template_id")
+    return [_row(r) for r in rows]
+
+
+async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM template_catalogue WHERE template_id = $1", template_id
+    )
+    return None if row is None else _row(row)
+
+
+async def name_taken(conn: Executor, name: str, scope_kind: str, scope_id: str) -> bool:
+    found = await conn.fetchrow(
+        "SELECT 1 FROM template_catalogue WHERE name = $1 AND scope_kind = $2 AND scope_id = $3",
+        name,
+        scope_kind,
+        scope_id,
+    )
+    return found is not None

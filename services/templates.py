@@ -1,0 +1,198 @@
+"""Distributed-template use cases. Editors of a scope (or above) manage its templates; names are
+unique per scope. The assets a template refers to must exist, be visible from its scope and
+fit; their versions are recorded, and the combined spec is rebuilt from exactly those."""
+
+from uuid import UUID
+
+from domain import assets, templates
+from domain.assets import Asset
+from domain.combined import Combined, combine
+from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
+from domain.errors import InvalidHistoryError
+from domain.events import AssetVersion, Event, TemplateEvent
+from domain.specs import EnvironmentSpec
+from domain.template_rules import InvalidTemplateError
+from domain.template_specs import TemplateAssets
+from domain.templates import Template, TemplateBody
+from domain.values import ScopeRef, TemplateMeta
+from services import access
+from services.assets import placement
+from services.errors import PreconditionFailedError
+from services.ports import NameClaim, NamedStreams, StreamLoader
+
+DATA_SOURCE_KINDS = ("nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume")
+
+
+async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Template:
+    field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
+    lineage = await access.lineage_of(cmd.scope, streams=streams, field=field)
+    await access.require(cmd.metadata, lineage, "editor", "create templates", streams=streams)
+    cluster_id, department_id, project_id = placement(lineage, None)
+    meta = TemplateMeta(
+        name=cmd.name,
+        description=cmd.description,
+        scope=cmd.scope.kind,
+        cluster_id=cluster_id,
+        department_id=department_id,
+        project_id=project_id,
+    )
+    versions = await _linked_versions(cmd.body, lineage, streams)
+    stream = await streams.load(cmd.template_id)
+    events = templates.create(
+        templates.fold(stream.events), cmd.template_id, meta, cmd.body, versions
+    )
+    await streams.append(
+        cmd.template_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=name_claim(meta),
+    )
+    return _after(stream.events, events)
+
+
+async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Template:
+    stream = await streams.load(cmd.template_id)
+    current = templates.live(templates.fold(stream.events), cmd.template_id)
+    await access.require(
+        cmd.metadata, current.meta.lineage, "editor", "update templates", streams=streams
+    )
+    if cmd.expected_version is not None and cmd.expected_version != stream.version:
+        raise PreconditionFailedError(cmd.expected_version, stream.version)
+    versions = await _linked_versions(cmd.body, current.meta.lineage, streams)
+    events = templates.update(
+        current,
+        cmd.template_id,
+        name=cmd.name,
+        description=cmd.description,
+        body=cmd.body,
+        asset_versions=versions,
+    )
+    if not events:
+        return current
+    updated = _after(stream.events, events)
+    await streams.append(
+        cmd.template_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=name_claim(updated.meta),
+    )
+    return updated
+
+
+async def delete_template(cmd: DeleteTemplate, *, streams: NamedStreams) -> None:
+    stream = await streams.load(cmd.template_id)
+    current = templates.live(templates.fold(stream.events), cmd.template_id)
+    await access.require(
+        cmd.metadata, current.meta.lineage, "editor", "delete templates", streams=streams
+    )
+    if cmd.expected_version is not None and cmd.expected_version != stream.version:
+        raise PreconditionFailedError(cmd.expected_version, stream.version)
+    events = templates.delete(current, cmd.template_id)
+    await streams.append(
+        cmd.template_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+    )
+
+
+async def combined(template: Template, *, streams: StreamLoader) -> Combined:
+    """The combined specs, from the asset versions the template records."""
+    found: dict[UUID, Asset] = {}
+    for recorded in template.asset_versions:
+        history = (await streams.load(recorded.asset_id)).events[: recorded.version]
+        try:
+            asset = assets.fold(history)
+        except InvalidHistoryError:
+            continue
+        if asset is not None and not asset.deleted:
+            found[recorded.asset_id] = asset
+    return combine(template.body, found)
+
+
+def name_claim(meta: TemplateMeta) -> NameClaim:
+    scope = meta.scope_ref
+    return NameClaim(
+        namespace=f"template@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
+    )
+
+
+async def _linked_versions(
+    body: TemplateBody, lineage: tuple[ScopeRef, ...], streams: StreamLoader
+) -> tuple[AssetVersion, ...]:
+    """Check every asset the body refers to and return the versions it is built from."""
+    framework = body.spec.distributed_framework
+    found: list[AssetVersion] = []
+    sections = [("/assets", body.assets)]
+    if body.master is not None:
+        sections.append(("/master/assets", body.master.assets))
+    for at, links in sections:
+        found.extend(await _section_versions(at, links, lineage, framework, streams))
+    return tuple(found)
+
+
+async def _section_versions(
+    at: str,
+    links: TemplateAssets | None,
+    lineage: tuple[ScopeRef, ...],
+    framework: str | None,
+    streams: StreamLoader,
+) -> list[AssetVersion]:
+    if links is None:
+        return []
+    wanted: list[tuple[str, UUID, tuple[str, ...]]] = []
+    if links.environment is not None:
+        wanted.append((f"{at}/environment", links.environment, ("environment",)))
+    if links.compute is not None:
+        wanted.append((f"{at}/compute", links.compute, ("compute",)))
+    for i, link in enumerate(links.datasources or ()):
+        if link.kind not in DATA_SOURCE_KINDS:
+            raise InvalidTemplateError(
+                f"{at}/datasources/{i}/kind", "only data sources are loaded here"
+            )
+        wanted.append((f"{at}/datasources/{i}/id", link.id, (link.kind,)))
+    versions = []
+    for field, asset_id, kinds in wanted:
+        asset = await _visible_asset(field, asset_id, kinds, lineage, streams)
+        if isinstance(asset.spec, EnvironmentSpec):
+            _check_fit(field, asset, framework)
+        versions.append(AssetVersion(asset_id=asset_id, version=asset.version))
+    return versions
+
+
+async def _visible_asset(
+    field: str,
+    asset_id: UUID,
+    kinds: tuple[str, ...],
+    lineage: tuple[ScopeRef, ...],
+    streams: StreamLoader,
+) -> Asset:
+    try:
+        asset = assets.fold((await streams.load(asset_id)).events)
+    except InvalidHistoryError:  # some other kind of stream
+        asset = None
+    if asset is None or asset.deleted or asset.meta.scope_ref not in lineage:
+        raise InvalidTemplateError(field, "no such asset in the template's scope or above")
+    if asset.kind not in kinds:
+        raise InvalidTemplateError(field, f"a {asset.kind} cannot be used here")
+    return asset
+
+
+def _check_fit(field: str, environment: Asset, framework: str | None) -> None:
+    """An environment made for other workloads does not fit a distributed template."""
+    types = environment.meta.workload_supported_types
+    if types is None:
+        return
+    if types.distributed is False or (
+        types.distributed is None and (types.training or types.workspace or types.inference)
+    ):
+        raise InvalidTemplateError(field, "the environment does not support distributed training")
+    if types.dist_framework is not None and types.dist_framework != framework:
+        raise InvalidTemplateError(
+            field, f"the environment is for {types.dist_framework}, not {framework}"
+        )
+
+
+def _after(history: tuple[Event, ...], events: list[TemplateEvent]) -> Template:
+    state = templates.fold((*history, *events))
+    assert state is not None
+    return state
