@@ -72,3 +72,12 @@ async def hold_name(conn: Connection, stream_id: UUID, name: NameClaim | None) -
     # The upsert returns no row when another stream holds the name (its WHERE refuses).
     if await conn.fetchval(_CLAIM, name.namespace, name.name, stream_id) is None:
         raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
+
+
+async def name_holder(pool: asyncpg.Pool, namespace: str, name: str) -> UUID | None:
+    """The stream holding `name` in `namespace`, if any: the write side's own answer."""
+    async with translated("name_holder"):
+        holder: UUID | None = await pool.fetchval(
+            "SELECT stream_id FROM stream_names WHERE namespace = $1 AND name = $2", namespace, name
+        )
+    return holder

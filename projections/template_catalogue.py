@@ -127,13 +127,3 @@ async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
         f"SELECT {_COLUMNS} FROM template_catalogue WHERE template_id = $1", template_id
     )
     return None if row is None else _row(row)
-
-
-async def name_taken(conn: Executor, name: str, scope_kind: str, scope_id: str) -> bool:
-    found = await conn.fetchrow(
-        "SELECT 1 FROM template_catalogue WHERE name = $1 AND scope_kind = $2 AND scope_id = $3",
-        name,
-        scope_kind,
-        scope_id,
-    )
-    return found is not None

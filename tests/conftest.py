@@ -53,12 +53,13 @@ async def pool(database_settings: DatabaseSettings) -> AsyncIterator[asyncpg.Poo
 
 @pytest.fixture
 async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
-    """The shared pool over an empty store: each test starts from no events and no checkpoints."""
-    await pool.execute(
-        "TRUNCATE events, consumer_checkpoints, application_credentials, stream_names,"
-        " credential_secrets"
-        " RESTART IDENTITY"
+    """The shared pool over an empty database: no events, checkpoints, write-side rows or read
+    models (every table but the migrations' own), so each test starts from nothing."""
+    tables = await pool.fetch(
+        "SELECT quote_ident(tablename) AS name FROM pg_tables"
+        " WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'"
     )
+    await pool.execute(f"TRUNCATE {', '.join(t['name'] for t in tables)} RESTART IDENTITY")
     return pool
 
 

@@ -30,6 +30,7 @@ from infra.http.service_accounts import (
     patch_service_account,
     regenerate_service_account_secret,
 )
+from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tokens import grant_token
 from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
 from infra.org_tree import PostgresOrgTree
@@ -131,6 +132,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,
             *ACCESS_RULE_ROUTES,
+            *TEMPLATE_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -32,13 +32,11 @@ from tests.api.client import client_for
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
 CREDENTIALS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")
-READ_MODELS = "application_catalogue, org_units, asset_catalogue, access_rules, template_catalogue"
 
 
 @asynccontextmanager
 async def api_app(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    """The app over the test servers, with empty read models."""
-    await pool.execute(f"TRUNCATE {READ_MODELS}, stream_names, credential_secrets")
+    """The app over the test servers (the caller's pool is a clean one)."""
     nc = await connect_nats(NatsSettings(url=nats_url), name="api-tests")
     try:
         yield create_app(
@@ -59,9 +57,14 @@ async def token_for(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) ->
 
 
 async def call(
-    app: Litestar, method: str, path: str, token: str | None, **kw: object
+    app: Litestar,
+    method: str,
+    path: str,
+    token: str | None,
+    headers: dict[str, str] | None = None,
+    **kw: object,
 ) -> httpx.Response:
-    headers = {"authorization": f"Bearer {token}"} if token else {}
+    headers = {**(headers or {}), **({"authorization": f"Bearer {token}"} if token else {})}
     async with client_for(app) as client:
         return await client.request(method, path, headers=headers, **kw)  # type: ignore[arg-type]
 

@@ -1,0 +1,309 @@
+"""Distributed templates over HTTP: Run:ai's shapes, linking, rules, ETags and defaults."""
+
+from typing import Any
+
+import asyncpg
+import pytest
+from litestar import Litestar
+
+from tests.api.support import call, project_all
+from tests.openapi import assert_matches
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+TEMPLATES = "/api/v1/workload-templates/distributed"
+IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
+
+
+async def org(app: Litestar, admin: str) -> dict[str, Any]:
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "east"})).json()
+    body = {"name": "llm", "clusterId": cluster["uuid"]}
+    project = (await call(app, "POST", "/api/v1/org-unit/projects", admin, json=body)).json()
+    return {"cluster": cluster, "project": project}
+
+
+async def assets(app: Litestar, admin: str, framework: str = "PyTorch") -> dict[str, str]:
+    environment = {
+        "meta": {
+            "name": f"env-{framework.lower()}",
+            "scope": "tenant",
+            "workloadSupportedTypes": {"distributed": True, "distFramework": framework},
+        },
+        "spec": {"image": IMAGE, "environmentVariables": [{"name": "NCCL_DEBUG", "value": "INFO"}]},
+    }
+    compute = {
+        "meta": {"name": f"gpu-{framework.lower()}", "scope": "tenant"},
+        "spec": {"gpuDevicesRequest": 8, "cpuCoreRequest": 32, "cpuMemoryRequest": "256G"},
+    }
+    env = await call(app, "POST", "/api/v1/asset/environment", admin, json=environment)
+    gpu = await call(app, "POST", "/api/v1/asset/compute", admin, json=compute)
+    assert env.status_code == gpu.status_code == 202, (env.text, gpu.text)
+    return {"environment": env.json()["meta"]["id"], "compute": gpu.json()["meta"]["id"]}
+
+
+def template(
+    name: str, project: dict[str, Any], linked: dict[str, str], **spec: Any
+) -> dict[str, Any]:
+    return {
+        "meta": {"name": name, "scopeType": "project", "scopeId": project["id"]},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 2, **spec},
+        "assets": linked,
+    }
+
+
+async def test_create_read_update_patch_delete_with_linked_assets(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    project = (await org(app, admin))["project"]
+    linked = await assets(app, admin)
+    body = template(
+        "ddp",
+        project,
+        linked,
+        tolerations=[{"name": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    )
+    assert_matches("DistributedTemplateCreationRequest", body)
+    created = await call(app, "POST", TEMPLATES, admin, json=body)
+    assert created.status_code == 202, created.text
+    assert created.headers["etag"] == '"1"'
+    made = created.json()
+    assert_matches("DistributedTemplate", made)
+    assert made["meta"]["workloadType"] == "Distributed"
+    assert made["meta"]["projectId"] == int(project["id"])
+    assert made["runnable"] == {"isRunnable": True, "issue": None}
+    combined = made["combinedSpec"]
+    assert combined["image"] == IMAGE
+    assert combined["compute"]["gpuDevicesRequest"] == 8
+    assert combined["environmentVariables"] == [{"name": "NCCL_DEBUG", "value": "INFO"}]
+    assert combined["tolerations"][0]["name"] == "gpu"
+    assert made["combinedMasterSpec"]["image"] == IMAGE
+    path = f"{TEMPLATES}/{made['meta']['id']}"
+
+    await project_all(clean_pool)
+    got = await call(app, "GET", path, admin)
+    assert got.status_code == 200, got.text
+    assert_matches("DistributedTemplate", got.json())
+    assert got.json()["combinedSpec"] == combined
+    any_type = await call(app, "GET", f"/api/v1/workload-templates/{made['meta']['id']}", admin)
+    assert any_type.status_code == 200
+
+    update = {
+        "meta": {"name": "ddp", "description": "four workers"},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 4},
+        "assets": linked,
+    }
+    assert_matches("DistributedTemplateUpdateRequest", update)
+    stale = await call(app, "PUT", path, admin, json=update, headers={"if-match": '"7"'})
+    assert stale.status_code == 412, stale.text
+    replaced = await call(app, "PUT", path, admin, json=update, headers={"if-match": '"1"'})
+    assert replaced.status_code == 200, replaced.text
+    assert replaced.headers["etag"] == '"2"'
+    assert replaced.json()["spec"]["numWorkers"] == 4
+    assert "tolerations" not in replaced.json()["spec"]  # a PUT replaces the whole body
+
+    patched = await call(
+        app,
+        "PATCH",
+        path,
+        admin,
+        json={"spec": {"minReplicas": 2, "maxReplicas": 8}, "fieldsToClear": ["assets.compute"]},
+    )
+    assert patched.status_code == 200, patched.text
+    assert_matches(
+        "DistributedTemplatePatchRequest",
+        {"spec": {"minReplicas": 2}, "fieldsToClear": ["assets.compute"]},
+    )
+    assert patched.json()["spec"]["numWorkers"] == 4
+    assert patched.json()["spec"]["maxReplicas"] == 8
+    assert "compute" not in patched.json()["assets"]
+    assert "compute" not in patched.json()["combinedSpec"]
+
+    linked_edit = await call(app, "PATCH", path, admin, json={"spec": {"image": "other:1"}})
+    assert linked_edit.status_code == 400
+    assert linked_edit.json()["errors"][0]["pointer"] == "/spec/image"
+
+    assert (await call(app, "DELETE", path, admin)).status_code == 204
+    await project_all(clean_pool)
+    assert (await call(app, "GET", path, admin)).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("framework", "clean_pod_policy", "extra"),
+    [
+        ("PyTorch", "None", {"minReplicas": 1, "maxReplicas": 4}),
+        ("TF", "Running", {}),
+        ("XGBoost", "None", {}),
+        ("JAX", "None", {}),
+        ("MPI", "Running", {"slotsPerWorker": 8}),
+    ],
+)
+async def test_each_framework_gets_its_defaults(
+    app: Litestar,
+    admin: str,
+    clean_pool: asyncpg.Pool,
+    framework: str,
+    clean_pod_policy: str,
+    extra: dict[str, Any],
+) -> None:
+    project = (await org(app, admin))["project"]
+    linked = await assets(app, admin, framework)
+    body = template(
+        f"t-{framework.lower()}", project, linked, distributedFramework=framework, **extra
+    )
+    created = await call(app, "POST", TEMPLATES, admin, json=body)
+    assert created.status_code == 202, created.text
+    combined = created.json()["combinedSpec"]
+    assert combined["cleanPodPolicy"] == clean_pod_policy
+    for field, value in {
+        "imagePullPolicy": "IfNotPresent",
+        "preemptibility": "preemptible",
+        "priorityClass": "low",
+        "backoffLimit": 6,
+        "terminationGracePeriodSeconds": 30,
+        "autoDeletionTimeAfterCompletionSeconds": 2_592_000,
+    }.items():
+        assert combined[field] == value, field
+    if framework == "MPI":
+        assert combined["sshAuthMountPath"] == "/root/.ssh"
+        assert combined["mpiLauncherCreationPolicy"] == "AtStartup"
+    path = f"{TEMPLATES}/{created.json()['meta']['id']}"
+    await project_all(clean_pool)
+    assert (await call(app, "GET", path, admin)).status_code == 200
+    assert (
+        await call(app, "PATCH", path, admin, json={"spec": {"numWorkers": 3}})
+    ).status_code == 200
+    assert (await call(app, "DELETE", path, admin)).status_code == 204
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer"),
+    [
+        ({"spec": {"numWorkers": 2}}, "/spec/distributedFramework"),
+        (
+            {"spec": {"distributedFramework": "TF", "numWorkers": 2, "minReplicas": 1}},
+            "/spec/minReplicas",
+        ),
+        (
+            {"spec": {"distributedFramework": "PyTorch", "numWorkers": 2, "slotsPerWorker": 2}},
+            "/spec/slotsPerWorker",
+        ),
+        ({"spec": {"distributedFramework": "PyTorch", "numWorkers": 0}}, "/spec/numWorkers"),
+        (
+            {"spec": {"distributedFramework": "PyTorch", "numWorkers": 4, "maxReplicas": 2}},
+            "/spec/maxReplicas",
+        ),
+        (
+            {"spec": {"distributedFramework": "PyTorch", "terminationGracePeriodSeconds": 301}},
+            "/spec/terminationGracePeriodSeconds",
+        ),
+        ({"spec": {"distributedFramework": "PyTorch", "backoffLimit": 101}}, "/spec/backoffLimit"),
+        ({"spec": {"distributedFramework": "PyTorch", "tty": True}}, "/spec/tty"),
+        (
+            {
+                "spec": {
+                    "distributedFramework": "PyTorch",
+                    "tolerations": [{"operator": "Exists", "seconds": 5}],
+                }
+            },
+            "/spec/tolerations/0/seconds",
+        ),
+        (
+            {
+                "spec": {
+                    "distributedFramework": "PyTorch",
+                    "compute": {"cpuCoreRequest": 4, "cpuCoreLimit": 2},
+                }
+            },
+            "/spec/compute/cpuCoreLimit",
+        ),
+        (
+            {
+                "spec": {
+                    "distributedFramework": "PyTorch",
+                    "ports": [{"container": 8080, "external": 80}],
+                }
+            },
+            "/spec/ports/0/external",
+        ),
+        (
+            {"spec": {"distributedFramework": "PyTorch", "storage": {"pvc": [{"path": "/d"}]}}},
+            "/spec/storage/pvc/0/claimInfo/size",
+        ),
+        (
+            {"spec": {"distributedFramework": "MPI"}, "masterSpecSameAsWorker": False},
+            "/masterSpecSameAsWorker",
+        ),
+        (
+            {
+                "spec": {"distributedFramework": "PyTorch"},
+                "masterSpecSameAsWorker": True,
+                "master": {"spec": {}},
+            },
+            "/master",
+        ),
+        ({"meta": {"name": "t", "scopeType": "project", "scopeId": "4242"}}, "/meta/scopeId"),
+        ({"meta": {"name": "t", "scopeType": "project"}}, "/meta/scopeId"),
+        (
+            {"meta": {"name": "t", "scopeType": "tenant", "description": "x" * 251}},
+            "/meta/description",
+        ),
+        (
+            {"assets": {"environment": "0b7c4f7e-2a1d-4c3b-9e8f-6a5d4c3b2a10"}},
+            "/assets/environment",
+        ),
+    ],
+)
+async def test_invalid_templates_name_the_field_and_write_nothing(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, change: dict[str, Any], pointer: str
+) -> None:
+    body: dict[str, Any] = {
+        "meta": {"name": "t", "scopeType": "tenant"},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 2},
+        **change,
+    }
+    response = await call(app, "POST", TEMPLATES, admin, json=body)
+    assert response.status_code == 400, response.text
+    assert pointer in [e["pointer"] for e in response.json()["errors"]], response.json()
+    count = "SELECT count(*) FROM events WHERE stream_type = 'template'"
+    assert await clean_pool.fetchval(count) == 0
+
+
+async def test_names_lists_and_linked_assets(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    project = (await org(app, admin))["project"]
+    linked = await assets(app, admin)
+    for name in ("alpha", "beta", "gamma"):
+        made = await call(app, "POST", TEMPLATES, admin, json=template(name, project, linked))
+        assert made.status_code == 202, made.text
+    clash = await call(app, "POST", TEMPLATES, admin, json=template("beta", project, linked))
+    assert clash.status_code == 409
+    assert clash.json()["errors"][0]["pointer"] == "/meta/name"
+    availability = "/api/v1/workload-templates/name-availability"
+    taken = {"templateName": "beta", "scopeType": "project", "scopeId": project["id"]}
+    assert (await call(app, "GET", availability, admin, params=taken)).status_code == 409
+    free = {**taken, "templateName": "delta"}
+    assert (await call(app, "GET", availability, admin, params=free)).status_code == 204
+
+    await project_all(clean_pool)
+    listed = await call(
+        app, "GET", TEMPLATES, admin, params={"limit": 2, "sortBy": "name", "sortOrder": "desc"}
+    )
+    assert listed.status_code == 200, listed.text
+    assert_matches("DistributedTemplatesListResponse", listed.json())
+    assert [t["meta"]["name"] for t in listed.json()["entries"]] == ["gamma", "beta"]
+    assert listed.json()["pagination"]["nextOffset"] == 2
+    filtered = await call(
+        app, "GET", TEMPLATES, admin, params={"filterBy": "name=^a,runnable==true"}
+    )
+    assert [t["meta"]["name"] for t in filtered.json()["entries"]] == ["alpha"]
+    bad = await call(app, "GET", TEMPLATES, admin, params={"filterBy": "colour==red"})
+    assert bad.status_code == 400
+    count = await call(
+        app, "GET", "/api/v1/workload-templates/count", admin, params={"search": "MM"}
+    )
+    assert count.json() == {"count": 1}  # gamma: the search ignores case
+
+    in_use = await call(app, "DELETE", f"/api/v1/asset/environment/{linked['environment']}", admin)
+    assert in_use.status_code == 409, in_use.text
+    assert "template alpha" in in_use.json()["detail"]
