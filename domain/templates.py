@@ -25,7 +25,7 @@ from domain.template_specs import DistributedTemplateSpec, MasterSection, Templa
 from domain.values import TemplateMeta
 
 
-class TemplateBody(msgspec.Struct, frozen=True, kw_only=True):
+class TemplateBody(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Everything of a template but its identity and placement."""
 
     spec: DistributedTemplateSpec

@@ -307,3 +307,26 @@ async def test_names_lists_and_linked_assets(
     in_use = await call(app, "DELETE", f"/api/v1/asset/environment/{linked['environment']}", admin)
     assert in_use.status_code == 409, in_use.text
     assert "template alpha" in in_use.json()["detail"]
+
+
+async def test_a_separate_master_is_patched_in_and_must_be_complete(
+    app: Litestar, admin: str
+) -> None:
+    project = (await org(app, admin))["project"]
+    linked = await assets(app, admin)
+    created = await call(app, "POST", TEMPLATES, admin, json=template("m", project, linked))
+    path = f"{TEMPLATES}/{created.json()['meta']['id']}"
+    master = {"spec": {"compute": {"cpuCoreRequest": 2}}}
+    patched = await call(
+        app, "PATCH", path, admin, json={"masterSpecSameAsWorker": False, "master": master}
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["masterSpecSameAsWorker"] is False
+    assert patched.json()["runnable"]["isRunnable"] is False
+    assert "master image" in patched.json()["runnable"]["issue"]
+    with_env = {"master": {"assets": {"environment": linked["environment"]}}}
+    fixed = await call(app, "PATCH", path, admin, json=with_env)
+    assert fixed.status_code == 200, fixed.text
+    assert fixed.json()["runnable"]["isRunnable"] is True
+    assert fixed.json()["combinedMasterSpec"]["image"] == IMAGE
+    assert fixed.json()["combinedMasterSpec"]["compute"]["cpuCoreRequest"] == 2
