@@ -312,7 +312,18 @@ class TemplateDeleted(Event, tag="template.deleted.v1", frozen=True, kw_only=Tru
     template_id: UUID
 
 
-TemplateEvent = TemplateCreated | TemplateUpdated | TemplateDeleted
+class TemplateLinkedAssetUpdated(
+    Event, tag="template.linked_asset_updated.v1", frozen=True, kw_only=True
+):
+    """A linked environment or compute resource changed: the template's combined spec is now
+    built from this version of it."""
+
+    template_id: UUID
+    asset_id: UUID
+    asset_version: int
+
+
+TemplateEvent = TemplateCreated | TemplateUpdated | TemplateDeleted | TemplateLinkedAssetUpdated
 
 # The catalogue: every event type this service stores. Tags are a storage schema.
 DomainEvent = (

@@ -18,6 +18,7 @@ from domain.events import (
     TemplateCreated,
     TemplateDeleted,
     TemplateEvent,
+    TemplateLinkedAssetUpdated,
     TemplateUpdated,
 )
 from domain.template_rules import check_template
@@ -93,6 +94,16 @@ def evolve(state: Template | None, event: TemplateEvent) -> Template:
             if state is None:
                 raise InvalidHistoryError("template.deleted before template.created")
             return msgspec.structs.replace(state, deleted=True)
+        case TemplateLinkedAssetUpdated():
+            if state is None:
+                raise InvalidHistoryError("template.linked_asset_updated before template.created")
+            versions = tuple(
+                AssetVersion(asset_id=v.asset_id, version=event.asset_version)
+                if v.asset_id == event.asset_id
+                else v
+                for v in state.asset_versions
+            )
+            return msgspec.structs.replace(state, asset_versions=versions)
         case _:
             assert_never(event)
 
@@ -101,7 +112,9 @@ def fold(events: Iterable[Event]) -> Template | None:
     state: Template | None = None
     count = 0
     for event in events:
-        if not isinstance(event, TemplateCreated | TemplateUpdated | TemplateDeleted):
+        if not isinstance(
+            event, TemplateCreated | TemplateUpdated | TemplateDeleted | TemplateLinkedAssetUpdated
+        ):
             raise InvalidHistoryError(f"{type(event).__name__} in a template stream")
         state = evolve(state, event)
         count += 1
@@ -180,3 +193,28 @@ def update(
 def delete(state: Template | None, template_id: UUID) -> list[TemplateEvent]:
     live(state, template_id)
     return [TemplateDeleted(template_id=template_id)]
+
+
+def linked_ids(body: TemplateBody) -> frozenset[UUID]:
+    """The environments and compute resources the template links (data sources are loaded)."""
+    found: set[UUID] = set()
+    for links in (body.assets, body.master.assets if body.master else None):
+        if links is not None:
+            found.update(i for i in (links.environment, links.compute) if i is not None)
+    return frozenset(found)
+
+
+def follow_asset(
+    state: Template | None, template_id: UUID, asset_id: UUID, version: int
+) -> list[TemplateEvent]:
+    """Move a live template that links the asset on to its newer version; otherwise nothing."""
+    if state is None or state.deleted or asset_id not in linked_ids(state.body):
+        return []
+    recorded = next((v.version for v in state.asset_versions if v.asset_id == asset_id), None)
+    if recorded is not None and recorded >= version:
+        return []
+    return [
+        TemplateLinkedAssetUpdated(
+            template_id=template_id, asset_id=asset_id, asset_version=version
+        )
+    ]

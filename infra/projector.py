@@ -29,6 +29,8 @@ class ProjectionRunner:
         projection: Projection,
         codec: EventCodec,
         settings: ProjectorSettings,
+        *,
+        retry_on: tuple[type[Exception], ...] = (),
     ) -> None:
         self._projection = projection
         self._codec = codec
@@ -38,6 +40,7 @@ class ProjectionRunner:
             name=self.checkpoint_name,
             batch_size=settings.batch_size,
             poll_interval_s=settings.poll_interval_s,
+            retry_on=retry_on,
         )
 
     @property

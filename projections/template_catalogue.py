@@ -12,6 +12,7 @@ from domain.events import (
     RecordedEvent,
     TemplateCreated,
     TemplateDeleted,
+    TemplateLinkedAssetUpdated,
     TemplateUpdated,
 )
 from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
@@ -80,6 +81,17 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
                 " WHERE template_id = $1 AND version < $8",
                 e.template_id, e.name, e.description, _encode(_body(e)).decode(),
                 _asset_ids(e), at, by, version,
+            )  # fmt: skip
+        case TemplateLinkedAssetUpdated() as e:
+            # Only the recorded version of one asset moves; the combined spec follows on read.
+            await conn.execute(
+                "UPDATE template_catalogue SET body = jsonb_set(body, '{assetVersions}',"
+                " (SELECT coalesce(jsonb_agg(CASE WHEN v->>'assetId' = $2::text"
+                "   THEN jsonb_set(v, '{version}', to_jsonb($3::int)) ELSE v END), '[]'::jsonb)"
+                "  FROM jsonb_array_elements(body->'assetVersions') AS v)),"
+                " updated_at = $4, updated_by = $5, version = $6"
+                " WHERE template_id = $1 AND version < $6",
+                e.template_id, str(e.asset_id), e.asset_version, at, by, version,
             )  # fmt: skip
         case TemplateDeleted() as e:
             await conn.execute(

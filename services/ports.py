@@ -193,3 +193,16 @@ class AssetUsage(Protocol):
     async def users_of(self, asset_id: UUID) -> list[str]:
         """Names of the things that use the asset, each as "<kind> <name>"."""
         ...
+
+
+class LinkIndex(Protocol):
+    """The fan-out's own memory, kept in step with its position in the log: which templates
+    link which assets, and the latest version of each asset."""
+
+    async def templates_linking(self, asset_id: UUID) -> list[UUID]: ...
+
+    async def set_links(self, template_id: UUID, asset_ids: frozenset[UUID]) -> None: ...
+
+    async def latest_version(self, asset_id: UUID) -> int | None: ...
+
+    async def set_latest_version(self, asset_id: UUID, version: int) -> None: ...

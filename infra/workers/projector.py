@@ -1,24 +1,41 @@
-"""The projector process: `trainplate serve projector`, one runner per registered read model."""
+"""The projector process: `trainplate serve projector`, one runner per registered read model,
+and the linked-asset fan-out."""
 
 import asyncio
 
 from infra.bootstrap import open_resources
+from infra.eventstore import PostgresEventStore
+from infra.fanout import fanout_projection
 from infra.follower import keep_following
 from infra.migrate import apply_migrations
 from infra.projector import ProjectionRunner
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from projections import ALL
+from services.errors import VersionConflictError
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
     async with open_resources(settings, role="projector") as resources:
         async with resources.pool.acquire() as conn:
             await apply_migrations(conn)
+        store = PostgresEventStore(resources.pool, DOMAIN_CODEC)
+        runners = [
+            ProjectionRunner(resources.pool, projection, DOMAIN_CODEC, settings.projector)
+            for projection in ALL
+        ]
+        # The fan-out appends to template streams: a user's concurrent edit of the same
+        # template makes it retry that batch from its checkpoint.
+        runners.append(
+            ProjectionRunner(
+                resources.pool,
+                fanout_projection(DOMAIN_CODEC, store),
+                DOMAIN_CODEC,
+                settings.projector,
+                retry_on=(VersionConflictError,),
+            )
+        )
         async with asyncio.TaskGroup() as group:
-            for projection in ALL:
-                runner = ProjectionRunner(
-                    resources.pool, projection, DOMAIN_CODEC, settings.projector
-                )
+            for runner in runners:
                 name = runner.checkpoint_name
                 group.create_task(keep_following(runner.run, stop, name=name), name=name)

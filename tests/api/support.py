@@ -14,6 +14,8 @@ from domain.events import EventMetadata
 from domain.values import Grant
 from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import Resources, connect_nats
+from infra.eventstore import PostgresEventStore
+from infra.fanout import fanout_projection
 from infra.globallog import load_checkpoint
 from infra.http.app import create_app
 from infra.projector import ProjectionRunner
@@ -72,8 +74,10 @@ async def call(
 async def project_all(pool: asyncpg.Pool) -> None:
     """Bring every read model to the end of the log, as the projector process would."""
     settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
+    fanout = fanout_projection(DOMAIN_CODEC, PostgresEventStore(pool, DOMAIN_CODEC))
     async with pool.acquire() as conn:
-        for projection in ALL:
+        # The fan-out first: the template events it appends are then projected too.
+        for projection in (fanout, *ALL):
             runner = ProjectionRunner(pool, projection, DOMAIN_CODEC, settings)
             cursor = await load_checkpoint(conn, runner.checkpoint_name)
             while True:

@@ -330,3 +330,30 @@ async def test_a_separate_master_is_patched_in_and_must_be_complete(
     assert fixed.json()["runnable"]["isRunnable"] is True
     assert fixed.json()["combinedMasterSpec"]["image"] == IMAGE
     assert fixed.json()["combinedMasterSpec"]["compute"]["cpuCoreRequest"] == 2
+
+
+async def test_an_edit_of_a_linked_environment_reaches_the_template(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    project = (await org(app, admin))["project"]
+    linked = await assets(app, admin)
+    created = await call(app, "POST", TEMPLATES, admin, json=template("live", project, linked))
+    path = f"{TEMPLATES}/{created.json()['meta']['id']}"
+    environment = f"/api/v1/asset/environment/{linked['environment']}"
+    newer = {"meta": {"name": "env-pytorch"}, "spec": {"image": "pt:2.4"}}
+    assert (await call(app, "PUT", environment, admin, json=newer)).status_code == 202
+    await project_all(clean_pool)
+    got = await call(app, "GET", path, admin)
+    assert got.json()["combinedSpec"]["image"] == "pt:2.4"
+    assert got.headers["etag"] == '"2"'  # template.linked_asset_updated
+    fanned = await clean_pool.fetch(
+        "SELECT metadata::text AS m FROM events WHERE type = 'template.linked_asset_updated.v1'"
+    )
+    assert len(fanned) == 1
+    await project_all(clean_pool)  # running again changes nothing
+    assert (
+        await clean_pool.fetchval(
+            "SELECT count(*) FROM events WHERE type = 'template.linked_asset_updated.v1'"
+        )
+        == 1
+    )
