@@ -4,6 +4,8 @@ the offending field as a JSON pointer into the request."""
 from collections.abc import Iterable
 from typing import Final
 
+import msgspec
+
 from domain.assets import InvalidAssetError, check_compute
 from domain.errors import DomainError
 from domain.template_specs import (
@@ -40,6 +42,9 @@ ENVIRONMENT_FIELDS: Final = (
 )
 COMPUTE_FIELDS: Final = ("compute",)
 MPI_ONLY: Final = ("slots_per_worker", "ssh_auth_mount_path", "mpi_launcher_creation_policy")
+# The official Run:ai client fills these MPI fields with their defaults in every spec it sends;
+# for another framework such a default means "unset", not a request for an MPI setting.
+CLIENT_DEFAULTS: Final = {"slots_per_worker": 1, "ssh_auth_mount_path": "/root/.ssh"}
 PYTORCH_ONLY: Final = ("min_replicas", "max_replicas")
 
 
@@ -243,3 +248,13 @@ def _check_storage(storage: Storage, at: str) -> None:
         raise InvalidTemplateError(
             f"{at}/hostPath", "every host path has the same mountPropagation"
         )
+
+
+def without_client_defaults(spec: DistributedTemplateSpec) -> DistributedTemplateSpec:
+    """Drop the MPI-only fields a client filled with their defaults for another framework."""
+    if spec.distributed_framework == "MPI":
+        return spec
+    unset = {
+        field: None for field, default in CLIENT_DEFAULTS.items() if getattr(spec, field) == default
+    }
+    return msgspec.structs.replace(spec, **unset) if unset else spec

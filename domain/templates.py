@@ -21,7 +21,7 @@ from domain.events import (
     TemplateLinkedAssetUpdated,
     TemplateUpdated,
 )
-from domain.template_rules import check_template
+from domain.template_rules import check_template, without_client_defaults
 from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
 from domain.values import TemplateMeta
 
@@ -127,6 +127,12 @@ def live(state: Template | None, template_id: UUID) -> Template:
     return state
 
 
+def normalized(body: TemplateBody) -> TemplateBody:
+    """The body as it is kept: client-filled defaults that mean nothing here are dropped."""
+    spec = without_client_defaults(body.spec)
+    return body if spec is body.spec else msgspec.structs.replace(body, spec=spec)
+
+
 def _check(meta: TemplateMeta, body: TemplateBody) -> None:
     check_template(
         name=meta.name,
@@ -147,6 +153,7 @@ def create(
 ) -> list[TemplateEvent]:
     if state is not None:
         raise TemplateExistsError(template_id)
+    body = normalized(body)
     _check(meta, body)
     return [
         TemplateCreated(
@@ -173,6 +180,7 @@ def update(
     """Replace name, description and body; an unchanged template writes nothing."""
     current = live(state, template_id)
     meta = msgspec.structs.replace(current.meta, name=name, description=description)
+    body = normalized(body)
     _check(meta, body)
     if (current.meta, current.body, current.asset_versions) == (meta, body, asset_versions):
         return []

@@ -170,7 +170,7 @@ async def create_template(
     if key:
         existing = templates.fold((await streams.load(template_id)).events)
         if existing is not None:
-            if (existing.meta.name, existing.body) != (data.meta.name, body):
+            if (existing.meta.name, existing.body) != (data.meta.name, templates.normalized(body)):
                 raise IdempotencyKeyReusedError(template_id)
             return _respond(await _wire(request, existing, None, streams), existing.version, 202)
     command = CreateTemplate(

@@ -239,3 +239,22 @@ def test_a_template_without_image_or_workers_is_not_runnable() -> None:
     missing = {"environment": str(uuid4())}
     gone = combine(body(assets=missing), {})
     assert "no longer exists" in (gone.runnable.issue or "")
+
+
+def test_mpi_defaults_a_client_fills_in_are_dropped_for_other_frameworks() -> None:
+    """The official Run:ai client sends slotsPerWorker 1 and sshAuthMountPath /root/.ssh in
+    every spec; they mean nothing for PyTorch, and only other values are refused."""
+    filled = body({"slotsPerWorker": 1, "sshAuthMountPath": "/root/.ssh"})
+    events = templates.create(None, uuid4(), META, filled, ())
+    stored = templates.fold(events)
+    assert stored is not None
+    assert stored.body.spec.slots_per_worker is None
+    assert stored.body.spec.ssh_auth_mount_path is None
+    assert outcome(body({"slotsPerWorker": 2})) == "/spec/slotsPerWorker"
+    mpi = templates.fold(
+        templates.create(
+            None, uuid4(), META, body({"distributedFramework": "MPI", "slotsPerWorker": 1}), ()
+        )
+    )
+    assert mpi is not None
+    assert mpi.body.spec.slots_per_worker == 1
