@@ -39,6 +39,7 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.append
 	$(BIN)/python -m bench.relay
+	$(BIN)/python -m bench.template_create
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

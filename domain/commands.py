@@ -182,7 +182,10 @@ class DeleteAccessRule(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    """`new_id`: the id was minted for this request, so no stream can hold it yet."""
+
     template_id: UUID
+    new_id: bool = False
     scope: ScopeRef
     name: str
     description: str | None = None

@@ -46,7 +46,7 @@ class PostgresNamedStreams:
         name: NameClaim | None,
     ) -> AppendResult:
         async with translated("append"), self._pool.acquire() as conn, conn.transaction():
-            await hold_name(conn, stream_id, name)
+            await hold_name(conn, stream_id, name, new=expected_version == 0)
             return await self._store.append_within(
                 conn, stream_id, events, expected_version=expected_version, metadata=metadata
             )
@@ -62,13 +62,17 @@ class PostgresIdSequence:
         return value
 
 
-async def hold_name(conn: Connection, stream_id: UUID, name: NameClaim | None) -> None:
+async def hold_name(
+    conn: Connection, stream_id: UUID, name: NameClaim | None, *, new: bool = False
+) -> None:
     """Make `name` the one name the stream holds (None: it holds none), inside the caller's
-    transaction; NameTakenError when another stream holds it."""
+    transaction; NameTakenError when another stream holds it. A `new` stream holds no name yet,
+    so there is none to release."""
     if name is None:
         await conn.execute(_RELEASE_ALL, stream_id)
         return
-    await conn.execute(_RELEASE_OTHERS, stream_id, name.namespace, name.name)
+    if not new:
+        await conn.execute(_RELEASE_OTHERS, stream_id, name.namespace, name.name)
     # The upsert returns no row when another stream holds the name (its WHERE refuses).
     if await conn.fetchval(_CLAIM, name.namespace, name.name, stream_id) is None:
         raise NameTakenError(name.name, namespace=name.namespace, field=name.field)

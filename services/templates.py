@@ -4,6 +4,8 @@ fit; their versions are recorded, and the combined spec is rebuilt from exactly 
 
 from uuid import UUID
 
+import msgspec
+
 from domain import assets, templates
 from domain.assets import Asset
 from domain.combined import Combined, combine
@@ -18,12 +20,21 @@ from domain.values import ScopeRef, TemplateMeta
 from services import access
 from services.assets import placement
 from services.errors import PreconditionFailedError
-from services.ports import NameClaim, NamedStreams, StreamLoader
+from services.ports import NameClaim, NamedStreams, Stream, StreamLoader
 
 DATA_SOURCE_KINDS = ("nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume")
 
 
-async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Template:
+class TemplateView(msgspec.Struct, frozen=True):
+    """A template with its combined specs."""
+
+    template: Template
+    combined: Combined
+
+
+async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> TemplateView:
+    """Create the template; return it with its combined specs (built from the assets just
+    checked, so they are not read twice)."""
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
     lineage = await access.lineage_of(cmd.scope, streams=streams, field=field)
     await access.require(cmd.metadata, lineage, "editor", "create templates", streams=streams)
@@ -36,8 +47,8 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
         department_id=department_id,
         project_id=project_id,
     )
-    versions = await _linked_versions(cmd.body, lineage, streams)
-    stream = await streams.load(cmd.template_id)
+    versions, found = await _linked(cmd.body, lineage, streams)
+    stream = Stream(0, ()) if cmd.new_id else await streams.load(cmd.template_id)
     events = templates.create(
         templates.fold(stream.events), cmd.template_id, meta, cmd.body, versions
     )
@@ -48,7 +59,8 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
         metadata=cmd.metadata,
         name=name_claim(meta),
     )
-    return _after(stream.events, events)
+    created = _after(stream.events, events)
+    return TemplateView(created, combine(created.body, found))
 
 
 async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Template:
@@ -59,7 +71,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
     )
     if cmd.expected_version is not None and cmd.expected_version != stream.version:
         raise PreconditionFailedError(cmd.expected_version, stream.version)
-    versions = await _linked_versions(cmd.body, current.meta.lineage, streams)
+    versions, _ = await _linked(cmd.body, current.meta.lineage, streams)
     events = templates.update(
         current,
         cmd.template_id,
@@ -116,29 +128,31 @@ def name_claim(meta: TemplateMeta) -> NameClaim:
     )
 
 
-async def _linked_versions(
+async def _linked(
     body: TemplateBody, lineage: tuple[ScopeRef, ...], streams: StreamLoader
-) -> tuple[AssetVersion, ...]:
-    """Check every asset the body refers to and return the versions it is built from."""
+) -> tuple[tuple[AssetVersion, ...], dict[UUID, Asset]]:
+    """Check every asset the body refers to; return the versions it is built from, and the
+    assets themselves."""
     framework = body.spec.distributed_framework
-    found: list[AssetVersion] = []
+    found: dict[UUID, Asset] = {}
     sections = [("/assets", body.assets)]
     if body.master is not None:
         sections.append(("/master/assets", body.master.assets))
     for at, links in sections:
-        found.extend(await _section_versions(at, links, lineage, framework, streams))
-    return tuple(found)
+        found.update(await _section_assets(at, links, lineage, framework, streams))
+    versions = tuple(AssetVersion(asset_id=i, version=a.version) for i, a in found.items())
+    return versions, found
 
 
-async def _section_versions(
+async def _section_assets(
     at: str,
     links: TemplateAssets | None,
     lineage: tuple[ScopeRef, ...],
     framework: str | None,
     streams: StreamLoader,
-) -> list[AssetVersion]:
+) -> dict[UUID, Asset]:
     if links is None:
-        return []
+        return {}
     wanted: list[tuple[str, UUID, tuple[str, ...]]] = []
     if links.environment is not None:
         wanted.append((f"{at}/environment", links.environment, ("environment",)))
@@ -150,13 +164,13 @@ async def _section_versions(
                 f"{at}/datasources/{i}/kind", "only data sources are loaded here"
             )
         wanted.append((f"{at}/datasources/{i}/id", link.id, (link.kind,)))
-    versions = []
+    found = {}
     for field, asset_id, kinds in wanted:
         asset = await _visible_asset(field, asset_id, kinds, lineage, streams)
         if isinstance(asset.spec, EnvironmentSpec):
             _check_fit(field, asset, framework)
-        versions.append(AssetVersion(asset_id=asset_id, version=asset.version))
-    return versions
+        found[asset_id] = asset
+    return found
 
 
 async def _visible_asset(

@@ -175,14 +175,16 @@ async def create_template(
             return _respond(await _wire(request, existing, None, streams), existing.version, 202)
     command = CreateTemplate(
         template_id=template_id,
+        new_id=key is None,
         scope=scope,
         name=data.meta.name,
         description=data.meta.description,
         body=body,
         metadata=actor(request),
     )
-    created = await use_cases.create_template(command, streams=streams)
-    return _respond(await _wire(request, created, None, streams), created.version, 202)
+    view = await use_cases.create_template(command, streams=streams)
+    wire = await _wire(request, view.template, None, streams, combined=view.combined)
+    return _respond(wire, view.template.version, 202)
 
 
 @get(DISTRIBUTED, tags=["Distributed templates"])
@@ -509,10 +511,16 @@ def _summary(row: TemplateRow) -> dict[str, Any]:
 
 
 async def _wire(
-    request: Caller, template: Template, row: TemplateRow | None, streams: NamedStreams
+    request: Caller,
+    template: Template,
+    row: TemplateRow | None,
+    streams: NamedStreams,
+    *,
+    combined: Combined | None = None,
 ) -> DistributedTemplate:
     """The template as Run:ai shows it; times from the read model when it has the row."""
-    combined: Combined = await use_cases.combined(template, streams=streams)
+    if combined is None:
+        combined = await use_cases.combined(template, streams=streams)
     now, by = datetime.now(UTC), request.user.subject
     meta = template.meta
     scope = meta.scope_ref

@@ -63,7 +63,7 @@ async def link(streams: PostgresNamedStreams, asset_id: UUID, name: str) -> UUID
     command = CreateTemplate(
         template_id=uuid4(), scope=ScopeRef("tenant"), name=name, body=body, metadata=SYSTEM
     )
-    return (await template_use_cases.create_template(command, streams=streams)).id
+    return (await template_use_cases.create_template(command, streams=streams)).template.id
 
 
 async def bump(streams: PostgresNamedStreams, asset_id: UUID, image: str) -> None:
@@ -97,13 +97,15 @@ async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
     fanout = runner(clean_pool, batch_size=7)
     stop = asyncio.Event()
     following = asyncio.create_task(fanout.run(stop))  # the fan-out runs while they race
-    linkers = [link(streams, asset_id, f"t-{i}") for i in range(40)]
-    updaters = [bump(streams, asset_id, f"pt:{i}") for i in range(1, 21)]
-    results = await asyncio.gather(*linkers, *updaters)
+    try:
+        linkers = [link(streams, asset_id, f"t-{i}") for i in range(40)]
+        updaters = [bump(streams, asset_id, f"pt:{i}") for i in range(1, 21)]
+        results = await asyncio.gather(*linkers, *updaters)
+        await asyncio.sleep(0.3)
+    finally:
+        stop.set()
+        await following
     template_ids = [r for r in results if isinstance(r, UUID)]
-    await asyncio.sleep(0.3)
-    stop.set()
-    await following
     await catch_up(clean_pool, fanout)
 
     latest = len((await PostgresEventStore(clean_pool, DOMAIN_CODEC).load(asset_id)).events)

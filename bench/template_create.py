@@ -1,0 +1,190 @@
+"""Template creates per second through the HTTP API, next to a bare Litestar + asyncpg insert
+endpoint (bench/bare_api.py) measured in the same run with the same client.
+
+    python -m bench.template_create [--rounds 5] [--seconds 5] [--connections 64]
+
+Both servers run as their own uvicorn processes with one pool of 10 connections; the client keeps
+`--connections` requests in flight over keep-alive connections. Ours authenticates the bearer
+token, checks the scope and the caller's role, loads and checks the linked environment and compute
+resource, claims the name and appends the event; the baseline decodes and inserts the body.
+"""
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from uuid import uuid4
+
+import aiohttp
+import httpx
+
+from bench.harness import Figure, nats, postgres, report
+from domain.commands import CreateApplication
+from domain.events import EventMetadata
+from domain.values import TENANT_ADMIN
+from infra.applications import PostgresApplicationRegistry, secret_hasher
+from infra.bootstrap import create_pool
+from infra.embedded import free_port
+from infra.migrate import apply_migrations
+from infra.settings import AuthSettings, DatabaseSettings
+from infra.tokens import TokenIssuer
+from services.applications import create_application
+
+AUTH = AuthSettings(signing_key="b" * 48, hash_time_cost=1, hash_memory_kib=8192)
+
+
+@contextmanager
+def server(argv: list[str], env: dict[str, str], url: str) -> Iterator[str]:
+    child = subprocess.Popen(argv, env={**os.environ, **env})
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        child.terminate()
+        child.wait(timeout=15)
+
+
+async def drive(
+    base: str,
+    path: str,
+    headers: dict[str, str],
+    body: Callable[[], object],
+    seconds: float,
+    connections: int,
+) -> tuple[float, list[float]]:
+    """Requests/s and latencies (s) with `connections` requests in flight for `seconds`.
+    aiohttp, not httpx: on two cores the client must cost as little as it can."""
+    latencies: list[float] = []
+    connector = aiohttp.TCPConnector(limit=connections)
+    async with aiohttp.ClientSession(base, headers=headers, connector=connector) as session:
+        deadline = time.perf_counter() + seconds
+
+        async def worker() -> None:
+            while time.perf_counter() < deadline:
+                started = time.perf_counter()
+                async with session.post(path, json=body()) as response:
+                    text = await response.read()
+                    if response.status != 202:
+                        raise RuntimeError(f"{response.status}: {text[:300]!r}")
+                latencies.append(time.perf_counter() - started)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        elapsed = time.perf_counter() - began
+    return len(latencies) / elapsed, latencies
+
+
+async def setup(database_url: str) -> tuple[str, dict[str, str]]:
+    """An admin token, and a linked environment and compute resource to build templates from."""
+    pool = await create_pool(
+        DatabaseSettings(url=database_url, pool_max=2), application_name="bench"
+    )
+    try:
+        async with pool.acquire() as conn:
+            await apply_migrations(conn)
+        registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+        command = CreateApplication(
+            application_id=uuid4(),
+            name="bench-admin",
+            grants=(TENANT_ADMIN,),
+            metadata=EventMetadata(actor_subject="bench", actor_kind="system"),
+        )
+        await create_application(command, secret="bench-secret", registry=registry)
+    finally:
+        await pool.close()
+    return TokenIssuer(AUTH).issue(command.application_id, "bench-admin").access_token, {}
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
+
+
+async def main(rounds: int, seconds: float, connections: int) -> None:
+    with postgres() as database_url, nats() as nats_url:
+        token, _ = await setup(database_url)
+        ours_port, bare_port = free_port(), free_port()
+        env = {
+            "TRAINPLATE_DATABASE_URL": database_url,
+            "TRAINPLATE_NATS_URL": nats_url,
+            "TRAINPLATE_API_PORT": str(ours_port),
+            "TRAINPLATE_AUTH__SIGNING_KEY": AUTH.signing_key,
+            "TRAINPLATE_LOG_LEVEL": "WARNING",
+        }
+        api = [sys.executable, "-m", "infra.cli", "serve", "api"]
+        bare = [sys.executable, "-m", "bench.bare_api", str(bare_port)]
+        ours_url, bare_url = f"http://127.0.0.1:{ours_port}", f"http://127.0.0.1:{bare_port}"
+        with (
+            server(api, env, f"{ours_url}/healthz"),
+            server(bare, {"BARE_DATABASE_URL": database_url}, bare_url),
+        ):
+            headers = {"authorization": f"Bearer {token}"}
+            supports = {"distributed": True, "distFramework": "PyTorch"}
+            environment = await _created(ours_url, "/api/v1/asset/environment", headers, {
+                "meta": {"name": "pt", "scope": "tenant", "workloadSupportedTypes": supports},
+                "spec": {"image": "nvcr.io/nvidia/pytorch:24.05-py3"},
+            })  # fmt: skip
+            compute = await _created(ours_url, "/api/v1/asset/compute", headers, {
+                "meta": {"name": "gpu", "scope": "tenant"}, "spec": {"gpuDevicesRequest": 8},
+            })  # fmt: skip
+            counter = iter(range(10**9))
+
+            def body() -> object:
+                return {
+                    "meta": {"name": f"ddp-{next(counter):09d}", "scopeType": "tenant"},
+                    "spec": {"distributedFramework": "PyTorch", "numWorkers": 4},
+                    "assets": {"environment": environment, "compute": compute},
+                }
+
+            figure = Figure(name=f"template create, {connections} in flight", target=0.5)
+            p50s: dict[str, list[float]] = {"ours": [], "bare": []}
+            p99s: dict[str, list[float]] = {"ours": [], "bare": []}
+            for _ in range(rounds):
+                rate, lat = await drive(
+                    ours_url,
+                    "/api/v1/workload-templates/distributed",
+                    headers,
+                    body,
+                    seconds,
+                    connections,
+                )
+                figure.ours.append(rate)
+                p50s["ours"].append(percentile(lat, 50))
+                p99s["ours"].append(percentile(lat, 99))
+                rate, lat = await drive(bare_url, "/templates", {}, body, seconds, connections)
+                figure.baseline.append(rate)
+                p50s["bare"].append(percentile(lat, 50))
+                p99s["bare"].append(percentile(lat, 99))
+    report("Template creates through HTTP", "bare Litestar+asyncpg", [figure])
+    for who in ("ours", "bare"):
+        print(
+            f"  latency {who:5} p50 {statistics.median(p50s[who]) * 1000:7.1f} ms"
+            f"   p99 {statistics.median(p99s[who]) * 1000:7.1f} ms  (medians of rounds)"
+        )
+
+
+async def _created(base: str, path: str, headers: dict[str, str], body: object) -> str:
+    """Create an asset and return its id."""
+    async with httpx.AsyncClient(base_url=base, headers=headers) as client:
+        response = await client.post(path, json=body)
+        response.raise_for_status()
+        return str(response.json()["meta"]["id"])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--connections", type=int, default=64)
+    args = parser.parse_args()
+    asyncio.run(main(args.rounds, args.seconds, args.connections))
