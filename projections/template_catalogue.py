@@ -139,3 +139,19 @@ async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
         f"SELECT {_COLUMNS} FROM template_catalogue WHERE template_id = $1", template_id
     )
     return None if row is None else _row(row)
+
+
+async def templates_using(
+    conn: Executor, asset_ids: list[UUID]
+) -> dict[UUID, list[tuple[UUID, str]]]:
+    """For each asset, the templates that link or load it, as (id, name)."""
+    rows = await conn.fetch(
+        "SELECT a.asset_id, t.template_id, t.name FROM template_catalogue t"
+        " CROSS JOIN LATERAL unnest(t.asset_ids) AS a(asset_id)"
+        " WHERE a.asset_id = ANY($1::uuid[]) ORDER BY t.name",
+        asset_ids,
+    )
+    found: dict[UUID, list[tuple[UUID, str]]] = {}
+    for row in rows:
+        found.setdefault(row["asset_id"], []).append((row["template_id"], row["name"]))
+    return found

@@ -18,7 +18,7 @@ from domain.specs import ComputeSpec, DistFramework, EnvironmentSpec, WorkloadSu
 from domain.values import AssetKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
-from projections import asset_catalogue
+from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import access, assets
 from services.errors import InvalidRequestError
@@ -89,14 +89,38 @@ class AssetMetaResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel
     update_count: int
 
 
+class AssetRef(msgspec.Struct, frozen=True):
+    id: str
+    name: str
+
+
 class AssetUsageInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """Who uses the asset. No template or workload kind refers to assets yet: all empty."""
+    """Who uses the asset: the templates that link or load it (workloads come with the
+    submitter)."""
 
     workspaces: list[object] = msgspec.field(default_factory=list)
     trainings: list[object] = msgspec.field(default_factory=list)
     distributed: list[object] = msgspec.field(default_factory=list)
     inferences: list[object] = msgspec.field(default_factory=list)
-    templates: list[object] = msgspec.field(default_factory=list)
+    templates: list[AssetRef] = msgspec.field(default_factory=list)
+
+
+Usage = dict[UUID, list[tuple[UUID, str]]] | None
+
+
+async def usage_of(resources: Resources, rows: list[AssetRow], wanted: bool) -> Usage:
+    """With `usageInfo`, which templates use each of these assets (one query)."""
+    if not wanted:
+        return None
+    async with resources.pool.acquire() as conn:
+        return await template_catalogue.templates_using(conn, [row.asset_id for row in rows])
+
+
+def used_by(row: AssetRow, usage: Usage) -> AssetUsageInfo | None:
+    if usage is None:
+        return None
+    refs = [AssetRef(str(template_id), name) for template_id, name in usage.get(row.asset_id, [])]
+    return AssetUsageInfo(templates=refs)
 
 
 class EnvironmentAsset(
@@ -180,7 +204,8 @@ async def list_environments(
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
     rows = await visible_rows(request, ("environment",), asset_filter, streams, tree, resources)
-    return EnvironmentListResponse([_environment(row, usage_info) for row in rows])
+    usage = await usage_of(resources, rows, usage_info)
+    return EnvironmentListResponse([_environment(row, usage) for row in rows])
 
 
 @get("/api/v1/asset/environment/{asset_id:uuid}", tags=["Environment"])
@@ -193,7 +218,7 @@ async def get_environment(
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
     row = await _one(request, "environment", asset_id, streams, tree, resources)
-    return _environment(row, usage_info)
+    return _environment(row, await usage_of(resources, [row], usage_info))
 
 
 @put("/api/v1/asset/environment/{asset_id:uuid}", status_code=202, tags=["Environment"])
@@ -239,7 +264,8 @@ async def list_computes(
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
     rows = await visible_rows(request, ("compute",), asset_filter, streams, tree, resources)
-    return ComputeListResponse([_compute(row, usage_info) for row in rows])
+    usage = await usage_of(resources, rows, usage_info)
+    return ComputeListResponse([_compute(row, usage) for row in rows])
 
 
 @get("/api/v1/asset/compute/{asset_id:uuid}", tags=["Compute"])
@@ -252,7 +278,7 @@ async def get_compute(
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
     row = await _one(request, "compute", asset_id, streams, tree, resources)
-    return _compute(row, usage_info)
+    return _compute(row, await usage_of(resources, [row], usage_info))
 
 
 @put("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
@@ -435,15 +461,11 @@ def asset_meta(row: AssetRow) -> AssetMetaResponse:
     )
 
 
-def _environment(row: AssetRow, usage_info: bool = False) -> EnvironmentAsset:
+def _environment(row: AssetRow, usage: Usage = None) -> EnvironmentAsset:
     assert isinstance(row.spec, EnvironmentSpec)
-    return EnvironmentAsset(
-        meta=asset_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
-    )
+    return EnvironmentAsset(meta=asset_meta(row), spec=row.spec, used_by=used_by(row, usage))
 
 
-def _compute(row: AssetRow, usage_info: bool = False) -> ComputeAsset:
+def _compute(row: AssetRow, usage: Usage = None) -> ComputeAsset:
     assert isinstance(row.spec, ComputeSpec)
-    return ComputeAsset(
-        meta=asset_meta(row), spec=row.spec, used_by=AssetUsageInfo() if usage_info else None
-    )
+    return ComputeAsset(meta=asset_meta(row), spec=row.spec, used_by=used_by(row, usage))

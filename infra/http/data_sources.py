@@ -21,9 +21,12 @@ from infra.http.assets import (
     AssetUpdateMeta,
     AssetUsageInfo,
     RequestBody,
+    Usage,
     UsageInfo,
     asset_meta,
     create_from,
+    usage_of,
+    used_by,
     visible_rows,
     written,
 )
@@ -88,10 +91,8 @@ def _wire_spec(row: AssetRow) -> dict[str, Any]:
     return spec
 
 
-def _asset(row: AssetRow, usage_info: bool = False) -> DataSourceAsset:
-    return DataSourceAsset(
-        meta=asset_meta(row), spec=_wire_spec(row), used_by=AssetUsageInfo() if usage_info else None
-    )
+def _asset(row: AssetRow, usage: Usage = None) -> DataSourceAsset:
+    return DataSourceAsset(meta=asset_meta(row), spec=_wire_spec(row), used_by=used_by(row, usage))
 
 
 def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
@@ -119,7 +120,8 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         usage_info: UsageInfo = False,
     ) -> DataSourceListResponse:
         rows = await visible_rows(request, (kind,), asset_filter, streams, tree, resources)
-        return DataSourceListResponse([_asset(row, usage_info) for row in rows])
+        usage = await usage_of(resources, rows, usage_info)
+        return DataSourceListResponse([_asset(row, usage) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
     async def get_one(
@@ -134,7 +136,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         row = next((r for r in rows if r.asset_id == asset_id), None)
         if row is None:
             raise AssetNotFoundError(kind, asset_id)  # unknown or out of sight: one answer
-        return _asset(row, usage_info)
+        return _asset(row, await usage_of(resources, [row], usage_info))
 
     @put(
         f"{path}/{{asset_id:uuid}}",
@@ -202,12 +204,13 @@ async def list_data_sources(
 ) -> CombinedListResponse:
     """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
     rows = await visible_rows(request, tuple(_KINDS), asset_filter, streams, tree, resources)
+    usage = await usage_of(resources, rows, usage_info)
     return CombinedListResponse(
         [
             CombinedEntry(
                 meta=asset_meta(row),
                 spec={_MEMBERS[row.kind]: _wire_spec(row)},
-                used_by=AssetUsageInfo() if usage_info else None,
+                used_by=used_by(row, usage),
             )
             for row in rows
         ]

@@ -304,6 +304,15 @@ async def test_names_lists_and_linked_assets(
     )
     assert count.json() == {"count": 1}  # gamma: the search ignores case
 
+    used = await call(
+        app,
+        "GET",
+        f"/api/v1/asset/environment/{linked['environment']}",
+        admin,
+        params={"usageInfo": "true"},
+    )
+    assert_matches("EnvironmentAsset", used.json())
+    assert [t["name"] for t in used.json()["usedBy"]["templates"]] == ["alpha", "beta", "gamma"]
     in_use = await call(app, "DELETE", f"/api/v1/asset/environment/{linked['environment']}", admin)
     assert in_use.status_code == 409, in_use.text
     assert "template alpha" in in_use.json()["detail"]
