@@ -25,9 +25,19 @@ class Resources:
     js: JetStreamContext
 
 
-async def create_pool(db: DatabaseSettings, *, application_name: str) -> asyncpg.Pool:
+async def _nothing_to_reset(conn: object) -> None:
+    """asyncpg resets a released connection (a round trip: RESET ALL, UNLISTEN, unlock, ...);
+    a process that never leaves session state on pooled connections can skip it."""
+
+
+async def create_pool(
+    db: DatabaseSettings, *, application_name: str, session_free: bool = False
+) -> asyncpg.Pool:
+    """`session_free`: this process never LISTENs, locks or sets anything for a session on a
+    pooled connection (the API), so releasing one needs no reset."""
     pool = await asyncpg.create_pool(
         db.url,
+        reset=_nothing_to_reset if session_free else None,
         min_size=db.pool_min,
         max_size=db.pool_max,
         command_timeout=db.command_timeout_s,
@@ -89,7 +99,9 @@ async def _drain(nc: NatsClient) -> None:
 async def open_resources(settings: Settings, *, role: str) -> AsyncIterator[Resources]:
     async with contextlib.AsyncExitStack() as stack:
         name = f"{settings.service_name}-{role}"
-        pool = await create_pool(settings.database, application_name=name)
+        pool = await create_pool(
+            settings.database, application_name=name, session_free=role == "api"
+        )
         stack.push_async_callback(pool.close)
         nc = await connect_nats(settings.nats, name=name)
         stack.push_async_callback(_drain, nc)  # runs first on exit (LIFO): drain, then close pool

@@ -24,6 +24,10 @@ from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.ports import AppendResult, Stream
 
 LOAD: Final = "SELECT data::text AS data, hash FROM events WHERE stream_id = $1 ORDER BY version"
+LOAD_MANY: Final = """
+SELECT stream_id, data::text AS data, hash FROM events
+ WHERE stream_id = ANY($1::uuid[]) ORDER BY stream_id, version
+"""
 LOAD_RECORDED: Final = """
 SELECT global_position, event_id, stream_type, stream_id, version, recorded_at,
        metadata::text AS metadata, data::text AS data
@@ -74,6 +78,20 @@ class PostgresEventStore:
         if rows:
             self._heads.remember(stream_id, len(rows), rows[-1]["hash"])
         return Stream(len(rows), tuple(self._codec.decode(row["data"]) for row in rows))
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        """Several streams in one round trip (a stream with no events is absent)."""
+        async with translated("load"):
+            rows = await self._pool.fetch(LOAD_MANY, list(stream_ids))
+        grouped: dict[UUID, list[asyncpg.Record]] = {}
+        for row in rows:
+            grouped.setdefault(row["stream_id"], []).append(row)
+        found = {}
+        for stream_id, stream_rows in grouped.items():
+            self._heads.remember(stream_id, len(stream_rows), stream_rows[-1]["hash"])
+            events = tuple(self._codec.decode(row["data"]) for row in stream_rows)
+            found[stream_id] = Stream(len(stream_rows), events)
+        return found
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
         """The stream with each event's envelope, for history and audit reads."""

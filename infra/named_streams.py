@@ -36,6 +36,9 @@ class PostgresNamedStreams:
     async def load(self, stream_id: UUID) -> Stream:
         return await self._store.load(stream_id)
 
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        return await self._store.load_many(stream_ids)
+
     async def append(
         self,
         stream_id: UUID,

@@ -2,6 +2,7 @@
 expiry) and, optionally, those of an external identity provider, verified against its JWKS."""
 
 import time
+from collections import OrderedDict
 from typing import Final
 from uuid import UUID
 
@@ -11,6 +12,7 @@ import msgspec
 from infra.settings import AuthSettings
 
 ALGORITHM: Final = "HS256"
+VERIFIED_CACHE: Final = 10_000  # tokens whose signature was checked, newest kept
 
 
 class IssuedToken(msgspec.Struct, frozen=True):
@@ -23,6 +25,9 @@ class TokenIssuer:
         if len(settings.signing_key) < 32:
             raise ValueError("auth.signing_key must be at least 32 characters")
         self._settings = settings
+        # A token's signature, issuer and audience cannot change, so each is checked once;
+        # its expiry is checked on every use.
+        self._verified: OrderedDict[str, dict[str, object]] = OrderedDict()
 
     def issue(self, application_id: UUID, client_id: str) -> IssuedToken:
         now = int(time.time())
@@ -41,6 +46,19 @@ class TokenIssuer:
     def verify(self, token: str) -> dict[str, object]:
         """The token's claims; raises jwt.InvalidTokenError for a bad signature, issuer,
         audience or an expired token."""
+        known = self._verified.get(token)
+        expiry = known.get("exp") if known is not None else None
+        if known is not None and isinstance(expiry, int) and expiry > time.time():
+            self._verified.move_to_end(token)
+            return known
+        self._verified.pop(token, None)
+        claims = self._decode(token)
+        self._verified[token] = claims
+        if len(self._verified) > VERIFIED_CACHE:
+            self._verified.popitem(last=False)
+        return claims
+
+    def _decode(self, token: str) -> dict[str, object]:
         claims: dict[str, object] = jwt.decode(
             token,
             self._settings.signing_key,

@@ -118,6 +118,10 @@ class NamedStreams(Protocol):
 
     async def load(self, stream_id: UUID) -> Stream: ...
 
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        """Several streams at once; a stream with no events is absent."""
+        ...
+
     async def append(
         self,
         stream_id: UUID,

@@ -21,6 +21,7 @@ from services import access
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.ports import NameClaim, NamedStreams, Stream, StreamLoader
+from services.prefetch import actor_stream, prefetch, scope_stream
 
 DATA_SOURCE_KINDS = ("nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume")
 
@@ -35,9 +36,13 @@ class TemplateView(msgspec.Struct, frozen=True):
 async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> TemplateView:
     """Create the template; return it with its combined specs (built from the assets just
     checked, so they are not read twice)."""
+    # The caller's roles and every asset the body names, read in one round trip.
+    loader = await prefetch(
+        streams, [actor_stream(cmd.metadata), scope_stream(cmd.scope), *referenced(cmd.body)]
+    )
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
-    lineage = await access.lineage_of(cmd.scope, streams=streams, field=field)
-    await access.require(cmd.metadata, lineage, "editor", "create templates", streams=streams)
+    lineage = await access.lineage_of(cmd.scope, streams=loader, field=field)
+    await access.require(cmd.metadata, lineage, "editor", "create templates", streams=loader)
     cluster_id, department_id, project_id = placement(lineage, None)
     meta = TemplateMeta(
         name=cmd.name,
@@ -47,7 +52,7 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
         department_id=department_id,
         project_id=project_id,
     )
-    versions, found = await _linked(cmd.body, lineage, streams)
+    versions, found = await _linked(cmd.body, lineage, loader)
     stream = Stream(0, ()) if cmd.new_id else await streams.load(cmd.template_id)
     events = templates.create(
         templates.fold(stream.events), cmd.template_id, meta, cmd.body, versions
@@ -126,6 +131,16 @@ def name_claim(meta: TemplateMeta) -> NameClaim:
     return NameClaim(
         namespace=f"template@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
     )
+
+
+def referenced(body: TemplateBody) -> list[UUID]:
+    """Every asset id the body names."""
+    found: list[UUID] = []
+    for links in (body.assets, body.master.assets if body.master else None):
+        if links is not None:
+            found.extend(i for i in (links.environment, links.compute) if i is not None)
+            found.extend(link.id for link in links.datasources or ())
+    return found
 
 
 async def _linked(
