@@ -106,6 +106,7 @@ class AssetFilter(msgspec.Struct, frozen=True, kw_only=True):
     is_training: bool | None = None
     is_workspace: bool | None = None
     is_inference: bool | None = None
+    asset_ids: frozenset[UUID] | None = None  # data sources: only these
 
     @property
     def target(self) -> ScopeRef | None:
@@ -224,7 +225,9 @@ def select(
     return [
         row
         for row in rows
-        if _in_scope(row.meta, wanted, target, above) and _supports(row.meta, wanted)
+        if _in_scope(row.meta, wanted, target, above)
+        and _supports(row.meta, wanted)
+        and (wanted.asset_ids is None or row.asset_id in wanted.asset_ids)
     ]
 
 

@@ -162,6 +162,7 @@ def provide_asset_filter(
     is_training: Annotated[bool | None, QueryParameter(name="isTraining")] = None,
     is_workspace: Annotated[bool | None, QueryParameter(name="isWorkspace")] = None,
     is_inference: Annotated[bool | None, QueryParameter(name="isInference")] = None,
+    asset_ids: Annotated[str | None, QueryParameter(name="assetIds")] = None,
 ) -> AssetFilter:
     """Run:ai's asset list parameters, as one filter."""
     if scope_kind is not None and include_descendants:
@@ -178,7 +179,18 @@ def provide_asset_filter(
         is_training=is_training,
         is_workspace=is_workspace,
         is_inference=is_inference,
+        asset_ids=_ids(asset_ids),
     )
+
+
+def _ids(listed: str | None) -> frozenset[UUID] | None:
+    """`assetIds`: a comma-separated list of asset ids."""
+    if listed is None:
+        return None
+    try:
+        return frozenset(UUID(part) for part in listed.split(",") if part.strip())
+    except ValueError:
+        raise InvalidRequestError("assetIds", "comma-separated asset ids (UUIDs)") from None
 
 
 UsageInfo = Annotated[bool, QueryParameter(name="usageInfo")]

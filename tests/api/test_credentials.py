@@ -246,3 +246,40 @@ async def test_private_is_only_for_registry_and_generic_credentials_and_viewers_
     )
     body = {"meta": {"name": "k", **TENANT}, "spec": {"ngc_api_key": "abc"}}
     assert (await call(app, "POST", f"{BASE}/ngc-api-key", viewer, json=body)).status_code == 403
+
+
+async def test_a_project_editor_sees_and_manages_only_credentials_it_may(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "east"})).json()
+    llm, vision = [
+        (
+            await call(
+                app,
+                "POST",
+                "/api/v1/org-unit/projects",
+                admin,
+                json={"name": name, "clusterId": cluster["uuid"]},
+            )
+        ).json()
+        for name in ("llm", "vision")
+    ]
+    grant = Grant(role="editor", scope_kind="project", scope_id=llm["id"])
+    editor = await token_for(clean_pool, "llm-editor", (grant,))
+
+    def body(project: dict[str, Any], name: str) -> dict[str, Any]:
+        meta = {"name": name, "scope": "project", "projectId": int(project["id"])}
+        return {"meta": meta, "spec": {"user": "u", "password": "p"}}
+
+    mine = await call(app, "POST", f"{BASE}/password", editor, json=body(llm, "mine"))
+    assert mine.status_code == 202, mine.text
+    denied = await call(app, "POST", f"{BASE}/password", editor, json=body(vision, "theirs"))
+    assert denied.status_code == 403
+    theirs = await call(app, "POST", f"{BASE}/password", admin, json=body(vision, "theirs"))
+    await project_all(clean_pool)
+    hidden = await call(app, "GET", f"{BASE}/password/{theirs.json()['meta']['id']}", editor)
+    assert hidden.status_code == 404
+    listed = await call(app, "GET", BASE, editor)
+    assert [e["meta"]["name"] for e in listed.json()["entries"]] == ["mine"]
+    gone = await call(app, "DELETE", f"{BASE}/password/{theirs.json()['meta']['id']}", editor)
+    assert gone.status_code == 403

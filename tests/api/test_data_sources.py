@@ -231,6 +231,10 @@ async def test_credentials_a_data_source_reads_must_fit_and_stay_while_used(
     combined = await call(app, "GET", BASE, admin)
     assert_matches("DatasourceListResponse", combined.json())
     assert sorted(next(iter(e["spec"])) for e in combined.json()["entries"]) == ["s3", "secret"]
+    only = await call(app, "GET", BASE, admin, params={"assetIds": made.json()["meta"]["id"]})
+    assert [e["meta"]["name"] for e in only.json()["entries"]] == ["s"]
+    bad = await call(app, "GET", BASE, admin, params={"assetIds": "x,y"})
+    assert bad.status_code == 400
 
 
 async def test_a_project_editor_manages_only_its_project_data_sources(
