@@ -95,12 +95,14 @@ async def _migrate(settings: Settings) -> None:
 
 
 async def _projections_status(settings: Settings) -> None:
+    from infra import fanout
     from infra.projector import status
     from projections import ALL
 
     conn = await asyncpg.connect(settings.database.url)
     try:
-        report = await status(conn, [projection.name for projection in ALL])
+        names = [projection.name for projection in ALL] + [fanout.NAME]
+        report = await status(conn, names)
     finally:
         await conn.close()
     print(f"{'projection':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")

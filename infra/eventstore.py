@@ -17,6 +17,7 @@ from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.commit_notifier import CommitNotifier
 from infra.connections import Connection, translated
 from infra.hashchain import content_digest
+from infra.positions import note_append
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
 from infra.stream_heads import StreamHeads
@@ -214,6 +215,7 @@ class PostgresEventStore:
         if stored is not None:
             if stored["current"] != count:
                 raise IdempotencyKeyReusedError(stream_id)
+            note_append(max(stored["positions"], default=None))
             return AppendResult(
                 stream_id=stream_id,
                 version=stored["version"],
@@ -226,6 +228,7 @@ class PostgresEventStore:
             )
         self._heads.remember(stream_id, written["version"], written["hash"])
         self.notifier.committed(carried_at)
+        note_append(max(written["positions"], default=None))
         return AppendResult(
             stream_id=stream_id, version=written["version"], positions=tuple(written["positions"])
         )

@@ -79,6 +79,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # generated (and printed once) unless given. Never log Settings: this may hold a secret.
     admin_app_id: str = "trainplate-admin"
     admin_app_secret: str = ""
+    # How long a read sent with X-Trainplate-Min-Position waits for the read models.
+    consistency_wait_s: float = 2.0
     database: DatabaseSettings = msgspec.field(default_factory=DatabaseSettings)
     nats: NatsSettings = msgspec.field(default_factory=NatsSettings)
     relay: RelaySettings = msgspec.field(default_factory=RelaySettings)

@@ -17,6 +17,7 @@ from infra.eventstore import PostgresEventStore
 from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.assets import ASSET_ROUTES, provide_asset_filter
 from infra.http.auth import BearerAuthenticationMiddleware
+from infra.http.consistency import after_request, before_request
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.health import healthz, readyz
@@ -148,6 +149,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "store": Provide(provide_store, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
+        before_request=before_request(settings.consistency_wait_s),
+        after_request=after_request,
         middleware=[
             DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer, external=external)
         ],
