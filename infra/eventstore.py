@@ -16,7 +16,7 @@ import asyncpg
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.commit_notifier import CommitNotifier
 from infra.connections import Connection, translated
-from infra.hashchain import content_digest
+from infra.hashchain import GENESIS, content_digest
 from infra.positions import note_append
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
@@ -79,6 +79,35 @@ class PostgresEventStore:
         if rows:
             self._heads.remember(stream_id, len(rows), rows[-1]["hash"])
         return Stream(len(rows), tuple(self._codec.decode(row["data"]) for row in rows))
+
+    async def append_first_named(
+        self,
+        stream_id: UUID,
+        event: Event,
+        *,
+        metadata: EventMetadata,
+        namespace: str,
+        name: str,
+    ) -> AppendResult | None:
+        """Create a stream with its first event and claim its name in one statement; None
+        (nothing written) when another stream holds the name."""
+        args = self._encode(stream_id, [event], metadata, None).single(0)
+        carried_at = self.notifier.claim()
+        try:
+            async with translated("append"):
+                rows = await self._pool.fetch(
+                    statement("append_first_named"),
+                    *args,
+                    carried_at is not None,
+                    GENESIS,
+                    namespace,
+                    name,
+                )
+        except asyncpg.UniqueViolationError as exc:  # the stream exists already
+            raise VersionConflictError(stream_id, expected=0, actual=None) from exc
+        if not rows[0]["claimed"]:
+            return None
+        return self._result(stream_id, 0, 1, rows, carried_at)
 
     async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
         """Several streams in one round trip (a stream with no events is absent)."""

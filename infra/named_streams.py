@@ -48,6 +48,14 @@ class PostgresNamedStreams:
         metadata: EventMetadata,
         name: NameClaim | None,
     ) -> AppendResult:
+        if expected_version == 0 and len(events) == 1 and name is not None:
+            # Creating a named stream, the common case: one statement, one round trip.
+            created = await self._store.append_first_named(
+                stream_id, events[0], metadata=metadata, namespace=name.namespace, name=name.name
+            )
+            if created is None:
+                raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
+            return created
         async with translated("append"), self._pool.acquire() as conn, conn.transaction():
             await hold_name(conn, stream_id, name, new=expected_version == 0)
             return await self._store.append_within(

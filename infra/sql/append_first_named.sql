@@ -1,0 +1,28 @@
+-- Create a named stream: claim its name and append its first event (fresh id) in one statement,
+-- one round trip. The event is written only when the claim took the name; when another stream
+-- holds it, nothing is written and `claimed` is false. A concurrent creator of the same name
+-- waits on the unique key and then finds it taken.
+-- $1 stream_id, $2 stream_type, $3 version before (0), $4 event_id, $5 type, $6 schema_version,
+-- $7 data, $8 metadata, $9 digest, $10 whether to NOTIFY the log's readers at commit,
+-- $11 hash before (genesis), $12 name namespace, $13 name.
+WITH claim AS (
+    INSERT INTO stream_names (namespace, name, stream_id) VALUES ($12, $13, $1)
+    ON CONFLICT (namespace, name) DO NOTHING
+    RETURNING stream_id
+),
+inserted AS (
+    INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
+                        metadata, recorded_at, prev_hash, hash)
+    SELECT $4, $2, $1, $3 + 1, $5, $6, $7, $8, now(), $11,
+           trainplate_link($11, $9, $3 + 1, trainplate_micros(now()))
+      FROM claim
+    RETURNING version, hash, global_position
+)
+SELECT $3 AS current, inserted.version, inserted.hash,
+       CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END
+           AS positions,
+       false AS replayed,
+       (SELECT true FROM pg_notify('trainplate_events', '')
+         WHERE $10 AND inserted.version IS NOT NULL) AS notified,
+       inserted.version IS NOT NULL AS claimed
+  FROM (SELECT 1) AS one LEFT JOIN inserted ON true
