@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Final
 from uuid import UUID, uuid4
 
-import msgspec
 from litestar import delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
@@ -25,110 +24,31 @@ from domain.commands import (
     UpdateOrgUnit,
 )
 from domain.org_units import OrgUnitNotFoundError
-from domain.values import NodePoolResources, ScopeKind, ScopeRef
+from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
+from infra.http.org_unit_schemas import (
+    TENANT_ID,
+    ClusterCreationRequest,
+    ClusterUpdateRequest,
+    Department,
+    DepartmentCreationRequest,
+    DepartmentList,
+    DisplayedCluster,
+    OrgUnitUpdateRequest,
+    Project,
+    ProjectCreationRequest,
+    ProjectList,
+    cluster_wire,
+    department_wire,
+    project_from_row,
+    project_wire,
+    totals,
+)
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
 from services import access, org_units
 from services.ports import IdSequence, NamedStreams, OrgTree
-
-TENANT_ID: Final = 1  # one tenant per service
-
-
-class RequestBody(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """Unknown keys are accepted and ignored: Run:ai's clients send fields (scheduling rules,
-    node types, ...) this service does not keep."""
-
-
-class ClusterCreationRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
-    domain: str | None = None
-    version: str | None = None
-
-
-class ClusterUpdateRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
-
-
-class DepartmentCreationRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
-    cluster_id: UUID
-    description: str = ""
-    resources: tuple[NodePoolResources, ...] = ()
-
-
-class OrgUnitUpdateRequest(RequestBody, frozen=True, kw_only=True):
-    description: str = ""
-    resources: tuple[NodePoolResources, ...] = ()
-
-
-class ProjectCreationRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
-    cluster_id: UUID
-    parent_id: str | None = None
-    description: str = ""
-    requested_namespace: str | None = None
-    resources: tuple[NodePoolResources, ...] = ()
-
-
-class DisplayedCluster(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    uuid: str
-    tenant_id: int
-    name: str
-    created_at: datetime
-    domain: str | None = None
-    version: str | None = None
-
-
-class TotalResources(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    gpu_quota: float | None
-    cpu_quota: float | None
-    memory_quota: float | None
-
-
-class Department(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    id: str
-    name: str
-    cluster_id: str
-    description: str
-    resources: tuple[NodePoolResources, ...]
-    total_resources: TotalResources
-    created_at: datetime
-    updated_at: datetime
-    created_by: str
-    updated_by: str
-
-
-class ProjectStatus(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    namespace: str | None
-    phase: str
-
-
-class Project(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    id: str
-    name: str
-    cluster_id: str
-    parent_id: str
-    description: str
-    requested_namespace: str | None
-    enforce_runai_scheduler: bool
-    resources: tuple[NodePoolResources, ...]
-    total_resources: TotalResources
-    effective: dict[str, object]
-    status: ProjectStatus
-    created_at: datetime
-    updated_at: datetime
-    created_by: str
-    updated_by: str
-
-
-class DepartmentList(msgspec.Struct, frozen=True):
-    departments: list[Department]
-
-
-class ProjectList(msgspec.Struct, frozen=True):
-    projects: list[Project]
 
 
 @post("/api/v1/clusters", status_code=201, tags=["Clusters"])
@@ -157,7 +77,7 @@ async def create_cluster(
 async def list_clusters(
     request: Caller, streams: NamedDependency[NamedStreams], resources: NamedDependency[Resources]
 ) -> list[DisplayedCluster]:
-    return [_cluster(u) for u in await _visible(request, "cluster", streams, resources)]
+    return [cluster_wire(u) for u in await _visible(request, "cluster", streams, resources)]
 
 
 @get("/api/v1/clusters/{cluster_uuid:uuid}", tags=["Clusters"])
@@ -167,7 +87,7 @@ async def get_cluster(
     streams: NamedDependency[NamedStreams],
     resources: NamedDependency[Resources],
 ) -> DisplayedCluster:
-    return _cluster(await _one(request, "cluster", str(cluster_uuid), streams, resources))
+    return cluster_wire(await _one(request, "cluster", str(cluster_uuid), streams, resources))
 
 
 @put("/api/v1/clusters/{cluster_uuid:uuid}", status_code=204, tags=["Clusters"])
@@ -214,7 +134,7 @@ async def create_department(
         cluster_id=str(data.cluster_id),
         description=data.description,
         resources=data.resources,
-        total_resources=_totals(data.resources),
+        total_resources=totals(data.resources),
         created_at=now,
         updated_at=now,
         created_by=by,
@@ -227,7 +147,7 @@ async def list_departments(
     request: Caller, streams: NamedDependency[NamedStreams], resources: NamedDependency[Resources]
 ) -> DepartmentList:
     units = await _visible(request, "department", streams, resources)
-    return DepartmentList([_department(u) for u in units])
+    return DepartmentList([department_wire(u) for u in units])
 
 
 @get("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -237,7 +157,7 @@ async def get_department(
     streams: NamedDependency[NamedStreams],
     resources: NamedDependency[Resources],
 ) -> Department:
-    return _department(await _one(request, "department", department_id, streams, resources))
+    return department_wire(await _one(request, "department", department_id, streams, resources))
 
 
 @put("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -249,7 +169,7 @@ async def update_department(
     resources: NamedDependency[Resources],
 ) -> Department:
     unit = await _update(request, "department", department_id, data, streams, resources)
-    return _department(unit)
+    return department_wire(unit)
 
 
 @delete("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -281,7 +201,7 @@ async def create_project(
     )
     project_id = await org_units.create_project(command, streams=streams, ids=ids)
     now, by = datetime.now(UTC), request.user.subject
-    return _project_wire(
+    return project_wire(
         project_id=project_id,
         name=data.name,
         cluster_id=data.cluster_id,
@@ -299,7 +219,7 @@ async def list_projects(
     request: Caller, streams: NamedDependency[NamedStreams], resources: NamedDependency[Resources]
 ) -> ProjectList:
     units = await _visible(request, "project", streams, resources)
-    return ProjectList([_project(u) for u in units])
+    return ProjectList([project_from_row(u) for u in units])
 
 
 @get("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -309,7 +229,7 @@ async def get_project(
     streams: NamedDependency[NamedStreams],
     resources: NamedDependency[Resources],
 ) -> Project:
-    return _project(await _one(request, "project", project_id, streams, resources))
+    return project_from_row(await _one(request, "project", project_id, streams, resources))
 
 
 @put("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -320,7 +240,7 @@ async def update_project(
     streams: NamedDependency[NamedStreams],
     resources: NamedDependency[Resources],
 ) -> Project:
-    return _project(await _update(request, "project", project_id, data, streams, resources))
+    return project_from_row(await _update(request, "project", project_id, data, streams, resources))
 
 
 @delete("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -419,87 +339,4 @@ async def _update(
         created_by=by if seen is None else seen.created_by,
         updated_at=now,
         updated_by=by,
-    )
-
-
-def _totals(resources: tuple[NodePoolResources, ...]) -> TotalResources:
-    def total(pick: str) -> float | None:
-        values = [getattr(r, pick).deserved for r in resources if getattr(r, pick) is not None]
-        known = [v for v in values if v is not None]
-        return sum(known) if known else None
-
-    return TotalResources(
-        gpu_quota=total("gpu"), cpu_quota=total("cpu"), memory_quota=total("memory")
-    )
-
-
-def _cluster(unit: OrgUnitRow) -> DisplayedCluster:
-    return DisplayedCluster(
-        uuid=unit.id,
-        tenant_id=TENANT_ID,
-        name=unit.name,
-        created_at=unit.created_at,
-        domain=unit.details.domain,
-        version=unit.details.cluster_version,
-    )
-
-
-def _department(unit: OrgUnitRow) -> Department:
-    return Department(
-        id=unit.id,
-        name=unit.name,
-        cluster_id=str(unit.cluster_id),
-        description=unit.description,
-        resources=unit.details.resources,
-        total_resources=_totals(unit.details.resources),
-        created_at=unit.created_at,
-        updated_at=unit.updated_at,
-        created_by=unit.created_by,
-        updated_by=unit.updated_by,
-    )
-
-
-def _project(unit: OrgUnitRow) -> Project:
-    return _project_wire(
-        project_id=unit.id,
-        name=unit.name,
-        cluster_id=unit.cluster_id,
-        parent_id=unit.department_id,
-        description=unit.description,
-        requested_namespace=unit.details.requested_namespace,
-        resources=unit.details.resources,
-        created=(unit.created_at, unit.created_by),
-        updated=(unit.updated_at, unit.updated_by),
-    )
-
-
-def _project_wire(
-    *,
-    project_id: str,
-    name: str,
-    cluster_id: UUID,
-    parent_id: str | None,
-    description: str,
-    requested_namespace: str | None,
-    resources: tuple[NodePoolResources, ...],
-    created: tuple[datetime, str],
-    updated: tuple[datetime, str],
-) -> Project:
-    return Project(
-        id=project_id,
-        name=name,
-        cluster_id=str(cluster_id),
-        # A project directly under its cluster names the cluster as its parent.
-        parent_id=parent_id if parent_id is not None else str(cluster_id),
-        description=description,
-        requested_namespace=requested_namespace,
-        enforce_runai_scheduler=True,
-        resources=resources,
-        total_resources=_totals(resources),
-        effective={},
-        status=ProjectStatus(namespace=requested_namespace or f"runai-{name}", phase="Ready"),
-        created_at=created[0],
-        updated_at=updated[0],
-        created_by=created[1],
-        updated_by=updated[1],
     )

@@ -7,7 +7,6 @@ the first result and writes nothing). Reads come from the template catalogue, wi
 specs rebuilt from the asset versions each template records.
 """
 
-from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID, uuid4, uuid5
 
@@ -16,25 +15,31 @@ from litestar import Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain import access as access_rules
 from domain import templates
-from domain.combined import Combined, Runnable
 from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
 from domain.template_specs import (
     DistributedTemplateSpec,
     MasterSection,
-    MasterTemplateSpec,
     TemplateAssets,
 )
-from domain.templates import Template, TemplateBody, TemplateNotFoundError
+from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
 from infra.http.problems import pointer_in
+from infra.http.template_patch import clear, merge
+from infra.http.template_schemas import (
+    Count,
+    CreationMeta,
+    CreationRequest,
+    DistributedTemplate,
+    PaginationInfo,
+    TemplateList,
+    UpdateRequest,
+)
+from infra.http.template_views import chosen, seen_scopes, wire_of
 from infra.named_streams import name_holder
-from projections import template_catalogue, template_queries
-from projections.template_catalogue import TemplateRow
-from services import access
+from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError
 from services.ports import NamedStreams, OrgTree
@@ -42,83 +47,6 @@ from services.ports import NamedStreams, OrgTree
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
 _IDEMPOTENCY: Final = UUID("0c3e5a7b-9d1f-4e2a-8b6c-4d5e6f7a8b9c")
-ScopeType = Literal["system", "tenant", "cluster", "department", "project"]
-
-
-class RequestBody(
-    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"
-):
-    """Request bodies: camelCase, unknown keys refused."""
-
-
-class CreationMeta(RequestBody, frozen=True, kw_only=True):
-    name: str
-    description: str | None = None
-    scope_type: ScopeType
-    scope_id: str | None = None
-
-
-class UpdateMeta(RequestBody, frozen=True, kw_only=True):
-    name: str
-    description: str | None = None
-
-
-class CreationRequest(RequestBody, frozen=True, kw_only=True):
-    meta: CreationMeta
-    spec: DistributedTemplateSpec | None = None
-    assets: TemplateAssets | None = None
-    master_spec_same_as_worker: bool | None = None
-    master: MasterSection | None = None
-
-
-class UpdateRequest(RequestBody, frozen=True, kw_only=True):
-    meta: UpdateMeta
-    spec: DistributedTemplateSpec | None = None
-    assets: TemplateAssets | None = None
-    master_spec_same_as_worker: bool | None = None
-    master: MasterSection | None = None
-
-
-class ResponseMeta(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    id: str
-    name: str
-    description: str | None
-    workload_type: str
-    scope_type: str
-    scope_id: str
-    cluster_id: str | None
-    department_id: str | None
-    project_id: int | None
-    created_by: str
-    created_at: datetime
-    updated_by: str | None
-    updated_at: datetime | None
-
-
-class DistributedTemplate(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    meta: ResponseMeta
-    spec: DistributedTemplateSpec
-    assets: TemplateAssets | None = None
-    master_spec_same_as_worker: bool = True
-    master: MasterSection | None = None
-    runnable: Runnable
-    combined_spec: DistributedTemplateSpec
-    combined_master_spec: MasterTemplateSpec | None = None
-
-
-class PaginationInfo(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    limit: int
-    offset: int
-    next_offset: int | None = None
-
-
-class TemplateList(msgspec.Struct, frozen=True):
-    entries: list[DistributedTemplate]
-    pagination: PaginationInfo
-
-
-class Count(msgspec.Struct, frozen=True):
-    count: int
 
 
 def _scope(meta: CreationMeta) -> ScopeRef:
@@ -172,7 +100,7 @@ async def create_template(
         if existing is not None:
             if (existing.meta.name, existing.body) != (data.meta.name, templates.normalized(body)):
                 raise IdempotencyKeyReusedError(template_id)
-            return _respond(await _wire(request, existing, None, streams), existing.version, 202)
+            return _respond(await wire_of(request, existing, None, streams), existing.version, 202)
     command = CreateTemplate(
         template_id=template_id,
         new_id=key is None,
@@ -183,7 +111,7 @@ async def create_template(
         metadata=actor(request),
     )
     view = await use_cases.create_template(command, streams=streams)
-    wire = await _wire(request, view.template, None, streams, combined=view.combined)
+    wire = await wire_of(request, view.template, None, streams, combined=view.combined)
     return _respond(wire, view.template.version, 202)
 
 
@@ -216,9 +144,9 @@ async def list_distributed(
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
-    rows = await _chosen(request, streams, tree, resources, filter_by, search, sort_by, sort_order)
+    rows = await chosen(request, streams, tree, resources, filter_by, search, sort_by, sort_order)
     page = rows[offset : offset + limit]
-    entries = [await _wire(request, row.template, row, streams) for row in page]
+    entries = [await wire_of(request, row.template, row, streams) for row in page]
     next_offset = offset + limit if offset + limit < len(rows) else None
     return TemplateList(
         entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
@@ -238,9 +166,9 @@ async def list_any(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
-    rows = await _chosen(request, streams, tree, resources, filter_by, search, None, sort_order)
+    rows = await chosen(request, streams, tree, resources, filter_by, search, None, sort_order)
     page = rows[offset : offset + limit]
-    entries = [await _wire(request, row.template, row, streams) for row in page]
+    entries = [await wire_of(request, row.template, row, streams) for row in page]
     next_offset = offset + limit if offset + limit < len(rows) else None
     return TemplateList(
         entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
@@ -256,7 +184,7 @@ async def count_templates(
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> Count:
-    rows = await _chosen(request, streams, tree, resources, filter_by, search, None, "asc")
+    rows = await chosen(request, streams, tree, resources, filter_by, search, None, "asc")
     return Count(len(rows))
 
 
@@ -285,9 +213,9 @@ async def _get(
 ) -> Response[DistributedTemplate]:
     async with resources.pool.acquire() as conn:
         row = await template_catalogue.get_template(conn, template_id)
-    if row is None or row.template.meta.scope_ref not in await _seen(request, streams, tree):
+    if row is None or row.template.meta.scope_ref not in await seen_scopes(request, streams, tree):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    return _respond(await _wire(request, row.template, row, streams), row.template.version, 200)
+    return _respond(await wire_of(request, row.template, row, streams), row.template.version, 200)
 
 
 @get(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])
@@ -358,13 +286,13 @@ async def patch_template(
             "master": current.body.master,
         }
     )
-    _merge(merged, {k: v for k, v in data.items() if k not in ("meta", "fieldsToClear")})
+    merge(merged, {k: v for k, v in data.items() if k not in ("meta", "fieldsToClear")})
     description = meta.get("description", current.meta.description)
     for i, path in enumerate(data.get("fieldsToClear") or ()):
         if path == "meta.description":
             description = None
             continue
-        _clear(merged, path, f"/fieldsToClear/{i}")
+        clear(merged, path, f"/fieldsToClear/{i}")
     try:
         body = msgspec.convert(merged, TemplateBody)
     except msgspec.ValidationError as exc:
@@ -419,132 +347,4 @@ async def _update(
     updated = await use_cases.update_template(command, streams=streams)
     async with resources.pool.acquire() as conn:
         row = await template_catalogue.get_template(conn, template_id)
-    return _respond(await _wire(request, updated, row, streams), updated.version, 200)
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> None:
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = value
-
-
-_CLEARABLE: Final = ("spec", "assets", "master", "masterSpecSameAsWorker")
-
-
-def _clear(body: dict[str, Any], path: str, pointer: str) -> None:
-    parts = path.split(".")
-    if not path or parts[0] not in _CLEARABLE or any(not p for p in parts):
-        raise InvalidRequestError(pointer, f"{path!r} names no template field")
-    node: Any = body
-    for part in parts[:-1]:
-        node = node.get(part) if isinstance(node, dict) else None
-        if node is None:
-            return  # already clear
-    if isinstance(node, dict):
-        node.pop(parts[-1], None)
-
-
-async def _seen(request: Caller, streams: NamedStreams, tree: OrgTree) -> set[ScopeRef]:
-    grants = await access.grants_of(actor(request), streams=streams)
-    return access_rules.visible_scopes(grants, await tree.lineages())
-
-
-async def _chosen(
-    request: Caller,
-    streams: NamedStreams,
-    tree: OrgTree,
-    resources: Resources,
-    filter_by: str | None,
-    search: str | None,
-    sort_by: str | None,
-    sort_order: str,
-) -> list[TemplateRow]:
-    items = [item for item in (filter_by or "").split(",") if item]
-    try:
-        filters = template_queries.parse_filters(items)
-    except template_queries.InvalidFilterError as exc:
-        raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
-    seen = await _seen(request, streams, tree)
-    async with resources.pool.acquire() as conn:
-        rows = [
-            r
-            for r in await template_catalogue.list_templates(conn)
-            if r.template.meta.scope_ref in seen
-        ]
-    fields = {}
-    for row in rows:
-        summary = _summary(row)
-        if sort_by == "runnable" or any("runnable" in item for item in items):
-            summary["runnable"] = (
-                await use_cases.combined(row.template, streams=streams)
-            ).runnable.is_runnable
-        fields[row.template.id] = summary
-    chosen = template_queries.select(
-        list(fields.values()),
-        filters=filters,
-        search=search,
-        sort_by=sort_by,
-        descending=sort_order == "desc",
-    )
-    by_id = {row.template.id: row for row in rows}
-    return [by_id[summary["id"]] for summary in chosen]
-
-
-def _summary(row: TemplateRow) -> dict[str, Any]:
-    meta = row.template.meta
-    return {
-        "id": row.template.id,
-        "name": meta.name,
-        "description": meta.description,
-        "workloadType": "Distributed",
-        "scopeType": meta.scope,
-        "clusterId": meta.cluster_id,
-        "projectId": meta.project_id,
-        "departmentId": meta.department_id,
-        "createdAt": row.created_at,
-        "updatedAt": row.updated_at,
-        "createdBy": row.created_by,
-        "updatedBy": row.updated_by,
-    }
-
-
-async def _wire(
-    request: Caller,
-    template: Template,
-    row: TemplateRow | None,
-    streams: NamedStreams,
-    *,
-    combined: Combined | None = None,
-) -> DistributedTemplate:
-    """The template as Run:ai shows it; times from the read model when it has the row."""
-    if combined is None:
-        combined = await use_cases.combined(template, streams=streams)
-    now, by = datetime.now(UTC), request.user.subject
-    meta = template.meta
-    scope = meta.scope_ref
-    return DistributedTemplate(
-        meta=ResponseMeta(
-            id=str(template.id),
-            name=meta.name,
-            description=meta.description,
-            workload_type="Distributed",
-            scope_type=meta.scope,
-            scope_id=scope.id,
-            cluster_id=None if meta.cluster_id is None else str(meta.cluster_id),
-            department_id=meta.department_id,
-            project_id=meta.project_id,
-            created_by=row.created_by if row else by,
-            created_at=row.created_at if row else now,
-            updated_by=row.updated_by if row else by,
-            updated_at=row.updated_at if row and row.template.version == template.version else now,
-        ),
-        spec=template.body.spec,
-        assets=template.body.assets,
-        master_spec_same_as_worker=template.body.master_spec_same_as_worker,
-        master=template.body.master,
-        runnable=combined.runnable,
-        combined_spec=combined.spec,
-        combined_master_spec=combined.master,
-    )
+    return _respond(await wire_of(request, updated, row, streams), updated.version, 200)

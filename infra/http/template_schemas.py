@@ -1,0 +1,92 @@
+"""Request and response bodies of the template endpoints, in Run:ai's shapes."""
+
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+from domain.combined import Runnable
+from domain.template_specs import (
+    DistributedTemplateSpec,
+    MasterSection,
+    MasterTemplateSpec,
+    TemplateAssets,
+)
+
+ScopeType = Literal["system", "tenant", "cluster", "department", "project"]
+
+
+class RequestBody(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"
+):
+    """Request bodies: camelCase, unknown keys refused."""
+
+
+class CreationMeta(RequestBody, frozen=True, kw_only=True):
+    name: str
+    description: str | None = None
+    scope_type: ScopeType
+    scope_id: str | None = None
+
+
+class UpdateMeta(RequestBody, frozen=True, kw_only=True):
+    name: str
+    description: str | None = None
+
+
+class CreationRequest(RequestBody, frozen=True, kw_only=True):
+    meta: CreationMeta
+    spec: DistributedTemplateSpec | None = None
+    assets: TemplateAssets | None = None
+    master_spec_same_as_worker: bool | None = None
+    master: MasterSection | None = None
+
+
+class UpdateRequest(RequestBody, frozen=True, kw_only=True):
+    meta: UpdateMeta
+    spec: DistributedTemplateSpec | None = None
+    assets: TemplateAssets | None = None
+    master_spec_same_as_worker: bool | None = None
+    master: MasterSection | None = None
+
+
+class ResponseMeta(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    id: str
+    name: str
+    description: str | None
+    workload_type: str
+    scope_type: str
+    scope_id: str
+    cluster_id: str | None
+    department_id: str | None
+    project_id: int | None
+    created_by: str
+    created_at: datetime
+    updated_by: str | None
+    updated_at: datetime | None
+
+
+class DistributedTemplate(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    meta: ResponseMeta
+    spec: DistributedTemplateSpec
+    assets: TemplateAssets | None = None
+    master_spec_same_as_worker: bool = True
+    master: MasterSection | None = None
+    runnable: Runnable
+    combined_spec: DistributedTemplateSpec
+    combined_master_spec: MasterTemplateSpec | None = None
+
+
+class PaginationInfo(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    limit: int
+    offset: int
+    next_offset: int | None = None
+
+
+class TemplateList(msgspec.Struct, frozen=True):
+    entries: list[DistributedTemplate]
+    pagination: PaginationInfo
+
+
+class Count(msgspec.Struct, frozen=True):
+    count: int
