@@ -15,7 +15,8 @@ from infra.bootstrap import Resources, open_resources
 from infra.credential_vault import PostgresCredentialVault
 from infra.eventstore import PostgresEventStore
 from infra.http.access_rules import ACCESS_RULE_ROUTES
-from infra.http.assets import ASSET_ROUTES, provide_asset_filter
+from infra.http.asset_schemas import provide_asset_filter
+from infra.http.assets import ASSET_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, before_request
 from infra.http.credentials import CREDENTIAL_ROUTES

@@ -21,15 +21,15 @@ from domain.credentials import Credential
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
-from infra.http.assets import (
+from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
     AssetUsageInfo,
     RequestBody,
     UsageInfo,
     asset_meta,
-    scope_of,
 )
+from infra.http.assets import scope_of
 from infra.http.callers import Caller, actor
 from projections import asset_catalogue
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetRow

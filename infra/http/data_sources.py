@@ -15,7 +15,7 @@ from domain.commands import DeleteAsset, UpdateAsset
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
 from infra.bootstrap import Resources
-from infra.http.assets import (
+from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
     AssetUpdateMeta,
@@ -24,12 +24,9 @@ from infra.http.assets import (
     Usage,
     UsageInfo,
     asset_meta,
-    create_from,
-    usage_of,
     used_by,
-    visible_rows,
-    written,
 )
+from infra.http.assets import create_from, usage_of, visible_rows, written
 from infra.http.callers import Caller, actor
 from infra.http.problems import pointer_in
 from projections import asset_catalogue
