@@ -312,3 +312,29 @@ def _merge_named(below: list[Any], above: list[Any]) -> list[Any]:
         else:
             merged.append(item)
     return [item for item in merged if not (isinstance(item, dict) and item.get("exclude"))]
+
+
+class FieldChange(msgspec.Struct, frozen=True):
+    field: str  # a JSON pointer into the template response, e.g. /combinedSpec/image
+    before: Any
+    after: Any
+
+
+def changes(before: Combined, after: Combined) -> list[FieldChange]:
+    """What differs between two combined views of one template, field by field."""
+    found: list[FieldChange] = []
+    for name, old, new in (
+        ("combinedSpec", before.spec, after.spec),
+        ("combinedMasterSpec", before.master, after.master),
+        ("runnable", before.runnable, after.runnable),
+    ):
+        _diff(f"/{name}", msgspec.to_builtins(old), msgspec.to_builtins(new), found)
+    return found
+
+
+def _diff(at: str, old: Any, new: Any, found: list[FieldChange]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            _diff(f"{at}/{key}", old.get(key), new.get(key), found)
+    elif old != new:
+        found.append(FieldChange(at, old, new))

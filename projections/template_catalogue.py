@@ -155,3 +155,12 @@ async def templates_using(
     for row in rows:
         found.setdefault(row["asset_id"], []).append((row["template_id"], row["name"]))
     return found
+
+
+async def templates_with(conn: Executor, asset_id: UUID) -> list[TemplateRow]:
+    """The templates that link or load the asset."""
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM template_catalogue WHERE $1 = ANY (asset_ids) ORDER BY name",
+        asset_id,
+    )
+    return [_row(r) for r in rows]

@@ -7,8 +7,8 @@ from uuid import UUID
 import msgspec
 
 from domain import assets, templates
-from domain.assets import Asset
-from domain.combined import Combined, combine
+from domain.assets import Asset, AssetSpec
+from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
 from domain.errors import InvalidHistoryError
 from domain.events import AssetVersion, Event, TemplateEvent
@@ -114,6 +114,11 @@ async def delete_template(cmd: DeleteTemplate, *, streams: NamedStreams) -> None
 
 async def combined(template: Template, *, streams: StreamLoader) -> Combined:
     """The combined specs, from the asset versions the template records."""
+    return combine(template.body, await _recorded_assets(template, streams))
+
+
+async def _recorded_assets(template: Template, streams: StreamLoader) -> dict[UUID, Asset]:
+    """The assets the template refers to, each as of the version it records (gone: absent)."""
     found: dict[UUID, Asset] = {}
     for recorded in template.asset_versions:
         history = (await streams.load(recorded.asset_id)).events[: recorded.version]
@@ -123,7 +128,37 @@ async def combined(template: Template, *, streams: StreamLoader) -> Combined:
             continue
         if asset is not None and not asset.deleted:
             found[recorded.asset_id] = asset
-    return combine(template.body, found)
+    return found
+
+
+class Impact(msgspec.Struct, frozen=True):
+    template_id: UUID
+    name: str
+    changes: list[FieldChange]
+
+
+async def preview_asset_update(
+    asset_id: UUID,
+    spec: AssetSpec,
+    dependents: list[Template],
+    *,
+    streams: StreamLoader,
+) -> list[Impact]:
+    """How each template linking the asset would change if its spec became `spec`: the fields
+    of the combined specs (and runnable) that would differ. Writes nothing."""
+    impacts = []
+    for template in dependents:
+        if asset_id not in templates.linked_ids(template.body):
+            continue
+        found = await _recorded_assets(template, streams)
+        current = combine(template.body, found)
+        latest = assets.fold((await streams.load(asset_id)).events)
+        if latest is None or latest.deleted:
+            continue
+        found[asset_id] = msgspec.structs.replace(latest, spec=spec)
+        proposed = combine(template.body, found)
+        impacts.append(Impact(template.id, template.meta.name, changes(current, proposed)))
+    return impacts
 
 
 def name_claim(meta: TemplateMeta) -> NameClaim:

@@ -22,6 +22,7 @@ from infra.http.consistency import after_request, before_request
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.health import healthz, readyz
+from infra.http.impact import IMPACT_ROUTES
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.service_accounts import (
@@ -135,6 +136,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *DATA_SOURCE_ROUTES,
             *ACCESS_RULE_ROUTES,
             *TEMPLATE_ROUTES,
+            *IMPACT_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -366,3 +366,48 @@ async def test_an_edit_of_a_linked_environment_reaches_the_template(
         )
         == 1
     )
+
+
+async def test_an_impact_preview_shows_what_an_asset_update_would_change(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    project = (await org(app, admin))["project"]
+    linked = await assets(app, admin)
+    await call(app, "POST", TEMPLATES, admin, json=template("one", project, linked))
+    await call(app, "POST", TEMPLATES, admin, json=template("two", project, linked))
+    await project_all(clean_pool)
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    proposal = {"meta": {"name": "env-pytorch"}, "spec": {"image": "pt:2.5"}}
+    preview = await call(
+        app,
+        "POST",
+        f"/api/v1/asset/environment/{linked['environment']}/impact",
+        admin,
+        json=proposal,
+    )
+    assert preview.status_code == 200, preview.text
+    impacts = preview.json()["templates"]
+    assert [t["name"] for t in impacts] == ["one", "two"]
+    image = {"field": "/combinedSpec/image", "before": IMAGE, "after": "pt:2.5"}
+    assert image in impacts[0]["changes"]
+    # The proposal drops the environment's variables too, and the preview says so.
+    assert any(c["field"] == "/combinedSpec/environmentVariables" for c in impacts[0]["changes"])
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before  # nothing written
+    compute = await call(
+        app,
+        "POST",
+        f"/api/v1/asset/compute/{linked['compute']}/impact",
+        admin,
+        json={"meta": {"name": "gpu-pytorch"}, "spec": {"gpuDevicesRequest": 4}},
+    )
+    assert compute.status_code == 200, compute.text
+    change = {"field": "/combinedSpec/compute/gpuDevicesRequest", "before": 8, "after": 4}
+    assert change in compute.json()["templates"][0]["changes"]
+    missing = await call(
+        app,
+        "POST",
+        "/api/v1/asset/environment/0b7c4f7e-2a1d-4c3b-9e8f-6a5d4c3b2a10/impact",
+        admin,
+        json=proposal,
+    )
+    assert missing.status_code == 404

@@ -1,0 +1,94 @@
+"""Impact preview: which templates a proposed environment or compute-resource update would
+change, and how (`POST .../{id}/impact` with the body an update would send). Writes nothing."""
+
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+from litestar import post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+
+from domain.assets import AssetNotFoundError
+from domain.specs import ComputeSpec
+from infra.bootstrap import Resources
+from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequest
+from infra.http.assets import visible_rows
+from infra.http.callers import Caller
+from projections import template_catalogue
+from projections.asset_catalogue import AssetFilter
+from services.ports import NamedStreams, OrgTree
+from services.templates import preview_asset_update
+
+
+class Change(msgspec.Struct, frozen=True):
+    field: str
+    before: Any
+    after: Any
+
+
+class TemplateImpact(msgspec.Struct, frozen=True):
+    id: str
+    name: str
+    changes: list[Change]
+
+
+class ImpactReport(msgspec.Struct, frozen=True):
+    templates: list[TemplateImpact]
+
+
+async def _report(
+    request: Caller,
+    kind: str,
+    asset_id: UUID,
+    spec: Any,
+    streams: NamedStreams,
+    tree: OrgTree,
+    resources: Resources,
+) -> ImpactReport:
+    seen = await visible_rows(request, (kind,), AssetFilter(), streams, tree, resources)
+    if all(row.asset_id != asset_id for row in seen):
+        raise AssetNotFoundError(kind, asset_id)  # unknown or out of sight: one answer
+    async with resources.pool.acquire() as conn:
+        dependents = [
+            row.template for row in await template_catalogue.templates_with(conn, asset_id)
+        ]
+    impacts = await preview_asset_update(asset_id, spec, dependents, streams=streams)
+    return ImpactReport(
+        [
+            TemplateImpact(
+                str(impact.template_id),
+                impact.name,
+                [Change(c.field, c.before, c.after) for c in impact.changes],
+            )
+            for impact in impacts
+        ]
+    )
+
+
+@post("/api/v1/asset/environment/{asset_id:uuid}/impact", status_code=200, tags=["Environment"])
+async def environment_impact(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    data: JSONBody[EnvironmentUpdateRequest],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+) -> ImpactReport:
+    return await _report(request, "environment", asset_id, data.spec, streams, tree, resources)
+
+
+@post("/api/v1/asset/compute/{asset_id:uuid}/impact", status_code=200, tags=["Compute"])
+async def compute_impact(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    data: JSONBody[ComputeUpdateRequest],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+) -> ImpactReport:
+    spec = data.spec or ComputeSpec()
+    return await _report(request, "compute", asset_id, spec, streams, tree, resources)
+
+
+IMPACT_ROUTES: Final = (environment_impact, compute_impact)
