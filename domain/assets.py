@@ -206,11 +206,16 @@ def delete(
     return [DataSourceDeleted(asset_id=asset_id)]
 
 
-def _check_meta(meta: AssetMeta, spec: AssetSpec) -> None:
+def check_name(meta: AssetMeta) -> None:
+    """Every asset kind's name and description rules."""
     if not meta.name.strip():
         raise InvalidAssetError("/meta/name", "must not be empty")
     if meta.description is not None and not 1 <= len(meta.description) <= DESCRIPTION_MAX:
         raise InvalidAssetError("/meta/description", f"must be 1 to {DESCRIPTION_MAX} characters")
+
+
+def _check_meta(meta: AssetMeta, spec: AssetSpec) -> None:
+    check_name(meta)
     if meta.private:
         raise InvalidAssetError("/meta/private", f"a {kind_of(spec)} cannot be private")
     types = meta.workload_supported_types

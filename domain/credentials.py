@@ -13,10 +13,10 @@ from uuid import UUID
 import msgspec
 
 from domain.assets import (
-    DESCRIPTION_MAX,
     AssetExistsError,
     AssetNotFoundError,
     InvalidAssetError,
+    check_name,
 )
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
@@ -152,10 +152,7 @@ def _check_pairs(keys: tuple[str, ...], given: set[str]) -> None:
 
 
 def _check_meta(kind: CredentialKind, meta: AssetMeta) -> None:
-    if not meta.name.strip():
-        raise InvalidAssetError("/meta/name", "must not be empty")
-    if meta.description is not None and not 1 <= len(meta.description) <= DESCRIPTION_MAX:
-        raise InvalidAssetError("/meta/description", f"must be 1 to {DESCRIPTION_MAX} characters")
+    check_name(meta)
     if meta.private and kind not in PRIVATE_KINDS:
         raise InvalidAssetError(
             "/meta/private", "only docker-registry and generic-secret may be private"

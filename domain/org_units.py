@@ -53,12 +53,20 @@ class OrgUnit(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def lineage(self) -> tuple[ScopeRef, ...]:
         """This unit, then its ancestors up to the tenant."""
-        chain = [self.ref]
-        if self.kind == "project" and self.department_id is not None:
-            chain.append(ScopeRef("department", self.department_id))
-        if self.kind != "cluster":
-            chain.append(ScopeRef("cluster", str(self.cluster_id)))
-        return (*chain, TENANT)
+        return lineage(self.kind, self.id, self.cluster_id, self.department_id)
+
+
+def lineage(
+    kind: ScopeKind, unit_id: str, cluster_id: UUID, department_id: str | None
+) -> tuple[ScopeRef, ...]:
+    """A unit, then its ancestors up to the tenant: its department (a project's, if it has
+    one), its cluster, the tenant."""
+    chain = [ScopeRef(kind, unit_id)]
+    if kind == "project" and department_id is not None:
+        chain.append(ScopeRef("department", department_id))
+    if kind != "cluster":
+        chain.append(ScopeRef("cluster", str(cluster_id)))
+    return (*chain, TENANT)
 
 
 class OrgUnitNotFoundError(DomainError):

@@ -7,6 +7,7 @@ from uuid import UUID
 import asyncpg
 import msgspec
 
+from domain import org_units
 from domain.events import (
     ClusterCreated,
     ClusterDeleted,
@@ -19,7 +20,7 @@ from domain.events import (
     ProjectUpdated,
     RecordedEvent,
 )
-from domain.values import TENANT, NodePoolResources, ScopeKind, ScopeRef
+from domain.values import NodePoolResources, ScopeKind, ScopeRef
 from projections.executor import Executor
 
 NAME: Final = "org_units"
@@ -49,12 +50,7 @@ class OrgUnitRow(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def lineage(self) -> tuple[ScopeRef, ...]:
-        chain = [ScopeRef(self.kind, self.id)]
-        if self.department_id is not None:
-            chain.append(ScopeRef("department", self.department_id))
-        if self.kind != "cluster":
-            chain.append(ScopeRef("cluster", str(self.cluster_id)))
-        return (*chain, TENANT)
+        return org_units.lineage(self.kind, self.id, self.cluster_id, self.department_id)
 
 
 _encode = msgspec.json.Encoder().encode

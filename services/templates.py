@@ -146,17 +146,17 @@ async def preview_asset_update(
 ) -> list[Impact]:
     """How each template linking the asset would change if its spec became `spec`: the fields
     of the combined specs (and runnable) that would differ. Writes nothing."""
+    latest = assets.fold((await streams.load(asset_id)).events)
+    if latest is None or latest.deleted:
+        return []
+    proposed_asset = msgspec.structs.replace(latest, spec=spec)
     impacts = []
     for template in dependents:
         if asset_id not in templates.linked_ids(template.body):
             continue
         found = await _recorded_assets(template, streams)
         current = combine(template.body, found)
-        latest = assets.fold((await streams.load(asset_id)).events)
-        if latest is None or latest.deleted:
-            continue
-        found[asset_id] = msgspec.structs.replace(latest, spec=spec)
-        proposed = combine(template.body, found)
+        proposed = combine(template.body, {**found, asset_id: proposed_asset})
         impacts.append(Impact(template.id, template.meta.name, changes(current, proposed)))
     return impacts
 

@@ -14,16 +14,14 @@ from litestar import delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain import access as access_rules_domain
 from domain.access import RANK, ROLE_DESCRIPTIONS, ROLE_IDS, granted_scope
 from domain.applications import AccessRuleNotFoundError
 from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, actor, seen_scopes
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
-from services import access
 from services.access_rules import create_access_rule, delete_access_rule
 from services.errors import InvalidRequestError
 from services.ports import EventStore, IdSequence, OrgTree
@@ -264,8 +262,7 @@ ACCESS_RULE_ROUTES: Final = (list_roles, get_role, create_rule, list_rules, get_
 async def _visible(
     request: Caller, store: EventStore, tree: OrgTree, resources: Resources
 ) -> list[AccessRuleRow]:
-    grants = await access.grants_of(actor(request), streams=store)
-    seen = access_rules_domain.visible_scopes(grants, await tree.lineages())
+    seen = await seen_scopes(request, store, tree)
     async with resources.pool.acquire() as conn:
         rows = await access_rules.list_rules(conn)
     return [

@@ -10,11 +10,11 @@ from litestar import delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from domain import access as access_rules
 from domain.assets import Asset, AssetNotFoundError, AssetSpec
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.credentials import Credential
 from domain.specs import ComputeSpec, EnvironmentSpec
-from domain.values import AssetKind, ScopeRef
+from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import (
     AssetCreationMeta,
@@ -32,12 +32,12 @@ from infra.http.asset_schemas import (
     asset_meta,
     used_by,
 )
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, actor, seen_scopes, visibility
 from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
-from services import access, assets
+from services import assets
 from services.errors import InvalidRequestError
-from services.ports import AssetUsage, NamedStreams, OrgTree
+from services.ports import AssetUsage, NamedStreams, OrgTree, StreamLoader
 
 
 async def usage_of(resources: Resources, rows: list[AssetRow], wanted: bool) -> Usage:
@@ -81,7 +81,7 @@ async def get_environment(
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
-    row = await _one(request, "environment", asset_id, streams, tree, resources)
+    row = await one_visible(request, "environment", asset_id, streams, tree, resources)
     return _environment(row, await usage_of(resources, [row], usage_info))
 
 
@@ -93,7 +93,7 @@ async def update_environment(
     streams: NamedDependency[NamedStreams],
     resources: NamedDependency[Resources],
 ) -> EnvironmentAsset:
-    row = await _update(request, asset_id, data.meta, data.spec, streams, resources)
+    row = await update_from(request, asset_id, data.meta, data.spec, streams, resources)
     return _environment(row)
 
 
@@ -141,7 +141,7 @@ async def get_compute(
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
-    row = await _one(request, "compute", asset_id, streams, tree, resources)
+    row = await one_visible(request, "compute", asset_id, streams, tree, resources)
     return _compute(row, await usage_of(resources, [row], usage_info))
 
 
@@ -154,7 +154,7 @@ async def update_compute(
     resources: NamedDependency[Resources],
 ) -> ComputeAsset:
     spec = data.spec or ComputeSpec()
-    return _compute(await _update(request, asset_id, data.meta, spec, streams, resources))
+    return _compute(await update_from(request, asset_id, data.meta, spec, streams, resources))
 
 
 @delete("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
@@ -219,7 +219,7 @@ def scope_of(meta: AssetCreationMeta) -> ScopeRef:
             raise InvalidRequestError(field, f"a {kind}-scoped asset needs {field.rsplit('/')[-1]}")
 
 
-async def _update(
+async def update_from(
     request: Caller,
     asset_id: UUID,
     meta: AssetUpdateMeta,
@@ -227,6 +227,7 @@ async def _update(
     streams: NamedStreams,
     resources: Resources,
 ) -> AssetRow:
+    """Update an asset from Run:ai's update meta and a spec of its kind; the asset as written."""
     command = UpdateAsset(
         asset_id=asset_id,
         name=meta.name,
@@ -240,24 +241,16 @@ async def _update(
     return written(request, updated, seen)
 
 
-async def _visible(
-    request: Caller, streams: NamedStreams, tree: OrgTree
-) -> tuple[set[ScopeRef], dict[ScopeRef, tuple[ScopeRef, ...]]]:
-    grants = await access.grants_of(actor(request), streams=streams)
-    lineages = await tree.lineages()
-    return access_rules.visible_scopes(grants, lineages), lineages
-
-
 async def visible_rows(
     request: Caller,
     kinds: tuple[str, ...],
     wanted: AssetFilter,
-    streams: NamedStreams,
+    streams: StreamLoader,
     tree: OrgTree,
     resources: Resources,
 ) -> list[AssetRow]:
     """The assets of these kinds the filter selects and the caller may see, by name."""
-    seen, lineages = await _visible(request, streams, tree)
+    seen, lineages = await visibility(request, streams, tree)
     async with resources.pool.acquire() as conn:
         rows = [
             r for kind in kinds for r in await asset_catalogue.list_assets(conn, kind, wanted.name)
@@ -268,27 +261,27 @@ async def visible_rows(
     )
 
 
-async def _one(
+async def one_visible(
     request: Caller,
-    kind: AssetKind,
+    kind: str,
     asset_id: UUID,
-    streams: NamedStreams,
+    streams: StreamLoader,
     tree: OrgTree,
     resources: Resources,
 ) -> AssetRow:
+    """One asset from the catalogue; unknown and out of the caller's sight are one 404."""
     async with resources.pool.acquire() as conn:
         row = await asset_catalogue.get_asset(conn, kind, asset_id)
     if row is None:
         raise AssetNotFoundError(kind, asset_id)
-    seen, _ = await _visible(request, streams, tree)
-    if row.meta.scope_ref not in seen:
+    if row.meta.scope_ref not in await seen_scopes(request, streams, tree):
         raise AssetNotFoundError(kind, asset_id)  # existence must not leak
     return row
 
 
-def written(request: Caller, asset: Asset, seen: AssetRow | None) -> AssetRow:
-    """The asset as the write side left it; times from the read model when it has the row
-    (it may trail the write)."""
+def written(request: Caller, asset: Asset | Credential, seen: AssetRow | None) -> AssetRow:
+    """The asset (or credential) as the write side left it; times from the read model when it
+    has the row (it may trail the write)."""
     now, by = datetime.now(UTC), request.user.subject
     return AssetRow(
         asset_id=asset.id,

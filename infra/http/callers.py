@@ -5,8 +5,12 @@ from typing import Any
 from litestar import Request
 from litestar.datastructures import State
 
+from domain import access as access_rules
 from domain.events import ActorKind, EventMetadata
+from domain.values import ScopeRef
 from infra.http.auth import Principal
+from services import access
+from services.ports import OrgTree, StreamLoader
 
 Caller = Request[Principal, dict[str, Any], State]
 
@@ -16,3 +20,17 @@ def actor(caller: Caller) -> EventMetadata:
     kind: ActorKind = "user" if caller.user.kind == "user" else "application"
     request_id = caller.headers.get("x-request-id")
     return EventMetadata(actor_subject=caller.user.subject, actor_kind=kind, request_id=request_id)
+
+
+async def visibility(
+    caller: Caller, streams: StreamLoader, tree: OrgTree
+) -> tuple[set[ScopeRef], dict[ScopeRef, tuple[ScopeRef, ...]]]:
+    """The scopes whose things the caller may see, and every live scope's lineage."""
+    grants = await access.grants_of(actor(caller), streams=streams)
+    lineages = await tree.lineages()
+    return access_rules.visible_scopes(grants, lineages), lineages
+
+
+async def seen_scopes(caller: Caller, streams: StreamLoader, tree: OrgTree) -> set[ScopeRef]:
+    """The scopes whose things the caller may see."""
+    return (await visibility(caller, streams, tree))[0]

@@ -2,7 +2,6 @@
 `/api/v1/asset/credentials`). Values are write-only: no response, event, read model or error
 body carries them; responses show the public part and the id of the key that sealed them."""
 
-from datetime import UTC, datetime
 from typing import Annotated, Final, cast
 from uuid import UUID, uuid4
 
@@ -13,13 +12,10 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody
 from msgspec import Meta
 
-from domain import access as access_rules
 from domain import credentials
-from domain.assets import AssetNotFoundError
 from domain.commands import CreateCredential, DeleteCredential, SecretValues, UpdateCredential
 from domain.credentials import Credential
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
-from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import (
     AssetCreationMeta,
@@ -29,11 +25,10 @@ from infra.http.asset_schemas import (
     UsageInfo,
     asset_meta,
 )
-from infra.http.assets import scope_of
+from infra.http.assets import one_visible, scope_of, visible_rows, written
 from infra.http.callers import Caller, actor
 from projections import asset_catalogue
-from projections.asset_catalogue import CREDENTIAL_KINDS, AssetRow
-from services import access
+from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services.credentials import create_credential, delete_credential, update_credential
 from services.errors import InvalidRequestError
 from services.ports import AssetUsage, CredentialVault, OrgTree
@@ -190,7 +185,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         vault: NamedDependency[CredentialVault],
     ) -> CredentialAsset:
         created = await create_credential(_command(kind, request, data), vault=vault)
-        return _asset(_written(request, created, None))
+        return _asset(written(request, created, None))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
     async def list_kind(
@@ -200,7 +195,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         resources: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> CredentialListResponse:
-        rows = await _visible_rows(request, (kind,), vault, tree, resources)
+        rows = await visible_rows(request, (kind,), AssetFilter(), vault, tree, resources)
         return CredentialListResponse([_asset(row, usage_info) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -212,10 +207,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         resources: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> CredentialAsset:
-        async with resources.pool.acquire() as conn:
-            row = await asset_catalogue.get_asset(conn, kind, asset_id)
-        if row is None or row.meta.scope_ref not in await _seen(request, vault, tree):
-            raise AssetNotFoundError(kind, asset_id)  # existence must not leak
+        row = await one_visible(request, kind, asset_id, vault, tree, resources)
         return _asset(row, usage_info)
 
     @put(
@@ -243,7 +235,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         updated = await update_credential(command, vault=vault)
         async with resources.pool.acquire() as conn:
             seen = await asset_catalogue.get_asset(conn, kind, asset_id)
-        return _asset(_written(request, updated, seen))
+        return _asset(written(request, updated, seen))
 
     @delete(
         f"{path}/{{asset_id:uuid}}",
@@ -272,7 +264,7 @@ async def list_credentials(
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
-    rows = await _visible_rows(request, CREDENTIAL_KINDS, vault, tree, resources)
+    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), vault, tree, resources)
     entries = []
     for row in rows:
         single = _asset(row, usage_info)
@@ -299,41 +291,6 @@ def _member(kind: str) -> str:
 
 async def _current(vault: CredentialVault, kind: CredentialKind, asset_id: UUID) -> Credential:
     return credentials.live(credentials.fold((await vault.load(asset_id)).events), kind, asset_id)
-
-
-async def _seen(request: Caller, vault: CredentialVault, tree: OrgTree) -> set[ScopeRef]:
-    grants = await access.grants_of(actor(request), streams=vault)
-    return access_rules.visible_scopes(grants, await tree.lineages())
-
-
-async def _visible_rows(
-    request: Caller,
-    kinds: tuple[str, ...],
-    vault: CredentialVault,
-    tree: OrgTree,
-    resources: Resources,
-) -> list[AssetRow]:
-    seen = await _seen(request, vault, tree)
-    async with resources.pool.acquire() as conn:
-        rows = [row for kind in kinds for row in await asset_catalogue.list_assets(conn, kind)]
-    return sorted(
-        (row for row in rows if row.meta.scope_ref in seen), key=lambda r: (r.meta.name, r.kind)
-    )
-
-
-def _written(request: Caller, credential: Credential, seen: AssetRow | None) -> AssetRow:
-    now, by = datetime.now(UTC), request.user.subject
-    return AssetRow(
-        asset_id=credential.id,
-        kind=credential.kind,
-        meta=credential.meta,
-        spec=credential.spec,
-        created_at=now if seen is None else seen.created_at,
-        created_by=by if seen is None else seen.created_by,
-        updated_at=now,
-        updated_by=by,
-        version=credential.version,
-    )
 
 
 def _asset(row: AssetRow, usage_info: bool = False) -> CredentialAsset:

@@ -10,8 +10,7 @@ from litestar.di import NamedDependency
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody
 
-from domain.assets import AssetNotFoundError
-from domain.commands import DeleteAsset, UpdateAsset
+from domain.commands import DeleteAsset
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
 from infra.bootstrap import Resources
@@ -26,10 +25,16 @@ from infra.http.asset_schemas import (
     asset_meta,
     used_by,
 )
-from infra.http.assets import create_from, usage_of, visible_rows, written
+from infra.http.assets import (
+    create_from,
+    one_visible,
+    update_from,
+    usage_of,
+    visible_rows,
+    written,
+)
 from infra.http.callers import Caller, actor
 from infra.http.problems import pointer_in
-from projections import asset_catalogue
 from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
@@ -129,10 +134,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         resources: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> DataSourceAsset:
-        rows = await visible_rows(request, (kind,), AssetFilter(), streams, tree, resources)
-        row = next((r for r in rows if r.asset_id == asset_id), None)
-        if row is None:
-            raise AssetNotFoundError(kind, asset_id)  # unknown or out of sight: one answer
+        row = await one_visible(request, kind, asset_id, streams, tree, resources)
         return _asset(row, await usage_of(resources, [row], usage_info))
 
     @put(
@@ -149,17 +151,8 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         streams: NamedDependency[NamedStreams],
         resources: NamedDependency[Resources],
     ) -> DataSourceAsset:
-        command = UpdateAsset(
-            asset_id=asset_id,
-            name=data.meta.name,
-            description=data.meta.description,
-            spec=_spec(kind, data.spec),
-            metadata=actor(request),
-        )
-        updated = await assets.update_asset(command, streams=streams)
-        async with resources.pool.acquire() as conn:
-            seen = await asset_catalogue.get_asset(conn, kind, asset_id)
-        return _asset(written(request, updated, seen))
+        spec = _spec(kind, data.spec)
+        return _asset(await update_from(request, asset_id, data.meta, spec, streams, resources))
 
     @delete(
         f"{path}/{{asset_id:uuid}}",

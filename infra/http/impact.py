@@ -9,14 +9,12 @@ from litestar import post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from domain.assets import AssetNotFoundError
 from domain.specs import ComputeSpec
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequest
-from infra.http.assets import visible_rows
+from infra.http.assets import one_visible
 from infra.http.callers import Caller
 from projections import template_catalogue
-from projections.asset_catalogue import AssetFilter
 from services.ports import NamedStreams, OrgTree
 from services.templates import preview_asset_update
 
@@ -46,9 +44,7 @@ async def _report(
     tree: OrgTree,
     resources: Resources,
 ) -> ImpactReport:
-    seen = await visible_rows(request, (kind,), AssetFilter(), streams, tree, resources)
-    if all(row.asset_id != asset_id for row in seen):
-        raise AssetNotFoundError(kind, asset_id)  # unknown or out of sight: one answer
+    await one_visible(request, kind, asset_id, streams, tree, resources)  # else a 404
     async with resources.pool.acquire() as conn:
         dependents = [
             row.template for row in await template_catalogue.templates_with(conn, asset_id)

@@ -4,24 +4,16 @@ and the wire shape of one template with its combined specs."""
 from datetime import UTC, datetime
 from typing import Any
 
-from domain import access as access_rules
 from domain.combined import Combined
 from domain.templates import Template
-from domain.values import ScopeRef
 from infra.bootstrap import Resources
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate, ResponseMeta
 from projections import template_catalogue, template_queries
 from projections.template_catalogue import TemplateRow
-from services import access
 from services import templates as use_cases
 from services.errors import InvalidRequestError
 from services.ports import NamedStreams, OrgTree
-
-
-async def seen_scopes(request: Caller, streams: NamedStreams, tree: OrgTree) -> set[ScopeRef]:
-    grants = await access.grants_of(actor(request), streams=streams)
-    return access_rules.visible_scopes(grants, await tree.lineages())
 
 
 async def chosen(

@@ -25,7 +25,7 @@ from domain.template_specs import (
 from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.problems import pointer_in
 from infra.http.template_patch import clear, merge
 from infra.http.template_schemas import (
@@ -37,7 +37,7 @@ from infra.http.template_schemas import (
     TemplateList,
     UpdateRequest,
 )
-from infra.http.template_views import chosen, seen_scopes, wire_of
+from infra.http.template_views import chosen, wire_of
 from infra.named_streams import name_holder
 from projections import template_catalogue
 from services import templates as use_cases
@@ -204,40 +204,23 @@ async def name_availability(
         raise NameTakenError(template_name, namespace=namespace, field="/templateName")
 
 
-async def _get(
+@get(
+    [f"{DISTRIBUTED}/{{template_id:uuid}}", f"{BASE}/{{template_id:uuid}}"],
+    tags=["Distributed templates", "Templates"],
+)
+async def get_template(
     request: Caller,
-    template_id: UUID,
-    streams: NamedStreams,
-    tree: OrgTree,
-    resources: Resources,
+    template_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
+    """One template, at its distributed path or the any-type one."""
     async with resources.pool.acquire() as conn:
         row = await template_catalogue.get_template(conn, template_id)
     if row is None or row.template.meta.scope_ref not in await seen_scopes(request, streams, tree):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
     return _respond(await wire_of(request, row.template, row, streams), row.template.version, 200)
-
-
-@get(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])
-async def get_distributed(
-    request: Caller,
-    template_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    resources: NamedDependency[Resources],
-) -> Response[DistributedTemplate]:
-    return await _get(request, template_id, streams, tree, resources)
-
-
-@get(f"{BASE}/{{template_id:uuid}}", tags=["Templates"])
-async def get_any(
-    request: Caller,
-    template_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    resources: NamedDependency[Resources],
-) -> Response[DistributedTemplate]:
-    return await _get(request, template_id, streams, tree, resources)
 
 
 @put(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])
@@ -319,8 +302,7 @@ TEMPLATE_ROUTES: Final = (
     list_any,
     count_templates,
     name_availability,
-    get_distributed,
-    get_any,
+    get_template,
     replace_template,
     patch_template,
     delete_template,
