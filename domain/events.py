@@ -5,7 +5,7 @@
 """
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 import msgspec
@@ -17,7 +17,12 @@ from domain.specs import (
     CredentialSpec,
     EnvironmentSpec,
 )
-from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
+from domain.template_specs import (
+    DistributedTemplateSpec,
+    MasterSection,
+    MasterTemplateSpec,
+    TemplateAssets,
+)
 from domain.values import AccessRule, AssetMeta, Grant, NodePoolResources, TemplateMeta
 
 ActorKind = Literal["application", "user", "system"]
@@ -325,9 +330,110 @@ class TemplateLinkedAssetUpdated(
 
 TemplateEvent = TemplateCreated | TemplateUpdated | TemplateDeleted | TemplateLinkedAssetUpdated
 
+
+class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Everything a workload is run from, resolved at request time: the template and asset
+    versions it came from, and the specs after the submission's overrides. Running the same
+    snapshot again yields the same workload."""
+
+    template_id: UUID | None = None
+    template_version: int | None = None
+    asset_versions: tuple[AssetVersion, ...] = ()
+    spec: DistributedTemplateSpec
+    master_spec_same_as_worker: bool = True
+    master: MasterTemplateSpec | None = None
+
+
+class WorkloadRequested(Event, tag="workload.requested.v1", frozen=True, kw_only=True):
+    """A user asked for a distributed workload. `job_name` is what the backend calls it:
+    derived from the id, so a redelivered request can never start a second one."""
+
+    workload_id: UUID
+    name: str
+    requested_name: str
+    cluster_id: UUID
+    department_id: str | None = None
+    project_id: str
+    project_name: str
+    namespace: str
+    job_name: str
+    snapshot: WorkloadSnapshot
+
+
+class WorkloadSubmitted(Event, tag="workload.submitted.v1", frozen=True, kw_only=True):
+    """The backend accepted run `run` of the workload. A dry run keeps what it rendered."""
+
+    workload_id: UUID
+    run: int
+    backend: str
+    manifests: tuple[dict[str, Any], ...] = ()
+
+
+class WorkloadRunning(Event, tag="workload.running.v1", frozen=True, kw_only=True):
+    workload_id: UUID
+    run: int
+
+
+class WorkloadSucceeded(Event, tag="workload.succeeded.v1", frozen=True, kw_only=True):
+    workload_id: UUID
+    run: int
+
+
+class WorkloadFailed(Event, tag="workload.failed.v1", frozen=True, kw_only=True):
+    """The run failed (or could not be submitted at all): `reason` says why."""
+
+    workload_id: UUID
+    run: int
+    reason: str
+
+
+class WorkloadSuspended(Event, tag="workload.suspended.v1", frozen=True, kw_only=True):
+    """A user asked for the workload to stop, keeping it for a later resume."""
+
+    workload_id: UUID
+
+
+class WorkloadResumed(Event, tag="workload.resumed.v1", frozen=True, kw_only=True):
+    """A user asked a stopped workload to run again: run `run` starts from the same snapshot."""
+
+    workload_id: UUID
+    run: int
+
+
+class WorkloadStopped(Event, tag="workload.stopped.v1", frozen=True, kw_only=True):
+    """The backend stopped run `run` after a suspend or a delete."""
+
+    workload_id: UUID
+    run: int
+
+
+class WorkloadDeleted(Event, tag="workload.deleted.v1", frozen=True, kw_only=True):
+    """A user deleted the workload: it is stopped, and its name is free again."""
+
+    workload_id: UUID
+
+
+WorkloadEvent = (
+    WorkloadRequested
+    | WorkloadSubmitted
+    | WorkloadRunning
+    | WorkloadSucceeded
+    | WorkloadFailed
+    | WorkloadSuspended
+    | WorkloadResumed
+    | WorkloadStopped
+    | WorkloadDeleted
+)
+
 # The catalogue: every event type this service stores. Tags are a storage schema.
 DomainEvent = (
-    ApplicationEvent | UserEvent | OrgUnitEvent | AssetEvent | CredentialEvent | TemplateEvent
+    ApplicationEvent
+    | UserEvent
+    | OrgUnitEvent
+    | AssetEvent
+    | CredentialEvent
+    | TemplateEvent
+    | WorkloadEvent
 )
 
 
