@@ -53,7 +53,7 @@ MPI_DEFAULTS: Final[Mapping[str, Any]] = {
     "sshAuthMountPath": "/root/.ssh",
     "mpiLauncherCreationPolicy": "AtStartup",
 }
-_REPLICA_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(ReplicaSpec))
+REPLICA_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(ReplicaSpec))
 
 
 class Runnable(msgspec.Struct, frozen=True, rename="camel"):
@@ -86,7 +86,7 @@ def combine(body: TemplateBody, assets: Mapping[UUID, Asset]) -> Combined:
     master: MasterTemplateSpec | None = None
     if body.master_spec_same_as_worker:
         master = msgspec.convert(
-            {k: v for k, v in worker.items() if k in _REPLICA_FIELDS}, MasterTemplateSpec
+            {k: v for k, v in worker.items() if k in REPLICA_FIELDS}, MasterTemplateSpec
         )
     elif body.master is not None:
         resolved = _resolve(body.master.assets, body.master.spec, assets, problems)
@@ -120,14 +120,14 @@ def _resolve(
             if asset is None:
                 problems.append(f"the linked {kind} {asset_id} no longer exists")
             elif isinstance(asset.spec, EnvironmentSpec):
-                _overlay(merged, from_environment(asset.spec))
+                overlay(merged, from_environment(asset.spec))
             elif isinstance(asset.spec, ComputeSpec):
-                _overlay(merged, {"compute": msgspec.to_builtins(asset.spec)})
+                overlay(merged, {"compute": msgspec.to_builtins(asset.spec)})
         storage = _storage(links.datasources or (), assets, problems)
         if storage:
-            _overlay(merged, {"storage": storage})
+            overlay(merged, {"storage": storage})
     if own is not None:
-        _overlay(merged, msgspec.to_builtins(own))
+        overlay(merged, msgspec.to_builtins(own))
     return merged
 
 
@@ -286,7 +286,7 @@ def _fill(target: dict[str, Any], defaults: Mapping[str, Any]) -> None:
             target[key] = value
 
 
-def _overlay(base: dict[str, Any], top: Mapping[str, Any]) -> None:
+def overlay(base: dict[str, Any], top: Mapping[str, Any]) -> None:
     """Top's values win; objects merge field by field; lists of named items merge by name."""
     for key, value in top.items():
         if value is None:
@@ -294,7 +294,7 @@ def _overlay(base: dict[str, Any], top: Mapping[str, Any]) -> None:
         current = base.get(key)
         if isinstance(value, dict) and isinstance(current, dict):
             merged = dict(current)
-            _overlay(merged, value)
+            overlay(merged, value)
             base[key] = merged
         elif isinstance(value, list) and isinstance(current, list):
             base[key] = _merge_named(current, value)

@@ -15,6 +15,7 @@ from domain.specs import (
     EnvironmentSpec,
     WorkloadSupportedTypes,
 )
+from domain.submissions import Overrides
 from domain.templates import TemplateBody
 from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
@@ -208,4 +209,25 @@ class UpdateTemplate(msgspec.Struct, frozen=True, kw_only=True):
 class DeleteTemplate(msgspec.Struct, frozen=True, kw_only=True):
     template_id: UUID
     expected_version: int | None = None
+    metadata: EventMetadata
+
+
+class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
+    """Submit a distributed workload, from a template or from `overrides.spec` alone."""
+
+    workload_id: UUID
+    name: str
+    use_given_name_as_prefix: bool = False
+    cluster_id: UUID
+    project_id: str
+    template_id: UUID | None = None
+    overrides: Overrides
+    metadata: EventMetadata
+
+
+class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):
+    """Suspend, resume or delete a workload."""
+
+    workload_id: UUID
+    action: Literal["suspend", "resume", "delete"]
     metadata: EventMetadata

@@ -110,3 +110,14 @@ class PreconditionFailedError(ApplicationError):
         super().__init__(f"the resource is at version {actual}, not {expected} (If-Match)")
         self.expected = expected
         self.actual = actual
+
+
+class BackendRejectedError(ApplicationError):
+    """The backend refused the workload for good (invalid, forbidden): retrying cannot help."""
+
+    slug = "backend-rejected"
+
+    def __init__(self, job_name: str, reason: str) -> None:
+        super().__init__(f"{job_name}: {reason}")
+        self.job_name = job_name
+        self.reason = reason

@@ -9,6 +9,8 @@ import msgspec
 from domain.events import Event, EventMetadata
 from domain.specs import SecretRef
 from domain.values import ScopeRef
+from domain.workload_plans import WorkloadPlan
+from domain.workloads import Outcome
 
 
 class Stream(msgspec.Struct, frozen=True):
@@ -210,3 +212,32 @@ class LinkIndex(Protocol):
     async def latest_version(self, asset_id: UUID) -> int | None: ...
 
     async def set_latest_version(self, asset_id: UUID, version: int) -> None: ...
+
+
+class Submission(msgspec.Struct, frozen=True, kw_only=True):
+    """What a backend did with a plan: its name, and what it rendered (kept by a dry run)."""
+
+    backend: str
+    manifests: tuple[dict[str, object], ...] = ()
+
+
+class WorkloadBackend(Protocol):
+    """Where workloads run (local processes, Kubernetes, nowhere for a dry run). Both calls are
+    idempotent by the plan's job name: submitting what already runs succeeds and starts nothing,
+    stopping what is gone succeeds. What happens afterwards comes back through `Reports`."""
+
+    name: str
+
+    async def submit(self, plan: WorkloadPlan) -> Submission:
+        """Start the plan's run. Raises BackendRejectedError when it can never start."""
+        ...
+
+    async def stop(self, plan: WorkloadPlan) -> None: ...
+
+
+class Reports(Protocol):
+    """Where a backend sends what became of a run."""
+
+    async def __call__(
+        self, workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
+    ) -> None: ...

@@ -1,0 +1,96 @@
+"""What a submission runs: the template's combined specs with the submission's own values laid
+over them (the same precedence as assets under a template), checked by the template rules.
+"""
+
+from uuid import UUID
+
+import msgspec
+
+from domain.combined import REPLICA_FIELDS, Combined, overlay
+from domain.events import AssetVersion, WorkloadSnapshot
+from domain.template_rules import InvalidTemplateError, check_template, without_client_defaults
+from domain.template_specs import DistributedTemplateSpec, MasterSection, MasterTemplateSpec
+from domain.workloads import InvalidWorkloadError
+
+
+class Overrides(msgspec.Struct, frozen=True, kw_only=True):
+    """The submission's own `spec`, `masterSpecSameAsWorker` and `masterSpec`."""
+
+    spec: DistributedTemplateSpec | None = None
+    master_spec_same_as_worker: bool | None = None
+    master_spec: MasterTemplateSpec | None = None
+
+
+def snapshot_of(
+    base: Combined,
+    base_same_as_worker: bool,
+    overrides: Overrides,
+    *,
+    template_id: UUID | None = None,
+    template_version: int | None = None,
+    asset_versions: tuple[AssetVersion, ...] = (),
+) -> WorkloadSnapshot:
+    """The resolved snapshot, or InvalidWorkloadError naming the request field at fault
+    (including why the result could not run)."""
+    worker = msgspec.to_builtins(base.spec)
+    if overrides.spec is not None:
+        overlay(worker, msgspec.to_builtins(without_client_defaults(overrides.spec)))
+    spec = msgspec.convert(worker, DistributedTemplateSpec)
+    same = (
+        base_same_as_worker
+        if overrides.master_spec_same_as_worker is None
+        else overrides.master_spec_same_as_worker
+    )
+    master: MasterTemplateSpec | None = None
+    if same:
+        if overrides.master_spec is not None:
+            raise InvalidWorkloadError(
+                "/masterSpec", "not with masterSpecSameAsWorker: the master is the worker's copy"
+            )
+        master = msgspec.convert(
+            {k: v for k, v in worker.items() if k in REPLICA_FIELDS}, MasterTemplateSpec
+        )
+    else:
+        own = msgspec.to_builtins(base.master) if base.master and not base_same_as_worker else {}
+        if overrides.master_spec is not None:
+            overlay(own, msgspec.to_builtins(overrides.master_spec))
+        master = msgspec.convert(own, MasterTemplateSpec) if own else None
+    try:
+        check_template(
+            name="workload",
+            description=None,
+            spec=spec,
+            assets=None,
+            master_spec_same_as_worker=same,
+            master=MasterSection(spec=master) if master is not None and not same else None,
+        )
+    except InvalidTemplateError as error:
+        field = error.field.replace("/master/spec", "/masterSpec", 1)
+        raise InvalidWorkloadError(field, str(error).split(": ", 1)[-1]) from None
+    problems = _not_runnable(spec, master, same)
+    if problems:
+        at = "/templateId" if template_id is not None else "/spec"
+        raise InvalidWorkloadError(at, f"the workload cannot run: {problems}")
+    return WorkloadSnapshot(
+        template_id=template_id,
+        template_version=template_version,
+        asset_versions=asset_versions,
+        spec=spec,
+        master_spec_same_as_worker=same,
+        master=master,
+    )
+
+
+def _not_runnable(
+    spec: DistributedTemplateSpec, master: MasterTemplateSpec | None, same: bool
+) -> str | None:
+    problems = []
+    if spec.image is None:
+        problems.append("mandatory image is not provided")
+    if master is not None and not same and master.image is None:
+        problems.append("mandatory master image is not provided")
+    if spec.num_workers is None:
+        problems.append("numWorkers is not set")
+    if spec.distributed_framework is None:
+        problems.append("distributedFramework is not set")
+    return "; ".join(problems) or None

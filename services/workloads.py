@@ -1,0 +1,154 @@
+"""Workload use cases. A submitter of a project (or above) submits workloads into it, from a
+template visible from the project; the request records the whole snapshot, and the submitter
+process does the rest. Names are unique per project among live workloads."""
+
+from uuid import UUID
+
+from domain import org_units, templates, workloads
+from domain.combined import combine
+from domain.commands import ChangeWorkload, RequestWorkload
+from domain.errors import InvalidHistoryError
+from domain.events import Event, WorkloadRequested
+from domain.org_units import OrgUnit
+from domain.submissions import snapshot_of
+from domain.values import ScopeRef
+from domain.workloads import InvalidWorkloadError, Workload
+from services import access
+from services.ports import NameClaim, NamedStreams, StreamLoader
+from services.prefetch import actor_stream, prefetch
+from services.templates import combined
+
+
+async def request_workload(cmd: RequestWorkload, *, streams: NamedStreams) -> Workload:
+    project_ref = ScopeRef("project", cmd.project_id)
+    loader = await prefetch(
+        streams,
+        [actor_stream(cmd.metadata), org_units.stream_of(project_ref), cmd.template_id],
+    )
+    project = await _project(project_ref, cmd.cluster_id, loader)
+    await access.require(
+        cmd.metadata, project.lineage, "submitter", "submit workloads", streams=loader
+    )
+    name = f"{cmd.name}-{cmd.workload_id.hex[:5]}" if cmd.use_given_name_as_prefix else cmd.name
+    workloads.check_name(name)
+    if cmd.template_id is None:
+        if cmd.overrides.spec is None:
+            raise InvalidWorkloadError("/spec", "give a templateId, or the whole spec")
+        # No template: the submission's own spec, with the defaults filled in.
+        body = templates.TemplateBody(spec=cmd.overrides.spec)
+        snapshot = snapshot_of(combine(body, {}), True, cmd.overrides)
+    else:
+        template = await _template(cmd.template_id, project, loader)
+        base = await combined(template, streams=loader)
+        snapshot = snapshot_of(
+            base,
+            template.body.master_spec_same_as_worker,
+            cmd.overrides,
+            template_id=template.id,
+            template_version=template.version,
+            asset_versions=template.asset_versions,
+        )
+    requested = WorkloadRequested(
+        workload_id=cmd.workload_id,
+        name=name,
+        requested_name=cmd.name,
+        cluster_id=project.cluster_id,
+        department_id=project.department_id,
+        project_id=project.id,
+        project_name=project.name,
+        namespace=project.requested_namespace or f"runai-{project.name}",
+        job_name=workloads.job_name(name, cmd.workload_id),
+        snapshot=snapshot,
+    )
+    events = workloads.request(None, requested)
+    await streams.append(
+        cmd.workload_id,
+        events,
+        expected_version=0,
+        metadata=cmd.metadata,
+        name=name_claim(project.id, name),
+    )
+    state = workloads.fold(events)
+    assert state is not None
+    return state
+
+
+async def change_workload(cmd: ChangeWorkload, *, streams: NamedStreams) -> Workload:
+    """Suspend, resume or delete; asking for what already holds writes nothing."""
+    stream = await streams.load(cmd.workload_id)
+    current = workloads.live(load_workload(stream.events), cmd.workload_id)
+    lineage = org_units.lineage(
+        "project",
+        current.request.project_id,
+        current.request.cluster_id,
+        current.request.department_id,
+    )
+    await access.require(
+        cmd.metadata, lineage, "submitter", f"{cmd.action} workloads", streams=streams
+    )
+    decide = {
+        "suspend": workloads.suspend,
+        "resume": workloads.resume,
+        "delete": workloads.delete,
+    }[cmd.action]
+    events = decide(current, cmd.workload_id)
+    if events:
+        claim = (
+            None
+            if cmd.action == "delete"
+            else name_claim(current.request.project_id, current.request.name)
+        )
+        await streams.append(
+            cmd.workload_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=claim,
+        )
+    state = workloads.fold((*stream.events, *events))
+    assert state is not None
+    return state
+
+
+def load_workload(events: tuple[Event, ...]) -> Workload | None:
+    """A stream's workload; a stream of another kind holds none."""
+    try:
+        return workloads.fold(events)
+    except InvalidHistoryError:
+        return None
+
+
+def name_claim(project_id: str, name: str) -> NameClaim:
+    return NameClaim(namespace=f"workload@project:{project_id}", name=name, field="/name")
+
+
+async def _project(ref: ScopeRef, cluster_id: UUID, streams: StreamLoader) -> OrgUnit:
+    try:
+        stream_id = org_units.stream_of(ref)
+    except ValueError:
+        raise org_units.UnknownScopeError("project", ref.id, field="/projectId") from None
+    project = org_units.parent(
+        org_units.fold((await streams.load(stream_id)).events),
+        "project",
+        ref.id,
+        field="/projectId",
+    )
+    if project.cluster_id != cluster_id:
+        raise InvalidWorkloadError(
+            "/clusterId", f"project {ref.id} belongs to cluster {project.cluster_id}"
+        )
+    return project
+
+
+async def _template(
+    template_id: UUID, project: OrgUnit, streams: StreamLoader
+) -> templates.Template:
+    try:
+        template = templates.fold((await streams.load(template_id)).events)
+    except InvalidHistoryError:
+        template = None
+    if template is None or template.deleted or template.meta.scope_ref not in project.lineage:
+        raise InvalidWorkloadError(
+            "/templateId", "no such template in the project's scope or above"
+        )
+    return template
