@@ -7,6 +7,7 @@ Launcher; JAX has workers only, so a master that is the worker's copy is one mor
 """
 
 from typing import Final, Literal
+from uuid import UUID
 
 import msgspec
 
@@ -31,7 +32,7 @@ class ReplicaGroup(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class WorkloadPlan(msgspec.Struct, frozen=True, kw_only=True):
-    workload_id: str
+    workload_id: UUID
     run: int
     name: str
     job_name: str
@@ -66,7 +67,7 @@ def plan_for(requested: WorkloadRequested, run: int = 1) -> WorkloadPlan:
     workers = spec.num_workers or 1
     groups = _groups(framework, spec, workers, snapshot.master_spec_same_as_worker, snapshot.master)
     return WorkloadPlan(
-        workload_id=str(requested.workload_id),
+        workload_id=requested.workload_id,
         run=run,
         name=requested.name,
         job_name=requested.job_name,

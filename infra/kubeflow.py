@@ -29,6 +29,7 @@ PLURALS: Final = {
 QUEUE_LABEL: Final = "runai/queue"
 PREEMPTIBILITY_LABEL: Final = "kai.scheduler/preemptibility"
 WORKLOAD_LABEL: Final = "trainplate.io/workload-id"
+RUN_LABEL: Final = "trainplate.io/run"
 DEFAULT_SCHEDULER: Final = "runai-scheduler"
 
 
@@ -36,7 +37,11 @@ def to_kubeflow_job(
     plan: WorkloadPlan, *, scheduler_name: str = DEFAULT_SCHEDULER
 ) -> dict[str, Any]:
     kind, api_version, field, container = KINDS[plan.framework]
-    labels = {QUEUE_LABEL: plan.project_name, WORKLOAD_LABEL: plan.workload_id}
+    labels = {
+        QUEUE_LABEL: plan.project_name,
+        WORKLOAD_LABEL: str(plan.workload_id),
+        RUN_LABEL: str(plan.run),
+    }
     spec: dict[str, Any] = {
         "runPolicy": _run_policy(plan),
         field: {
@@ -107,7 +112,7 @@ def _replica(
         pod["volumes"] = volumes
     if spec.tolerations:
         pod["tolerations"] = [_toleration(t) for t in spec.tolerations if not t.exclude]
-    affinity = _affinity(spec, plan.workload_id)
+    affinity = _affinity(spec, str(plan.workload_id))
     if affinity:
         pod["affinity"] = affinity
     if spec.security is not None:

@@ -1,7 +1,7 @@
 """Settings: one frozen tree, parsed once from the environment at process start, passed down."""
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -40,6 +40,29 @@ class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):
 class ProjectorSettings(msgspec.Struct, frozen=True, kw_only=True):
     batch_size: int = 500
     poll_interval_s: float = 0.1
+
+
+class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
+    # local: OS processes on this machine; kubernetes: Kubeflow jobs; dry-run: render only.
+    backend: Literal["local", "kubernetes", "dry-run"] = "local"
+    consumer: str = "submitter"  # the durable JetStream consumer every submitter shares
+    max_deliver: int = 5
+    # Waits before redelivery 2, 3, ...; after the last delivery fails, the message goes to
+    # the dead-letter subject and the workload is recorded as failed.
+    backoff_s: str = "1,5,15,30"  # comma-separated seconds
+    ack_wait_s: float = 60.0
+    fetch_batch: int = 16
+    dead_letter_subject: str = "trainplate-dead-letter.submitter"
+    # local backend: where replica logs and MPI hostfiles go (default: <data_dir>/workloads)
+    work_dir: str = ""
+    stop_grace_s: float = 10.0
+    # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config
+    kubeconfig: str = ""
+    scheduler_name: str = "runai-scheduler"
+
+    @property
+    def backoff(self) -> list[float]:
+        return [float(part) for part in self.backoff_s.split(",") if part.strip()]
 
 
 class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,6 +110,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     projector: ProjectorSettings = msgspec.field(default_factory=ProjectorSettings)
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
     credentials: CredentialSettings = msgspec.field(default_factory=CredentialSettings)
+    submitter: SubmitterSettings = msgspec.field(default_factory=SubmitterSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
@@ -114,5 +138,5 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _SHORT_FORMS = {"database_url": ("database", "url"), "nats_url": ("nats", "url")}
-_SECTIONS = {"database", "nats", "relay", "projector", "auth", "credentials"}
+_SECTIONS = {"database", "nats", "relay", "projector", "auth", "credentials", "submitter"}
 _TOP_LEVEL = {f.name for f in msgspec.structs.fields(Settings)} - _SECTIONS

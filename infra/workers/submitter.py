@@ -1,15 +1,68 @@
-"""The submitter process: `trainplate serve submitter`.
-
-Workloads cannot be requested yet, so the process only connects and waits; the consumer of
-`workload.requested` events joins it with the workload API.
-"""
+"""The submitter process: `trainplate serve submitter`. The backend is chosen by
+TRAINPLATE_SUBMITTER__BACKEND (local, kubernetes or dry-run)."""
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from uuid import UUID
 
+from domain.workloads import Outcome
 from infra.bootstrap import open_resources
+from infra.dry_run_backend import DryRunBackend
+from infra.eventstore import PostgresEventStore
+from infra.follower import keep_following
+from infra.local_backend import LocalBackend
+from infra.migrate import apply_migrations
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
+from infra.submitter import Submitter
+from services import submitter
+from services.ports import EventStore, Reports, WorkloadBackend
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
-    async with open_resources(settings, role="submitter"):
-        await stop.wait()
+    async with open_resources(settings, role="submitter") as resources:
+        async with resources.pool.acquire() as conn:
+            await apply_migrations(conn)
+        store = PostgresEventStore(resources.pool, DOMAIN_CODEC)
+        async with backend_for(settings, store) as (backend, watcher):
+            worker = Submitter(resources.js, store, backend, settings.nats, settings.submitter)
+            async with asyncio.TaskGroup() as group:
+                group.create_task(keep_following(worker.run, stop, name="submitter"))
+                if watcher is not None:
+                    group.create_task(keep_following(watcher, stop, name="job-watch"))
+
+
+def reports_to(store: EventStore) -> Reports:
+    async def record(
+        workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
+    ) -> None:
+        await submitter.report(workload_id, run, outcome, reason, store=store)
+
+    return record
+
+
+@contextlib.asynccontextmanager
+async def backend_for(
+    settings: Settings, store: EventStore
+) -> AsyncIterator[tuple[WorkloadBackend, Callable[[asyncio.Event], Awaitable[None]] | None]]:
+    """The configured backend, and the task that follows its jobs (when it has one)."""
+    chosen = settings.submitter
+    if chosen.backend == "dry-run":
+        yield DryRunBackend(scheduler_name=chosen.scheduler_name), None
+    elif chosen.backend == "local":
+        work_dir = Path(chosen.work_dir or Path(settings.data_dir) / "workloads")
+        local = LocalBackend(work_dir, reports_to(store), stop_grace_s=chosen.stop_grace_s)
+        try:
+            yield local, None
+        finally:
+            await local.close()
+    else:
+        from infra.kubernetes_backend import KubernetesBackend, api_client
+
+        async with api_client(chosen.kubeconfig) as api:
+            backend = KubernetesBackend(
+                api, reports_to(store), scheduler_name=chosen.scheduler_name
+            )
+            yield backend, backend.watch

@@ -235,7 +235,11 @@ def test_the_rendering_carries_run_ai_scheduling_and_the_template_values() -> No
     assert manifest["metadata"] == {
         "name": "nightly-3f2b8c1d",
         "namespace": "runai-team-a",
-        "labels": {"runai/queue": "team-a", "trainplate.io/workload-id": str(WORKLOAD)},
+        "labels": {
+            "runai/queue": "team-a",
+            "trainplate.io/workload-id": str(WORKLOAD),
+            "trainplate.io/run": "1",
+        },
     }
     master = manifest["spec"]["pytorchReplicaSpecs"]["Master"]
     worker = manifest["spec"]["pytorchReplicaSpecs"]["Worker"]
