@@ -14,6 +14,7 @@ from projections import (
     asset_catalogue,
     org_units,
     template_catalogue,
+    workload_catalogue,
 )
 from projections.executor import Executor
 
@@ -30,4 +31,5 @@ ALL: tuple[Projection, ...] = (
     Projection(asset_catalogue.NAME, asset_catalogue.apply),
     Projection(access_rules.NAME, access_rules.apply),
     Projection(template_catalogue.NAME, template_catalogue.apply),
+    Projection(workload_catalogue.NAME, workload_catalogue.apply),
 )

@@ -35,6 +35,7 @@ from infra.http.service_accounts import (
 )
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tokens import grant_token
+from infra.http.workloads import WORKLOAD_ROUTES
 from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
 from infra.org_tree import PostgresOrgTree
 from infra.sealing import Sealer
@@ -137,6 +138,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *ACCESS_RULE_ROUTES,
             *TEMPLATE_ROUTES,
             *IMPACT_ROUTES,
+            *WORKLOAD_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -31,6 +31,7 @@ from domain.org_units import (
 )
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
+from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
 from services.errors import (
     ApplicationError,
@@ -94,6 +95,9 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     TemplateExistsError: 409,
     CredentialInUseError: 412,
     InvalidDataSourceError: 400,
+    InvalidWorkloadError: 400,
+    WorkloadNotFoundError: 404,
+    WorkloadStateError: 409,
     DomainError: 422,
     ApplicationError: 400,
     InfraError: 503,

@@ -1,0 +1,283 @@
+"""Distributed workloads in Run:ai's shapes: submit from a template (`POST
+/api/v1/workloads/distributed`, 202), get, delete, suspend and resume, the any-type
+`/api/v1/workloads` list and get, and each workload's `/history` and `/events`, read from its
+own event stream. `/logs` (our extension) serves a local replica's output.
+
+Reads come from the workload catalogue; a workload outside the caller's scopes is a 404.
+"""
+
+from pathlib import Path
+from typing import Annotated, Final, Literal
+from uuid import UUID, uuid4
+
+from litestar import Response, delete, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from domain.commands import ChangeWorkload, RequestWorkload
+from domain.events import RecordedEvent
+from domain.submissions import Overrides
+from domain.values import ScopeRef
+from domain.workloads import WorkloadNotFoundError
+from infra.bootstrap import Resources
+from infra.eventstore import PostgresEventStore
+from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.workload_schemas import (
+    Accepted,
+    DistributedCreationRequest,
+    DistributedWorkload,
+    EventList,
+    HistoryList,
+    Workload,
+    WorkloadList,
+)
+from infra.http.workload_views import distributed_of, events_of, history_of, workload_of
+from infra.settings import Settings
+from projections import workload_catalogue
+from projections.workload_catalogue import WorkloadRow
+from services import workloads as use_cases
+from services.errors import InvalidRequestError
+from services.ports import EventStore, NamedStreams, OrgTree
+
+BASE: Final = "/api/v1/workloads"
+DISTRIBUTED: Final = f"{BASE}/distributed"
+FILTERS: Final = {"projectId", "templateId", "phase", "name", "clusterId", "distributedFramework"}
+
+
+@post(DISTRIBUTED, status_code=202, tags=["Distributed workloads"])
+async def submit(
+    request: Caller,
+    data: JSONBody[DistributedCreationRequest],
+    streams: NamedDependency[NamedStreams],
+) -> DistributedWorkload:
+    command = RequestWorkload(
+        workload_id=uuid4(),
+        name=data.name,
+        use_given_name_as_prefix=data.use_given_name_as_prefix,
+        cluster_id=data.cluster_id,
+        project_id=data.project_id,
+        template_id=data.template_id,
+        overrides=Overrides(
+            spec=data.spec,
+            master_spec_same_as_worker=data.master_spec_same_as_worker,
+            master_spec=data.master_spec,
+        ),
+        metadata=actor(request),
+    )
+    state = await use_cases.request_workload(command, streams=streams)
+    return distributed_of(state, actor(request).actor_subject, None)
+
+
+# Every route below that names one workload gets it as `row`, or a 404 when it is unknown or
+# outside the caller's scopes.
+async def _visible(
+    request: Caller,
+    workload_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+) -> WorkloadRow:
+    async with resources.pool.acquire() as conn:
+        row = await workload_catalogue.get_workload(conn, workload_id)
+    if row is None:
+        raise WorkloadNotFoundError(workload_id)
+    project = ScopeRef("project", row.workload.request.project_id)
+    if project not in await seen_scopes(request, streams, tree):
+        raise WorkloadNotFoundError(workload_id)  # out of sight: the same answer
+    return row
+
+
+ONE: Final = {"row": Provide(_visible)}
+
+
+@get(f"{DISTRIBUTED}/{{workload_id:uuid}}", dependencies=ONE, tags=["Distributed workloads"])
+async def get_distributed(row: NamedDependency[WorkloadRow]) -> DistributedWorkload:
+    return distributed_of(row.workload, row.created_by, row)
+
+
+@delete(
+    f"{DISTRIBUTED}/{{workload_id:uuid}}",
+    status_code=202,
+    dependencies=ONE,
+    tags=["Distributed workloads"],
+)
+async def delete_workload(
+    request: Caller, row: NamedDependency[WorkloadRow], streams: NamedDependency[NamedStreams]
+) -> Response[Accepted]:
+    return await _change(request, row, "delete", streams)
+
+
+@post(
+    f"{DISTRIBUTED}/{{workload_id:uuid}}/{{action:str}}",
+    status_code=202,
+    dependencies=ONE,
+    tags=["Distributed workloads"],
+)
+async def suspend_or_resume(
+    request: Caller,
+    row: NamedDependency[WorkloadRow],
+    action: FromPath[str],
+    streams: NamedDependency[NamedStreams],
+) -> Response[Accepted]:
+    """`.../suspend` and `.../resume`."""
+    if action not in ("suspend", "resume"):
+        raise NotFoundException()
+    return await _change(request, row, "suspend" if action == "suspend" else "resume", streams)
+
+
+async def _change(
+    request: Caller,
+    row: WorkloadRow,
+    action: Literal["suspend", "resume", "delete"],
+    streams: NamedStreams,
+) -> Response[Accepted]:
+    command = ChangeWorkload(workload_id=row.workload.id, action=action, metadata=actor(request))
+    await use_cases.change_workload(command, streams=streams)
+    return Response(Accepted(), status_code=202)
+
+
+@get(BASE, tags=["Workloads"])
+async def list_workloads(
+    request: Caller,
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    deleted: Annotated[bool, QueryParameter()] = False,
+    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    filter_by: Annotated[list[str] | None, QueryParameter(name="filterBy")] = None,
+) -> WorkloadList:
+    """Newest first. `filterBy` takes `field==value` terms (AND), over projectId, templateId,
+    phase, name, clusterId and distributedFramework."""
+    wanted = _filters(filter_by or [])
+    seen = await seen_scopes(request, streams, tree)
+    projects = [ref.id for ref in seen if ref.kind == "project"]
+    template = wanted.pop("templateId", None)
+    async with resources.pool.acquire() as conn:
+        rows = await workload_catalogue.list_workloads(
+            conn,
+            project_ids=projects,
+            deleted=deleted,
+            template_id=_uuid(template, "templateId") if template else None,
+            phase=wanted.pop("phase", None),
+        )
+        rows = [row for row in rows if _matches(row, wanted)]
+        page = rows[offset : offset + limit]
+        entries = [await workload_of(conn, row) for row in page]
+    next_offset = offset + limit if offset + limit < len(rows) else None
+    return WorkloadList(workloads=entries, next=next_offset)
+
+
+@get(f"{BASE}/{{workload_id:uuid}}", dependencies=ONE, tags=["Workloads"])
+async def get_workload(
+    row: NamedDependency[WorkloadRow],
+    resources: NamedDependency[Resources],
+) -> Workload:
+    async with resources.pool.acquire() as conn:
+        return await workload_of(conn, row)
+
+
+@get(f"{BASE}/{{workload_id:uuid}}/history", dependencies=ONE, tags=["Workloads"])
+async def history(
+    row: NamedDependency[WorkloadRow],
+    store: NamedDependency[EventStore],
+    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+) -> HistoryList:
+    """Every phase change and every event of the workload, oldest first."""
+    records = history_of(row, await _recorded(store, row.workload.id))
+    following = offset + limit if offset + limit < len(records) else None
+    return HistoryList(records=records[offset : offset + limit], next=following)
+
+
+@get(f"{BASE}/{{workload_id:uuid}}/events", dependencies=ONE, tags=["Workloads"])
+async def events(
+    row: NamedDependency[WorkloadRow],
+    store: NamedDependency[EventStore],
+    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "desc",
+) -> EventList:
+    found = events_of(row, await _recorded(store, row.workload.id))
+    if sort_order == "desc":
+        found.reverse()
+    following = offset + limit if offset + limit < len(found) else None
+    return EventList(events=found[offset : offset + limit], next=following)
+
+
+@get(
+    f"{BASE}/{{workload_id:uuid}}/logs",
+    media_type="text/plain",
+    dependencies=ONE,
+    tags=["Workloads"],
+)
+async def logs(
+    row: NamedDependency[WorkloadRow],
+    settings: NamedDependency[Settings],
+    replica: Annotated[str, QueryParameter(pattern=r"^(master|chief|launcher|worker)-\d+$")],
+    run: Annotated[int | None, QueryParameter(ge=1)] = None,
+) -> str:
+    """A local replica's output (`replica=worker-0`), of the current run unless `run` is given.
+    Kubernetes workloads' logs are the cluster's: read them with kubectl."""
+    chosen = settings.submitter.work_dir or str(Path(settings.data_dir) / "workloads")
+    path = Path(chosen) / row.workload.request.job_name / f"run-{run or row.workload.run}"
+    text = _read_log(path / f"{replica}.log")
+    if text is None:
+        raise InvalidRequestError("/replica", f"no output of {replica} in this run")
+    return text
+
+
+def _read_log(path: Path) -> str | None:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return None
+
+
+WORKLOAD_ROUTES: Final = (
+    submit,
+    get_distributed,
+    delete_workload,
+    suspend_or_resume,
+    list_workloads,
+    get_workload,
+    history,
+    events,
+    logs,
+)
+
+
+async def _recorded(store: EventStore, workload_id: UUID) -> list[RecordedEvent]:
+    assert isinstance(store, PostgresEventStore)  # the one store that keeps envelopes
+    return await store.load_recorded(workload_id)
+
+
+def _filters(terms: list[str]) -> dict[str, str]:
+    wanted: dict[str, str] = {}
+    for i, term in enumerate(t for raw in terms for t in raw.split(",") if t):
+        field, sep, value = term.partition("==")
+        if not sep or field not in FILTERS:
+            raise InvalidRequestError(
+                f"filterBy[{i}]", f"use field==value with one of {', '.join(sorted(FILTERS))}"
+            )
+        wanted[field] = value
+    return wanted
+
+
+def _uuid(value: str, field: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        raise InvalidRequestError(f"filterBy {field}", "not a UUID") from None
+
+
+def _matches(row: WorkloadRow, wanted: dict[str, str]) -> bool:
+    request = row.workload.request
+    values = {
+        "projectId": request.project_id,
+        "name": request.name,
+        "clusterId": str(request.cluster_id),
+        "distributedFramework": request.snapshot.spec.distributed_framework or "",
+    }
+    return all(values.get(field) == value for field, value in wanted.items())
