@@ -1,0 +1,215 @@
+"""The submitter against real PostgreSQL and a real JetStream: requested workloads reach it
+through the relay, several submitters share one durable consumer, a killed one loses and doubles
+nothing, and a submission that keeps failing is retried, then dead-lettered and recorded."""
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import asyncpg
+import msgspec
+import pytest
+from nats.js import JetStreamContext
+
+from domain import workloads
+from domain.events import WorkloadRequested, WorkloadSnapshot
+from domain.template_specs import DistributedTemplateSpec
+from domain.workload_plans import WorkloadPlan
+from infra.bootstrap import connect_nats
+from infra.dry_run_backend import DryRunBackend
+from infra.embedded import EmbeddedNats
+from infra.eventstore import PostgresEventStore
+from infra.relay import Relay
+from infra.serialization import DOMAIN_CODEC
+from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
+from infra.submitter import DEAD_LETTER_STREAM, Submitter
+from services.ports import Submission
+from tests.conftest import ACTOR
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SPEC = msgspec.convert(
+    {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12",
+     "command": "python -c pass"},
+    DistributedTemplateSpec,
+)  # fmt: skip
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[EmbeddedNats]:
+    """A private nats-server, so the durable consumer starts empty."""
+    server = EmbeddedNats(tmp_path / "nats")
+    server.start()
+    yield server
+    server.stop()
+
+
+async def request(pool: asyncpg.Pool, count: int) -> list[UUID]:
+    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    ids = [uuid4() for _ in range(count)]
+    for i, workload_id in enumerate(ids):
+        name = f"w{i}"
+        event = WorkloadRequested(
+            workload_id=workload_id,
+            name=name,
+            requested_name=name,
+            cluster_id=UUID(int=1),
+            project_id="1",
+            project_name="team",
+            namespace="runai-team",
+            job_name=workloads.job_name(name, workload_id),
+            snapshot=WorkloadSnapshot(spec=SPEC),
+        )
+        await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
+    return ids
+
+
+async def outcomes(pool: asyncpg.Pool, tag: str) -> Counter[UUID]:
+    rows = await pool.fetch("SELECT stream_id FROM events WHERE type = $1", tag)
+    return Counter(row["stream_id"] for row in rows)
+
+
+async def wait_for(pool: asyncpg.Pool, tag: str, count: int, within_s: float) -> Counter[UUID]:
+    deadline = time.monotonic() + within_s
+    while True:
+        found = await outcomes(pool, tag)
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.1)
+
+
+@contextlib.asynccontextmanager
+async def relaying(pool: asyncpg.Pool, url: str) -> AsyncIterator[JetStreamContext]:
+    nats = NatsSettings(url=url)
+    nc = await connect_nats(nats, name="relay")
+    stop = asyncio.Event()
+    relay = Relay(pool, nc.jetstream(), nats, RelaySettings(name=f"relay-{uuid4()}"))
+    task = asyncio.create_task(relay.run(stop))
+    try:
+        yield nc.jetstream()
+    finally:
+        stop.set()
+        await task
+        await nc.close()
+
+
+class CountingBackend(DryRunBackend):
+    """The dry run, counting what it was asked to submit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.submitted: Counter[str] = Counter()
+
+    async def submit(self, plan: WorkloadPlan) -> Submission:
+        self.submitted[plan.job_name] += 1
+        return await super().submit(plan)
+
+
+async def test_two_submitters_share_one_queue_and_submit_each_workload_once(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    ids = await request(clean_pool, 80)
+    settings = SubmitterSettings(backend="dry-run", fetch_batch=4)
+    nats = NatsSettings(url=broker.url)
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    backends = [CountingBackend(), CountingBackend()]
+    stop = asyncio.Event()
+    async with relaying(clean_pool, broker.url) as js:
+        workers = [
+            asyncio.create_task(Submitter(js, store, backend, nats, settings).run(stop))
+            for backend in backends
+        ]
+        submitted = await wait_for(clean_pool, "workload.submitted.v1", len(ids), 60)
+        stop.set()
+        await asyncio.gather(*workers)
+    assert set(submitted) == set(ids)
+    assert set(submitted.values()) == {1}  # one outcome event each
+    assert all(sum(b.submitted.values()) > 0 for b in backends), "both took work"
+    assert sum(sum(b.submitted.values()) for b in backends) == len(ids)
+    # The dry run recorded what it rendered.
+    manifests = await clean_pool.fetchval(
+        "SELECT data->'manifests'->0->>'kind' FROM events WHERE type = 'workload.submitted.v1'"
+        " LIMIT 1"
+    )
+    assert manifests == "PyTorchJob"
+
+
+def start_submitter(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes]":
+    env = {
+        **os.environ,
+        "TRAINPLATE_DATABASE_URL": postgres_url,
+        "TRAINPLATE_NATS_URL": nats_url,
+        "TRAINPLATE_SUBMITTER__BACKEND": "dry-run",
+        "TRAINPLATE_SUBMITTER__ACK_WAIT_S": "2",
+        "TRAINPLATE_SUBMITTER__FETCH_BATCH": "8",
+        "TRAINPLATE_LOG_LEVEL": "WARNING",
+    }
+    return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", "submitter"], env=env)
+
+
+async def test_a_killed_submitter_loses_nothing_and_submits_nothing_twice(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats, postgres_url: str
+) -> None:
+    ids = await request(clean_pool, 300)
+    async with relaying(clean_pool, broker.url):
+        kills = 0
+        for round_ in range(4):
+            process = start_submitter(postgres_url, broker.url)
+            try:
+                if round_ < 3:  # kill it while it works, three times
+                    before = len(await outcomes(clean_pool, "workload.submitted.v1"))
+                    await wait_for(clean_pool, "workload.submitted.v1", before + 30, 60)
+                    process.send_signal(signal.SIGKILL)
+                    kills += 1
+                else:
+                    await wait_for(clean_pool, "workload.submitted.v1", len(ids), 90)
+            finally:
+                if process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+                process.wait(timeout=30)
+    submitted = await outcomes(clean_pool, "workload.submitted.v1")
+    assert kills == 3
+    assert set(submitted) == set(ids), f"{len(ids) - len(submitted)} workloads never submitted"
+    assert set(submitted.values()) == {1}
+
+
+class BrokenBackend(DryRunBackend):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attempts = 0
+
+    async def submit(self, plan: WorkloadPlan) -> Submission:
+        self.attempts += 1
+        raise RuntimeError("the cluster is unreachable")
+
+
+async def test_a_submission_that_keeps_failing_is_retried_then_dead_lettered_and_failed(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    (workload_id,) = await request(clean_pool, 1)
+    settings = SubmitterSettings(backend="dry-run", max_deliver=3, backoff_s="0.2,0.2")
+    nats = NatsSettings(url=broker.url)
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    backend = BrokenBackend()
+    stop = asyncio.Event()
+    async with relaying(clean_pool, broker.url) as js:
+        worker = asyncio.create_task(Submitter(js, store, backend, nats, settings).run(stop))
+        failed = await wait_for(clean_pool, "workload.failed.v1", 1, 30)
+        stop.set()
+        await worker
+        dead = await js.stream_info(DEAD_LETTER_STREAM)
+    assert failed == Counter({workload_id: 1})
+    assert backend.attempts == 3
+    reason = await clean_pool.fetchval(
+        "SELECT data->>'reason' FROM events WHERE type = 'workload.failed.v1'"
+    )
+    assert reason == "could not submit after 3 attempts: the cluster is unreachable"
+    assert dead.state.messages == 1

@@ -1,0 +1,110 @@
+"""The submitter's reconciling policy over fakes of our ports: whatever message arrives, in any
+order and any number of times, the backend ends up doing what the stream asks, once."""
+
+from uuid import UUID
+
+import msgspec
+
+from domain import workloads
+from domain.events import WorkloadRequested, WorkloadSnapshot
+from domain.template_specs import DistributedTemplateSpec
+from domain.workload_plans import WorkloadPlan
+from services import submitter
+from services.errors import BackendRejectedError
+from services.ports import Submission
+from tests.conftest import ACTOR
+from tests.fakes import InMemoryEventStore
+
+ID = UUID("3f2b8c1d-9a4e-4f6b-8d2c-7e1a5b9c0d4f")
+
+
+class RecordingBackend:
+    name = "recording"
+
+    def __init__(self, refuse: bool = False) -> None:
+        self.calls: list[tuple[str, int]] = []
+        self.refuse = refuse
+
+    async def submit(self, plan: WorkloadPlan) -> Submission:
+        if self.refuse:
+            raise BackendRejectedError(plan.job_name, "403 Forbidden")
+        self.calls.append(("submit", plan.run))
+        return Submission(backend=self.name)
+
+    async def stop(self, plan: WorkloadPlan) -> None:
+        self.calls.append(("stop", plan.run))
+
+
+async def requested(store: InMemoryEventStore) -> None:
+    spec = msgspec.convert(
+        {"distributedFramework": "TF", "numWorkers": 2, "image": "tf:2"}, DistributedTemplateSpec
+    )
+    event = WorkloadRequested(
+        workload_id=ID,
+        name="tf",
+        requested_name="tf",
+        cluster_id=UUID(int=1),
+        project_id="1",
+        project_name="p",
+        namespace="runai-p",
+        job_name=workloads.job_name("tf", ID),
+        snapshot=WorkloadSnapshot(spec=spec),
+    )
+    await store.append(ID, [event], expected_version=0, metadata=ACTOR)
+
+
+async def state(store: InMemoryEventStore) -> workloads.Workload:
+    found = workloads.fold((await store.load(ID)).events)
+    assert found is not None
+    return found
+
+
+async def change(store: InMemoryEventStore, decide: object) -> None:
+    stream = await store.load(ID)
+    events = decide(workloads.fold(stream.events), ID)  # type: ignore[operator]
+    await store.append(ID, events, expected_version=stream.version, metadata=ACTOR)
+
+
+async def test_redeliveries_submit_once_and_record_once() -> None:
+    store, backend = InMemoryEventStore(), RecordingBackend()
+    await requested(store)
+    for _ in range(3):
+        await submitter.reconcile(ID, store=store, backend=backend)
+    assert backend.calls == [("submit", 1)]
+    assert (await state(store)).actual == "Pending"
+    assert (await store.load(ID)).version == 2
+
+
+async def test_suspend_stops_and_resume_submits_the_next_run() -> None:
+    store, backend = InMemoryEventStore(), RecordingBackend()
+    await requested(store)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    await change(store, workloads.suspend)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    assert (await state(store)).actual == "Stopped"
+    await change(store, workloads.resume)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    assert backend.calls == [("submit", 1), ("stop", 1), ("submit", 2)]  # stopped once
+    now = await state(store)
+    assert (now.run, now.actual) == (2, "Pending")
+    # A late report from the first run changes nothing.
+    await submitter.report(ID, 1, "failed", "killed", store=store)
+    assert (await state(store)).actual == "Pending"
+
+
+async def test_a_workload_suspended_before_it_was_submitted_never_starts() -> None:
+    store, backend = InMemoryEventStore(), RecordingBackend()
+    await requested(store)
+    await change(store, workloads.suspend)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    assert ("submit", 1) not in backend.calls
+    assert (await state(store)).actual == "Stopped"
+
+
+async def test_a_refusal_for_good_fails_the_workload_with_the_reason() -> None:
+    store = InMemoryEventStore()
+    await requested(store)
+    await submitter.reconcile(ID, store=store, backend=RecordingBackend(refuse=True))
+    failed = await state(store)
+    assert (failed.actual, failed.reason) == ("Failed", "tf-3f2b8c1d: 403 Forbidden")
