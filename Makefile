@@ -14,7 +14,7 @@ $(BIN)/python:
 
 # Reinstall whenever the dependency list changes.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[embedded,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[embedded,dev,torch]'
 	touch $(STAMP)
 
 run: $(STAMP)

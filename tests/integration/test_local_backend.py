@@ -1,0 +1,108 @@
+"""The local backend, for real: a PyTorch template of one master and two workers whose command is a
+torch.distributed gloo all-reduce forms its process group from the operator's variables alone and
+succeeds; with one failing worker, its siblings are stopped and the run fails, naming it."""
+
+import asyncio
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import asyncpg
+import msgspec
+import pytest
+
+from domain import workloads
+from domain.events import WorkloadRequested, WorkloadSnapshot
+from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
+from domain.workloads import Workload
+from infra.eventstore import PostgresEventStore
+from infra.local_backend import LocalBackend
+from infra.serialization import DOMAIN_CODEC
+from infra.workers.submitter import reports_to
+from services import submitter
+from tests.conftest import ACTOR
+
+if importlib.util.find_spec("torch") is None:  # `make test` installs it
+    pytest.skip("the job runs torch: install the `torch` extra", allow_module_level=True)
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SCRIPT = Path(__file__).parents[1] / "data" / "jobs" / "ddp_allreduce.py"
+
+
+async def request(pool: asyncpg.Pool, *, fail_rank: int | None = None) -> UUID:
+    variables = [{"name": "FAIL_RANK", "value": str(fail_rank)}] if fail_rank is not None else []
+    spec = msgspec.convert(
+        {
+            "distributedFramework": "PyTorch",
+            "numWorkers": 2,
+            "image": "pytorch/pytorch:2.13.0",  # not used locally: this machine's python runs
+            "command": f"{sys.executable} {SCRIPT}",
+            "environmentVariables": variables,
+        },
+        DistributedTemplateSpec,
+    )
+    master = MasterTemplateSpec(image=spec.image, command=spec.command)
+    workload_id = uuid4()
+    event = WorkloadRequested(
+        workload_id=workload_id,
+        name="ddp",
+        requested_name="ddp",
+        cluster_id=UUID(int=1),
+        project_id="1",
+        project_name="team",
+        namespace="runai-team",
+        job_name=workloads.job_name("ddp", workload_id),
+        snapshot=WorkloadSnapshot(spec=spec, master_spec_same_as_worker=True, master=master),
+    )
+    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
+    return workload_id
+
+
+async def finished(store: PostgresEventStore, workload_id: UUID, within_s: float) -> Workload:
+    deadline = time.monotonic() + within_s
+    while True:
+        state = workloads.fold((await store.load(workload_id)).events)
+        assert state is not None
+        if state.actual in workloads.FINISHED or time.monotonic() > deadline:
+            return state
+        await asyncio.sleep(0.2)
+
+
+async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
+    clean_pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    backend = LocalBackend(tmp_path, reports_to(store), stop_grace_s=5)
+    workload_id = await request(clean_pool)
+    await submitter.reconcile(workload_id, store=store, backend=backend)
+    await submitter.reconcile(workload_id, store=store, backend=backend)  # a redelivery
+    state = await finished(store, workload_id, 120)
+    run_dir = tmp_path / state.request.job_name / "run-1"
+    logs = {path.stem: path.read_text() for path in run_dir.glob("*.log")}
+    assert state.actual == "Completed", logs
+    assert sorted(logs) == ["master-0", "worker-0", "worker-1"]  # started once, not twice
+    for rank, replica in enumerate(["master-0", "worker-0", "worker-1"]):
+        assert f"rank={rank} world=3 sum=6.0" in logs[replica]
+    facts = [type(e).__name__ for e in (await store.load(workload_id)).events]
+    assert facts == [
+        "WorkloadRequested", "WorkloadSubmitted", "WorkloadRunning", "WorkloadSucceeded",
+    ]  # fmt: skip
+
+
+async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
+    clean_pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    backend = LocalBackend(tmp_path, reports_to(store), stop_grace_s=5)
+    workload_id = await request(clean_pool, fail_rank=2)
+    started = time.monotonic()
+    await submitter.reconcile(workload_id, store=store, backend=backend)
+    state = await finished(store, workload_id, 120)
+    assert (state.actual, state.reason) == ("Failed", "worker-1 exited with code 3")
+    # The master and the other worker were blocked in the all-reduce: they were stopped, not
+    # left to gloo's 30-minute timeout.
+    assert time.monotonic() - started < 60
+    await backend.close()
