@@ -1,0 +1,129 @@
+"""A stand-in for the Kubernetes API server, just enough of it for the Kubeflow job calls the
+Kubernetes backend makes: create (201, or 409 AlreadyExists with a Status body), delete (404 when
+gone), and a cluster-wide watch of one kind by label, streaming ADDED and MODIFIED events. No real
+API server can run on this machine; this is approximate by design (no admission, defaulting or
+resourceVersion semantics), so the manifests themselves are checked against the CRD schemas
+elsewhere."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from aiohttp import web
+
+Key = tuple[str, str, str, str]  # group/version, plural, namespace, name
+
+
+class KubeStandIn:
+    def __init__(self, installed: set[str]) -> None:
+        self.installed = installed  # plurals whose CRD exists
+        self.objects: dict[Key, dict[str, Any]] = {}
+        self.requests: list[tuple[str, str]] = []
+        self._watchers: list[tuple[str, asyncio.Queue[dict[str, Any]]]] = []
+        self.url = ""
+
+    def set_conditions(
+        self, plural: str, namespace: str, name: str, conditions: list[dict[str, str]]
+    ) -> None:
+        """What the training operator does: the job's status conditions change."""
+        key = next(k for k in self.objects if k[1:] == (plural, namespace, name))
+        job = self.objects[key]
+        job["status"] = {"conditions": conditions}
+        self._notify(plural, {"type": "MODIFIED", "object": job})
+
+    def _notify(self, plural: str, event: dict[str, Any]) -> None:
+        for watched, queue in self._watchers:
+            if watched == plural:
+                queue.put_nowait(event)
+
+    async def _create(self, request: web.Request) -> web.Response:
+        group, version, namespace, plural = (
+            request.match_info[k] for k in ("group", "version", "namespace", "plural")
+        )
+        self.requests.append(("POST", request.path))
+        if plural not in self.installed:
+            return _status(
+                404, "NotFound", f"the server could not find the requested resource ({plural})"
+            )
+        body = await request.json()
+        key = (f"{group}/{version}", plural, namespace, body["metadata"]["name"])
+        if key in self.objects:
+            return _status(409, "AlreadyExists", f'{plural} "{key[3]}" already exists')
+        body["metadata"]["namespace"] = namespace
+        self.objects[key] = body
+        self._notify(plural, {"type": "ADDED", "object": body})
+        return web.json_response(body, status=201)
+
+    async def _delete(self, request: web.Request) -> web.Response:
+        group, version, namespace, plural, name = (
+            request.match_info[k] for k in ("group", "version", "namespace", "plural", "name")
+        )
+        self.requests.append(("DELETE", request.path))
+        found = self.objects.pop((f"{group}/{version}", plural, namespace, name), None)
+        if found is None:
+            return _status(404, "NotFound", f'{plural} "{name}" not found')
+        self._notify(plural, {"type": "DELETED", "object": found})
+        return web.json_response({"kind": "Status", "status": "Success"})
+
+    async def _list_or_watch(self, request: web.Request) -> web.StreamResponse:
+        plural = request.match_info["plural"]
+        if plural not in self.installed:
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        selector = request.query.get("labelSelector", "")
+        matching = [
+            job for key, job in self.objects.items()
+            if key[1] == plural and (not selector or selector in job["metadata"].get("labels", {}))
+        ]  # fmt: skip
+        if request.query.get("watch") not in ("true", "1", "True"):
+            return web.json_response({"kind": "List", "items": matching, "metadata": {}})
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        for job in matching:
+            queue.put_nowait({"type": "ADDED", "object": job})
+        self._watchers.append((plural, queue))
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        timeout = float(request.query.get("timeoutSeconds", "30"))
+        try:
+            while True:
+                event = await asyncio.wait_for(queue.get(), timeout=timeout)
+                if not event:  # the stand-in is shutting down
+                    break
+                await response.write(json.dumps(event).encode() + b"\n")
+        except TimeoutError:
+            pass
+        finally:
+            self._watchers.remove((plural, queue))
+        await response.write_eof()
+        return response
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        base = "/apis/{group}/{version}"
+        app.router.add_post(f"{base}/namespaces/{{namespace}}/{{plural}}", self._create)
+        app.router.add_delete(f"{base}/namespaces/{{namespace}}/{{plural}}/{{name}}", self._delete)
+        app.router.add_get(f"{base}/{{plural}}", self._list_or_watch)
+        return app
+
+
+def _status(code: int, reason: str, message: str) -> web.Response:
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message,
+            "reason": reason, "code": code}  # fmt: skip
+    return web.json_response(body, status=code)
+
+
+@asynccontextmanager
+async def serving(stand_in: KubeStandIn) -> AsyncIterator[KubeStandIn]:
+    runner = web.AppRunner(stand_in.app())
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    stand_in.url = f"http://127.0.0.1:{port}"
+    try:
+        yield stand_in
+    finally:
+        for _, queue in stand_in._watchers:
+            queue.put_nowait({})  # end every open watch, so the server stops at once
+        await runner.cleanup()
