@@ -16,7 +16,7 @@ from domain.workload_plans import plan_for
 from domain.workloads import FINISHED, InvalidWorkloadError, Outcome, Workload
 from services.errors import BackendRejectedError, VersionConflictError
 from services.event_ids import event_ids_for
-from services.ports import EventStore, WorkloadBackend
+from services.ports import EventStore, Stream, WorkloadBackend
 from services.workloads import load_workload
 
 SUBMITTER = EventMetadata(actor_subject="submitter", actor_kind="system")
@@ -37,17 +37,17 @@ async def reconcile(workload_id: UUID, *, store: EventStore, backend: WorkloadBa
         except (BackendRejectedError, InvalidWorkloadError) as error:
             await report(workload_id, plan_run, "failed", str(error), store=store)
             return
-        await _record(
+        after = await _record(
             store,
             workload_id,
             f"run/{plan_run}/submitted",
             lambda current: workloads.submitted(
                 current, workload_id, plan_run, submission.backend, submission.manifests
             ),
+            stream=stream,  # still current, unless someone wrote meanwhile (then: read again)
         )
         # A stop asked for while this submission was under way was handled before the run
         # existed: stop it now.
-        after = load_workload((await store.load(workload_id)).events)
         if after is not None and after.desired != "Running" and after.run == plan_run:
             await backend.stop(plan)
     elif _wants_stop(state):
@@ -86,21 +86,29 @@ async def _record(
     workload_id: UUID,
     key: str,
     decide: Callable[[Workload | None], list[WorkloadEvent]],
-) -> None:
+    *,
+    stream: Stream | None = None,
+) -> Workload | None:
+    """Append what `decide` makes of the current state, with ids derived from `key`; return
+    the workload as it stands afterwards."""
     for _ in range(ATTEMPTS):
-        stream = await store.load(workload_id)
+        if stream is None:
+            stream = await store.load(workload_id)
         events = decide(load_workload(stream.events))
         if not events:
-            return
+            return load_workload(stream.events)
         try:
-            await store.append(
+            result = await store.append(
                 workload_id,
                 events,
                 expected_version=stream.version,
                 metadata=SUBMITTER,
                 event_ids=event_ids_for(f"workload/{key}", workload_id, len(events)),
             )
-            return
         except VersionConflictError:
-            continue  # someone else wrote; decide again on what is there now
-    raise VersionConflictError(workload_id, expected=stream.version, actual=None)
+            stream = None  # someone else wrote; decide again on what is there now
+            continue
+        if result.replayed:  # written before, by another submitter: what followed is unknown
+            return load_workload((await store.load(workload_id)).events)
+        return workloads.fold((*stream.events, *events))
+    raise VersionConflictError(workload_id, expected=None, actual=None)

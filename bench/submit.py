@@ -1,0 +1,169 @@
+"""Submissions per second: `workload.requested` on JetStream -> `workload.submitted` committed, with
+the dry-run backend, vs the raw JetStream consume-and-ack rate of the same messages.
+
+    python -m bench.submit [--rounds 5] [--workloads 2000] [--submitters 1]
+
+Each round requests a fresh set of workloads (through the event store), relays them to a fresh
+JetStream stream, then lets both sides consume the same messages on their own durable consumers:
+ours is the Submitter (load the workload's stream, plan, render the Kubeflow job, append the
+outcome with its deterministic id, acknowledge); the baseline fetches in batches of 256 and acks.
+"""
+
+import argparse
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from uuid import uuid4
+
+import asyncpg
+import msgspec
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.errors import NotFoundError
+
+from bench.harness import Figure, nats, postgres, report
+from domain import workloads
+from domain.events import EventMetadata, WorkloadRequested, WorkloadSnapshot
+from domain.template_specs import DistributedTemplateSpec
+from infra import globallog
+from infra.bootstrap import connect_nats, create_pool
+from infra.dry_run_backend import DryRunBackend
+from infra.eventstore import PostgresEventStore
+from infra.migrate import apply_migrations
+from infra.relay import Relay, ensure_stream
+from infra.serialization import DOMAIN_CODEC
+from infra.settings import DatabaseSettings, NatsSettings, RelaySettings, SubmitterSettings
+from infra.submitter import Submitter, ensure_consumer, filter_subjects
+
+ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
+SPEC = msgspec.convert(
+    {"distributedFramework": "PyTorch", "numWorkers": 4, "image": "nvcr.io/nvidia/pytorch:24.05",
+     "command": "torchrun train.py", "compute": {"gpuDevicesRequest": 8, "cpuCoreRequest": 16}},
+    DistributedTemplateSpec,
+)  # fmt: skip
+
+
+async def request(store: PostgresEventStore, count: int) -> None:
+    async def one(index: int) -> None:
+        workload_id = uuid4()
+        event = WorkloadRequested(
+            workload_id=workload_id, name=f"w{index}", requested_name=f"w{index}",
+            cluster_id=uuid4(), project_id="1", project_name="team", namespace="runai-team",
+            job_name=workloads.job_name(f"w{index}", workload_id),
+            snapshot=WorkloadSnapshot(spec=SPEC),
+        )  # fmt: skip
+        await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
+
+    for start in range(0, count, 64):
+        await asyncio.gather(*(one(i) for i in range(start, min(count, start + 64))))
+
+
+async def relay_all(relay: Relay, pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as conn:
+        cursor = await globallog.load_checkpoint(conn, "jetstream")
+        while True:
+            cursor, read = await relay.relay_once(conn, cursor)
+            if not read:
+                return
+
+
+async def raw_rate(js: JetStreamContext, nats: NatsSettings, count: int) -> float:
+    durable = f"raw-{uuid4().hex[:8]}"
+    await js.add_consumer(
+        nats.stream,
+        ConsumerConfig(
+            durable_name=durable,
+            ack_policy=AckPolicy.EXPLICIT,
+            filter_subjects=filter_subjects(nats),
+        ),
+    )
+    subscription = await js.pull_subscribe_bind(durable=durable, stream=nats.stream)
+    start, done = time.perf_counter(), 0
+    while done < count:
+        with contextlib.suppress(NatsTimeoutError):
+            for message in await subscription.fetch(256, timeout=1.0):
+                await message.ack()
+                done += 1
+    elapsed = time.perf_counter() - start
+    await subscription.unsubscribe()
+    return count / elapsed
+
+
+async def our_rate(
+    js: JetStreamContext,
+    store: PostgresEventStore,
+    pool: asyncpg.Pool,
+    nats: NatsSettings,
+    count: int,
+    submitters: int,
+) -> float:
+    settings = SubmitterSettings(
+        backend="dry-run", consumer=f"sub-{uuid4().hex[:8]}", fetch_batch=64
+    )
+    await ensure_consumer(js, nats, settings)
+    before = await _submitted(pool)
+    stop = asyncio.Event()
+    start = time.perf_counter()
+    tasks = [
+        asyncio.create_task(Submitter(js, store, DryRunBackend(), nats, settings).run(stop))
+        for _ in range(submitters)
+    ]
+    while await _submitted(pool) - before < count:  # noqa: ASYNC110 (the measurement)
+        await asyncio.sleep(0.01)
+    elapsed = time.perf_counter() - start
+    stop.set()
+    await asyncio.gather(*tasks)
+    return count / elapsed
+
+
+async def _submitted(pool: asyncpg.Pool) -> int:
+    count: int = await pool.fetchval(
+        "SELECT count(*) FROM events WHERE type = 'workload.submitted.v1'"
+    )
+    return count
+
+
+async def main(rounds: int, count: int, submitters: int) -> None:
+    with postgres() as pg_url, nats() as nats_url:
+        pool = await create_pool(
+            DatabaseSettings(url=pg_url, pool_max=20), application_name="bench"
+        )
+        async with pool.acquire() as conn:
+            await apply_migrations(conn)
+            await conn.execute("TRUNCATE events, consumer_checkpoints")
+        settings = NatsSettings(url=nats_url)
+        nc = await connect_nats(settings, name="bench-submit")
+        js = nc.jetstream()
+        store = PostgresEventStore(pool, DOMAIN_CODEC)
+        relay = Relay(pool, js, settings, RelaySettings())
+        figure = Figure(f"{count:,} workloads, {submitters} submitter(s)", target=None)
+        for round_ in range(rounds):
+            with contextlib.suppress(NotFoundError):
+                await js.delete_stream(settings.stream)
+            await ensure_stream(js, settings)
+            await request(store, count)
+            await relay_all(relay, pool)
+            sides: list[tuple[list[float], Callable[[], Awaitable[float]]]] = [
+                (figure.ours, lambda: our_rate(js, store, pool, settings, count, submitters)),
+                (figure.baseline, lambda: raw_rate(js, settings, count)),
+            ]
+            for results, run in sides if round_ % 2 == 0 else sides[::-1]:  # alternate the order
+                results.append(await run())
+        await nc.close()
+        await pool.close()
+    report(
+        "Submitter: workload.requested -> workload.submitted (dry run)",
+        "raw consume+ack",
+        [figure],
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--workloads", type=int, default=2_000)
+    parser.add_argument("--submitters", type=int, default=1)
+    args = parser.parse_args()
+    asyncio.run(main(args.rounds, args.workloads, args.submitters))
