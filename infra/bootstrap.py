@@ -100,7 +100,11 @@ async def open_resources(settings: Settings, *, role: str) -> AsyncIterator[Reso
     async with contextlib.AsyncExitStack() as stack:
         name = f"{settings.service_name}-{role}"
         pool = await create_pool(
-            settings.database, application_name=name, session_free=role == "api"
+            # Neither leaves session state on a pooled connection (the submitter's migration
+            # lock is taken and released on one connection it holds throughout).
+            settings.database,
+            application_name=name,
+            session_free=role in ("api", "submitter"),
         )
         stack.push_async_callback(pool.close)
         nc = await connect_nats(settings.nats, name=name)
