@@ -26,7 +26,7 @@ from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-STREAMS, EVENTS_PER_STREAM = 100, 6
+STREAMS, EVENTS_PER_STREAM = 200, 10
 
 
 async def test_a_database_crash_loses_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -67,7 +67,11 @@ async def test_a_database_crash_loses_and_duplicates_nothing(tmp_path: Path) -> 
         streams = [uuid4() for _ in range(STREAMS)]
         writing = asyncio.gather(*(writer(streams[i::4]) for i in range(4)))
         try:
-            await asyncio.sleep(0.5)
+            # Crash once a fifth is written, while the writers are surely still at it (a
+            # fixed delay would let a fast machine finish first).
+            total = STREAMS * EVENTS_PER_STREAM
+            while await pool.fetchval("SELECT count(*) FROM events") < total // 5:
+                await asyncio.sleep(0.01)
             pg.stop(mode="immediate")  # a crash: no checkpoint, connections cut
             await asyncio.sleep(0.5)
             pg.start()

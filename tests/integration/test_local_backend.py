@@ -87,9 +87,11 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
     for rank, replica in enumerate(["master-0", "worker-0", "worker-1"]):
         assert f"rank={rank} world=3 sum=6.0" in logs[replica]
     facts = [type(e).__name__ for e in (await store.load(workload_id)).events]
-    assert facts == [
-        "WorkloadRequested", "WorkloadSubmitted", "WorkloadRunning", "WorkloadSucceeded",
+    # Once each; the supervisor may report Running before the submission is recorded.
+    assert sorted(facts) == [
+        "WorkloadRequested", "WorkloadRunning", "WorkloadSubmitted", "WorkloadSucceeded",
     ]  # fmt: skip
+    assert facts[0] == "WorkloadRequested" and facts[-1] == "WorkloadSucceeded"
 
 
 async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
