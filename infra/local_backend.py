@@ -5,9 +5,13 @@ replica's command runs with this machine's programs.
 A run starts at most once per machine: a marker file is created exclusively before any process
 starts, so a redelivered request (another submitter, or this one after a restart) finds it and
 starts nothing. The supervisor reports Running once every replica started; the first replica to
-exit non-zero stops its siblings (SIGTERM to its process group, SIGKILL after the grace period)
-and fails the run with its name and exit code; all exiting zero is success. Each replica's
-output goes to `<work_dir>/<job>/run-<n>/<replica>.log`.
+exit non-zero stops its siblings (SIGTERM to its process group, SIGKILL after the spec's
+termination grace period); every replica then starts again while the spec's backoff limit
+allows, and after that the run fails, naming the replica and its exit code. All exiting zero is
+success. Each replica's output goes to `<work_dir>/<job>/run-<n>/<replica>.log`.
+
+A submitter that dies leaves its runs' processes unsupervised (each runs in its own session);
+stopping the submitter cleanly stops them.
 """
 
 import asyncio
@@ -53,7 +57,8 @@ class LocalBackend:
             raise BackendRejectedError(
                 plan.job_name, f"the local backend runs a command; {', '.join(missing)} has none"
             )
-        run = _Run(plan, planned, directory, self._reports, self._grace)
+        grace = plan.termination_grace_period_seconds
+        run = _Run(plan, planned, directory, self._reports, self._grace if grace is None else grace)
         self._runs[_key(plan)] = run
         await run.start()
         return Submission(backend=self.name)
@@ -114,6 +119,12 @@ class _Run:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        await self._spawn()
+        self._task = asyncio.create_task(self._supervise(), name=f"local:{self._plan.job_name}")
+
+    async def _spawn(self) -> None:
+        """Start every replica (again, after a failure within the backoff limit)."""
+        self._processes = {}
         for replica in self._planned:
             log_file = (self._directory / f"{replica.name}.log").open("ab")
             try:
@@ -133,7 +144,6 @@ class _Run:
                 ) from error
             finally:
                 log_file.close()
-        self._task = asyncio.create_task(self._supervise(), name=f"local:{self._plan.job_name}")
 
     async def stop(self) -> None:
         self._stopping = True
@@ -142,8 +152,33 @@ class _Run:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _supervise(self) -> None:
+        """Report Running, then the outcome. A failed attempt restarts every replica while the
+        plan's backoff limit allows (as the operator recreates failed pods), then fails."""
         plan = self._plan
         await self._report("running", None)
+        restarts = 0
+        while True:
+            failure = await self._attempt()
+            if failure is None or self._stopping or restarts >= (plan.backoff_limit or 0):
+                break
+            restarts += 1
+            log.info("local run %s/%s: %s; restart %d", plan.job_name, plan.run, failure, restarts)
+            try:
+                await self._spawn()
+            except BackendRejectedError as error:
+                failure = error.reason
+                break
+        if self._stopping:
+            await self._report("stopped", None)
+        elif failure is not None:
+            after = f" (after {restarts} restarts)" if restarts else ""
+            await self._report("failed", f"{failure}{after}")
+        else:
+            await self._report("succeeded", None)
+        log.info("local run %s/%s finished: %s", plan.job_name, plan.run, failure or "ok")
+
+    async def _attempt(self) -> str | None:
+        """Wait for every replica; the first to fail stops its siblings. Returns why it failed."""
         waits = {
             asyncio.ensure_future(process.wait()): name for name, process in self._processes.items()
         }
@@ -156,13 +191,7 @@ class _Run:
                 if code != 0 and failure is None and not self._stopping:
                     failure = f"{waits[finished]} exited with code {code}"
                     await self._terminate()
-        if self._stopping:
-            await self._report("stopped", None)
-        elif failure is not None:
-            await self._report("failed", failure)
-        else:
-            await self._report("succeeded", None)
-        log.info("local run %s/%s finished: %s", plan.job_name, plan.run, failure or "ok")
+        return failure
 
     async def _report(self, outcome: Outcome, reason: str | None) -> None:
         try:

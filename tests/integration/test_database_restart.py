@@ -70,7 +70,7 @@ async def test_a_database_crash_loses_and_duplicates_nothing(tmp_path: Path) -> 
             # Crash once a fifth is written, while the writers are surely still at it (a
             # fixed delay would let a fast machine finish first).
             total = STREAMS * EVENTS_PER_STREAM
-            while await pool.fetchval("SELECT count(*) FROM events") < total // 5:
+            while await pool.fetchval("SELECT count(*) FROM events") < total // 5:  # noqa: ASYNC110
                 await asyncio.sleep(0.01)
             pg.stop(mode="immediate")  # a crash: no checkpoint, connections cut
             await asyncio.sleep(0.5)

@@ -31,8 +31,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SCRIPT = Path(__file__).parents[1] / "data" / "jobs" / "ddp_allreduce.py"
 
 
-async def request(pool: asyncpg.Pool, *, fail_rank: int | None = None) -> UUID:
+async def request(
+    pool: asyncpg.Pool,
+    *,
+    fail_rank: int | None = None,
+    fail_once: Path | None = None,
+    backoff_limit: int = 0,
+) -> UUID:
     variables = [{"name": "FAIL_RANK", "value": str(fail_rank)}] if fail_rank is not None else []
+    if fail_once is not None:
+        variables.append({"name": "FAIL_ONCE", "value": str(fail_once)})
     spec = msgspec.convert(
         {
             "distributedFramework": "PyTorch",
@@ -40,6 +48,8 @@ async def request(pool: asyncpg.Pool, *, fail_rank: int | None = None) -> UUID:
             "image": "pytorch/pytorch:2.13.0",  # not used locally: this machine's python runs
             "command": f"{sys.executable} {SCRIPT}",
             "environmentVariables": variables,
+            "backoffLimit": backoff_limit,
+            "terminationGracePeriodSeconds": 5,
         },
         DistributedTemplateSpec,
     )
@@ -91,7 +101,8 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
     assert sorted(facts) == [
         "WorkloadRequested", "WorkloadRunning", "WorkloadSubmitted", "WorkloadSucceeded",
     ]  # fmt: skip
-    assert facts[0] == "WorkloadRequested" and facts[-1] == "WorkloadSucceeded"
+    assert facts[0] == "WorkloadRequested"
+    assert facts[-1] == "WorkloadSucceeded"
 
 
 async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
@@ -108,3 +119,19 @@ async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
     # left to gloo's 30-minute timeout.
     assert time.monotonic() - started < 60
     await backend.close()
+
+
+async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
+    clean_pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    backend = LocalBackend(tmp_path, reports_to(store))
+    marker = tmp_path / "failed-once"
+    workload_id = await request(clean_pool, fail_rank=1, fail_once=marker, backoff_limit=1)
+    await submitter.reconcile(workload_id, store=store, backend=backend)
+    state = await finished(store, workload_id, 120)
+    worker = (tmp_path / state.request.job_name / "run-1" / "worker-0.log").read_text()
+    assert state.actual == "Completed", worker
+    assert marker.exists()
+    assert "rank=1 failing on purpose" in worker
+    assert "rank=1 world=3 sum=6.0" in worker
