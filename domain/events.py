@@ -342,6 +342,8 @@ class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"
     spec: DistributedTemplateSpec
     master_spec_same_as_worker: bool = True
     master: MasterTemplateSpec | None = None
+    # The Kubernetes secrets of the registry credentials shared in the project's scopes.
+    image_pull_secrets: tuple[str, ...] = ()
 
 
 class WorkloadRequested(Event, tag="workload.requested.v1", frozen=True, kw_only=True):

@@ -49,6 +49,7 @@ class WorkloadPlan(msgspec.Struct, frozen=True, kw_only=True):
     slots_per_worker: int | None = None
     ssh_auth_mount_path: str | None = None
     mpi_launcher_creation_policy: str | None = None
+    image_pull_secrets: tuple[str, ...] = ()
 
     @property
     def total_replicas(self) -> int:
@@ -86,6 +87,7 @@ def plan_for(requested: WorkloadRequested, run: int = 1) -> WorkloadPlan:
         mpi_launcher_creation_policy=(
             spec.mpi_launcher_creation_policy if framework == "MPI" else None
         ),
+        image_pull_secrets=snapshot.image_pull_secrets,
     )
 
 

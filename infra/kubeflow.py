@@ -104,6 +104,8 @@ def _replica(
         "restartPolicy": "Never",
         "containers": [_container(spec, container_name, mounts)],
     }
+    if plan.image_pull_secrets:
+        pod["imagePullSecrets"] = [{"name": name} for name in plan.image_pull_secrets]
     if plan.priority_class is not None:
         pod["priorityClassName"] = plan.priority_class
     if plan.termination_grace_period_seconds is not None:

@@ -241,3 +241,12 @@ class Reports(Protocol):
     async def __call__(
         self, workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
     ) -> None: ...
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class RegistryCredentials(Protocol):
+    """Docker-registry credentials as the read side knows them."""
+
+    async def shared_in(self, lineage: tuple[ScopeRef, ...]) -> list[UUID]:
+        """The ids of the non-private registry credentials of these scopes."""
+        ...

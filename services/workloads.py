@@ -4,8 +4,10 @@ process does the rest. Names are unique per project among live workloads."""
 
 from uuid import UUID
 
+import msgspec
+
 from domain import org_units, templates, workloads
-from domain.combined import combine
+from domain.combined import combine, credential_secret_name
 from domain.commands import ChangeWorkload, RequestWorkload
 from domain.errors import InvalidHistoryError
 from domain.events import Event, WorkloadRequested
@@ -14,12 +16,14 @@ from domain.submissions import snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
 from services import access
-from services.ports import NameClaim, NamedStreams, StreamLoader
+from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader
 from services.prefetch import actor_stream, prefetch
 from services.templates import combined
 
 
-async def request_workload(cmd: RequestWorkload, *, streams: NamedStreams) -> Workload:
+async def request_workload(
+    cmd: RequestWorkload, *, streams: NamedStreams, registries: RegistryCredentials
+) -> Workload:
     project_ref = ScopeRef("project", cmd.project_id)
     loader = await prefetch(
         streams,
@@ -48,6 +52,10 @@ async def request_workload(cmd: RequestWorkload, *, streams: NamedStreams) -> Wo
             template_version=template.version,
             asset_versions=template.asset_versions,
         )
+    pull = await registries.shared_in(project.lineage)
+    snapshot = msgspec.structs.replace(
+        snapshot, image_pull_secrets=tuple(credential_secret_name(i) for i in pull)
+    )
     requested = WorkloadRequested(
         workload_id=cmd.workload_id,
         name=name,

@@ -38,6 +38,7 @@ from infra.http.tokens import grant_token
 from infra.http.workloads import WORKLOAD_ROUTES
 from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
 from infra.org_tree import PostgresOrgTree
+from infra.registry_credentials import PostgresRegistryCredentials
 from infra.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
@@ -50,6 +51,7 @@ from services.ports import (
     IdSequence,
     NamedStreams,
     OrgTree,
+    RegistryCredentials,
 )
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         app.state.vault = PostgresCredentialVault(opened.pool, store, sealer)
         app.state.usage = PostgresAssetUsage(opened.pool)
         app.state.store = store
+        app.state.registries = PostgresRegistryCredentials(opened.pool)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -113,6 +116,10 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         store: EventStore = state.store
         return store
 
+    def provide_registries(state: State) -> RegistryCredentials:
+        registries: RegistryCredentials = state.registries
+        return registries
+
     def provide_usage(state: State) -> AssetUsage:
         usage: AssetUsage = state.usage
         return usage
@@ -151,6 +158,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),
             "vault": Provide(provide_vault, sync_to_thread=False),
             "usage": Provide(provide_usage, sync_to_thread=False),
+            "registries": Provide(provide_registries, sync_to_thread=False),
             "store": Provide(provide_store, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },

@@ -38,7 +38,7 @@ from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow
 from services import workloads as use_cases
 from services.errors import InvalidRequestError
-from services.ports import EventStore, NamedStreams, OrgTree
+from services.ports import EventStore, NamedStreams, OrgTree, RegistryCredentials
 
 BASE: Final = "/api/v1/workloads"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -50,6 +50,7 @@ async def submit(
     request: Caller,
     data: JSONBody[DistributedCreationRequest],
     streams: NamedDependency[NamedStreams],
+    registries: NamedDependency[RegistryCredentials],
 ) -> DistributedWorkload:
     command = RequestWorkload(
         workload_id=uuid4(),
@@ -65,7 +66,7 @@ async def submit(
         ),
         metadata=actor(request),
     )
-    state = await use_cases.request_workload(command, streams=streams)
+    state = await use_cases.request_workload(command, streams=streams, registries=registries)
     return distributed_of(state, actor(request).actor_subject, None)
 
 

@@ -206,3 +206,33 @@ async def test_only_callers_with_a_grant_on_the_project_see_or_submit(
         params={"filterBy": f"templateId=={found['template']['meta']['id']}"},
     )  # fmt: skip
     assert [w["id"] for w in filtered.json()["workloads"]] == [made["workloadId"]]
+
+
+async def test_shared_registry_credentials_become_image_pull_secrets(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    found = await setup(app, admin)
+    other = await call(
+        app, "POST", "/api/v1/org-unit/projects", admin,
+        json={"name": "other", "clusterId": found["cluster"]["uuid"]},
+    )  # fmt: skip
+    registry = {"user": "$oauthtoken", "password": "not-in-any-event", "url": "nvcr.io"}
+    ids = {}
+    for name, meta in (
+        ("shared", {"scope": "tenant"}),
+        ("mine", {"scope": "tenant", "private": True}),
+        ("elsewhere", {"scope": "project", "projectId": int(other.json()["id"])}),
+    ):
+        made = await call(
+            app, "POST", "/api/v1/asset/credentials/docker-registry", admin,
+            json={"meta": {"name": name, **meta}, "spec": registry},
+        )  # fmt: skip
+        assert made.status_code == 202, made.text
+        ids[name] = made.json()["meta"]["id"]
+    await project_all(clean_pool)
+    made = (await call(app, "POST", WORKLOADS, admin, json=submission(found))).json()
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    (event,) = (await store.load(made["workloadId"])).events
+    assert isinstance(event, WorkloadRequested)
+    # Neither the private one nor another project's.
+    assert event.snapshot.image_pull_secrets == (f"credential-{ids['shared']}",)

@@ -20,6 +20,7 @@ from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.workload_plans import plan_for
 from domain.workloads import InvalidWorkloadError, job_name
 from infra.kubeflow import KINDS, to_kubeflow_job
+from infra.serialization import DOMAIN_CODEC
 
 CRDS = Path(__file__).parents[3] / "shared" / "crds"
 FILES = {
@@ -157,7 +158,12 @@ def requested(framework: str, mode: str) -> WorkloadRequested:
              "compute": {"cpuCoreRequest": 0.25}},
             MasterTemplateSpec,
         )  # fmt: skip
-    snapshot = WorkloadSnapshot(spec=spec, master_spec_same_as_worker=mode == "same", master=master)
+    snapshot = WorkloadSnapshot(
+        spec=spec,
+        master_spec_same_as_worker=mode == "same",
+        master=master,
+        image_pull_secrets=("credential-1",),
+    )
     return WorkloadRequested(
         workload_id=WORKLOAD,
         name="nightly",
@@ -291,3 +297,15 @@ def test_a_typo_fails_the_strict_schema() -> None:
     messages = {e.message for e in validator("PyTorchJob").iter_errors(manifest)}
     assert any("backoffLimt" in m for m in messages)
     assert any("'two' is not of type 'integer'" in m for m in messages)
+
+
+def test_the_stored_request_alone_renders_the_same_job_again() -> None:
+    """Re-submitting a snapshot reproduces the workload: the event, decoded from its stored
+    bytes, plans and renders exactly what the original did."""
+    event = requested("MPI", "separate")
+    stored = DOMAIN_CODEC.decode(DOMAIN_CODEC.encode(event).data)
+    assert isinstance(stored, WorkloadRequested)
+    first = to_kubeflow_job(plan_for(event))
+    assert to_kubeflow_job(plan_for(stored)) == first
+    pod = first["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert pod["imagePullSecrets"] == [{"name": "credential-1"}]
