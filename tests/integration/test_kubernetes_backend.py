@@ -5,20 +5,17 @@
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from uuid import UUID, uuid4
+from uuid import UUID
 
-import msgspec
 import pytest
 from kubernetes_asyncio import client
 
-from domain import workloads
-from domain.events import WorkloadRequested, WorkloadSnapshot
-from domain.template_specs import DistributedTemplateSpec
 from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
 from infra.kubernetes_backend import KubernetesBackend, outcome_of
 from services.errors import BackendRejectedError
 from tests.kube_stand_in import KubeStandIn, serving
+from tests.workload_samples import requested_workload
 
 pytestmark = [pytest.mark.integration]
 
@@ -26,18 +23,8 @@ Report = tuple[UUID, int, Outcome, str | None]
 
 
 def plan(framework: str = "PyTorch") -> WorkloadPlan:
-    workload_id = uuid4()
-    spec = msgspec.convert(
-        {"distributedFramework": framework, "numWorkers": 2, "image": "img", "command": "run"},
-        DistributedTemplateSpec,
-    )
-    return plan_for(
-        WorkloadRequested(
-            workload_id=workload_id, name="job", requested_name="job", cluster_id=UUID(int=1),
-            project_id="1", project_name="team", namespace="runai-team",
-            job_name=workloads.job_name("job", workload_id), snapshot=WorkloadSnapshot(spec=spec),
-        )
-    )  # fmt: skip
+    spec = {"distributedFramework": framework, "numWorkers": 2, "image": "img", "command": "run"}
+    return plan_for(requested_workload(spec))
 
 
 class Recorder(list[Report]):

@@ -7,15 +7,12 @@ import importlib.util
 import sys
 import time
 from pathlib import Path
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import asyncpg
-import msgspec
 import pytest
 
 from domain import workloads
-from domain.events import WorkloadRequested, WorkloadSnapshot
-from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.workloads import Workload
 from infra.eventstore import PostgresEventStore
 from infra.local_backend import LocalBackend
@@ -23,6 +20,7 @@ from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import reports_to
 from services import submitter
 from tests.conftest import ACTOR
+from tests.workload_samples import requested_workload
 
 if importlib.util.find_spec("torch") is None:  # `make test` installs it
     pytest.skip("the job runs torch: install the `torch` extra", allow_module_level=True)
@@ -41,34 +39,19 @@ async def request(
     variables = [{"name": "FAIL_RANK", "value": str(fail_rank)}] if fail_rank is not None else []
     if fail_once is not None:
         variables.append({"name": "FAIL_ONCE", "value": str(fail_once)})
-    spec = msgspec.convert(
-        {
-            "distributedFramework": "PyTorch",
-            "numWorkers": 2,
-            "image": "pytorch/pytorch:2.13.0",  # not used locally: this machine's python runs
-            "command": f"{sys.executable} {SCRIPT}",
-            "environmentVariables": variables,
-            "backoffLimit": backoff_limit,
-            "terminationGracePeriodSeconds": 5,
-        },
-        DistributedTemplateSpec,
-    )
-    master = MasterTemplateSpec(image=spec.image, command=spec.command)
-    workload_id = uuid4()
-    event = WorkloadRequested(
-        workload_id=workload_id,
-        name="ddp",
-        requested_name="ddp",
-        cluster_id=UUID(int=1),
-        project_id="1",
-        project_name="team",
-        namespace="runai-team",
-        job_name=workloads.job_name("ddp", workload_id),
-        snapshot=WorkloadSnapshot(spec=spec, master_spec_same_as_worker=True, master=master),
-    )
+    spec = {
+        "distributedFramework": "PyTorch",
+        "numWorkers": 2,
+        "image": "pytorch/pytorch:2.13.0",  # not used locally: this machine's python runs
+        "command": f"{sys.executable} {SCRIPT}",
+        "environmentVariables": variables,
+        "backoffLimit": backoff_limit,
+        "terminationGracePeriodSeconds": 5,
+    }
+    event = requested_workload(spec, name="ddp", master=spec)
     store = PostgresEventStore(pool, DOMAIN_CODEC)
-    await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
-    return workload_id
+    await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+    return event.workload_id
 
 
 async def finished(store: PostgresEventStore, workload_id: UUID, within_s: float) -> Workload:

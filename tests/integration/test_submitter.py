@@ -15,13 +15,9 @@ from pathlib import Path
 from uuid import UUID, uuid4
 
 import asyncpg
-import msgspec
 import pytest
 from nats.js import JetStreamContext
 
-from domain import workloads
-from domain.events import WorkloadRequested, WorkloadSnapshot
-from domain.template_specs import DistributedTemplateSpec
 from domain.workload_plans import WorkloadPlan
 from infra.bootstrap import connect_nats
 from infra.dry_run_backend import DryRunBackend
@@ -33,14 +29,16 @@ from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
 from infra.submitter import DEAD_LETTER_STREAM, Submitter
 from services.ports import Submission
 from tests.conftest import ACTOR
+from tests.workload_samples import requested_workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-SPEC = msgspec.convert(
-    {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12",
-     "command": "python -c pass"},
-    DistributedTemplateSpec,
-)  # fmt: skip
+SPEC = {
+    "distributedFramework": "PyTorch",
+    "numWorkers": 2,
+    "image": "python:3.12",
+    "command": "python -c pass",
+}
 
 
 @pytest.fixture
@@ -54,21 +52,11 @@ def broker(tmp_path: Path) -> Iterator[EmbeddedNats]:
 
 async def request(pool: asyncpg.Pool, count: int) -> list[UUID]:
     store = PostgresEventStore(pool, DOMAIN_CODEC)
-    ids = [uuid4() for _ in range(count)]
-    for i, workload_id in enumerate(ids):
-        name = f"w{i}"
-        event = WorkloadRequested(
-            workload_id=workload_id,
-            name=name,
-            requested_name=name,
-            cluster_id=UUID(int=1),
-            project_id="1",
-            project_name="team",
-            namespace="runai-team",
-            job_name=workloads.job_name(name, workload_id),
-            snapshot=WorkloadSnapshot(spec=SPEC),
-        )
-        await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
+    ids = []
+    for i in range(count):
+        event = requested_workload(SPEC, name=f"w{i}")
+        await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+        ids.append(event.workload_id)
     return ids
 
 

@@ -10,17 +10,16 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import msgspec
 import pytest
 import yaml
 from jsonschema import Draft7Validator
 
-from domain.events import WorkloadRequested, WorkloadSnapshot
-from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
+from domain.events import WorkloadRequested
 from domain.workload_plans import plan_for
-from domain.workloads import InvalidWorkloadError, job_name
+from domain.workloads import InvalidWorkloadError
 from infra.kubeflow import KINDS, to_kubeflow_job
 from infra.serialization import DOMAIN_CODEC
+from tests.workload_samples import requested_workload
 
 CRDS = Path(__file__).parents[3] / "shared" / "crds"
 FILES = {
@@ -145,35 +144,21 @@ RICH = {
 
 def requested(framework: str, mode: str) -> WorkloadRequested:
     mpi = {"slotsPerWorker": 2, "sshAuthMountPath": "/home/mpi/.ssh"} if framework == "MPI" else {}
-    spec = msgspec.convert(
+    masters: dict[str, dict[str, Any]] = {
+        "same": {"image": RICH["image"]},
+        "separate": {
+            "image": "registry.example.com/launch:1.0",
+            "command": "sleep 10",
+            "compute": {"cpuCoreRequest": 0.25},
+        },
+    }
+    return requested_workload(
         {**RICH, "distributedFramework": framework, "numWorkers": 3, **mpi},
-        DistributedTemplateSpec,
-    )
-    master = None
-    if mode == "same":
-        master = msgspec.convert({"image": RICH["image"]}, MasterTemplateSpec)
-    elif mode == "separate":
-        master = msgspec.convert(
-            {"image": "registry.example.com/launch:1.0", "command": "sleep 10",
-             "compute": {"cpuCoreRequest": 0.25}},
-            MasterTemplateSpec,
-        )  # fmt: skip
-    snapshot = WorkloadSnapshot(
-        spec=spec,
-        master_spec_same_as_worker=mode == "same",
-        master=master,
-        image_pull_secrets=("credential-1",),
-    )
-    return WorkloadRequested(
-        workload_id=WORKLOAD,
         name="nightly",
-        requested_name="nightly",
-        cluster_id=UUID(int=1),
-        project_id="3",
-        project_name="team-a",
-        namespace="runai-team-a",
-        job_name=job_name("nightly", WORKLOAD),
-        snapshot=snapshot,
+        workload_id=WORKLOAD,
+        same_as_worker=mode == "same",
+        master=masters.get(mode),
+        image_pull_secrets=("credential-1",),
     )
 
 
@@ -240,9 +225,9 @@ def test_the_rendering_carries_run_ai_scheduling_and_the_template_values() -> No
     manifest = to_kubeflow_job(plan_for(requested("PyTorch", "separate")))
     assert manifest["metadata"] == {
         "name": "nightly-3f2b8c1d",
-        "namespace": "runai-team-a",
+        "namespace": "runai-team",
         "labels": {
-            "runai/queue": "team-a",
+            "runai/queue": "team",
             "trainplate.io/workload-id": str(WORKLOAD),
             "trainplate.io/run": "1",
         },
@@ -270,7 +255,7 @@ def test_the_rendering_carries_run_ai_scheduling_and_the_template_values() -> No
         "cleanPodPolicy": "Running",
         "backoffLimit": 3,
         "ttlSecondsAfterFinished": 600,
-        "schedulingPolicy": {"minAvailable": 4, "queue": "team-a", "priorityClass": "high"},
+        "schedulingPolicy": {"minAvailable": 4, "queue": "team", "priorityClass": "high"},
     }
     # The separate master keeps its own container.
     (launcher,) = master["template"]["spec"]["containers"]

@@ -4,36 +4,28 @@ this host for every address and a port of its own for every task."""
 import json
 from uuid import UUID
 
-import msgspec
-
-from domain import workloads
-from domain.events import WorkloadRequested, WorkloadSnapshot
-from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.workload_plans import WorkloadPlan, plan_for
 from infra.local_contracts import mpi_hostfile, replicas
+from tests.workload_samples import requested_workload
 
 ID = UUID("3f2b8c1d-9a4e-4f6b-8d2c-7e1a5b9c0d4f")
 PORTS = [41000, 41001, 41002, 41003, 41004]
 
 
 def plan(framework: str, *, master: bool = True, **spec: object) -> WorkloadPlan:
-    worker = msgspec.convert(
-        {"distributedFramework": framework, "numWorkers": 2, "image": "img",
-         "command": "python train.py", "args": "--fast",
-         "environmentVariables": [{"name": "MODE", "value": "a"}], **spec},
-        DistributedTemplateSpec,
-    )  # fmt: skip
-    snapshot = WorkloadSnapshot(
-        spec=worker,
-        master_spec_same_as_worker=master,
-        master=MasterTemplateSpec(image="img", command="python train.py") if master else None,
+    worker = {
+        "distributedFramework": framework, "numWorkers": 2, "image": "img",
+        "command": "python train.py", "args": "--fast",
+        "environmentVariables": [{"name": "MODE", "value": "a"}], **spec,
+    }  # fmt: skip
+    return plan_for(
+        requested_workload(
+            worker,
+            workload_id=ID,
+            same_as_worker=master,
+            master={"image": "img", "command": "python train.py"} if master else None,
+        )
     )
-    requested = WorkloadRequested(
-        workload_id=ID, name="job", requested_name="job", cluster_id=UUID(int=1),
-        project_id="1", project_name="p", namespace="runai-p",
-        job_name=workloads.job_name("job", ID), snapshot=snapshot,
-    )  # fmt: skip
-    return plan_for(requested)
 
 
 def test_pytorch_ranks_the_master_first_and_shares_its_port() -> None:

@@ -3,17 +3,14 @@ order and any number of times, the backend ends up doing what the stream asks, o
 
 from uuid import UUID
 
-import msgspec
-
 from domain import workloads
-from domain.events import WorkloadRequested, WorkloadSnapshot
-from domain.template_specs import DistributedTemplateSpec
 from domain.workload_plans import WorkloadPlan
 from services import submitter
 from services.errors import BackendRejectedError
 from services.ports import Submission
 from tests.conftest import ACTOR
 from tests.fakes import InMemoryEventStore
+from tests.workload_samples import requested_workload
 
 ID = UUID("3f2b8c1d-9a4e-4f6b-8d2c-7e1a5b9c0d4f")
 
@@ -36,20 +33,8 @@ class RecordingBackend:
 
 
 async def requested(store: InMemoryEventStore) -> None:
-    spec = msgspec.convert(
-        {"distributedFramework": "TF", "numWorkers": 2, "image": "tf:2"}, DistributedTemplateSpec
-    )
-    event = WorkloadRequested(
-        workload_id=ID,
-        name="tf",
-        requested_name="tf",
-        cluster_id=UUID(int=1),
-        project_id="1",
-        project_name="p",
-        namespace="runai-p",
-        job_name=workloads.job_name("tf", ID),
-        snapshot=WorkloadSnapshot(spec=spec),
-    )
+    spec = {"distributedFramework": "TF", "numWorkers": 2, "image": "tf:2"}
+    event = requested_workload(spec, name="tf", workload_id=ID)
     await store.append(ID, [event], expected_version=0, metadata=ACTOR)
 
 

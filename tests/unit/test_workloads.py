@@ -3,33 +3,19 @@ numbered by run, so a stale report cannot move the current run."""
 
 from uuid import UUID
 
-import msgspec
 import pytest
 
 from domain import workloads
-from domain.events import WorkloadEvent, WorkloadRequested, WorkloadSnapshot
-from domain.template_specs import DistributedTemplateSpec
+from domain.events import WorkloadEvent, WorkloadRequested
 from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
+from tests.workload_samples import requested_workload
 
 ID = UUID("3f2b8c1d-9a4e-4f6b-8d2c-7e1a5b9c0d4f")
 
 
 def requested(name: str = "ddp") -> WorkloadRequested:
-    spec = msgspec.convert(
-        {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12"},
-        DistributedTemplateSpec,
-    )
-    return WorkloadRequested(
-        workload_id=ID,
-        name=name,
-        requested_name=name,
-        cluster_id=UUID(int=1),
-        project_id="3",
-        project_name="team-a",
-        namespace="runai-team-a",
-        job_name=workloads.job_name(name, ID),
-        snapshot=WorkloadSnapshot(spec=spec),
-    )
+    spec = {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12"}
+    return requested_workload(spec, name=name, workload_id=ID)
 
 
 def fold_after(*steps: list[WorkloadEvent]) -> workloads.Workload:
