@@ -26,7 +26,12 @@ from domain.values import TENANT_ADMIN
 from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import create_pool
 from infra.cli import PROCESSES
-from infra.embedded import EmbeddedNats, EmbeddedPostgres, EmbeddedServersMissingError
+from infra.embedded import (
+    EmbeddedNats,
+    EmbeddedPostgres,
+    EmbeddedServersMissingError,
+    free_port,
+)
 from infra.migrate import apply_migrations
 from infra.settings import DatabaseSettings, Settings
 from services.applications import create_application
@@ -62,6 +67,11 @@ def run_dev(settings: Settings) -> int:
         asyncio.run(_migrate(postgres.url))
         admin_secret = asyncio.run(_bootstrap_admin(postgres.url, settings))
         api_url = f"http://{settings.api_host}:{settings.api_port}"
+        projector_port = free_port()
+        metrics = {
+            "api": f"{api_url}/metrics",
+            "projector": f"http://127.0.0.1:{projector_port}/metrics",
+        }
         env = {
             **os.environ,
             "TRAINPLATE_DATABASE_URL": postgres.url,
@@ -71,13 +81,17 @@ def run_dev(settings: Settings) -> int:
             "TRAINPLATE_DATA_DIR": str(data_dir),
             "TRAINPLATE_AUTH__SIGNING_KEY": _local_key(data_dir / "signing.key", 48),
             "TRAINPLATE_CREDENTIALS__ENCRYPTION_KEY": _local_key(data_dir / "credentials.key", 32),
+            "TRAINPLATE_PROJECTOR__METRICS_PORT": str(projector_port),
         }
         for process in PROCESSES:
             children[process] = subprocess.Popen(
                 [sys.executable, "-m", "infra.cli", "serve", process], env=env
             )
         endpoints.write_text(
-            json.dumps({"api": api_url, "database": postgres.url, "nats": broker.url}, indent=2)
+            json.dumps(
+                {"api": api_url, "database": postgres.url, "nats": broker.url, "metrics": metrics},
+                indent=2,
+            )
         )
         print(
             f"\ntrainplate is starting at {api_url}  (readiness: {api_url}/readyz)\n"

@@ -6,8 +6,9 @@ release does not know are skipped, never fatal (a newer writer may be deployed f
 """
 
 import asyncio
+import time
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import asyncpg
 import msgspec
@@ -21,6 +22,9 @@ from infra.serialization import EventCodec, decode_metadata
 from infra.settings import ProjectorSettings
 from projections import Projection
 
+if TYPE_CHECKING:
+    from infra.metrics import ProjectorMetrics
+
 
 class ProjectionRunner:
     def __init__(
@@ -31,8 +35,10 @@ class ProjectionRunner:
         settings: ProjectorSettings,
         *,
         retry_on: tuple[type[Exception], ...] = (),
+        metrics: "ProjectorMetrics | None" = None,
     ) -> None:
         self._projection = projection
+        self._metrics = metrics
         self._codec = codec
         self._batch_size = settings.batch_size
         self._follower = LogFollower(
@@ -59,11 +65,16 @@ class ProjectionRunner:
         entries = await globallog.read_after(conn, cursor, self._batch_size)
         if not entries:
             return cursor, 0
+        started = time.perf_counter()
         async with conn.transaction():
             for entry in entries:
                 if self._codec.knows(entry.type):
                     await self._projection.apply(conn, self._recorded(entry))
             await globallog.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
+        if self._metrics is not None:  # counted once committed: a rolled-back batch is not
+            name = self._projection.name
+            self._metrics.batch_seconds.labels(name).observe(time.perf_counter() - started)
+            self._metrics.events_applied.labels(name).inc(len(entries))
         return entries[-1].cursor, len(entries)
 
     def _recorded(self, entry: LogEntry) -> RecordedEvent:
@@ -96,14 +107,14 @@ SELECT count(*) AS behind,
 
 async def status(conn: Connection, names: Sequence[str]) -> list[ProjectionStatus]:
     """Where each projection stands: its position and how far behind the log it is."""
-    report = []
-    for name in names:
-        cursor = await globallog.load_checkpoint(conn, f"projection:{name}")
-        row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
-        assert row is not None
-        report.append(
-            ProjectionStatus(
-                name=name, position=cursor.position, behind=row["behind"], lag_s=row["lag_s"]
-            )
-        )
-    return report
+    return [await follower_status(conn, f"projection:{name}", name) for name in names]
+
+
+async def follower_status(conn: Connection, checkpoint: str, name: str) -> ProjectionStatus:
+    """Where any follower of the log (a projection, the relay) stands, by its checkpoint."""
+    cursor = await globallog.load_checkpoint(conn, checkpoint)
+    row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
+    assert row is not None
+    return ProjectionStatus(
+        name=name, position=cursor.position, behind=row["behind"], lag_s=row["lag_s"]
+    )

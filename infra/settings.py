@@ -40,6 +40,9 @@ class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):
 class ProjectorSettings(msgspec.Struct, frozen=True, kw_only=True):
     batch_size: int = 500
     poll_interval_s: float = 0.1
+    # Prometheus metrics of this process (events applied, batch timings); 0: not served.
+    metrics_port: int = 0
+    metrics_host: str = "127.0.0.1"
 
 
 class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):

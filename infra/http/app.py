@@ -21,7 +21,7 @@ from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, before_request
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
-from infra.http.health import healthz, readyz
+from infra.http.health import healthz, metrics, readyz
 from infra.http.impact import IMPACT_ROUTES
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
@@ -131,6 +131,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         route_handlers=[
             healthz,
             readyz,
+            metrics,
             grant_token,
             create_service_account,
             list_service_accounts,

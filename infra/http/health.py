@@ -10,8 +10,11 @@ from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 from nats.js.errors import NotFoundError
 
 from infra.bootstrap import Resources
+from infra.fanout import NAME as FANOUT
+from infra.metrics import CONTENT_TYPE, lag_exposition
 from infra.migrate import pending_migrations
 from infra.settings import Settings
+from projections import ALL
 
 CHECK_TIMEOUT_S = 2.0
 
@@ -71,3 +74,16 @@ async def _broker(resources: Resources, settings: Settings) -> Check:
     except Exception as exc:  # any broker failure means "not ready", never a 500
         return Check(False, f"JetStream unavailable: {type(exc).__name__}")
     return Check(True)
+
+
+@get("/metrics", include_in_schema=False, exclude_from_auth=True)
+async def metrics(
+    resources: NamedDependency[Resources], settings: NamedDependency[Settings]
+) -> Response[bytes]:
+    """Prometheus text: how far the relay (the outbox backlog) and each read model trail the
+    log, in events and seconds. No secret is in it, so scrapers need no token."""
+    followers = [("relay", f"relay:{settings.relay.name}")]
+    followers += [(name, f"projection:{name}") for name in (*(p.name for p in ALL), FANOUT)]
+    async with resources.pool.acquire() as conn:
+        body = await lag_exposition(conn, followers)
+    return Response(body, media_type=CONTENT_TYPE)

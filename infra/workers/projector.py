@@ -3,10 +3,13 @@ and the linked-asset fan-out."""
 
 import asyncio
 
+from prometheus_client import start_http_server
+
 from infra.bootstrap import open_resources
 from infra.eventstore import PostgresEventStore
 from infra.fanout import fanout_projection
 from infra.follower import keep_following
+from infra.metrics import ProjectorMetrics
 from infra.migrate import apply_migrations
 from infra.projector import ProjectionRunner
 from infra.serialization import DOMAIN_CODEC
@@ -20,8 +23,17 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
         async with resources.pool.acquire() as conn:
             await apply_migrations(conn)
         store = PostgresEventStore(resources.pool, DOMAIN_CODEC)
+        metrics = ProjectorMetrics()
+        if settings.projector.metrics_port:
+            start_http_server(
+                settings.projector.metrics_port,
+                addr=settings.projector.metrics_host,
+                registry=metrics.registry,
+            )
         runners = [
-            ProjectionRunner(resources.pool, projection, DOMAIN_CODEC, settings.projector)
+            ProjectionRunner(
+                resources.pool, projection, DOMAIN_CODEC, settings.projector, metrics=metrics
+            )
             for projection in ALL
         ]
         # The fan-out appends to template streams: a user's concurrent edit of the same
@@ -33,6 +45,7 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                 DOMAIN_CODEC,
                 settings.projector,
                 retry_on=(VersionConflictError,),
+                metrics=metrics,
             )
         )
         async with asyncio.TaskGroup() as group:

@@ -6,12 +6,14 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats, create_pool
 from infra.embedded import EmbeddedPostgres
 from infra.http.app import create_app
 from infra.migrate import available_migrations
 from infra.settings import DatabaseSettings, NatsSettings, Settings
 from tests.api.client import client_for
+from tests.api.support import api_app, call, project_all, token_for
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -77,3 +79,22 @@ async def test_readyz_is_503_and_names_the_database_when_it_is_down(
     assert checks["database"]["ready"] is False
     assert checks["database"]["detail"].startswith("database unreachable")
     assert checks["broker"]["ready"] is True
+
+
+async def test_metrics_say_how_far_each_follower_trails_the_log_without_a_token(
+    clean_pool: asyncpg.Pool, nats_url: str
+) -> None:
+    async with api_app(clean_pool, nats_url) as app:
+        admin = await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
+        made = await call(app, "POST", "/api/v1/clusters", admin, json={"name": "east"})
+        assert made.status_code in (200, 201, 202), made.text
+        before = (await call(app, "GET", "/metrics", None)).text
+        await project_all(clean_pool)
+        after = await call(app, "GET", "/metrics", None)
+    assert after.status_code == 200
+    assert after.headers["content-type"].startswith("text/plain")
+    lag = 'trainplate_follower_lag_events{follower="org_units"}'
+    assert f"{lag} 2.0" in before  # the admin application, then the cluster
+    assert f"{lag} 0.0" in after.text
+    assert 'trainplate_follower_lag_seconds{follower="relay"}' in after.text
+    assert 'trainplate_follower_position{follower="workload_catalogue"}' in after.text

@@ -2,6 +2,7 @@
 API -> event store -> relay -> JetStream -> submitter -> local processes -> outcome events ->
 projector, and reads back Completed with each replica's output."""
 
+import json
 import os
 import signal
 import subprocess
@@ -41,6 +42,9 @@ def test_a_workload_submitted_over_http_runs_locally_and_completes(tmp_path: Pat
             workload = submit(http)
             state = wait_for_phase(http, workload["workloadId"], "Completed", within_s=120)
             assert state["phase"] == "Completed", state
+            endpoints = json.loads((tmp_path / "data" / "endpoints.json").read_text())
+            projector = httpx.get(endpoints["metrics"]["projector"], timeout=5).text
+            scraped = http.get("/metrics").text
             logs = {
                 replica: http.get(
                     f"/api/v1/workloads/{workload['workloadId']}/logs",
@@ -53,6 +57,10 @@ def test_a_workload_submitted_over_http_runs_locally_and_completes(tmp_path: Pat
         output = dev.communicate(timeout=60)[0].decode(errors="replace")
     assert dev.returncode == 0, output
     assert logs == {"master-0": "rank 0 of 2\n", "worker-0": "rank 1 of 2\n"}
+    # The projector applied the workload's events and says so on its own metrics port.
+    applied = 'trainplate_projection_events_applied_total{projection="workload_catalogue"}'
+    assert applied in projector
+    assert 'trainplate_follower_lag_events{follower="workload_catalogue"}' in scraped
 
 
 def submit(http: httpx.Client) -> dict[str, Any]:

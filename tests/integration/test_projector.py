@@ -15,6 +15,7 @@ from domain.values import TENANT_ADMIN, Grant
 from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.eventstore import PostgresEventStore
 from infra.globallog import START, load_checkpoint
+from infra.metrics import ProjectorMetrics
 from infra.projector import ProjectionRunner, status
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, ProjectorSettings
@@ -188,3 +189,19 @@ def test_the_status_command_prints_every_projection(postgres_url: str) -> None:
         check=True,
     )
     assert application_catalogue.NAME in done.stdout
+
+
+async def test_a_runner_counts_what_it_applied_and_times_its_batches(
+    catalogue: asyncpg.Pool,
+) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        await create(catalogue, name)
+    metrics = ProjectorMetrics()
+    settings = ProjectorSettings(batch_size=2, poll_interval_s=0.05)
+    projection = ProjectionRunner(catalogue, CATALOGUE, DOMAIN_CODEC, settings, metrics=metrics)
+    assert await catch_up(catalogue, projection) == 3
+    labels = {"projection": application_catalogue.NAME}
+    sample = metrics.registry.get_sample_value
+    assert sample("trainplate_projection_events_applied_total", labels) == 3
+    assert sample("trainplate_projection_batch_seconds_count", labels) == 2  # batches of 2 and 1
+    assert (sample("trainplate_projection_batch_seconds_sum", labels) or 0) > 0
