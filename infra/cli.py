@@ -30,8 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="apply pending schema migrations and exit")
     verify = commands.add_parser("verify", help="verify the hash chain of every stream")
     verify.add_argument("--stream", help="verify only this stream id")
-    projections = commands.add_parser("projections", help="read models: where they stand")
-    projections.add_argument("action", choices=["status"])
+    projections = commands.add_parser(
+        "projections", help="read models: where they stand, or rebuild one from zero"
+    )
+    projections.add_argument("action", choices=["status", "rebuild"])
+    projections.add_argument("name", nargs="?", help="with rebuild: the read model")
     return parser
 
 
@@ -55,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         serve_process(args.process, settings)
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
+    elif args.command == "projections" and args.action == "rebuild":
+        sys.exit(asyncio.run(_rebuild(settings, args.name)))
     elif args.command == "projections":
         asyncio.run(_projections_status(settings))
     else:
@@ -108,6 +113,34 @@ async def _projections_status(settings: Settings) -> None:
     print(f"{'projection':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")
     for line in report:
         print(f"{line.name:28} {line.position:>10} {line.behind:>8} {line.lag_s:>8.2f}")
+
+
+async def _rebuild(settings: Settings, name: str | None) -> int:
+    from infra.rebuild import NotRebuildableError, rebuild
+    from infra.serialization import DOMAIN_CODEC
+    from projections import ALL
+
+    chosen = {projection.name: projection for projection in ALL}
+    if name not in chosen:
+        print(f"name one of: {', '.join(sorted(chosen))}", file=sys.stderr)
+        return 2
+    try:
+        report = await rebuild(
+            settings.database.url,
+            chosen[name],
+            DOMAIN_CODEC,
+            settings.projector,
+            progress=lambda done: print(f"  {done} events applied", end="\r", flush=True),
+        )
+    except NotRebuildableError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(
+        f"{report.name}: rebuilt from {report.events} events up to position {report.position} "
+        f"in {report.seconds:.2f} s; swapped in with the live tables locked for "
+        f"{report.swap_seconds:.3f} s"
+    )
+    return 0
 
 
 async def _verify(settings: Settings, stream: str | None) -> int:

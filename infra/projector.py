@@ -36,7 +36,9 @@ class ProjectionRunner:
         *,
         retry_on: tuple[type[Exception], ...] = (),
         metrics: "ProjectorMetrics | None" = None,
+        checkpoint: str | None = None,
     ) -> None:
+        self._checkpoint = checkpoint or f"projection:{projection.name}"
         self._projection = projection
         self._metrics = metrics
         self._codec = codec
@@ -51,7 +53,7 @@ class ProjectionRunner:
 
     @property
     def checkpoint_name(self) -> str:
-        return f"projection:{self._projection.name}"
+        return self._checkpoint
 
     @property
     def leading(self) -> bool:

@@ -21,15 +21,19 @@ from projections.executor import Executor
 
 @dataclass(frozen=True)
 class Projection:
+    """`tables`: the read-model tables it alone writes, which a rebuild replaces. None means it
+    has effects beyond its tables (a process manager) and cannot be rebuilt."""
+
     name: str
     apply: Callable[[Executor, RecordedEvent], Awaitable[None]]
+    tables: tuple[str, ...] | None = None
 
 
 ALL: tuple[Projection, ...] = (
-    Projection(application_catalogue.NAME, application_catalogue.apply),
-    Projection(org_units.NAME, org_units.apply),
-    Projection(asset_catalogue.NAME, asset_catalogue.apply),
-    Projection(access_rules.NAME, access_rules.apply),
-    Projection(template_catalogue.NAME, template_catalogue.apply),
-    Projection(workload_catalogue.NAME, workload_catalogue.apply),
+    Projection(application_catalogue.NAME, application_catalogue.apply, (application_catalogue.NAME,)),
+    Projection(org_units.NAME, org_units.apply, (org_units.NAME,)),
+    Projection(asset_catalogue.NAME, asset_catalogue.apply, (asset_catalogue.NAME,)),
+    Projection(access_rules.NAME, access_rules.apply, (access_rules.NAME,)),
+    Projection(template_catalogue.NAME, template_catalogue.apply, (template_catalogue.NAME,)),
+    Projection(workload_catalogue.NAME, workload_catalogue.apply, (workload_catalogue.NAME,)),
 )

@@ -31,12 +31,6 @@ ADMIN = EventMetadata(actor_subject="admin-app", actor_kind="application")
 [CATALOGUE] = [p for p in ALL if p.name == application_catalogue.NAME]
 
 
-@pytest.fixture
-async def catalogue(clean_pool: asyncpg.Pool) -> asyncpg.Pool:
-    await clean_pool.execute("TRUNCATE application_catalogue")
-    return clean_pool
-
-
 def runner(pool: asyncpg.Pool, batch_size: int = 500) -> ProjectionRunner:
     settings = ProjectorSettings(batch_size=batch_size, poll_interval_s=0.05)
     return ProjectionRunner(pool, CATALOGUE, DOMAIN_CODEC, settings)
