@@ -5,6 +5,7 @@ template events it appends and its checkpoint commit in one transaction."""
 from uuid import UUID
 
 from domain.events import RecordedEvent
+from infra.batch_append import PostgresBatchAppender
 from infra.connections import Connection
 from infra.eventstore import PostgresEventStore
 from infra.serialization import EventCodec
@@ -56,7 +57,7 @@ def fanout_projection(codec: EventCodec, store: PostgresEventStore) -> Projectio
 
     async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         on_conn: Connection = conn  # type: ignore[assignment]  # the runner passes its connection
-        within = PostgresEventStore(on_conn, codec, notifier=store.notifier)
+        within = PostgresBatchAppender(on_conn, codec, store.notifier)
         await fanout.handle(recorded, index=PostgresLinkIndex(conn), store=within)
 
     return Projection(NAME, apply)

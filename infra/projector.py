@@ -69,9 +69,12 @@ class ProjectionRunner:
             return cursor, 0
         started = time.perf_counter()
         async with conn.transaction():
-            for entry in entries:
-                if self._codec.knows(entry.type):
-                    await self._projection.apply(conn, self._recorded(entry))
+            known = [self._recorded(entry) for entry in entries if self._codec.knows(entry.type)]
+            if self._projection.apply_batch is not None:
+                await self._projection.apply_batch(conn, known)
+            else:
+                for recorded in known:
+                    await self._projection.apply(conn, recorded)
             await globallog.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
         if self._metrics is not None:  # counted once committed: a rolled-back batch is not
             name = self._projection.name

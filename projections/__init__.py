@@ -4,7 +4,7 @@ The runner (infra/projector.py) feeds every registered projection the global log
 commits each batch's read-model rows together with the projection's checkpoint.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from domain.events import RecordedEvent
@@ -27,13 +27,23 @@ class Projection:
     name: str
     apply: Callable[[Executor, RecordedEvent], Awaitable[None]]
     tables: tuple[str, ...] | None = None
+    # Optional: a whole batch at once, with the same effect as `apply` event by event (fewer
+    # round trips where many events touch rows alike, as a fan-out's do).
+    apply_batch: Callable[[Executor, Sequence[RecordedEvent]], Awaitable[None]] | None = None
 
 
 ALL: tuple[Projection, ...] = (
-    Projection(application_catalogue.NAME, application_catalogue.apply, (application_catalogue.NAME,)),
+    Projection(
+        application_catalogue.NAME, application_catalogue.apply, (application_catalogue.NAME,)
+    ),
     Projection(org_units.NAME, org_units.apply, (org_units.NAME,)),
     Projection(asset_catalogue.NAME, asset_catalogue.apply, (asset_catalogue.NAME,)),
     Projection(access_rules.NAME, access_rules.apply, (access_rules.NAME,)),
-    Projection(template_catalogue.NAME, template_catalogue.apply, (template_catalogue.NAME,)),
+    Projection(
+        template_catalogue.NAME,
+        template_catalogue.apply,
+        (template_catalogue.NAME,),
+        template_catalogue.apply_batch,
+    ),
     Projection(workload_catalogue.NAME, workload_catalogue.apply, (workload_catalogue.NAME,)),
 )

@@ -7,6 +7,7 @@ up on the asset's latest version: whichever of the two events comes second in th
 catching up. Event ids are derived from the triggering event, so a replay writes nothing twice.
 """
 
+from collections.abc import Sequence
 from uuid import UUID, uuid5
 
 from domain import templates
@@ -21,12 +22,13 @@ from domain.events import (
     TemplateDeleted,
     TemplateUpdated,
 )
-from services.ports import EventStore, LinkIndex
+from services.ports import BatchAppender, LinkIndex, OneAppend, Stream
 
 ACTOR = "linked-asset-fanout"
+BATCH = 500  # templates read and written per statement
 
 
-async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: EventStore) -> int:
+async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: BatchAppender) -> int:
     """Act on one event of the log; returns how many template events it appended."""
     match recorded.event:
         case EnvironmentCreated() | ComputeCreated() as e:
@@ -34,11 +36,11 @@ async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: EventStore
             return 0
         case EnvironmentUpdated() | ComputeUpdated() as e:
             await index.set_latest_version(e.asset_id, recorded.version)
+            linking = await index.templates_linking(e.asset_id)
             appended = 0
-            for template_id in await index.templates_linking(e.asset_id):
-                appended += await _follow(
-                    recorded, template_id, e.asset_id, recorded.version, store
-                )
+            for start in range(0, len(linking), BATCH):
+                chunk = linking[start : start + BATCH]
+                appended += await _follow(recorded, chunk, e.asset_id, recorded.version, store)
             return appended
         case TemplateCreated() | TemplateUpdated() as e:
             template = templates.fold((await store.load(e.template_id)).events)
@@ -47,10 +49,10 @@ async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: EventStore
             linked = templates.linked_ids(template.body)
             await index.set_links(e.template_id, linked)
             appended = 0
-            for asset_id in linked:
+            for asset_id in sorted(linked):
                 latest = await index.latest_version(asset_id)
                 if latest is not None:
-                    appended += await _follow(recorded, e.template_id, asset_id, latest, store)
+                    appended += await _follow(recorded, [e.template_id], asset_id, latest, store)
             return appended
         case TemplateDeleted() as e:
             await index.set_links(e.template_id, frozenset())
@@ -60,24 +62,31 @@ async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: EventStore
 
 
 async def _follow(
-    cause: RecordedEvent, template_id: UUID, asset_id: UUID, version: int, store: EventStore
+    cause: RecordedEvent,
+    template_ids: Sequence[UUID],
+    asset_id: UUID,
+    version: int,
+    store: BatchAppender,
 ) -> int:
-    stream = await store.load(template_id)
-    events = templates.follow_asset(templates.fold(stream.events), template_id, asset_id, version)
-    if not events:
-        return 0
+    """Move each template on to the asset's version: one read and one write for them all."""
+    streams = await store.load_many(template_ids)
+    appends = []
+    for template_id in template_ids:
+        stream = streams.get(template_id, Stream(0, ()))
+        state = templates.fold(stream.events)
+        for event in templates.follow_asset(state, template_id, asset_id, version):
+            appends.append(
+                OneAppend(
+                    stream_id=template_id,
+                    event=event,
+                    expected_version=stream.version,
+                    event_id=uuid5(cause.event_id, f"{template_id}:{asset_id}"),
+                )
+            )
     metadata = EventMetadata(
         actor_subject=ACTOR,
         actor_kind="system",
         correlation_id=cause.metadata.correlation_id or cause.event_id,
         causation_id=cause.event_id,
     )
-    event_ids = [uuid5(cause.event_id, f"{template_id}:{asset_id}") for _ in events]
-    await store.append(
-        template_id,
-        events,
-        expected_version=stream.version,
-        metadata=metadata,
-        event_ids=event_ids,
-    )
-    return len(events)
+    return await store.append_each(appends, metadata=metadata)

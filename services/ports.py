@@ -250,3 +250,26 @@ class RegistryCredentials(Protocol):
     async def shared_in(self, lineage: tuple[ScopeRef, ...]) -> list[UUID]:
         """The ids of the non-private registry credentials of these scopes."""
         ...
+
+
+class OneAppend(msgspec.Struct, frozen=True, kw_only=True):
+    """One event for one stream, after the version its writer read, under a chosen id."""
+
+    stream_id: UUID
+    event: Event
+    expected_version: int
+    event_id: UUID
+
+
+class BatchAppender(Protocol):
+    """Many streams read and written at once (the linked-asset fan-out)."""
+
+    async def load(self, stream_id: UUID) -> Stream: ...
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        """Several streams at once; a stream with no events is absent."""
+        ...
+
+    async def append_each(self, appends: Sequence[OneAppend], *, metadata: EventMetadata) -> int:
+        """Append every event or none (VersionConflictError when any stream moved on)."""
+        ...

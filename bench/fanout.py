@@ -1,0 +1,228 @@
+"""Linked-asset fan-out: one environment linked by N templates (10,000) is updated; the time until
+every template's read model records the new version (so shows the new combined spec) and every
+resulting event is acknowledged by JetStream.
+
+    python -m bench.fanout [--rounds 3] [--templates 10000]
+
+Ours: the update is appended, then the projector's fan-out appends one
+`template.linked_asset_updated.v1` per template (in batches, each with its checkpoint), the template
+catalogue applies them and the relay publishes them, all running concurrently as in production.
+Baselines, measured in the same round: a bare batched insert of N event rows (asyncpg
+`copy_records_to_table` into a table shaped like `events`), and a bare pipelined publish of the same
+N messages (nats-py, gather windows of 500). Target: under 3 s, and within 3x the sum of both.
+"""
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import time
+from uuid import UUID, uuid4
+
+import asyncpg
+import msgspec
+from nats.js import JetStreamContext
+
+from bench.harness import nats, postgres
+from domain.commands import CreateAsset, CreateTemplate, UpdateAsset
+from domain.events import EventMetadata
+from domain.specs import EnvironmentSpec
+from domain.template_specs import DistributedTemplateSpec, TemplateAssets
+from domain.templates import TemplateBody
+from domain.values import ScopeRef
+from infra import globallog
+from infra.bootstrap import connect_nats, create_pool
+from infra.eventstore import PostgresEventStore
+from infra.fanout import fanout_projection
+from infra.migrate import apply_migrations
+from infra.named_streams import PostgresNamedStreams
+from infra.projector import ProjectionRunner
+from infra.relay import Relay, ensure_stream
+from infra.serialization import DOMAIN_CODEC
+from infra.settings import DatabaseSettings, NatsSettings, ProjectorSettings, RelaySettings
+from projections import ALL, template_catalogue
+from services.assets import create_asset, update_asset
+from services.errors import VersionConflictError
+from services.templates import create_template
+
+ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
+TENANT = ScopeRef("tenant")
+WINDOW = 500
+
+
+def environment(round_: int) -> EnvironmentSpec:
+    return msgspec.convert(
+        {"image": f"nvcr.io/nvidia/pytorch:24.{round_:02}-py3", "command": "torchrun train.py"},
+        EnvironmentSpec,
+    )
+
+
+async def populate(pool: asyncpg.Pool, count: int) -> UUID:
+    streams = PostgresNamedStreams(pool, PostgresEventStore(pool, DOMAIN_CODEC))
+    env_id = uuid4()
+    await create_asset(
+        CreateAsset(
+            asset_id=env_id, scope=TENANT, name="shared-env", spec=environment(0), metadata=ACTOR
+        ),
+        streams=streams,
+    )
+    spec = DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2)
+
+    async def one(i: int) -> None:
+        body = TemplateBody(spec=spec, assets=TemplateAssets(environment=env_id))
+        command = CreateTemplate(
+            template_id=uuid4(), new_id=True, scope=TENANT, name=f"t{i:05}", body=body,
+            metadata=ACTOR,
+        )  # fmt: skip
+        await create_template(command, streams=streams)
+
+    for start in range(0, count, 32):
+        await asyncio.gather(*(one(i) for i in range(start, min(count, start + 32))))
+    return env_id
+
+
+async def checkpoint(pool: asyncpg.Pool, name: str) -> int:
+    async with pool.acquire() as conn:
+        return (await globallog.load_checkpoint(conn, name)).position
+
+
+async def our_seconds(
+    pool: asyncpg.Pool, js: JetStreamContext, nats_settings: NatsSettings, env_id: UUID, round_: int
+) -> float:
+    """From the update's append until the catalogue and the relay have both passed the last
+    fan-out event."""
+    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    streams = PostgresNamedStreams(pool, store)
+    settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
+    fanout = ProjectionRunner(
+        pool, fanout_projection(DOMAIN_CODEC, store), DOMAIN_CODEC, settings,
+        retry_on=(VersionConflictError,),
+    )  # fmt: skip
+    [catalogue_projection] = [p for p in ALL if p.name == template_catalogue.NAME]
+    catalogue = ProjectionRunner(pool, catalogue_projection, DOMAIN_CODEC, settings)
+    relay = Relay(pool, js, nats_settings, RelaySettings())
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(r.run(stop)) for r in (fanout, catalogue, relay)]
+    await asyncio.sleep(0.5)  # all three lead and are idle
+    started = time.perf_counter()
+    update = UpdateAsset(
+        asset_id=env_id, name="shared-env", spec=environment(round_), metadata=ACTOR
+    )
+    await update_asset(update, streams=streams)
+    last = await pool.fetchval("SELECT max(global_position) FROM events")
+    # Polling the followers' checkpoints (one-row reads) is the measurement.
+    while await checkpoint(pool, fanout.checkpoint_name) < last:  # noqa: ASYNC110
+        await asyncio.sleep(0.005)
+    fanned = time.perf_counter() - started
+    last = await pool.fetchval("SELECT max(global_position) FROM events")
+    stages = {"catalogue": catalogue.checkpoint_name, "relay": relay.checkpoint_name}
+    done: dict[str, float] = {}
+    while len(done) < len(stages):
+        for stage, name in stages.items():
+            if stage not in done and await checkpoint(pool, name) >= last:
+                done[stage] = time.perf_counter() - started
+        await asyncio.sleep(0.005)
+    elapsed = max(done.values())
+    print(
+        f"  round {round_}: fan-out appended by {fanned:.2f} s, catalogue by "
+        f"{done['catalogue']:.2f} s, relay acknowledged by {done['relay']:.2f} s",
+        flush=True,
+    )
+    stop.set()
+    await asyncio.gather(*tasks)
+    return elapsed
+
+
+async def check(pool: asyncpg.Pool, env_id: UUID, count: int, version: int) -> None:
+    """Not timed: every template records the new version."""
+    recorded = await pool.fetchval(
+        "SELECT count(*) FROM template_catalogue, jsonb_array_elements(body->'assetVersions') v"
+        " WHERE v->>'assetId' = $1 AND (v->>'version')::int = $2",
+        str(env_id), version,
+    )  # fmt: skip
+    assert recorded == count, f"{recorded} of {count} templates on version {version}"
+
+
+async def bare_insert_seconds(pool: asyncpg.Pool, count: int) -> float:
+    data = json.dumps({"templateId": str(uuid4()), "assetId": str(uuid4()), "assetVersion": 2})
+    records = [
+        (uuid4(), "template", uuid4(), 2, "template.linked_asset_updated.v1", data)
+        for _ in range(count)
+    ]
+    async with pool.acquire() as conn:
+        await conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS bare_events (event_id uuid PRIMARY KEY,"
+            " stream_type text, stream_id uuid, version int, type text, data json,"
+            " recorded_at timestamptz DEFAULT now(), UNIQUE (stream_id, version))"
+        )
+        await conn.execute("TRUNCATE bare_events")
+        started = time.perf_counter()
+        async with conn.transaction():
+            await conn.copy_records_to_table(
+                "bare_events",
+                records=records,
+                columns=["event_id", "stream_type", "stream_id", "version", "type", "data"],
+            )
+        return time.perf_counter() - started
+
+
+async def bare_publish_seconds(js: JetStreamContext, count: int) -> float:
+    body = json.dumps({"templateId": str(uuid4()), "assetVersion": 2}).encode()
+    subjects = [f"trainplate.template.{uuid4()}.linked_asset_updated" for _ in range(count)]
+    started = time.perf_counter()
+    for i in range(0, count, WINDOW):
+        await asyncio.gather(
+            *(
+                js.publish(s, body, headers={"Nats-Msg-Id": str(uuid4())})
+                for s in subjects[i : i + WINDOW]
+            )
+        )
+    return time.perf_counter() - started
+
+
+async def main(rounds: int, count: int) -> None:
+    with postgres() as pg_url, nats() as nats_url:
+        pool = await create_pool(
+            DatabaseSettings(url=pg_url, pool_max=20), application_name="bench", session_free=False
+        )
+        async with pool.acquire() as conn:
+            await apply_migrations(conn)
+        nats_settings = NatsSettings(url=nats_url)
+        nc = await connect_nats(nats_settings, name="bench-fanout")
+        js = nc.jetstream()
+        await ensure_stream(js, nats_settings)
+        print(f"creating {count:,} templates linking one environment ...", flush=True)
+        env_id = await populate(pool, count)
+        # Bring the fan-out index, the catalogue and JetStream up to date (not timed).
+        await our_seconds(pool, js, nats_settings, env_id, 1)
+        ours, inserts, publishes = [], [], []
+        for round_ in range(2, rounds + 2):
+            ours.append(await our_seconds(pool, js, nats_settings, env_id, round_))
+            await check(pool, env_id, count, round_ + 1)  # created as 1, one update a round
+            inserts.append(await bare_insert_seconds(pool, count))
+            publishes.append(await bare_publish_seconds(js, count))
+        await nc.close()
+        await pool.close()
+    median = statistics.median
+    baseline = median(inserts) + median(publishes)
+    print(f"\nFan-out of one environment update to {count:,} linked templates "
+          f"(seconds; median [min-max] of {rounds} rounds)")  # fmt: skip
+    print(f"  trainplate (update -> all read models and all JetStream acks): "
+          f"{median(ours):.2f} [{min(ours):.2f}-{max(ours):.2f}]")  # fmt: skip
+    print(f"  bare batched insert of {count:,} events:  {median(inserts):.3f} "
+          f"[{min(inserts):.3f}-{max(inserts):.3f}]")  # fmt: skip
+    print(f"  bare pipelined publish of {count:,} messages: {median(publishes):.3f} "
+          f"[{min(publishes):.3f}-{max(publishes):.3f}]")  # fmt: skip
+    ratio = median(ours) / baseline
+    verdict = "ok" if median(ours) < 3.0 and ratio <= 3.0 else "MISSED"
+    print(f"  ratio to the sum of the baselines: {ratio:.2f}  (target: < 3 s and <= 3.0) {verdict}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--templates", type=int, default=10_000)
+    args = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main(args.rounds, args.templates))
