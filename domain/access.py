@@ -39,6 +39,14 @@ def visible_scopes(
     return seen
 
 
+def governed_scopes(
+    grants: Iterable[Grant], lineages: Mapping[ScopeRef, Sequence[ScopeRef]]
+) -> set[ScopeRef]:
+    """The scopes at or under a granted one (no ancestors): whose history a holder may audit."""
+    granted = {granted_scope(g) for g in grants}
+    return {scope for scope, lineage in lineages.items() if granted.intersection(lineage)}
+
+
 # Run:ai numbers its roles; these are this service's, with what each lets a holder do.
 ROLE_IDS: Final[Mapping[int, Role]] = {1: "admin", 2: "editor", 3: "submitter", 4: "viewer"}
 ROLE_DESCRIPTIONS: Final[Mapping[Role, str]] = {

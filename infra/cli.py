@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="apply pending schema migrations and exit")
     verify = commands.add_parser("verify", help="verify the hash chain of every stream")
     verify.add_argument("--stream", help="verify only this stream id")
+    audit = commands.add_parser("audit", help="tamper evidence: walk every hash chain")
+    audit.add_argument("action", choices=["verify"])
+    audit.add_argument("--stream", help="verify only this stream id")
     projections = commands.add_parser(
         "projections", help="read models: where they stand, or rebuild one from zero"
     )
@@ -146,11 +149,14 @@ async def _rebuild(settings: Settings, name: str | None) -> int:
 async def _verify(settings: Settings, stream: str | None) -> int:
     from uuid import UUID
 
-    from infra.hashchain import verify_all, verify_stream
+    from infra.hashchain import first_missing, verify_all, verify_stream
 
     conn = await asyncpg.connect(settings.database.url)
     try:
         reports = [await verify_stream(conn, UUID(stream))] if stream else await verify_all(conn)
+        missing = None if stream else await first_missing(conn)
+        if missing is not None:
+            reports.append(missing)
     finally:
         await conn.close()
     broken = [r for r in reports if not r.intact]

@@ -119,3 +119,24 @@ async def verify_all(conn: Connection) -> list[ChainReport]:
     """Every stream's report; for audits of a whole store."""
     ids = [r[0] for r in await conn.fetch("SELECT DISTINCT stream_id FROM events")]
     return [await verify_stream(conn, stream_id) for stream_id in ids]
+
+
+_MISSING = """
+SELECT a.stream_id, a.version, a.event_id,
+       (SELECT count(*) FROM events e WHERE e.stream_id = a.stream_id) AS events
+  FROM audit_index a
+ WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = a.event_id)
+ ORDER BY a.seq LIMIT 1
+"""
+
+
+async def first_missing(conn: Connection) -> ChainReport | None:
+    """An event the audit index recorded that the store no longer holds. A chain cannot see its
+    own last events cut off; the index, a second copy of every event's identity, can."""
+    row = await conn.fetchrow(_MISSING)
+    if row is None:
+        return None
+    reason = "deleted: the audit index recorded this event, the store no longer holds it"
+    return ChainReport(
+        row["stream_id"], row["events"], Break(row["event_id"], row["version"], reason)
+    )

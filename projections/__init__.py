@@ -12,6 +12,7 @@ from projections import (
     access_rules,
     application_catalogue,
     asset_catalogue,
+    audit_index,
     org_units,
     template_catalogue,
     workload_catalogue,
@@ -46,4 +47,5 @@ ALL: tuple[Projection, ...] = (
         template_catalogue.apply_batch,
     ),
     Projection(workload_catalogue.NAME, workload_catalogue.apply, (workload_catalogue.NAME,)),
+    Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES),
 )

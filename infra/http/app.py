@@ -17,6 +17,7 @@ from infra.eventstore import PostgresEventStore
 from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.asset_schemas import provide_asset_filter
 from infra.http.assets import ASSET_ROUTES
+from infra.http.audit import AUDIT_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, before_request
 from infra.http.credentials import CREDENTIAL_ROUTES
@@ -147,6 +148,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *TEMPLATE_ROUTES,
             *IMPACT_ROUTES,
             *WORKLOAD_ROUTES,
+            *AUDIT_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -103,3 +103,31 @@ async def test_the_store_refuses_to_update_or_delete_an_event(clean_pool: asyncp
         with pytest.raises(asyncpg.PostgresError, match="events are immutable"):
             await clean_pool.execute(sql, sid)
     assert await clean_pool.fetchval("SELECT count(*) FROM events WHERE stream_id = $1", sid) == 5
+
+
+async def test_a_deleted_event_breaks_the_chain_where_it_was(clean_pool: asyncpg.Pool) -> None:
+    _, sid = await _stream_of_five(clean_pool)
+    async with clean_pool.acquire() as conn:
+        await _tamper(conn, "DELETE FROM events WHERE stream_id = $1 AND version = 3", sid)
+        report = await verify_stream(conn, sid)
+    assert report.broken_at is not None
+    assert (report.broken_at.version, report.events) == (4, 4)
+    assert "where 3 was expected" in report.broken_at.reason
+
+
+async def test_reordered_events_break_the_chain(clean_pool: asyncpg.Pool) -> None:
+    """Swapping two events' places (their versions) is caught at the first of them."""
+    _, sid = await _stream_of_five(clean_pool)
+    async with clean_pool.acquire() as conn:
+        for old, new in ((2, 1000), (3, 2), (1000, 3)):  # one unique key at a time
+            await _tamper(
+                conn,
+                "UPDATE events SET version = $3 WHERE stream_id = $1 AND version = $2",
+                sid,
+                old,
+                new,
+            )
+        report = await verify_stream(conn, sid)
+    assert report.broken_at is not None
+    assert report.broken_at.version == 2
+    assert "prev_hash" in report.broken_at.reason

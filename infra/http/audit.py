@@ -1,0 +1,241 @@
+"""The event query API for audit tooling (our extension): every stored event, filtered by stream,
+type, actor, scope (with its descendants) and time, paged by a cursor, oldest or newest first; a
+live tail as server-sent events that resumes from a cursor; and the hash-chain verification.
+
+A caller sees the events of the scopes at or under its grants; a tenant-wide grant sees
+everything, the tenant's own events (applications, users) and deleted units included.
+"""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+from uuid import UUID
+
+import msgspec
+from litestar import get
+from litestar.di import NamedDependency
+from litestar.params import QueryParameter
+from litestar.response import ServerSentEvent, ServerSentEventMessage
+
+from domain import access
+from domain.values import TENANT, ScopeKind, ScopeRef
+from infra.bootstrap import Resources
+from infra.hashchain import first_missing, verify_all, verify_stream
+from infra.http.callers import Caller, actor
+from projections.audit_index import AuditFilter, AuditRow, find
+from services.access import grants_of
+from services.errors import InvalidRequestError, NotPermittedError
+from services.ports import NamedStreams, OrgTree
+
+BASE: Final = "/api/v1/audit"
+TAIL_POLL_S: Final = 0.2
+KEEPALIVE_S: Final = 15.0
+
+
+class AuditScope(msgspec.Struct, frozen=True):
+    type: str
+    id: str
+
+
+class AuditEvent(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    cursor: int
+    position: int
+    id: UUID
+    type: str
+    stream_type: str
+    stream_id: UUID
+    version: int
+    time: datetime
+    actor: str
+    scope: AuditScope
+    metadata: dict[str, Any]
+    data: dict[str, Any]
+
+
+class AuditPage(msgspec.Struct, frozen=True, kw_only=True):
+    events: list[AuditEvent]
+    next: int | None
+
+
+class Break(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    stream_id: UUID
+    version: int
+    event_id: UUID | None
+    reason: str
+
+
+class Verification(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    streams: int
+    intact: bool
+    first_break: Break | None
+
+
+def wire(row: AuditRow) -> AuditEvent:
+    return AuditEvent(
+        cursor=row.seq,
+        position=row.position,
+        id=row.event_id,
+        type=row.type,
+        stream_type=row.stream_type,
+        stream_id=row.stream_id,
+        version=row.version,
+        time=row.recorded_at,
+        actor=row.actor,
+        scope=AuditScope(row.scope.kind, row.scope.id),
+        metadata=json.loads(row.metadata),
+        data=json.loads(row.data),
+    )
+
+
+async def _scopes(
+    request: Caller,
+    streams: NamedStreams,
+    tree: OrgTree,
+    scope_type: str | None,
+    scope_id: str | None,
+    include_descendants: bool,
+) -> tuple[ScopeRef, ...] | None:
+    """The scopes whose events the caller asks for and may see (None: every one)."""
+    grants = await grants_of(actor(request), streams=streams)
+    everything = access.permits(grants, (TENANT,), "viewer")
+    lineages = await tree.lineages()
+    allowed = None if everything else access.governed_scopes(grants, lineages)
+    if scope_type is None:
+        return None if allowed is None else tuple(sorted(allowed))
+    if scope_type not in ("tenant", "cluster", "department", "project"):
+        raise InvalidRequestError("scopeType", "tenant, cluster, department or project")
+    kind: ScopeKind = scope_type  # type: ignore[assignment]
+    asked = TENANT if kind == "tenant" else ScopeRef(kind, scope_id or "")
+    wanted = {asked}
+    if include_descendants:
+        wanted |= {scope for scope, lineage in lineages.items() if asked in lineage}
+    return tuple(sorted(wanted if allowed is None else wanted & allowed))
+
+
+def _filter(
+    stream_type: str | None,
+    stream_id: UUID | None,
+    types: list[str] | None,
+    actor_subject: str | None,
+    scopes: tuple[ScopeRef, ...] | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> AuditFilter:
+    return AuditFilter(
+        stream_type=stream_type,
+        stream_id=stream_id,
+        types=tuple(types or ()),
+        actor=actor_subject,
+        scopes=scopes,
+        since=since,
+        until=until,
+    )
+
+
+@get(f"{BASE}/events", tags=["Audit"])
+async def query_events(
+    request: Caller,
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    stream_type: Annotated[str | None, QueryParameter(name="streamType")] = None,
+    stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
+    types: Annotated[list[str] | None, QueryParameter(name="type")] = None,
+    actor_subject: Annotated[str | None, QueryParameter(name="actor")] = None,
+    scope_type: Annotated[str | None, QueryParameter(name="scopeType")] = None,
+    scope_id: Annotated[str | None, QueryParameter(name="scopeId")] = None,
+    include_descendants: Annotated[bool, QueryParameter(name="includeDescendants")] = True,
+    since: Annotated[datetime | None, QueryParameter(name="from")] = None,
+    until: Annotated[datetime | None, QueryParameter(name="to")] = None,
+    after: Annotated[int | None, QueryParameter(ge=0)] = None,
+    order: Annotated[Literal["asc", "desc"], QueryParameter()] = "asc",
+    limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
+) -> AuditPage:
+    """A page of events; `next` is the cursor to pass as `after` for the following page."""
+    scopes = await _scopes(request, streams, tree, scope_type, scope_id, include_descendants)
+    wanted = _filter(stream_type, stream_id, types, actor_subject, scopes, since, until)
+    async with resources.pool.acquire() as conn:
+        rows = await find(conn, wanted, after=after, newest_first=order == "desc", limit=limit)
+    following = rows[-1].seq if len(rows) == limit else None
+    return AuditPage(events=[wire(r) for r in rows], next=following)
+
+
+@get(f"{BASE}/events/stream", tags=["Audit"])
+async def tail_events(
+    request: Caller,
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    resources: NamedDependency[Resources],
+    stream_type: Annotated[str | None, QueryParameter(name="streamType")] = None,
+    stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
+    types: Annotated[list[str] | None, QueryParameter(name="type")] = None,
+    actor_subject: Annotated[str | None, QueryParameter(name="actor")] = None,
+    scope_type: Annotated[str | None, QueryParameter(name="scopeType")] = None,
+    scope_id: Annotated[str | None, QueryParameter(name="scopeId")] = None,
+    include_descendants: Annotated[bool, QueryParameter(name="includeDescendants")] = True,
+    after: Annotated[int | None, QueryParameter(ge=0)] = None,
+    max_events: Annotated[int | None, QueryParameter(name="maxEvents", ge=1)] = None,
+) -> ServerSentEvent:
+    """Server-sent events, oldest first, each with its cursor as the SSE id: from `after` (or
+    the `Last-Event-ID` a reconnecting client sends; neither: from now on), for as long as the
+    client stays (or until `maxEvents` were sent)."""
+    scopes = await _scopes(request, streams, tree, scope_type, scope_id, include_descendants)
+    wanted = _filter(stream_type, stream_id, types, actor_subject, scopes, None, None)
+    resume = request.headers.get("last-event-id")
+    if after is None and resume is not None:
+        try:
+            after = int(resume)
+        except ValueError:
+            raise InvalidRequestError("Last-Event-ID", "a cursor this service sent") from None
+    if after is None:
+        async with resources.pool.acquire() as conn:
+            after = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM audit_index"))
+
+    async def messages() -> AsyncIterator[ServerSentEventMessage]:
+        cursor, sent, idle = after, 0, 0.0
+        while max_events is None or sent < max_events:
+            async with resources.pool.acquire() as conn:
+                rows = await find(conn, wanted, after=cursor, newest_first=False, limit=100)
+            for row in rows[: None if max_events is None else max_events - sent]:
+                body = msgspec.json.encode(wire(row)).decode()
+                yield ServerSentEventMessage(data=body, event="trainplate-event", id=row.seq)
+                cursor, sent = row.seq, sent + 1
+            if not rows:
+                idle += TAIL_POLL_S
+                if idle >= KEEPALIVE_S:  # keeps proxies from closing a quiet stream
+                    idle = 0.0
+                    yield ServerSentEventMessage(comment="keep-alive")
+                await asyncio.sleep(TAIL_POLL_S)
+
+    return ServerSentEvent(messages())
+
+
+@get(f"{BASE}/verify", tags=["Audit"])
+async def verify(
+    request: Caller,
+    streams: NamedDependency[NamedStreams],
+    resources: NamedDependency[Resources],
+    stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
+) -> Verification:
+    """Walk the hash chains (one stream, or all) and report the first broken link. Needs a
+    tenant-wide grant: it reads every stream."""
+    if not access.permits(await grants_of(actor(request), streams=streams), (TENANT,), "viewer"):
+        raise NotPermittedError("verify the event store")
+    async with resources.pool.acquire() as conn:
+        reports = [await verify_stream(conn, stream_id)] if stream_id else await verify_all(conn)
+        missing = None if stream_id else await first_missing(conn)
+    broken = next((r for r in reports if not r.intact), missing)
+    first = None
+    if broken is not None and broken.broken_at is not None:
+        first = Break(
+            stream_id=broken.stream_id,
+            version=broken.broken_at.version,
+            event_id=broken.broken_at.event_id,
+            reason=broken.broken_at.reason,
+        )
+    return Verification(streams=len(reports), intact=broken is None, first_break=first)
+
+
+AUDIT_ROUTES: Final = (query_events, tail_events, verify)
