@@ -2,6 +2,7 @@
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -30,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="apply pending schema migrations and exit")
     verify = commands.add_parser("verify", help="verify the hash chain of every stream")
     verify.add_argument("--stream", help="verify only this stream id")
+    contract = commands.add_parser("contract", help="the event contract for subscribers")
+    contract.add_argument("action", choices=["export"])
+    contract.add_argument("--output", type=Path, help="write it here (default: standard output)")
     audit = commands.add_parser("audit", help="tamper evidence: walk every hash chain")
     audit.add_argument("action", choices=["verify"])
     audit.add_argument("--stream", help="verify only this stream id")
@@ -61,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         serve_process(args.process, settings)
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
+    elif args.command == "contract":
+        _export_contract(settings, args.output)
     elif args.command == "projections" and args.action == "rebuild":
         sys.exit(asyncio.run(_rebuild(settings, args.name)))
     elif args.command == "projections":
@@ -116,6 +122,16 @@ async def _projections_status(settings: Settings) -> None:
     print(f"{'projection':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")
     for line in report:
         print(f"{line.name:28} {line.position:>10} {line.behind:>8} {line.lag_s:>8.2f}")
+
+
+def _export_contract(settings: Settings, output: Path | None) -> None:
+    from infra.contract import asyncapi
+
+    text = json.dumps(asyncapi(settings.nats), indent=2, sort_keys=True) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
 
 
 async def _rebuild(settings: Settings, name: str | None) -> int:

@@ -8,6 +8,7 @@ from typing import Any, Final
 import msgspec
 
 from domain.events import DomainEvent, Event, EventMetadata, event_tag
+from domain.legacy_events import LEGACY, upcast
 
 _TAG: Final = re.compile(r"^[a-z][a-z_]*\.[a-z][a-z_]*\.v(\d+)$")
 
@@ -84,4 +85,5 @@ def catalogue(union: Any) -> tuple[type[Event], ...]:
     return typing.get_args(union) or (union,)
 
 
-DOMAIN_CODEC: Final = EventCodec(catalogue(DomainEvent))
+# Current types and superseded ones still in storage; reading one of the latter upcasts it.
+DOMAIN_CODEC: Final = EventCodec((*catalogue(DomainEvent), *LEGACY), upcast)

@@ -20,6 +20,7 @@ from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, before_request
+from infra.http.contract import CONTRACT_ROUTES
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.health import healthz, metrics, readyz
@@ -149,6 +150,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *IMPACT_ROUTES,
             *WORKLOAD_ROUTES,
             *AUDIT_ROUTES,
+            *CONTRACT_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={
