@@ -2,6 +2,7 @@
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -31,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("migrate", help="apply pending schema migrations and exit")
     verify = commands.add_parser("verify", help="verify the hash chain of every stream")
     verify.add_argument("--stream", help="verify only this stream id")
+    events = commands.add_parser("events", help="the events on NATS JetStream")
+    events.add_argument("action", choices=["tail"])
+    events.add_argument("--type", action="append", default=[], help="e.g. template.created.v1")
+    events.add_argument("--stream", help="one aggregate's id")
+    events.add_argument("--from-start", action="store_true", help="from the first event kept")
+    events.add_argument("--count", type=int, help="stop after this many events")
     contract = commands.add_parser("contract", help="the event contract for subscribers")
     contract.add_argument("action", choices=["export"])
     contract.add_argument("--output", type=Path, help="write it here (default: standard output)")
@@ -65,6 +72,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         serve_process(args.process, settings)
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
+    elif args.command == "events":
+        from infra.tail import tail
+
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(
+                tail(
+                    settings.nats,
+                    types=args.type,
+                    stream=args.stream,
+                    from_start=args.from_start,
+                    count=args.count,
+                )
+            )
     elif args.command == "contract":
         _export_contract(settings, args.output)
     elif args.command == "projections" and args.action == "rebuild":
