@@ -332,6 +332,13 @@ def changes(before: Combined, after: Combined) -> list[FieldChange]:
     return found
 
 
+def diff_values(at: str, old: Any, new: Any) -> list[FieldChange]:
+    """Field by field (objects recursively, lists as wholes), as JSON pointers under `at`."""
+    found: list[FieldChange] = []
+    _diff(at, msgspec.to_builtins(old), msgspec.to_builtins(new), found)
+    return found
+
+
 def _diff(at: str, old: Any, new: Any, found: list[FieldChange]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(set(old) | set(new)):

@@ -6,7 +6,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain.events import Event, EventMetadata
+from domain.events import Event, EventMetadata, RecordedEvent
 from domain.specs import SecretRef
 from domain.values import ScopeRef
 from domain.workload_plans import WorkloadPlan
@@ -273,3 +273,10 @@ class BatchAppender(Protocol):
     async def append_each(self, appends: Sequence[OneAppend], *, metadata: EventMetadata) -> int:
         """Append every event or none (VersionConflictError when any stream moved on)."""
         ...
+
+
+@runtime_checkable  # the HTTP layer checks injected ports against it
+class RecordedHistory(Protocol):
+    """A stream's events with their envelopes (when, who, why), for history and audit reads."""
+
+    async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]: ...

@@ -24,6 +24,7 @@ from infra.http.contract import CONTRACT_ROUTES
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.health import healthz, metrics, readyz
+from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
@@ -53,6 +54,7 @@ from services.ports import (
     IdSequence,
     NamedStreams,
     OrgTree,
+    RecordedHistory,
     RegistryCredentials,
 )
 
@@ -118,6 +120,10 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         store: EventStore = state.store
         return store
 
+    def provide_history(state: State) -> RecordedHistory:
+        history: RecordedHistory = state.store  # the Postgres store keeps every envelope
+        return history
+
     def provide_registries(state: State) -> RegistryCredentials:
         registries: RegistryCredentials = state.registries
         return registries
@@ -151,6 +157,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *WORKLOAD_ROUTES,
             *AUDIT_ROUTES,
             *CONTRACT_ROUTES,
+            *HISTORY_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={
@@ -164,6 +171,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "vault": Provide(provide_vault, sync_to_thread=False),
             "usage": Provide(provide_usage, sync_to_thread=False),
             "registries": Provide(provide_registries, sync_to_thread=False),
+            "history_store": Provide(provide_history, sync_to_thread=False),
             "store": Provide(provide_store, sync_to_thread=False),
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },

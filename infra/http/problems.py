@@ -157,8 +157,11 @@ def from_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Resp
 
 
 def from_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
-    """Framework errors (no such route, method not allowed, ...)."""
+    """Framework errors (no such route, method not allowed, ...); a 5xx among them is a bug, so
+    the log gets it and its cause."""
     status = exc.status_code
+    if status >= 500:
+        log.error("framework error %s", exc, exc_info=exc.__cause__ or exc)
     slug = {404: "not-found", 405: "method-not-allowed"}.get(status, f"http-{status}")
     return problem(status, slug=slug, detail=exc.detail if exc.detail else None)
 

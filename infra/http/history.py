@@ -1,0 +1,229 @@
+"""History of a template or an asset (our extension): every version with who, when and why, the
+thing as of a version or a moment, and a field-level diff between two versions (a template's
+combined specs included, so changes that came from a linked asset show). Read from the event
+store itself, so the answer is exact; visible to whoever may see the template or asset.
+"""
+
+from datetime import datetime
+from typing import Annotated, Any, Final
+from uuid import UUID
+
+import msgspec
+from litestar import Response, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, QueryParameter
+
+from domain.assets import AssetNotFoundError
+from domain.combined import FieldChange
+from domain.events import RecordedEvent
+from domain.templates import TemplateNotFoundError
+from domain.values import ScopeRef
+from infra.http.callers import Caller, seen_scopes
+from infra.http.template_schemas import DistributedTemplate
+from infra.http.template_views import wire_of
+from projections.template_catalogue import TemplateRow
+from services import history
+from services.ports import NamedStreams, OrgTree, RecordedHistory
+
+TEMPLATES: Final = "/api/v1/workload-templates/{template_id:uuid}"
+ASSETS: Final = "/api/v1/asset/{asset_id:uuid}"
+
+
+class VersionWire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    version: int
+    type: str
+    time: datetime
+    actor: str
+    actor_kind: str
+    cause: UUID | None
+    position: int
+
+
+class HistoryWire(msgspec.Struct, frozen=True, kw_only=True):
+    id: UUID
+    versions: list[VersionWire]
+
+
+class ChangeWire(msgspec.Struct, frozen=True):
+    field: str
+    before: Any
+    after: Any
+
+
+class DiffWire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    id: UUID
+    from_version: int
+    to_version: int
+    changes: list[ChangeWire]
+
+
+class AssetAsOf(msgspec.Struct, frozen=True, kw_only=True):
+    id: UUID
+    kind: str
+    version: int
+    deleted: bool
+    meta: dict[str, Any]
+    spec: dict[str, Any]
+
+
+def _versions(stream_id: UUID, recorded: list[RecordedEvent]) -> HistoryWire:
+    return HistoryWire(
+        id=stream_id,
+        versions=[
+            VersionWire(
+                version=v.version, type=v.type, time=v.recorded_at, actor=v.actor,
+                actor_kind=v.actor_kind, cause=v.cause, position=v.position,
+            )
+            for v in history.versions(recorded)
+        ],
+    )  # fmt: skip
+
+
+def _diff(stream_id: UUID, old: int, new: int, found: list[FieldChange]) -> DiffWire:
+    changes = [ChangeWire(c.field, c.before, c.after) for c in found]
+    return DiffWire(id=stream_id, from_version=old, to_version=new, changes=changes)
+
+
+async def _template(
+    request: Caller, template_id: UUID, streams: NamedStreams, tree: OrgTree, store: RecordedHistory
+) -> list[RecordedEvent]:
+    recorded = await history.template_history(template_id, history=store)
+    scope = history.template_at(recorded, len(recorded)).meta.scope_ref
+    if scope not in await seen_scopes(request, streams, tree):
+        raise TemplateNotFoundError(template_id)  # out of sight: the same answer
+    return recorded
+
+
+async def _asset(
+    request: Caller, asset_id: UUID, streams: NamedStreams, tree: OrgTree, store: RecordedHistory
+) -> list[RecordedEvent]:
+    recorded = await history.asset_history(asset_id, history=store)
+    scope: ScopeRef = history.asset_at(recorded, len(recorded)).meta.scope_ref
+    if scope not in await seen_scopes(request, streams, tree):
+        raise AssetNotFoundError("asset", asset_id)
+    return recorded
+
+
+Version = Annotated[int | None, QueryParameter(ge=1)]
+Moment = Annotated[datetime | None, QueryParameter(name="time")]
+From = Annotated[int, QueryParameter(name="from", ge=1)]
+To = Annotated[int | None, QueryParameter(name="to", ge=1)]
+
+
+@get(f"{TEMPLATES}/history", tags=["Template history"])
+async def template_history(
+    request: Caller,
+    template_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    history_store: NamedDependency[RecordedHistory],
+) -> HistoryWire:
+    """Every version, oldest first: which event made it, when, by whom (a linked asset's
+    update names its cause)."""
+    recorded = await _template(request, template_id, streams, tree, history_store)
+    return _versions(template_id, recorded)
+
+
+@get(f"{TEMPLATES}/as-of", tags=["Template history"])
+async def template_as_of(
+    request: Caller,
+    template_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    history_store: NamedDependency[RecordedHistory],
+    version: Version = None,
+    moment: Moment = None,
+) -> Response[DistributedTemplate]:
+    """The template as it was at `version`, or at `time` (ISO 8601), combined specs included."""
+    recorded = await _template(request, template_id, streams, tree, history_store)
+    count = history.upto(recorded, version=version, at=moment)
+    template = history.template_at(recorded, count)
+    first, last = recorded[0], recorded[count - 1]
+    row = TemplateRow(
+        template=template,
+        created_at=first.recorded_at,
+        created_by=first.metadata.actor_subject,
+        updated_at=last.recorded_at,
+        updated_by=last.metadata.actor_subject,
+    )
+    wire = await wire_of(request, template, row, streams)
+    return Response(wire, headers={"ETag": f'"{template.version}"'})
+
+
+@get(f"{TEMPLATES}/diff", tags=["Template history"])
+async def template_diff(
+    request: Caller,
+    template_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    history_store: NamedDependency[RecordedHistory],
+    old: From,
+    new: To = None,
+) -> DiffWire:
+    """What changed from version `from` to version `to` (default: the latest), field by field,
+    as JSON pointers into the template's response."""
+    recorded = await _template(request, template_id, streams, tree, history_store)
+    older = history.upto(recorded, version=old, at=None)
+    newer = history.upto(recorded, version=new, at=None)
+    found = await history.template_diff(recorded, older, newer, streams=streams)
+    return _diff(template_id, older, newer, found)
+
+
+@get(f"{ASSETS}/history", tags=["Asset history"])
+async def asset_history(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    history_store: NamedDependency[RecordedHistory],
+) -> HistoryWire:
+    """Every version of an environment, compute resource or data source, oldest first."""
+    return _versions(asset_id, await _asset(request, asset_id, streams, tree, history_store))
+
+
+@get(f"{ASSETS}/as-of", tags=["Asset history"])
+async def asset_as_of(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    history_store: NamedDependency[RecordedHistory],
+    version: Version = None,
+    moment: Moment = None,
+) -> AssetAsOf:
+    recorded = await _asset(request, asset_id, streams, tree, history_store)
+    asset = history.asset_at(recorded, history.upto(recorded, version=version, at=moment))
+    return AssetAsOf(
+        id=asset_id,
+        kind=asset.kind,
+        version=asset.version,
+        deleted=asset.deleted,
+        meta=msgspec.to_builtins(asset.meta),
+        spec=msgspec.to_builtins(asset.spec),
+    )
+
+
+@get(f"{ASSETS}/diff", tags=["Asset history"])
+async def asset_diff(
+    request: Caller,
+    asset_id: FromPath[UUID],
+    streams: NamedDependency[NamedStreams],
+    tree: NamedDependency[OrgTree],
+    history_store: NamedDependency[RecordedHistory],
+    old: From,
+    new: To = None,
+) -> DiffWire:
+    recorded = await _asset(request, asset_id, streams, tree, history_store)
+    older = history.upto(recorded, version=old, at=None)
+    newer = history.upto(recorded, version=new, at=None)
+    return _diff(asset_id, older, newer, history.asset_diff(recorded, older, newer))
+
+
+HISTORY_ROUTES: Final = (
+    template_history,
+    template_as_of,
+    template_diff,
+    asset_history,
+    asset_as_of,
+    asset_diff,
+)
