@@ -59,6 +59,8 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # local backend: where replica logs and MPI hostfiles go (default: <data_dir>/workloads)
     work_dir: str = ""
     stop_grace_s: float = 10.0
+    # How often every unsettled workload is reconciled, whatever the queue says (also at start).
+    sweep_interval_s: float = 300.0
     # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config
     kubeconfig: str = ""
     scheduler_name: str = "runai-scheduler"

@@ -10,9 +10,11 @@ subject. A submitter killed mid-message leaves it unacknowledged: JetStream rede
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from uuid import UUID
 
+import asyncpg
 from nats.aio.msg import Msg as Message
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
@@ -21,6 +23,7 @@ from nats.js.errors import BadRequestError, NotFoundError
 
 from infra.relay import ensure_stream
 from infra.settings import NatsSettings, SubmitterSettings
+from projections import workload_catalogue
 from services import submitter
 from services.ports import EventStore, WorkloadBackend
 from services.workloads import load_workload
@@ -78,7 +81,10 @@ class Submitter:
         backend: WorkloadBackend,
         nats: NatsSettings,
         settings: SubmitterSettings,
+        *,
+        pool: asyncpg.Pool | None = None,
     ) -> None:
+        self._pool = pool
         self._js = js
         self._store = store
         self._backend = backend
@@ -90,8 +96,12 @@ class Submitter:
         subscription = await self._js.pull_subscribe_bind(
             durable=self._settings.consumer, stream=self._nats.stream
         )
+        next_sweep = time.monotonic()
         try:
             while not stop.is_set():
+                if self._pool is not None and time.monotonic() >= next_sweep:
+                    await self.sweep()
+                    next_sweep = time.monotonic() + self._settings.sweep_interval_s
                 try:
                     messages = await subscription.fetch(self._settings.fetch_batch, timeout=1.0)
                 except NatsTimeoutError:
@@ -99,6 +109,20 @@ class Submitter:
                 await asyncio.gather(*(self._handle(message) for message in messages))
         finally:
             await subscription.unsubscribe()
+
+    async def sweep(self) -> int:
+        """Reconcile every workload whose backend may lag what its users asked. Messages do that
+        one by one; the sweep catches what no message will (one dropped after its last delivery,
+        a stream purged). Idempotent, like every reconcile."""
+        assert self._pool is not None
+        async with self._pool.acquire() as conn:
+            waiting = await workload_catalogue.unsettled(conn)
+        for workload_id in waiting:
+            try:
+                await submitter.reconcile(workload_id, store=self._store, backend=self._backend)
+            except Exception:
+                log.exception("workload %s: the sweep could not reconcile it", workload_id)
+        return len(waiting)
 
     async def _handle(self, message: Message) -> None:
         workload_id = workload_of(message.subject)
@@ -110,8 +134,11 @@ class Submitter:
             await submitter.reconcile(workload_id, store=self._store, backend=self._backend)
         except Exception as error:
             if delivered >= self._settings.max_deliver:
-                await self._dead_letter(message, workload_id, delivered, error)
-                return
+                try:
+                    await self._dead_letter(message, workload_id, delivered, error)
+                    return
+                except Exception:  # cannot even record the failure: keep the message
+                    log.exception("workload %s: dead-lettering failed", workload_id)
             delay = _delay(self._settings.backoff, delivered)
             log.warning(
                 "workload %s: attempt %d failed (%s); retrying in %.1fs",

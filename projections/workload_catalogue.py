@@ -123,3 +123,16 @@ async def list_workloads(
         project_ids, deleted, template_id, phase,
     )  # fmt: skip
     return [_row(r) for r in rows]
+
+
+async def unsettled(conn: Executor) -> list[UUID]:
+    """Workloads whose backend may not yet match what their users asked: a run not submitted
+    yet, or a stop not confirmed yet."""
+    rows = await conn.fetch(
+        "SELECT workload_id FROM workload_catalogue"
+        " WHERE actual_phase NOT IN ('Completed', 'Failed')"
+        " AND ((desired_phase = 'Running' AND submitted_run < run)"
+        "      OR (desired_phase <> 'Running' AND actual_phase <> 'Stopped'))"
+        " ORDER BY created_at"
+    )
+    return [row["workload_id"] for row in rows]

@@ -15,7 +15,7 @@ from uuid import UUID
 
 import msgspec
 from litestar import get
-from litestar.di import NamedDependency
+from litestar.di import NamedDependency, Provide
 from litestar.params import QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
@@ -114,32 +114,10 @@ async def _scopes(
     return tuple(sorted(wanted if allowed is None else wanted & allowed))
 
 
-def _filter(
-    stream_type: str | None,
-    stream_id: UUID | None,
-    types: list[str] | None,
-    actor_subject: str | None,
-    scopes: tuple[ScopeRef, ...] | None,
-    since: datetime | None,
-    until: datetime | None,
-) -> AuditFilter:
-    return AuditFilter(
-        stream_type=stream_type,
-        stream_id=stream_id,
-        types=tuple(types or ()),
-        actor=actor_subject,
-        scopes=scopes,
-        since=since,
-        until=until,
-    )
-
-
-@get(f"{BASE}/events", tags=["Audit"])
-async def query_events(
+async def audit_filter(
     request: Caller,
     streams: NamedDependency[NamedStreams],
     tree: NamedDependency[OrgTree],
-    resources: NamedDependency[Resources],
     stream_type: Annotated[str | None, QueryParameter(name="streamType")] = None,
     stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
     types: Annotated[list[str] | None, QueryParameter(name="type")] = None,
@@ -149,40 +127,48 @@ async def query_events(
     include_descendants: Annotated[bool, QueryParameter(name="includeDescendants")] = True,
     since: Annotated[datetime | None, QueryParameter(name="from")] = None,
     until: Annotated[datetime | None, QueryParameter(name="to")] = None,
+) -> AuditFilter:
+    """The query both the page and the tail answer (a dependency of both)."""
+    return AuditFilter(
+        stream_type=stream_type,
+        stream_id=stream_id,
+        types=tuple(types or ()),
+        actor=actor_subject,
+        scopes=await _scopes(request, streams, tree, scope_type, scope_id, include_descendants),
+        since=since,
+        until=until,
+    )
+
+
+FILTERED: Final = {"wanted": Provide(audit_filter)}
+
+
+@get(f"{BASE}/events", dependencies=FILTERED, tags=["Audit"])
+async def query_events(
+    wanted: NamedDependency[AuditFilter],
+    resources: NamedDependency[Resources],
     after: Annotated[int | None, QueryParameter(ge=0)] = None,
     order: Annotated[Literal["asc", "desc"], QueryParameter()] = "asc",
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
 ) -> AuditPage:
     """A page of events; `next` is the cursor to pass as `after` for the following page."""
-    scopes = await _scopes(request, streams, tree, scope_type, scope_id, include_descendants)
-    wanted = _filter(stream_type, stream_id, types, actor_subject, scopes, since, until)
     async with resources.pool.acquire() as conn:
         rows = await find(conn, wanted, after=after, newest_first=order == "desc", limit=limit)
     following = rows[-1].seq if len(rows) == limit else None
     return AuditPage(events=[wire(r) for r in rows], next=following)
 
 
-@get(f"{BASE}/events/stream", tags=["Audit"])
+@get(f"{BASE}/events/stream", dependencies=FILTERED, tags=["Audit"])
 async def tail_events(
     request: Caller,
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    wanted: NamedDependency[AuditFilter],
     resources: NamedDependency[Resources],
-    stream_type: Annotated[str | None, QueryParameter(name="streamType")] = None,
-    stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
-    types: Annotated[list[str] | None, QueryParameter(name="type")] = None,
-    actor_subject: Annotated[str | None, QueryParameter(name="actor")] = None,
-    scope_type: Annotated[str | None, QueryParameter(name="scopeType")] = None,
-    scope_id: Annotated[str | None, QueryParameter(name="scopeId")] = None,
-    include_descendants: Annotated[bool, QueryParameter(name="includeDescendants")] = True,
     after: Annotated[int | None, QueryParameter(ge=0)] = None,
     max_events: Annotated[int | None, QueryParameter(name="maxEvents", ge=1)] = None,
 ) -> ServerSentEvent:
     """Server-sent events, oldest first, each with its cursor as the SSE id: from `after` (or
     the `Last-Event-ID` a reconnecting client sends; neither: from now on), for as long as the
     client stays (or until `maxEvents` were sent)."""
-    scopes = await _scopes(request, streams, tree, scope_type, scope_id, include_descendants)
-    wanted = _filter(stream_type, stream_id, types, actor_subject, scopes, None, None)
     resume = request.headers.get("last-event-id")
     if after is None and resume is not None:
         try:

@@ -27,7 +27,14 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
             await apply_migrations(conn)
         store = PostgresEventStore(resources.pool, DOMAIN_CODEC)
         async with backend_for(settings, store) as (backend, watcher):
-            worker = Submitter(resources.js, store, backend, settings.nats, settings.submitter)
+            worker = Submitter(
+                resources.js,
+                store,
+                backend,
+                settings.nats,
+                settings.submitter,
+                pool=resources.pool,
+            )
             async with asyncio.TaskGroup() as group:
                 group.create_task(keep_following(worker.run, stop, name="submitter"))
                 if watcher is not None:

@@ -28,6 +28,7 @@ from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
 from infra.submitter import DEAD_LETTER_STREAM, Submitter
 from services.ports import Submission
+from tests.api.support import project_all
 from tests.conftest import ACTOR
 from tests.workload_samples import requested_workload
 
@@ -201,3 +202,26 @@ async def test_a_submission_that_keeps_failing_is_retried_then_dead_lettered_and
     )
     assert reason == "could not submit after 3 attempts: the cluster is unreachable"
     assert dead.state.messages == 1
+
+
+async def test_the_sweep_submits_what_no_message_asked_for(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    """Requests whose messages never reached the queue (no relay ran) are found in the read
+    model and submitted once; a second sweep finds nothing left to do."""
+    ids = await request(clean_pool, 5)
+    await project_all(clean_pool)
+    nats = NatsSettings(url=broker.url)
+    nc = await connect_nats(nats, name="sweeper")
+    try:
+        store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+        backend = CountingBackend()
+        settings = SubmitterSettings(backend="dry-run")
+        worker = Submitter(nc.jetstream(), store, backend, nats, settings, pool=clean_pool)
+        assert await worker.sweep() == 5
+        await project_all(clean_pool)
+        assert await worker.sweep() == 0
+    finally:
+        await nc.close()
+    assert set((await outcomes(clean_pool, "workload.submitted.v1")).values()) == {1}
+    assert sum(backend.submitted.values()) == len(ids)
