@@ -2,10 +2,12 @@
 the asset's latest version, and a replay from zero writes nothing twice."""
 
 import asyncio
+from typing import Any
 from uuid import UUID, uuid4
 
 import asyncpg
 import msgspec
+import pytest
 
 from domain import templates
 from domain.commands import CreateAsset, CreateTemplate, UpdateAsset
@@ -14,6 +16,7 @@ from domain.specs import EnvironmentSpec, WorkloadSupportedTypes
 from domain.template_specs import DistributedTemplateSpec, TemplateAssets
 from domain.templates import TemplateBody
 from domain.values import ScopeRef
+from infra.batch_append import PostgresBatchAppender
 from infra.eventstore import PostgresEventStore
 from infra.fanout import fanout_projection
 from infra.globallog import load_checkpoint
@@ -141,3 +144,46 @@ async def test_a_replay_from_zero_writes_nothing_twice(clean_pool: asyncpg.Pool)
     )
     assert state is not None
     assert msgspec.structs.asdict(state.asset_versions[0])["version"] == 2
+
+
+async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
+    clean_pool: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,200 linking templates fan out in three append statements per update. A crash after the
+    first leaves nothing (the batches, the index and the checkpoint share one transaction); the
+    restart, and a later replay from zero, write each template's event exactly once."""
+    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
+    asset_id = await environment(streams, "env")
+    ids = []
+    for start in range(0, 1200, 50):
+        ids += await asyncio.gather(
+            *(link(streams, asset_id, f"t{i}") for i in range(start, start + 50))
+        )
+    await bump(streams, asset_id, "pt:1")
+    await bump(streams, asset_id, "pt:2")
+    fanout = runner(clean_pool, batch_size=1)  # one log event per transaction
+    count = "SELECT count(*) FROM events WHERE type = 'template.linked_asset_updated.v1'"
+    calls = 0
+    real = PostgresBatchAppender.append_each
+
+    async def crash_on_the_second(self: PostgresBatchAppender, *args: Any, **kw: Any) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("the projector died between two batches")
+        return await real(self, *args, **kw)
+
+    monkeypatch.setattr(PostgresBatchAppender, "append_each", crash_on_the_second)
+    with pytest.raises(RuntimeError, match="between two batches"):
+        await catch_up(clean_pool, fanout)
+    assert await clean_pool.fetchval(count) == 0  # the first batch went with the crash
+    monkeypatch.setattr(PostgresBatchAppender, "append_each", real)
+    await catch_up(clean_pool, fanout)
+    assert await clean_pool.fetchval(count) == 2 * len(ids)
+    assert set((await recorded_versions(clean_pool, ids)).values()) == {3}
+    await clean_pool.execute(
+        "DELETE FROM consumer_checkpoints WHERE name = $1", fanout.checkpoint_name
+    )
+    await clean_pool.execute("TRUNCATE fanout_links, fanout_asset_versions")
+    await catch_up(clean_pool, fanout)  # a replay from zero
+    assert await clean_pool.fetchval(count) == 2 * len(ids)
