@@ -415,6 +415,13 @@ class WorkloadDeleted(Event, tag="workload.deleted.v1", frozen=True, kw_only=Tru
     workload_id: UUID
 
 
+class TenantSettingChanged(Event, tag="tenant.setting_changed.v1", frozen=True, kw_only=True):
+    """A tenant setting (domain/tenant_settings.py) was turned on or off."""
+
+    key: str
+    value: bool
+
+
 WorkloadEvent = (
     WorkloadRequested
     | WorkloadSubmitted
@@ -436,6 +443,7 @@ DomainEvent = (
     | CredentialEvent
     | TemplateEvent
     | WorkloadEvent
+    | TenantSettingChanged
 )
 
 

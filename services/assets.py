@@ -8,9 +8,10 @@ from domain.assets import Asset, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.errors import InvalidHistoryError
 from domain.events import AssetEvent, Event
-from domain.specs import EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
+from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
+from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
-from services import access
+from services import access, tenant_settings
 from services.ports import AssetUsage, NameClaim, NamedStreams
 
 # Where a request names each kind of scope (Run:ai's asset meta).
@@ -42,6 +43,7 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
         project_id=project_id,
     )
     await _check_credentials(cmd.spec, meta.lineage, streams)
+    await _check_settings(cmd.spec, streams)
     stream = await streams.load(cmd.asset_id)
     events = assets.create(assets.fold(stream.events), cmd.asset_id, meta, cmd.spec)
     await streams.append(
@@ -63,6 +65,7 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
         cmd.metadata, current.meta.lineage, "editor", f"update {kind}s", streams=streams
     )
     await _check_credentials(cmd.spec, current.meta.lineage, streams)
+    await _check_settings(cmd.spec, streams)
     events = assets.update(
         current, cmd.asset_id, name=cmd.name, description=cmd.description, spec=cmd.spec
     )
@@ -155,6 +158,13 @@ def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:
     return NameClaim(
         namespace=f"{kind}@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
     )
+
+
+async def _check_settings(spec: object, streams: NamedStreams) -> None:
+    """A compute resource's GPU limits need GPU resource optimization turned on."""
+    if isinstance(spec, ComputeSpec) and (spec.gpu_portion_limit or spec.gpu_memory_limit):
+        settings = await tenant_settings.current(streams)
+        check_compute(settings, "/spec", spec)
 
 
 def placement(

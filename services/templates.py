@@ -6,7 +6,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, templates
+from domain import assets, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
@@ -16,12 +16,14 @@ from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
 from domain.template_specs import TemplateAssets
 from domain.templates import Template, TemplateBody
+from domain.tenant_settings import FeatureDisabledError, TenantSettings
 from domain.values import ScopeRef, TemplateMeta
 from services import access
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.ports import NameClaim, NamedStreams, Stream, StreamLoader
 from services.prefetch import actor_stream, prefetch, scope_stream
+from services.tenant_settings import current as settings_of
 
 DATA_SOURCE_KINDS = ("nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume")
 
@@ -38,7 +40,13 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
     checked, so they are not read twice)."""
     # The caller's roles and every asset the body names, read in one round trip.
     loader = await prefetch(
-        streams, [actor_stream(cmd.metadata), scope_stream(cmd.scope), *referenced(cmd.body)]
+        streams,
+        [
+            actor_stream(cmd.metadata),
+            scope_stream(cmd.scope),
+            tenant_settings.STREAM,
+            *referenced(cmd.body),
+        ],
     )
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
     lineage = await access.lineage_of(cmd.scope, streams=loader, field=field)
@@ -52,6 +60,7 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
         department_id=department_id,
         project_id=project_id,
     )
+    _allowed(await settings_of(loader), cmd.body, cluster_id)
     versions, found = await _linked(cmd.body, lineage, loader)
     stream = Stream(0, ()) if cmd.new_id else await streams.load(cmd.template_id)
     events = templates.create(
@@ -76,6 +85,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
     )
     if cmd.expected_version is not None and cmd.expected_version != stream.version:
         raise PreconditionFailedError(cmd.expected_version, stream.version)
+    _allowed(await settings_of(streams), cmd.body, current.meta.cluster_id)
     versions, _ = await _linked(cmd.body, current.meta.lineage, streams)
     events = templates.update(
         current,
@@ -159,6 +169,20 @@ async def preview_asset_update(
         proposed = combine(template.body, {**found, asset_id: proposed_asset})
         impacts.append(Impact(template.id, template.meta.name, changes(current, proposed)))
     return impacts
+
+
+def _allowed(settings: TenantSettings, body: TemplateBody, cluster_id: UUID | None) -> None:
+    """What the tenant settings allow: templates at all, data volumes, GPU limits, the
+    framework (tenant-wide and on the template's cluster)."""
+    if not settings.get(tenant_settings.FLEXIBLE_TEMPLATES):
+        raise FeatureDisabledError(
+            tenant_settings.FLEXIBLE_TEMPLATES, "/meta", "changing flexible workload templates"
+        )
+    tenant_settings.check_replica(settings, "/spec", body.spec)
+    if body.master is not None:
+        tenant_settings.check_replica(settings, "/master/spec", body.master.spec)
+    framework = body.spec.distributed_framework
+    tenant_settings.check_framework(settings, "/spec/distributedFramework", framework, cluster_id)
 
 
 def name_claim(meta: TemplateMeta) -> NameClaim:

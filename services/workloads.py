@@ -6,7 +6,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain import org_units, templates, workloads
+from domain import org_units, templates, tenant_settings, workloads
 from domain.combined import combine, credential_secret_name
 from domain.commands import ChangeWorkload, RequestWorkload
 from domain.errors import InvalidHistoryError
@@ -19,6 +19,7 @@ from services import access
 from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader
 from services.prefetch import actor_stream, prefetch
 from services.templates import combined
+from services.tenant_settings import current as settings_of
 
 
 async def request_workload(
@@ -27,7 +28,12 @@ async def request_workload(
     project_ref = ScopeRef("project", cmd.project_id)
     loader = await prefetch(
         streams,
-        [actor_stream(cmd.metadata), org_units.stream_of(project_ref), cmd.template_id],
+        [
+            actor_stream(cmd.metadata),
+            org_units.stream_of(project_ref),
+            cmd.template_id,
+            tenant_settings.STREAM,
+        ],
     )
     project = await _project(project_ref, cmd.cluster_id, loader)
     await access.require(
@@ -52,6 +58,12 @@ async def request_workload(
             template_version=template.version,
             asset_versions=template.asset_versions,
         )
+    tenant_settings.check_framework(
+        await settings_of(loader),
+        "/spec/distributedFramework" if cmd.template_id is None else "/templateId",
+        snapshot.spec.distributed_framework,
+        project.cluster_id,
+    )
     pull = await registries.shared_in(project.lineage)
     snapshot = msgspec.structs.replace(
         snapshot, image_pull_secrets=tuple(credential_secret_name(i) for i in pull)

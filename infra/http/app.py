@@ -36,6 +36,7 @@ from infra.http.service_accounts import (
     patch_service_account,
     regenerate_service_account_secret,
 )
+from infra.http.settings import SETTING_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tokens import grant_token
 from infra.http.workloads import WORKLOAD_ROUTES
@@ -158,6 +159,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *AUDIT_ROUTES,
             *CONTRACT_ROUTES,
             *HISTORY_ROUTES,
+            *SETTING_ROUTES,
         ],
         lifespan=[lifespan],
         dependencies={

@@ -31,6 +31,7 @@ from domain.org_units import (
 )
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
+from domain.tenant_settings import FeatureDisabledError, UnknownSettingError
 from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
 from services.errors import (
@@ -96,6 +97,8 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     CredentialInUseError: 412,
     InvalidDataSourceError: 400,
     InvalidWorkloadError: 400,
+    FeatureDisabledError: 400,
+    UnknownSettingError: 400,
     WorkloadNotFoundError: 404,
     WorkloadStateError: 409,
     DomainError: 422,

@@ -1,0 +1,166 @@
+"""Tenant settings that change what templates (and workloads) may contain (reference §16), each a
+boolean recorded as an event in the tenant's settings stream.
+
+Fixed keys, with Run:ai's defaults:
+- `workloads.flexibleTemplates` (on): off refuses creating and changing templates;
+- `workloads.dataVolumes` (on): off refuses `storage.dataVolume` items;
+- `resources.gpuResourceOptimization` (off): GPU portion and memory *limits* need it;
+- `workloads.distributedFrameworks.<Framework>` (on): off refuses that framework everywhere.
+And per cluster: `clusters.<clusterId>.distributedFrameworks.<Framework>` (on) refuses a framework
+for the templates and workloads of one cluster.
+"""
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Final
+from uuid import UUID
+
+import msgspec
+
+from domain.errors import DomainError, InvalidHistoryError
+from domain.events import Event, TenantSettingChanged
+from domain.specs import ComputeSpec
+from domain.template_specs import ReplicaSpec
+
+# The one stream that holds every tenant setting.
+STREAM: Final = UUID("0a7c3e55-2b1d-4f6e-9c8a-5d4e3f2a1b0c")
+FRAMEWORKS: Final = ("MPI", "PyTorch", "TF", "XGBoost", "JAX")
+FLEXIBLE_TEMPLATES: Final = "workloads.flexibleTemplates"
+DATA_VOLUMES: Final = "workloads.dataVolumes"
+GPU_OPTIMIZATION: Final = "resources.gpuResourceOptimization"
+_CLUSTER_KEY: Final = re.compile(
+    r"^clusters\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r"\.distributedFrameworks\.(MPI|PyTorch|TF|XGBoost|JAX)$"
+)
+
+
+class SettingInfo(msgspec.Struct, frozen=True, kw_only=True):
+    default: bool
+    category: str
+    label: str
+    description: str
+    stage: str = "GA"
+
+
+FIXED: Final[Mapping[str, SettingInfo]] = {
+    FLEXIBLE_TEMPLATES: SettingInfo(
+        default=True, category="Workloads", label="Flexible workload templates",
+        description="Create and change distributed templates; off, existing ones stay readable",
+    ),
+    DATA_VOLUMES: SettingInfo(
+        default=True, category="Workloads", label="Data volumes",
+        description="Mount data volumes (storage.dataVolume) in templates",
+    ),
+    GPU_OPTIMIZATION: SettingInfo(
+        default=False, category="Resources", label="GPU resource optimization", stage="Beta",
+        description="Set GPU portion and memory limits above the requests",
+    ),
+    **{
+        f"workloads.distributedFrameworks.{framework}": SettingInfo(
+            default=True, category="Workloads", label=f"Distributed training with {framework}",
+            description=f"Templates and workloads may use {framework}",
+        )
+        for framework in FRAMEWORKS
+    },
+}  # fmt: skip
+
+
+class TenantSettings(msgspec.Struct, frozen=True):
+    values: dict[str, bool] = msgspec.field(default_factory=dict)
+
+    def get(self, key: str) -> bool:
+        if key in self.values:
+            return self.values[key]
+        return info_of(key).default
+
+    def allows_framework(self, framework: str | None, cluster_id: UUID | None) -> bool:
+        if framework is None:
+            return True
+        if not self.get(f"workloads.distributedFrameworks.{framework}"):
+            return False
+        cluster_key = f"clusters.{cluster_id}.distributedFrameworks.{framework}"
+        return cluster_id is None or self.values.get(cluster_key, True)
+
+
+DEFAULTS: Final = TenantSettings()
+
+
+class UnknownSettingError(DomainError):
+    slug = "unknown-setting"
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"no tenant setting {key!r}")
+        self.key = key
+        self.field = "/key"
+
+
+class FeatureDisabledError(DomainError):
+    """What a request needs is turned off by a tenant setting; `field` points at it."""
+
+    slug = "feature-disabled"
+
+    def __init__(self, setting: str, field: str, what: str) -> None:
+        super().__init__(f"{field}: {what} is turned off (tenant setting {setting})")
+        self.setting = setting
+        self.field = field
+
+
+def info_of(key: str) -> SettingInfo:
+    if key in FIXED:
+        return FIXED[key]
+    match = _CLUSTER_KEY.match(key)
+    if match is None:
+        raise UnknownSettingError(key)
+    return SettingInfo(
+        default=True,
+        category="Clusters",
+        label=f"Distributed training with {match.group(2)} on cluster {match.group(1)}",
+        description=f"Templates and workloads of this cluster may use {match.group(2)}",
+    )
+
+
+def fold(events: Iterable[Event]) -> TenantSettings:
+    values: dict[str, bool] = {}
+    for event in events:
+        match event:
+            case TenantSettingChanged():
+                values[event.key] = event.value
+            case _:
+                raise InvalidHistoryError(f"{type(event).__name__} in the settings stream")
+    return TenantSettings(values)
+
+
+def change(state: TenantSettings, key: str, value: bool) -> list[TenantSettingChanged]:
+    info_of(key)
+    if state.get(key) == value and key in state.values:
+        return []
+    return [TenantSettingChanged(key=key, value=value)]
+
+
+def check_replica(settings: TenantSettings, at: str, spec: ReplicaSpec | None) -> None:
+    """The parts of a template's replica spec that tenant settings govern."""
+    if spec is None:
+        return
+    if spec.storage is not None and spec.storage.data_volume and not settings.get(DATA_VOLUMES):
+        raise FeatureDisabledError(DATA_VOLUMES, f"{at}/storage/dataVolume", "data volumes")
+    check_compute(settings, f"{at}/compute", spec.compute)
+
+
+def check_compute(settings: TenantSettings, at: str, compute: ComputeSpec | None) -> None:
+    if compute is None or settings.get(GPU_OPTIMIZATION):
+        return
+    for name in ("gpu_portion_limit", "gpu_memory_limit"):
+        if getattr(compute, name) is not None:
+            field = {"gpu_portion_limit": "gpuPortionLimit", "gpu_memory_limit": "gpuMemoryLimit"}
+            raise FeatureDisabledError(GPU_OPTIMIZATION, f"{at}/{field[name]}", "GPU limits")
+
+
+def check_framework(
+    settings: TenantSettings, at: str, framework: str | None, cluster_id: UUID | None
+) -> None:
+    if not settings.allows_framework(framework, cluster_id):
+        where = "" if cluster_id is None else f" on cluster {cluster_id}"
+        key = f"workloads.distributedFrameworks.{framework}"
+        if settings.get(key):
+            key = f"clusters.{cluster_id}.distributedFrameworks.{framework}"
+        raise FeatureDisabledError(key, at, f"{framework}{where}")

@@ -1,0 +1,118 @@
+"""Tenant settings: Run:ai's shapes, recorded as events, and what each changes for templates,
+compute resources and workloads."""
+
+from typing import Any
+
+import asyncpg
+import pytest
+from litestar import Litestar
+
+from domain.values import Grant
+from tests.api.support import call, token_for
+from tests.api.test_templates import IMAGE, org
+from tests.openapi import assert_matches
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+SETTINGS = "/v1/k8s/setting"
+TEMPLATES = "/api/v1/workload-templates/distributed"
+
+
+async def turn(app: Litestar, token: str, key: str, value: Any) -> int:
+    answer = await call(app, "PUT", SETTINGS, token, json={"key": key, "value": value})
+    return answer.status_code
+
+
+def template(project: dict[str, Any], name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "meta": {"name": name, "scopeType": "project", "scopeId": project["id"]},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 1, "image": IMAGE, **spec},
+    }
+
+
+async def test_settings_read_and_change_in_run_ai_shapes_by_tenant_admins_only(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    listed = await call(app, "GET", SETTINGS, admin)
+    assert listed.status_code == 200
+    for setting in listed.json():
+        assert_matches("Setting", setting)
+    values = {s["key"]: s["value"] for s in listed.json()}
+    assert values["workloads.dataVolumes"] == "true"
+    assert values["resources.gpuResourceOptimization"] == "false"
+    assert values["workloads.distributedFrameworks.JAX"] == "true"
+    body = {"key": "workloads.dataVolumes", "value": False}
+    assert_matches("TenantSettingCreationRequest", body)
+    changed = await call(app, "PUT", SETTINGS, admin, json=body)
+    assert (changed.status_code, changed.json()) == (200, {"msg": "done"})
+    one = await call(app, "GET", f"{SETTINGS}/workloads.dataVolumes", admin)
+    assert one.json() is False
+    count = "SELECT count(*) FROM events WHERE type = 'tenant.setting_changed.v1'"
+    assert await clean_pool.fetchval(count) == 1
+    assert await turn(app, admin, "workloads.dataVolumes", "false") == 200  # no change: no event
+    assert await clean_pool.fetchval(count) == 1
+    unknown = await call(app, "PUT", SETTINGS, admin, json={"key": "x.y", "value": True})
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"][0]["pointer"] == "/key"
+    assert await turn(app, admin, "workloads.dataVolumes", "maybe") == 400
+    viewer = await token_for(
+        clean_pool, "viewer", (Grant(role="admin", scope_kind="project", scope_id="1"),)
+    )
+    assert await turn(app, viewer, "workloads.dataVolumes", True) == 403
+    assert await clean_pool.fetchval(count) == 1
+
+
+async def test_what_each_setting_refuses_names_the_field_and_writes_nothing(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    units = await org(app, admin)
+    project, cluster = units["project"], units["cluster"]["uuid"]
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    limit = {"gpuDevicesRequest": 1, "gpuRequestType": "portion", "gpuPortionRequest": 0.5,
+             "gpuPortionLimit": 0.75}  # fmt: skip
+    with_limit = template(project, "a", compute=limit)
+    volume = {"dataVolume": [{"id": "7d1e5f4a-8c6b-4a2d-9e3f-1b0c9d8e7f6a", "mountPath": "/data"}]}
+    refused = await call(app, "POST", TEMPLATES, admin, json=with_limit)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"][0]["pointer"] == "/spec/compute/gpuPortionLimit"
+    assert "resources.gpuResourceOptimization" in refused.json()["message"]
+    compute = {"meta": {"name": "half", "scope": "tenant"}, "spec": limit}
+    refused = await call(app, "POST", "/api/v1/asset/compute", admin, json=compute)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"][0]["pointer"] == "/spec/gpuPortionLimit"
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+
+    assert await turn(app, admin, "resources.gpuResourceOptimization", True) == 200
+    assert (await call(app, "POST", TEMPLATES, admin, json=with_limit)).status_code == 202
+    assert (
+        await call(app, "POST", "/api/v1/asset/compute", admin, json=compute)
+    ).status_code == 202
+
+    on = await call(app, "POST", TEMPLATES, admin, json=template(project, "b", storage=volume))
+    assert on.status_code == 202, on.text  # data volumes are on by default
+    assert await turn(app, admin, "workloads.dataVolumes", False) == 200
+    off = template(project, "b2", storage=volume)
+    refused = await call(app, "POST", TEMPLATES, admin, json=off)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"][0]["pointer"] == "/spec/storage/dataVolume"
+
+    assert await turn(app, admin, f"clusters.{cluster}.distributedFrameworks.PyTorch", False) == 200
+    refused = await call(app, "POST", TEMPLATES, admin, json=template(project, "c"))
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"][0]["pointer"] == "/spec/distributedFramework"
+    assert f"on cluster {cluster}" in refused.json()["message"]
+    tenant_wide = {**template(project, "d"), "meta": {"name": "d", "scopeType": "tenant"}}
+    assert (await call(app, "POST", TEMPLATES, admin, json=tenant_wide)).status_code == 202
+    # The same framework for a workload of that cluster's project is refused too.
+    submission = {"name": "run", "projectId": project["id"], "clusterId": cluster,
+                  "spec": template(project, "e")["spec"]}  # fmt: skip
+    refused = await call(app, "POST", "/api/v1/workloads/distributed", admin, json=submission)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"][0]["pointer"] == "/spec/distributedFramework"
+
+    assert await turn(app, admin, "workloads.flexibleTemplates", False) == 200
+    refused = await call(
+        app, "POST", TEMPLATES, admin, json=template(project, "f", distributedFramework="TF")
+    )
+    assert refused.status_code == 400, refused.text
+    assert "workloads.flexibleTemplates" in refused.json()["message"]

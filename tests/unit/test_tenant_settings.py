@@ -1,0 +1,70 @@
+"""Tenant settings: defaults, changes as events, and what each one refuses."""
+
+from uuid import UUID
+
+import msgspec
+import pytest
+
+from domain import tenant_settings
+from domain.events import TenantSettingChanged
+from domain.template_specs import DistributedTemplateSpec
+from domain.tenant_settings import DEFAULTS, FeatureDisabledError, UnknownSettingError
+
+CLUSTER = UUID("71f69d83-ba66-4822-adf5-55ce55efd210")
+
+
+def test_defaults_follow_run_ai() -> None:
+    assert DEFAULTS.get("workloads.flexibleTemplates") is True
+    assert DEFAULTS.get("workloads.dataVolumes") is True
+    assert DEFAULTS.get("resources.gpuResourceOptimization") is False
+    assert DEFAULTS.allows_framework("MPI", CLUSTER)
+
+
+def test_a_change_is_an_event_and_repeating_it_is_none() -> None:
+    (event,) = tenant_settings.change(DEFAULTS, "workloads.dataVolumes", False)
+    assert (event.key, event.value) == ("workloads.dataVolumes", False)
+    after = tenant_settings.fold([event])
+    assert tenant_settings.change(after, "workloads.dataVolumes", False) == []
+    key = f"clusters.{CLUSTER}.distributedFrameworks.JAX"
+    assert tenant_settings.change(after, key, False)
+    for bad in ("workloads.nothing", "clusters.not-a-uuid.distributedFrameworks.JAX",
+                f"clusters.{CLUSTER}.distributedFrameworks.Paddle"):  # fmt: skip
+        with pytest.raises(UnknownSettingError):
+            tenant_settings.change(DEFAULTS, bad, True)
+
+
+def test_each_setting_refuses_what_it_governs_naming_the_field() -> None:
+    spec = msgspec.convert(
+        {"compute": {"gpuPortionRequest": 0.5, "gpuPortionLimit": 1.0},
+         "storage": {"dataVolume": [{"id": str(CLUSTER), "mountPath": "/d"}]}},
+        DistributedTemplateSpec,
+    )  # fmt: skip
+    with pytest.raises(FeatureDisabledError) as caught:
+        tenant_settings.check_replica(DEFAULTS, "/spec", spec)
+    assert caught.value.field == "/spec/compute/gpuPortionLimit"
+    gpu_on = tenant_settings.fold(
+        [TenantSettingChanged(key="resources.gpuResourceOptimization", value=True)]
+    )
+    tenant_settings.check_replica(gpu_on, "/spec", spec)
+    volumes_off = tenant_settings.TenantSettings(
+        {"resources.gpuResourceOptimization": True, "workloads.dataVolumes": False}
+    )
+    with pytest.raises(FeatureDisabledError) as caught:
+        tenant_settings.check_replica(volumes_off, "/master/spec", spec)
+    assert caught.value.field == "/master/spec/storage/dataVolume"
+
+
+def test_a_framework_can_be_turned_off_everywhere_or_on_one_cluster() -> None:
+    other = UUID(int=7)
+    on_cluster = tenant_settings.TenantSettings(
+        {f"clusters.{CLUSTER}.distributedFrameworks.TF": False}
+    )
+    with pytest.raises(FeatureDisabledError) as caught:
+        tenant_settings.check_framework(on_cluster, "/spec/distributedFramework", "TF", CLUSTER)
+    assert caught.value.setting == f"clusters.{CLUSTER}.distributedFrameworks.TF"
+    tenant_settings.check_framework(on_cluster, "/x", "TF", other)
+    tenant_settings.check_framework(on_cluster, "/x", "TF", None)
+    everywhere = tenant_settings.TenantSettings({"workloads.distributedFrameworks.TF": False})
+    with pytest.raises(FeatureDisabledError) as caught:
+        tenant_settings.check_framework(everywhere, "/x", "TF", None)
+    assert caught.value.setting == "workloads.distributedFrameworks.TF"
