@@ -18,7 +18,6 @@ from uuid import UUID, uuid4
 
 import asyncpg
 import msgspec
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import NotFoundError
@@ -89,7 +88,7 @@ async def raw_rate(js: JetStreamContext, nats: NatsSettings, count: int) -> floa
     subscription = await js.pull_subscribe_bind(durable=durable, stream=nats.stream)
     start, done = time.perf_counter(), 0
     while done < count:
-        with contextlib.suppress(NatsTimeoutError):
+        with contextlib.suppress(TimeoutError):
             for message in await subscription.fetch(256, timeout=1.0):
                 await message.ack()
                 done += 1

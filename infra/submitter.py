@@ -16,7 +16,6 @@ from uuid import UUID
 
 import asyncpg
 from nats.aio.msg import Msg as Message
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, NotFoundError
@@ -104,7 +103,7 @@ class Submitter:
                     next_sweep = time.monotonic() + self._settings.sweep_interval_s
                 try:
                     messages = await subscription.fetch(self._settings.fetch_batch, timeout=1.0)
-                except NatsTimeoutError:
+                except TimeoutError:  # nats-py raises its own and asyncio's: both are this
                     continue
                 await asyncio.gather(*(self._handle(message) for message in messages))
         finally:

@@ -3,7 +3,6 @@
 from uuid import UUID
 
 import msgspec
-from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
@@ -33,7 +32,7 @@ async def read_stream(js: JetStreamContext, stream: str, subjects: str) -> list[
         while len(held) < expected:
             try:
                 batch = await sub.fetch(1000, timeout=2)
-            except NatsTimeoutError:
+            except TimeoutError:  # nats-py's own, or asyncio's
                 break
             for msg in batch:
                 headers = dict(msg.headers or {})
