@@ -1,7 +1,7 @@
 """Ports: what the application layer needs from the outside world, as Protocols."""
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 from uuid import UUID
 
 import msgspec
@@ -33,7 +33,6 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
         return self.positions[-1] if self.positions else None
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class EventStore(Protocol):
     async def load(self, stream_id: UUID) -> Stream: ...
 
@@ -56,7 +55,6 @@ class EventStore(Protocol):
         ...
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class ApplicationRegistry(Protocol):
     """Applications and their secrets. The secret is hashed and kept apart from the events."""
 
@@ -113,7 +111,6 @@ class NameClaim(msgspec.Struct, frozen=True, kw_only=True):
     field: str = "/name"
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class NamedStreams(Protocol):
     """Streams of named things (scopes, assets, templates): each append also states the name the
     stream holds afterwards, and both are written in one transaction."""
@@ -139,7 +136,6 @@ class NamedStreams(Protocol):
         ...
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class IdSequence(Protocol):
     """Small integer ids (Run:ai numbers its departments and projects)."""
 
@@ -152,7 +148,6 @@ class StreamLoader(Protocol):
     async def load(self, stream_id: UUID) -> Stream: ...
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class OrgTree(Protocol):
     """The org tree as the read side knows it: for questions that span many units."""
 
@@ -165,7 +160,6 @@ class OrgTree(Protocol):
         ...
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class CredentialVault(Protocol):
     """Credential streams with their values: sealed and stored with the creating event, and
     destroyed with the deleting one, each in one transaction. Values never reach an event."""
@@ -191,7 +185,6 @@ class CredentialVault(Protocol):
         ...
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class AssetUsage(Protocol):
     """Who uses an asset, as the read side knows it (an asset that uses another, e.g. an
     environment whose variable reads a credential)."""
@@ -243,7 +236,6 @@ class Reports(Protocol):
     ) -> None: ...
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class RegistryCredentials(Protocol):
     """Docker-registry credentials as the read side knows them."""
 
@@ -275,7 +267,6 @@ class BatchAppender(Protocol):
         ...
 
 
-@runtime_checkable  # the HTTP layer checks injected ports against it
 class RecordedHistory(Protocol):
     """A stream's events with their envelopes (when, who, why), for history and audit reads."""
 

@@ -19,12 +19,15 @@ from domain.applications import AccessRuleNotFoundError
 from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
+from infra.eventstore import PostgresEventStore
 from infra.http.callers import Caller, actor, seen_scopes
+from infra.named_streams import PostgresIdSequence
+from infra.org_tree import PostgresOrgTree
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from services.access_rules import create_access_rule, delete_access_rule
 from services.errors import InvalidRequestError
-from services.ports import EventStore, IdSequence, OrgTree
+from services.ports import EventStore, OrgTree
 
 TENANT_ID: Final = 1
 CREATED_AT: Final = datetime(2026, 1, 1, tzinfo=UTC)  # the built-in roles' fixed birthday
@@ -156,8 +159,8 @@ async def get_role(role_id: FromPath[int]) -> RoleResponse:
 async def create_rule(
     request: Caller,
     data: JSONBody[AccessRuleCreationRequest],
-    store: NamedDependency[EventStore],
-    ids: NamedDependency[IdSequence],
+    store: NamedDependency[PostgresEventStore],
+    ids: NamedDependency[PostgresIdSequence],
     resources: NamedDependency[Resources],
 ) -> AccessRuleResponse:
     if data.subject_type == "group":
@@ -202,8 +205,8 @@ async def create_rule(
 @get("/api/v1/authorization/access-rules", tags=["Access rules"])
 async def list_rules(
     request: Caller,
-    store: NamedDependency[EventStore],
-    tree: NamedDependency[OrgTree],
+    store: NamedDependency[PostgresEventStore],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     subject_id: Annotated[str | None, QueryParameter(name="subjectId")] = None,
     role_id: Annotated[int | None, QueryParameter(name="roleId")] = None,
@@ -225,8 +228,8 @@ async def list_rules(
 async def get_rule(
     request: Caller,
     rule_id: FromPath[int],
-    store: NamedDependency[EventStore],
-    tree: NamedDependency[OrgTree],
+    store: NamedDependency[PostgresEventStore],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
 ) -> AccessRuleResponse:
     rows = await _visible(request, store, tree, resources)
@@ -240,7 +243,7 @@ async def get_rule(
 async def delete_rule(
     request: Caller,
     rule_id: FromPath[int],
-    store: NamedDependency[EventStore],
+    store: NamedDependency[PostgresEventStore],
     resources: NamedDependency[Resources],
 ) -> None:
     async with resources.pool.acquire() as conn:

@@ -3,6 +3,7 @@
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from litestar import Litestar
 from litestar.datastructures import State
@@ -47,19 +48,19 @@ from infra.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from infra.tokens import ExternalTokenVerifier, TokenIssuer
-from services.ports import (
-    ApplicationRegistry,
-    AssetUsage,
-    CredentialVault,
-    EventStore,
-    IdSequence,
-    NamedStreams,
-    OrgTree,
-    RecordedHistory,
-    RegistryCredentials,
-)
 
 log = logging.getLogger(__name__)
+
+
+def _from_state(attribute: str) -> Provide:
+    """A dependency read off the app's state. Handlers annotate it with the adapter's own class:
+    Litestar checks each injected value against its annotation, and a runtime Protocol check
+    walks the protocol's members on every request."""
+
+    def provide(state: State) -> Any:
+        return getattr(state, attribute)
+
+    return Provide(provide, sync_to_thread=False)
 
 
 def create_app(settings: Settings, *, resources: Resources | None = None) -> Litestar:
@@ -93,46 +94,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             _wire(app, opened)
             yield
 
-    def provide_resources(state: State) -> Resources:
-        provided: Resources = state.resources
-        return provided
-
-    def provide_registry(state: State) -> ApplicationRegistry:
-        registry: ApplicationRegistry = state.registry
-        return registry
-
-    def provide_streams(state: State) -> NamedStreams:
-        streams: NamedStreams = state.streams
-        return streams
-
-    def provide_ids(state: State) -> IdSequence:
-        ids: IdSequence = state.ids
-        return ids
-
-    def provide_tree(state: State) -> OrgTree:
-        tree: OrgTree = state.tree
-        return tree
-
-    def provide_vault(state: State) -> CredentialVault:
-        vault: CredentialVault = state.vault
-        return vault
-
-    def provide_store(state: State) -> EventStore:
-        store: EventStore = state.store
-        return store
-
-    def provide_history(state: State) -> RecordedHistory:
-        history: RecordedHistory = state.store  # the Postgres store keeps every envelope
-        return history
-
-    def provide_registries(state: State) -> RegistryCredentials:
-        registries: RegistryCredentials = state.registries
-        return registries
-
-    def provide_usage(state: State) -> AssetUsage:
-        usage: AssetUsage = state.usage
-        return usage
-
     def provide_settings() -> Settings:
         return settings
 
@@ -163,18 +124,24 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         ],
         lifespan=[lifespan],
         dependencies={
-            "resources": Provide(provide_resources, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
-            "registry": Provide(provide_registry, sync_to_thread=False),
-            "streams": Provide(provide_streams, sync_to_thread=False),
-            "ids": Provide(provide_ids, sync_to_thread=False),
-            "tree": Provide(provide_tree, sync_to_thread=False),
             "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),
-            "vault": Provide(provide_vault, sync_to_thread=False),
-            "usage": Provide(provide_usage, sync_to_thread=False),
-            "registries": Provide(provide_registries, sync_to_thread=False),
-            "history_store": Provide(provide_history, sync_to_thread=False),
-            "store": Provide(provide_store, sync_to_thread=False),
+            # The adapters _wire put on the app's state, each under its dependency name.
+            **{
+                name: _from_state(attribute)
+                for name, attribute in (
+                    ("resources", "resources"),
+                    ("registry", "registry"),
+                    ("streams", "streams"),
+                    ("ids", "ids"),
+                    ("tree", "tree"),
+                    ("vault", "vault"),
+                    ("usage", "usage"),
+                    ("registries", "registries"),
+                    ("store", "store"),
+                    ("history_store", "store"),  # the Postgres store keeps every envelope
+                )
+            },
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
         before_request=before_request(settings.consistency_wait_s),

@@ -15,6 +15,7 @@ from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.credentials import Credential
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import ScopeRef
+from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import (
     AssetCreationMeta,
@@ -33,11 +34,13 @@ from infra.http.asset_schemas import (
     used_by,
 )
 from infra.http.callers import Caller, actor, seen_scopes, visibility
+from infra.named_streams import PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
 from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import AssetUsage, NamedStreams, OrgTree, StreamLoader
+from services.ports import NamedStreams, OrgTree, StreamLoader
 
 
 async def usage_of(resources: Resources, rows: list[AssetRow], wanted: bool) -> Usage:
@@ -52,7 +55,7 @@ async def usage_of(resources: Resources, rows: list[AssetRow], wanted: bool) -> 
 async def create_environment(
     request: Caller,
     data: JSONBody[EnvironmentCreationRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
 ) -> EnvironmentAsset:
     created = await create_from(request, data.meta, data.spec, streams)
     return _environment(written(request, created, None))
@@ -62,8 +65,8 @@ async def create_environment(
 async def list_environments(
     request: Caller,
     asset_filter: NamedDependency[AssetFilter],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
@@ -76,8 +79,8 @@ async def list_environments(
 async def get_environment(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
@@ -90,7 +93,7 @@ async def update_environment(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[EnvironmentUpdateRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> EnvironmentAsset:
     row = await update_from(request, asset_id, data.meta, data.spec, streams, resources)
@@ -101,8 +104,8 @@ async def update_environment(
 async def delete_environment(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    usage: NamedDependency[AssetUsage],
+    streams: NamedDependency[PostgresNamedStreams],
+    usage: NamedDependency[PostgresAssetUsage],
 ) -> None:
     command = DeleteAsset(asset_id=asset_id, kind="environment", metadata=actor(request))
     await assets.delete_asset(command, streams=streams, usage=usage)
@@ -112,7 +115,7 @@ async def delete_environment(
 async def create_compute(
     request: Caller,
     data: JSONBody[ComputeCreationRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
 ) -> ComputeAsset:
     created = await create_from(request, data.meta, data.spec or ComputeSpec(), streams)
     return _compute(written(request, created, None))
@@ -122,8 +125,8 @@ async def create_compute(
 async def list_computes(
     request: Caller,
     asset_filter: NamedDependency[AssetFilter],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
@@ -136,8 +139,8 @@ async def list_computes(
 async def get_compute(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
@@ -150,7 +153,7 @@ async def update_compute(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[ComputeUpdateRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> ComputeAsset:
     spec = data.spec or ComputeSpec()
@@ -161,8 +164,8 @@ async def update_compute(
 async def delete_compute(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    usage: NamedDependency[AssetUsage],
+    streams: NamedDependency[PostgresNamedStreams],
+    usage: NamedDependency[PostgresAssetUsage],
 ) -> None:
     command = DeleteAsset(asset_id=asset_id, kind="compute", metadata=actor(request))
     await assets.delete_asset(command, streams=streams, usage=usage)

@@ -24,6 +24,8 @@ from domain.values import TENANT, ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.hashchain import first_missing, verify_all, verify_stream
 from infra.http.callers import Caller, actor
+from infra.named_streams import PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
 from projections.audit_index import AuditFilter, AuditRow, find
 from services.access import grants_of
 from services.errors import InvalidRequestError, NotPermittedError
@@ -116,8 +118,8 @@ async def _scopes(
 
 async def audit_filter(
     request: Caller,
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     stream_type: Annotated[str | None, QueryParameter(name="streamType")] = None,
     stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
     types: Annotated[list[str] | None, QueryParameter(name="type")] = None,
@@ -201,7 +203,7 @@ async def tail_events(
 @get(f"{BASE}/verify", tags=["Audit"])
 async def verify(
     request: Caller,
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
     stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
 ) -> Verification:

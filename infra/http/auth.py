@@ -59,12 +59,13 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise NotAuthenticatedError("an Authorization: Bearer <token> header is required")
-        try:
-            algorithm = jwt.get_unverified_header(token).get("alg")
-        except jwt.InvalidTokenError as exc:
-            raise NotAuthenticatedError("the token is malformed") from exc
-        if algorithm != ALGORITHM and self._external is not None:
-            return await self._as_user(token)
+        if self._external is not None:  # only then can a token be another kind than ours
+            try:
+                algorithm = jwt.get_unverified_header(token).get("alg")
+            except jwt.InvalidTokenError as exc:
+                raise NotAuthenticatedError("the token is malformed") from exc
+            if algorithm != ALGORITHM:
+                return await self._as_user(token)
         issuer = self._issuer
         if issuer is None:
             raise TokenSigningUnconfiguredError()

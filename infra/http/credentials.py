@@ -16,7 +16,9 @@ from domain import credentials
 from domain.commands import CreateCredential, DeleteCredential, SecretValues, UpdateCredential
 from domain.credentials import Credential
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
+from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources
+from infra.credential_vault import PostgresCredentialVault
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -27,11 +29,12 @@ from infra.http.asset_schemas import (
 )
 from infra.http.assets import one_visible, scope_of, visible_rows, written
 from infra.http.callers import Caller, actor
+from infra.org_tree import PostgresOrgTree
 from projections import asset_catalogue
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services.credentials import create_credential, delete_credential, update_credential
 from services.errors import InvalidRequestError
-from services.ports import AssetUsage, CredentialVault, OrgTree
+from services.ports import CredentialVault
 
 NgcApiKey = Annotated[str, Meta(pattern=r"^[-._A-Za-z0-9]+$")]
 
@@ -182,7 +185,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
     async def create(
         request: Caller,
         data: JSONBody[CredentialCreationRequest],
-        vault: NamedDependency[CredentialVault],
+        vault: NamedDependency[PostgresCredentialVault],
     ) -> CredentialAsset:
         created = await create_credential(_command(kind, request, data), vault=vault)
         return _asset(written(request, created, None))
@@ -190,8 +193,8 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
     async def list_kind(
         request: Caller,
-        vault: NamedDependency[CredentialVault],
-        tree: NamedDependency[OrgTree],
+        vault: NamedDependency[PostgresCredentialVault],
+        tree: NamedDependency[PostgresOrgTree],
         resources: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> CredentialListResponse:
@@ -202,8 +205,8 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
     async def get_one(
         request: Caller,
         asset_id: FromPath[UUID],
-        vault: NamedDependency[CredentialVault],
-        tree: NamedDependency[OrgTree],
+        vault: NamedDependency[PostgresCredentialVault],
+        tree: NamedDependency[PostgresOrgTree],
         resources: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> CredentialAsset:
@@ -221,7 +224,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         request: Caller,
         asset_id: FromPath[UUID],
         data: JSONBody[CredentialUpdateRequest],
-        vault: NamedDependency[CredentialVault],
+        vault: NamedDependency[PostgresCredentialVault],
         resources: NamedDependency[Resources],
     ) -> CredentialAsset:
         current = await _current(vault, kind, asset_id)
@@ -247,8 +250,8 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
     async def remove(
         request: Caller,
         asset_id: FromPath[UUID],
-        vault: NamedDependency[CredentialVault],
-        usage: NamedDependency[AssetUsage],
+        vault: NamedDependency[PostgresCredentialVault],
+        usage: NamedDependency[PostgresAssetUsage],
     ) -> None:
         command = DeleteCredential(asset_id=asset_id, kind=kind, metadata=actor(request))
         await delete_credential(command, vault=vault, usage=usage)
@@ -259,8 +262,8 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
 @get("/api/v1/asset/credentials", tags=["Credentials"])
 async def list_credentials(
     request: Caller,
-    vault: NamedDependency[CredentialVault],
-    tree: NamedDependency[OrgTree],
+    vault: NamedDependency[PostgresCredentialVault],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:

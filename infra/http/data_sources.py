@@ -13,6 +13,7 @@ from litestar.params import FromPath, JSONBody
 from domain.commands import DeleteAsset
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
+from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import (
     AssetCreationMeta,
@@ -35,10 +36,11 @@ from infra.http.assets import (
 )
 from infra.http.callers import Caller, actor
 from infra.http.problems import pointer_in
+from infra.named_streams import PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
 from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import AssetUsage, NamedStreams, OrgTree
 
 
 class DataSourceCreationRequest(RequestBody, frozen=True, kw_only=True):
@@ -107,7 +109,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
     async def create(
         request: Caller,
         data: JSONBody[DataSourceCreationRequest],
-        streams: NamedDependency[NamedStreams],
+        streams: NamedDependency[PostgresNamedStreams],
     ) -> DataSourceAsset:
         created = await create_from(request, data.meta, _spec(kind, data.spec), streams)
         return _asset(written(request, created, None))
@@ -116,8 +118,8 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
     async def list_kind(
         request: Caller,
         asset_filter: NamedDependency[AssetFilter],
-        streams: NamedDependency[NamedStreams],
-        tree: NamedDependency[OrgTree],
+        streams: NamedDependency[PostgresNamedStreams],
+        tree: NamedDependency[PostgresOrgTree],
         resources: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> DataSourceListResponse:
@@ -129,8 +131,8 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
     async def get_one(
         request: Caller,
         asset_id: FromPath[UUID],
-        streams: NamedDependency[NamedStreams],
-        tree: NamedDependency[OrgTree],
+        streams: NamedDependency[PostgresNamedStreams],
+        tree: NamedDependency[PostgresOrgTree],
         resources: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> DataSourceAsset:
@@ -148,7 +150,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         request: Caller,
         asset_id: FromPath[UUID],
         data: JSONBody[DataSourceUpdateRequest],
-        streams: NamedDependency[NamedStreams],
+        streams: NamedDependency[PostgresNamedStreams],
         resources: NamedDependency[Resources],
     ) -> DataSourceAsset:
         spec = _spec(kind, data.spec)
@@ -164,8 +166,8 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
     async def remove(
         request: Caller,
         asset_id: FromPath[UUID],
-        streams: NamedDependency[NamedStreams],
-        usage: NamedDependency[AssetUsage],
+        streams: NamedDependency[PostgresNamedStreams],
+        usage: NamedDependency[PostgresAssetUsage],
     ) -> None:
         command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
         await assets.delete_asset(command, streams=streams, usage=usage)
@@ -187,8 +189,8 @@ class CombinedListResponse(msgspec.Struct, frozen=True):
 async def list_data_sources(
     request: Caller,
     asset_filter: NamedDependency[AssetFilter],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:

@@ -18,9 +18,12 @@ from domain.combined import FieldChange
 from domain.events import RecordedEvent
 from domain.templates import TemplateNotFoundError
 from domain.values import ScopeRef
+from infra.eventstore import PostgresEventStore
 from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate
 from infra.http.template_views import wire_of
+from infra.named_streams import PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
 from projections.template_catalogue import TemplateRow
 from services import history
 from services.ports import NamedStreams, OrgTree, RecordedHistory
@@ -114,9 +117,9 @@ To = Annotated[int | None, QueryParameter(name="to", ge=1)]
 async def template_history(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    history_store: NamedDependency[RecordedHistory],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
+    history_store: NamedDependency[PostgresEventStore],
 ) -> HistoryWire:
     """Every version, oldest first: which event made it, when, by whom (a linked asset's
     update names its cause)."""
@@ -128,9 +131,9 @@ async def template_history(
 async def template_as_of(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    history_store: NamedDependency[RecordedHistory],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
+    history_store: NamedDependency[PostgresEventStore],
     version: Version = None,
     moment: Moment = None,
 ) -> Response[DistributedTemplate]:
@@ -154,9 +157,9 @@ async def template_as_of(
 async def template_diff(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    history_store: NamedDependency[RecordedHistory],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
+    history_store: NamedDependency[PostgresEventStore],
     old: From,
     new: To = None,
 ) -> DiffWire:
@@ -173,9 +176,9 @@ async def template_diff(
 async def asset_history(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    history_store: NamedDependency[RecordedHistory],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
+    history_store: NamedDependency[PostgresEventStore],
 ) -> HistoryWire:
     """Every version of an environment, compute resource or data source, oldest first."""
     return _versions(asset_id, await _asset(request, asset_id, streams, tree, history_store))
@@ -185,9 +188,9 @@ async def asset_history(
 async def asset_as_of(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    history_store: NamedDependency[RecordedHistory],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
+    history_store: NamedDependency[PostgresEventStore],
     version: Version = None,
     moment: Moment = None,
 ) -> AssetAsOf:
@@ -207,9 +210,9 @@ async def asset_as_of(
 async def asset_diff(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
-    history_store: NamedDependency[RecordedHistory],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
+    history_store: NamedDependency[PostgresEventStore],
     old: From,
     new: To = None,
 ) -> DiffWire:

@@ -14,6 +14,8 @@ from infra.bootstrap import Resources
 from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequest
 from infra.http.assets import one_visible
 from infra.http.callers import Caller
+from infra.named_streams import PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
 from projections import template_catalogue
 from services.ports import NamedStreams, OrgTree
 from services.templates import preview_asset_update
@@ -67,8 +69,8 @@ async def environment_impact(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[EnvironmentUpdateRequest],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
 ) -> ImpactReport:
     return await _report(request, "environment", asset_id, data.spec, streams, tree, resources)
@@ -79,8 +81,8 @@ async def compute_impact(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[ComputeUpdateRequest],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()

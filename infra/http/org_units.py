@@ -45,15 +45,19 @@ from infra.http.org_unit_schemas import (
     project_wire,
     totals,
 )
+from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
 from services import access, org_units
-from services.ports import IdSequence, NamedStreams, OrgTree
+from services.ports import NamedStreams
 
 
 @post("/api/v1/clusters", status_code=201, tags=["Clusters"])
 async def create_cluster(
-    request: Caller, data: JSONBody[ClusterCreationRequest], streams: NamedDependency[NamedStreams]
+    request: Caller,
+    data: JSONBody[ClusterCreationRequest],
+    streams: NamedDependency[PostgresNamedStreams],
 ) -> DisplayedCluster:
     command = CreateCluster(
         cluster_id=uuid4(),
@@ -75,7 +79,9 @@ async def create_cluster(
 
 @get("/api/v1/clusters", tags=["Clusters"])
 async def list_clusters(
-    request: Caller, streams: NamedDependency[NamedStreams], resources: NamedDependency[Resources]
+    request: Caller,
+    streams: NamedDependency[PostgresNamedStreams],
+    resources: NamedDependency[Resources],
 ) -> list[DisplayedCluster]:
     return [cluster_wire(u) for u in await _visible(request, "cluster", streams, resources)]
 
@@ -84,7 +90,7 @@ async def list_clusters(
 async def get_cluster(
     request: Caller,
     cluster_uuid: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> DisplayedCluster:
     return cluster_wire(await _one(request, "cluster", str(cluster_uuid), streams, resources))
@@ -95,7 +101,7 @@ async def update_cluster(
     request: Caller,
     cluster_uuid: FromPath[UUID],
     data: JSONBody[ClusterUpdateRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
 ) -> None:
     command = RenameCluster(cluster_id=cluster_uuid, name=data.name, metadata=actor(request))
     await org_units.rename_cluster(command, streams=streams)
@@ -105,8 +111,8 @@ async def update_cluster(
 async def delete_cluster(
     request: Caller,
     cluster_uuid: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("cluster", str(cluster_uuid)), metadata=actor(request))
     await org_units.delete_org_unit(command, streams=streams, tree=tree)
@@ -116,8 +122,8 @@ async def delete_cluster(
 async def create_department(
     request: Caller,
     data: JSONBody[DepartmentCreationRequest],
-    streams: NamedDependency[NamedStreams],
-    ids: NamedDependency[IdSequence],
+    streams: NamedDependency[PostgresNamedStreams],
+    ids: NamedDependency[PostgresIdSequence],
 ) -> Department:
     command = CreateDepartment(
         cluster_id=data.cluster_id,
@@ -144,7 +150,9 @@ async def create_department(
 
 @get("/api/v1/org-unit/departments", tags=["Departments"])
 async def list_departments(
-    request: Caller, streams: NamedDependency[NamedStreams], resources: NamedDependency[Resources]
+    request: Caller,
+    streams: NamedDependency[PostgresNamedStreams],
+    resources: NamedDependency[Resources],
 ) -> DepartmentList:
     units = await _visible(request, "department", streams, resources)
     return DepartmentList([department_wire(u) for u in units])
@@ -154,7 +162,7 @@ async def list_departments(
 async def get_department(
     request: Caller,
     department_id: FromPath[str],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> Department:
     return department_wire(await _one(request, "department", department_id, streams, resources))
@@ -165,7 +173,7 @@ async def update_department(
     request: Caller,
     department_id: FromPath[str],
     data: JSONBody[OrgUnitUpdateRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> Department:
     unit = await _update(request, "department", department_id, data, streams, resources)
@@ -176,8 +184,8 @@ async def update_department(
 async def delete_department(
     request: Caller,
     department_id: FromPath[str],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("department", department_id), metadata=actor(request))
     await org_units.delete_org_unit(command, streams=streams, tree=tree)
@@ -187,8 +195,8 @@ async def delete_department(
 async def create_project(
     request: Caller,
     data: JSONBody[ProjectCreationRequest],
-    streams: NamedDependency[NamedStreams],
-    ids: NamedDependency[IdSequence],
+    streams: NamedDependency[PostgresNamedStreams],
+    ids: NamedDependency[PostgresIdSequence],
 ) -> Project:
     command = CreateProject(
         cluster_id=data.cluster_id,
@@ -216,7 +224,9 @@ async def create_project(
 
 @get("/api/v1/org-unit/projects", tags=["Projects"])
 async def list_projects(
-    request: Caller, streams: NamedDependency[NamedStreams], resources: NamedDependency[Resources]
+    request: Caller,
+    streams: NamedDependency[PostgresNamedStreams],
+    resources: NamedDependency[Resources],
 ) -> ProjectList:
     units = await _visible(request, "project", streams, resources)
     return ProjectList([project_from_row(u) for u in units])
@@ -226,7 +236,7 @@ async def list_projects(
 async def get_project(
     request: Caller,
     project_id: FromPath[str],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> Project:
     return project_from_row(await _one(request, "project", project_id, streams, resources))
@@ -237,7 +247,7 @@ async def update_project(
     request: Caller,
     project_id: FromPath[str],
     data: JSONBody[OrgUnitUpdateRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> Project:
     return project_from_row(await _update(request, "project", project_id, data, streams, resources))
@@ -247,8 +257,8 @@ async def update_project(
 async def delete_project(
     request: Caller,
     project_id: FromPath[str],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("project", project_id), metadata=actor(request))
     await org_units.delete_org_unit(command, streams=streams, tree=tree)

@@ -20,7 +20,9 @@ from domain.commands import (
     RotateApplicationSecret,
     SetApplicationEnabled,
 )
+from infra.applications import PostgresApplicationRegistry
 from infra.bootstrap import Resources
+from infra.eventstore import PostgresEventStore
 from infra.http.callers import Caller, actor
 from projections import application_catalogue
 from services.applications import (
@@ -30,7 +32,7 @@ from services.applications import (
     set_application_enabled,
 )
 from services.errors import NotPermittedError
-from services.ports import ApplicationRegistry, EventStore
+from services.ports import ApplicationRegistry
 
 
 class ServiceAccountCreationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -70,7 +72,7 @@ async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, a
 async def create_service_account(
     request: Caller,
     data: JSONBody[ServiceAccountCreationRequest],
-    registry: NamedDependency[ApplicationRegistry],
+    registry: NamedDependency[PostgresApplicationRegistry],
 ) -> ServiceAccountPostResponse:
     await _require_tenant_admin(request, registry, "create service accounts")
     secret = secrets.token_urlsafe(32)
@@ -89,7 +91,7 @@ async def create_service_account(
 @get("/api/v1/service-accounts", tags=["Service Accounts"])
 async def list_service_accounts(
     request: Caller,
-    registry: NamedDependency[ApplicationRegistry],
+    registry: NamedDependency[PostgresApplicationRegistry],
     resources: NamedDependency[Resources],
 ) -> list[ServiceAccount]:
     await _require_tenant_admin(request, registry, "list service accounts")
@@ -101,7 +103,7 @@ async def list_service_accounts(
 async def get_service_account(
     request: Caller,
     service_account_id: FromPath[UUID],
-    registry: NamedDependency[ApplicationRegistry],
+    registry: NamedDependency[PostgresApplicationRegistry],
     resources: NamedDependency[Resources],
 ) -> ServiceAccount:
     await _require_tenant_admin(request, registry, "read service accounts")
@@ -116,7 +118,7 @@ async def get_service_account(
 async def delete_service_account(
     request: Caller,
     service_account_id: FromPath[UUID],
-    registry: NamedDependency[ApplicationRegistry],
+    registry: NamedDependency[PostgresApplicationRegistry],
 ) -> None:
     """204; the credential is destroyed with it, so its secret logs in no more."""
     await _require_tenant_admin(request, registry, "delete service accounts")
@@ -137,7 +139,7 @@ class RegenerateServiceAccountSecretResponse(msgspec.Struct, frozen=True, rename
 async def regenerate_service_account_secret(
     request: Caller,
     service_account_id: FromPath[UUID],
-    registry: NamedDependency[ApplicationRegistry],
+    registry: NamedDependency[PostgresApplicationRegistry],
 ) -> RegenerateServiceAccountSecretResponse:
     """The new secret is shown in this response only; the old one logs in no more."""
     await _require_tenant_admin(request, registry, "regenerate service account secrets")
@@ -170,8 +172,8 @@ async def patch_service_account(
     request: Caller,
     service_account_id: FromPath[UUID],
     data: JSONBody[ServiceAccountPatchRequest],
-    registry: NamedDependency[ApplicationRegistry],
-    store: NamedDependency[EventStore],
+    registry: NamedDependency[PostgresApplicationRegistry],
+    store: NamedDependency[PostgresEventStore],
     resources: NamedDependency[Resources],
 ) -> ServiceAccount:
     """Disable or enable: a disabled account cannot log in, and its tokens carry no roles."""

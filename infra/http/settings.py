@@ -11,8 +11,8 @@ from litestar.params import FromPath, JSONBody
 from domain.tenant_settings import FIXED, info_of
 from infra.http.callers import Caller, actor
 from infra.http.template_schemas import RequestBody
+from infra.named_streams import PostgresNamedStreams
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams
 from services.tenant_settings import change_setting, current
 
 BASE: Final = "/v1/k8s/setting"
@@ -55,7 +55,7 @@ def _wire(key: str, value: bool) -> Setting:
 
 
 @get(BASE, tags=["Settings"])
-async def list_settings(streams: NamedDependency[NamedStreams]) -> list[Setting]:
+async def list_settings(streams: NamedDependency[PostgresNamedStreams]) -> list[Setting]:
     """Every fixed setting, and every per-cluster one that was ever set."""
     settings = await current(streams)
     keys = [*FIXED, *sorted(k for k in settings.values if k not in FIXED)]
@@ -63,13 +63,15 @@ async def list_settings(streams: NamedDependency[NamedStreams]) -> list[Setting]
 
 
 @get(f"{BASE}/{{setting_key:str}}", tags=["Settings"])
-async def get_setting(setting_key: FromPath[str], streams: NamedDependency[NamedStreams]) -> bool:
+async def get_setting(
+    setting_key: FromPath[str], streams: NamedDependency[PostgresNamedStreams]
+) -> bool:
     return (await current(streams)).get(setting_key)
 
 
 @put(BASE, tags=["Settings"])
 async def put_setting(
-    request: Caller, data: JSONBody[SettingRequest], streams: NamedDependency[NamedStreams]
+    request: Caller, data: JSONBody[SettingRequest], streams: NamedDependency[PostgresNamedStreams]
 ) -> SettingResponse:
     value = data.value
     if isinstance(value, str):

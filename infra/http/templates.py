@@ -38,11 +38,12 @@ from infra.http.template_schemas import (
     UpdateRequest,
 )
 from infra.http.template_views import chosen, wire_of
-from infra.named_streams import name_holder
+from infra.named_streams import PostgresNamedStreams, name_holder
+from infra.org_tree import PostgresOrgTree
 from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError
-from services.ports import NamedStreams, OrgTree
+from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -89,7 +90,7 @@ def _respond(wire: DistributedTemplate, version: int, status: int) -> Response[D
 
 @post(DISTRIBUTED, status_code=202, tags=["Distributed templates"])
 async def create_template(
-    request: Caller, data: JSONBody[CreationRequest], streams: NamedDependency[NamedStreams]
+    request: Caller, data: JSONBody[CreationRequest], streams: NamedDependency[PostgresNamedStreams]
 ) -> Response[DistributedTemplate]:
     scope = _scope(data.meta)
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
@@ -118,8 +119,8 @@ async def create_template(
 @get(DISTRIBUTED, tags=["Distributed templates"])
 async def list_distributed(
     request: Caller,
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
@@ -156,8 +157,8 @@ async def list_distributed(
 @get(BASE, tags=["Templates"])
 async def list_any(
     request: Caller,
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
@@ -178,8 +179,8 @@ async def list_any(
 @get(f"{BASE}/count", tags=["Templates"])
 async def count_templates(
     request: Caller,
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
@@ -211,8 +212,8 @@ async def name_availability(
 async def get_template(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
     """One template, at its distributed path or the any-type one."""
@@ -228,7 +229,7 @@ async def replace_template(
     request: Caller,
     template_id: FromPath[UUID],
     data: JSONBody[UpdateRequest],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
@@ -242,7 +243,7 @@ async def patch_template(
     request: Caller,
     template_id: FromPath[UUID],
     data: JSONBody[dict[str, Any]],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
     resources: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
     """Merge the sent fields into the template (objects field by field, lists and values
@@ -286,7 +287,7 @@ async def patch_template(
 
 @delete(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])
 async def delete_template(
-    request: Caller, template_id: FromPath[UUID], streams: NamedDependency[NamedStreams]
+    request: Caller, template_id: FromPath[UUID], streams: NamedDependency[PostgresNamedStreams]
 ) -> None:
     command = DeleteTemplate(
         template_id=template_id,

@@ -12,10 +12,10 @@ from litestar import post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
+from infra.applications import PostgresApplicationRegistry
 from infra.errors import TokenSigningUnconfiguredError
 from infra.tokens import TokenIssuer
 from services.errors import AuthenticationFailedError, InvalidRequestError
-from services.ports import ApplicationRegistry
 
 # grantType -> (the key holding the client id, the key holding the secret), as Run:ai spells them
 GRANTS: Final = {
@@ -38,7 +38,7 @@ class TokenResponse(msgspec.Struct, frozen=True, rename="camel"):
 )
 async def grant_token(
     data: JSONBody[dict[str, Any]],
-    registry: NamedDependency[ApplicationRegistry],
+    registry: NamedDependency[PostgresApplicationRegistry],
     token_issuer: NamedDependency[TokenIssuer | None],
 ) -> TokenResponse:
     fields = {key.lower(): value for key, value in data.items()}

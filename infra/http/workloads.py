@@ -16,7 +16,6 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain.commands import ChangeWorkload, RequestWorkload
-from domain.events import RecordedEvent
 from domain.submissions import Overrides
 from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
@@ -33,12 +32,15 @@ from infra.http.workload_schemas import (
     WorkloadList,
 )
 from infra.http.workload_views import distributed_of, events_of, history_of, workload_of
+from infra.named_streams import PostgresNamedStreams
+from infra.org_tree import PostgresOrgTree
+from infra.registry_credentials import PostgresRegistryCredentials
 from infra.settings import Settings
 from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow
 from services import workloads as use_cases
 from services.errors import InvalidRequestError
-from services.ports import EventStore, NamedStreams, OrgTree, RegistryCredentials
+from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workloads"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -49,8 +51,8 @@ FILTERS: Final = {"projectId", "templateId", "phase", "name", "clusterId", "dist
 async def submit(
     request: Caller,
     data: JSONBody[DistributedCreationRequest],
-    streams: NamedDependency[NamedStreams],
-    registries: NamedDependency[RegistryCredentials],
+    streams: NamedDependency[PostgresNamedStreams],
+    registries: NamedDependency[PostgresRegistryCredentials],
 ) -> DistributedWorkload:
     command = RequestWorkload(
         workload_id=uuid4(),
@@ -75,8 +77,8 @@ async def submit(
 async def _visible(
     request: Caller,
     workload_id: FromPath[UUID],
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
 ) -> WorkloadRow:
     async with resources.pool.acquire() as conn:
@@ -104,7 +106,9 @@ async def get_distributed(row: NamedDependency[WorkloadRow]) -> DistributedWorkl
     tags=["Distributed workloads"],
 )
 async def delete_workload(
-    request: Caller, row: NamedDependency[WorkloadRow], streams: NamedDependency[NamedStreams]
+    request: Caller,
+    row: NamedDependency[WorkloadRow],
+    streams: NamedDependency[PostgresNamedStreams],
 ) -> Response[Accepted]:
     return await _change(request, row, "delete", streams)
 
@@ -119,7 +123,7 @@ async def suspend_or_resume(
     request: Caller,
     row: NamedDependency[WorkloadRow],
     action: FromPath[str],
-    streams: NamedDependency[NamedStreams],
+    streams: NamedDependency[PostgresNamedStreams],
 ) -> Response[Accepted]:
     """`.../suspend` and `.../resume`."""
     if action not in ("suspend", "resume"):
@@ -141,8 +145,8 @@ async def _change(
 @get(BASE, tags=["Workloads"])
 async def list_workloads(
     request: Caller,
-    streams: NamedDependency[NamedStreams],
-    tree: NamedDependency[OrgTree],
+    streams: NamedDependency[PostgresNamedStreams],
+    tree: NamedDependency[PostgresOrgTree],
     resources: NamedDependency[Resources],
     deleted: Annotated[bool, QueryParameter()] = False,
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
@@ -182,12 +186,12 @@ async def get_workload(
 @get(f"{BASE}/{{workload_id:uuid}}/history", dependencies=ONE, tags=["Workloads"])
 async def history(
     row: NamedDependency[WorkloadRow],
-    store: NamedDependency[EventStore],
+    store: NamedDependency[PostgresEventStore],
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
 ) -> HistoryList:
     """Every phase change and every event of the workload, oldest first."""
-    records = history_of(row, await _recorded(store, row.workload.id))
+    records = history_of(row, await store.load_recorded(row.workload.id))
     following = offset + limit if offset + limit < len(records) else None
     return HistoryList(records=records[offset : offset + limit], next=following)
 
@@ -195,12 +199,12 @@ async def history(
 @get(f"{BASE}/{{workload_id:uuid}}/events", dependencies=ONE, tags=["Workloads"])
 async def events(
     row: NamedDependency[WorkloadRow],
-    store: NamedDependency[EventStore],
+    store: NamedDependency[PostgresEventStore],
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "desc",
 ) -> EventList:
-    found = events_of(row, await _recorded(store, row.workload.id))
+    found = events_of(row, await store.load_recorded(row.workload.id))
     if sort_order == "desc":
         found.reverse()
     following = offset + limit if offset + limit < len(found) else None
@@ -247,11 +251,6 @@ WORKLOAD_ROUTES: Final = (
     events,
     logs,
 )
-
-
-async def _recorded(store: EventStore, workload_id: UUID) -> list[RecordedEvent]:
-    assert isinstance(store, PostgresEventStore)  # the one store that keeps envelopes
-    return await store.load_recorded(workload_id)
 
 
 def _filters(terms: list[str]) -> dict[str, str]:
