@@ -50,6 +50,7 @@ class PostgresEventStore:
         # the caller's own, as the application registry does; it lends its pool's notifier).
         self._pool = pool
         self._codec = codec
+        self.codec = codec
         self.notifier = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()
 

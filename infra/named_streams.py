@@ -4,7 +4,8 @@
 so two concurrent creates of the same name cannot both commit.
 """
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Final
 from uuid import UUID
 
@@ -29,9 +30,28 @@ RETURNING stream_id
 
 
 class PostgresNamedStreams:
-    def __init__(self, pool: asyncpg.Pool, store: PostgresEventStore) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, store: PostgresEventStore, *, conn: Connection | None = None
+    ) -> None:
         self._pool = pool
         self._store = store
+        self._conn = conn
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator["PostgresNamedStreams"]:
+        """The same streams over one pooled connection, for a request that reads then writes
+        (one acquire and release instead of one per statement)."""
+        async with self._pool.acquire() as conn:
+            store = PostgresEventStore(conn, self._store.codec, notifier=self._store.notifier)
+            yield PostgresNamedStreams(self._pool, store, conn=conn)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        if self._conn is not None:
+            yield self._conn
+        else:
+            async with self._pool.acquire() as conn:
+                yield conn
 
     async def load(self, stream_id: UUID) -> Stream:
         return await self._store.load(stream_id)
@@ -56,7 +76,7 @@ class PostgresNamedStreams:
             if created is None:
                 raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
             return created
-        async with translated("append"), self._pool.acquire() as conn, conn.transaction():
+        async with translated("append"), self._connection() as conn, conn.transaction():
             await hold_name(conn, stream_id, name, new=expected_version == 0)
             return await self._store.append_within(
                 conn, stream_id, events, expected_version=expected_version, metadata=metadata

@@ -111,7 +111,8 @@ async def create_template(
         body=body,
         metadata=actor(request),
     )
-    view = await use_cases.create_template(command, streams=streams)
+    async with streams.session() as session:  # one connection for the reads and the write
+        view = await use_cases.create_template(command, streams=session)
     wire = await wire_of(request, view.template, None, streams, combined=view.combined)
     return _respond(wire, view.template.version, 202)
 
