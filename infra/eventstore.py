@@ -8,6 +8,7 @@ Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 
 import os
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Final, NamedTuple
 from uuid import UUID
 
@@ -16,7 +17,7 @@ import asyncpg
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.commit_notifier import CommitNotifier
 from infra.connections import Connection, translated
-from infra.hashchain import GENESIS, content_digest
+from infra.hashchain import GENESIS, content_digest, link
 from infra.positions import note_append
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
@@ -157,22 +158,25 @@ class PostgresEventStore:
             raise ValueError("one event id per event")
         batch = self._encode(stream_id, events, metadata, event_ids)
         expected = -1 if expected_version is None else expected_version
+        known_head = self._heads.known(stream_id, expected_version)
+        if event_ids is None and known_head is not None:
+            # Fresh ids (no retry to detect) after a head this process knows: the writer links
+            # the chain and the database only inserts.
+            assert expected_version is not None
+            carried_at = self.notifier.claim()
+            try:
+                async with translated("append"):
+                    args = batch.chained(expected_version, known_head)
+                    if len(events) == 1:  # the same arguments, each array's one element
+                        args = tuple(a[0] if isinstance(a, list) else a for a in args)
+                    query = statement("append_known_one" if len(events) == 1 else "append_known")
+                    rows = await self._pool.fetch(query, *args, carried_at is not None)
+                return self._result(stream_id, expected_version, len(events), rows, carried_at)
+            except asyncpg.UniqueViolationError:
+                pass  # someone else appended: let a statement that reads the head say who
         if len(events) == 1 and event_ids is None:
-            # One event with a fresh random id (it cannot be a retry): no idempotency check, and
-            # no head lookup either when the head is known.
-            args = batch.single(expected)
-            known_hash = self._heads.known(stream_id, expected_version)
-            if known_hash is not None:
-                carried_at = self.notifier.claim()
-                try:
-                    async with translated("append"):
-                        rows = await self._pool.fetch(
-                            statement("append_after"), *args, carried_at is not None, known_hash
-                        )
-                    return self._result(stream_id, expected_version, 1, rows, carried_at)
-                except asyncpg.UniqueViolationError:
-                    pass  # someone else appended: let the statement that reads the head say who
-            query = statement("append_one")
+            # One event with a fresh random id (it cannot be a retry): no idempotency check.
+            args, query = batch.single(expected), statement("append_one")
         else:
             args, query = batch.several(expected), statement("append_many")
         carried_at = self.notifier.claim()
@@ -275,7 +279,7 @@ class _Batch(NamedTuple):
     digests: list[bytes]
 
     def single(self, expected: int) -> tuple[object, ...]:
-        """The arguments of append_one.sql / append_after.sql (before the NOTIFY flag)."""
+        """The arguments of append_one.sql (before the NOTIFY flag)."""
         e = self.encoded[0]
         return (
             self.stream_id,
@@ -287,6 +291,31 @@ class _Batch(NamedTuple):
             e.data,
             self.metadata,
             self.digests[0],
+        )
+
+    def chained(self, version_before: int, head: bytes) -> tuple[object, ...]:
+        """The arguments of append_known.sql (before the NOTIFY flag): the writer's time, and
+        each event linked to the one before it, from the known head."""
+        recorded_at = datetime.now(UTC)
+        versions = list(range(version_before + 1, version_before + 1 + len(self.ids)))
+        prev_hashes, hashes = [], []
+        for digest, version in zip(self.digests, versions, strict=True):
+            prev_hashes.append(head)
+            head = link(head, digest, version, recorded_at)
+            hashes.append(head)
+        return (
+            self.stream_id,
+            self.stream_type,
+            self.ids,
+            versions,
+            [e.type for e in self.encoded],
+            [e.schema_version for e in self.encoded],
+            [e.data for e in self.encoded],
+            self.metadata,
+            recorded_at,
+            prev_hashes,
+            hashes,
+            version_before,
         )
 
     def several(self, expected: int) -> tuple[object, ...]:

@@ -2,9 +2,10 @@
 
 Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, starting from 32 zero
 bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
-are `json` columns, which keep the bytes they were given). The writer computes the digest, the
-database the link (`trainplate_link`, as it alone knows the version and time at insert), and a
-verifier recomputes both from the row alone, here, without trusting the database's arithmetic.
+are `json` columns, which keep the bytes they were given). The writer computes the digest; the
+link is computed by the writer when it knows the stream's head (it then stamps the time too),
+else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes both from
+the row alone, here, trusting neither.
 """
 
 import hashlib
