@@ -3,8 +3,8 @@
 Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, starting from 32 zero
 bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
 are `json` columns, which keep the bytes they were given). The writer computes the digest; the
-link is computed by the writer when it knows the stream's head (it then stamps the time too),
-else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes both from
+link is computed by the writer for a single event after a head it knows (it then stamps the
+time too), else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes both from
 the row alone, here, trusting neither.
 """
 

@@ -1,9 +1,0 @@
--- append_known.sql for a single event (VALUES instead of arrays: the common case, kept cheap).
--- $1 stream_id, $2 stream_type, $3 event_id, $4 version, $5 type, $6 schema_version, $7 data,
--- $8 metadata, $9 recorded_at, $10 prev_hash, $11 hash, $12 version before, $13 NOTIFY or not.
-INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
-                    metadata, recorded_at, prev_hash, hash)
-VALUES ($3, $2, $1, $4, $5, $6, $7, $8, $9, $10, $11)
-RETURNING $12::int AS current, version, hash, ARRAY[global_position] AS positions,
-          false AS replayed,
-          (SELECT true FROM pg_notify('trainplate_events', '') WHERE $13) AS notified
