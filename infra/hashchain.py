@@ -4,8 +4,8 @@ Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, st
 bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
 are `json` columns, which keep the bytes they were given). The writer computes the digest; the
 link is computed by the writer for a single event after a head it knows (it then stamps the
-time too), else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes both from
-the row alone, here, trusting neither.
+time too), else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes
+both from the row alone, here, trusting neither.
 """
 
 import hashlib

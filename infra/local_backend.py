@@ -70,7 +70,7 @@ class LocalBackend:
 
     async def close(self) -> None:
         """Stop every run this process supervises (the submitter is going away)."""
-        await asyncio.gather(*(run.stop() for run in self._runs.values()))
+        await asyncio.gather(*(run.stop(shutting_down=True) for run in self._runs.values()))
 
     def run_dir(self, plan: WorkloadPlan) -> Path:
         return self._work_dir / plan.job_name / f"run-{plan.run}"
@@ -116,6 +116,7 @@ class _Run:
         self._grace = grace
         self._processes: dict[str, asyncio.subprocess.Process] = {}
         self._stopping = False
+        self._shutting_down = False
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -145,8 +146,11 @@ class _Run:
             finally:
                 log_file.close()
 
-    async def stop(self) -> None:
+    async def stop(self, *, shutting_down: bool = False) -> None:
+        """Stop every replica. A user's stop is reported as Stopped; the submitter shutting
+        down fails the run, saying so (no one would ever resume a run it stopped)."""
         self._stopping = True
+        self._shutting_down = shutting_down
         await self._terminate()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
@@ -168,7 +172,9 @@ class _Run:
             except BackendRejectedError as error:
                 failure = error.reason
                 break
-        if self._stopping:
+        if self._shutting_down:
+            await self._report("failed", "stopped with the submitter that ran it")
+        elif self._stopping:
             await self._report("stopped", None)
         elif failure is not None:
             after = f" (after {restarts} restarts)" if restarts else ""
