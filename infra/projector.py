@@ -8,7 +8,7 @@ release does not know are skipped, never fatal (a newer writer may be deployed f
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import asyncpg
 import msgspec
@@ -70,11 +70,16 @@ class ProjectionRunner:
         started = time.perf_counter()
         async with conn.transaction():
             known = [self._recorded(entry) for entry in entries if self._codec.knows(entry.type)]
+            # A read model's writes go out pipelined; a process manager (no tables of its own)
+            # gets the connection itself.
+            target = Pipelined(conn) if self._projection.tables is not None else conn
             if self._projection.apply_batch is not None:
-                await self._projection.apply_batch(conn, known)
+                await self._projection.apply_batch(target, known)
             else:
                 for recorded in known:
-                    await self._projection.apply(conn, recorded)
+                    await self._projection.apply(target, recorded)
+            if isinstance(target, Pipelined):
+                await target.flush()
             await globallog.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
         if self._metrics is not None:  # counted once committed: a rolled-back batch is not
             name = self._projection.name
@@ -93,6 +98,37 @@ class ProjectionRunner:
             metadata=decode_metadata(entry.metadata),
             event=self._codec.decode(entry.data),
         )
+
+
+class Pipelined:
+    """The runner's connection as a projection's Executor, sending consecutive executions of
+    one statement together (asyncpg's executemany: one round trip for all of them). Order is
+    kept: a different statement, or any read, first sends what is waiting."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._query: str | None = None
+        self._waiting: list[tuple[Any, ...]] = []
+
+    async def execute(self, query: str, *args: Any) -> str:
+        if query != self._query:
+            await self.flush()
+            self._query = query
+        self._waiting.append(args)
+        return ""  # the status is not known until sent; no projection reads it
+
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        await self.flush()
+        return await self._conn.fetch(query, *args)
+
+    async def fetchrow(self, query: str, *args: Any) -> asyncpg.Record | None:
+        await self.flush()
+        return await self._conn.fetchrow(query, *args)
+
+    async def flush(self) -> None:
+        if self._query is not None and self._waiting:
+            await self._conn.executemany(self._query, self._waiting)
+        self._query, self._waiting = None, []
 
 
 class ProjectionStatus(msgspec.Struct, frozen=True, kw_only=True):
