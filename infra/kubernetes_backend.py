@@ -20,14 +20,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
-from infra.kubeflow import (
-    DEFAULT_SCHEDULER,
-    KINDS,
-    PLURALS,
-    RUN_LABEL,
-    WORKLOAD_LABEL,
-    to_kubeflow_job,
-)
+from infra.kubeflow import DEFAULT_SCHEDULER, KINDS, PLURALS, RUN_LABEL, to_kubeflow_job
+from infra.kubeflow_pod import WORKLOAD_LABEL
 from services.errors import BackendRejectedError
 from services.ports import Reports, Submission
 
