@@ -2,10 +2,8 @@
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -26,6 +24,7 @@ from infra.relay import Relay
 from infra.settings import NatsSettings, RelaySettings
 from tests.conftest import ACTOR
 from tests.jetstream import Held, read_stream
+from tests.processes import serve
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -132,15 +131,7 @@ def _with_url(url: str) -> NatsSettings:
 
 
 def start_relay_process(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes]":
-    env = {
-        **os.environ,
-        "TRAINPLATE_DATABASE_URL": postgres_url,
-        "TRAINPLATE_NATS_URL": nats_url,
-        "TRAINPLATE_RELAY__BATCH_SIZE": "1000",
-        "TRAINPLATE_RELAY__NAME": "killed",
-        "TRAINPLATE_LOG_LEVEL": "WARNING",
-    }
-    return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", "relay"], env=env)
+    return serve("relay", postgres_url, nats_url, RELAY__BATCH_SIZE="1000", RELAY__NAME="killed")
 
 
 async def test_every_event_arrives_once_and_in_order_when_the_relay_is_killed_mid_batch(

@@ -4,10 +4,8 @@ nothing, and a submission that keeps failing is retried, then dead-lettered and 
 
 import asyncio
 import contextlib
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -30,6 +28,7 @@ from infra.submitter import DEAD_LETTER_STREAM, Submitter
 from services.ports import Submission
 from tests.api.support import project_all
 from tests.conftest import ACTOR
+from tests.processes import serve
 from tests.workload_samples import requested_workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -132,16 +131,14 @@ async def test_two_submitters_share_one_queue_and_submit_each_workload_once(
 
 
 def start_submitter(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes]":
-    env = {
-        **os.environ,
-        "TRAINPLATE_DATABASE_URL": postgres_url,
-        "TRAINPLATE_NATS_URL": nats_url,
-        "TRAINPLATE_SUBMITTER__BACKEND": "dry-run",
-        "TRAINPLATE_SUBMITTER__ACK_WAIT_S": "2",
-        "TRAINPLATE_SUBMITTER__FETCH_BATCH": "8",
-        "TRAINPLATE_LOG_LEVEL": "WARNING",
-    }
-    return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", "submitter"], env=env)
+    return serve(
+        "submitter",
+        postgres_url,
+        nats_url,
+        SUBMITTER__BACKEND="dry-run",
+        SUBMITTER__ACK_WAIT_S="2",
+        SUBMITTER__FETCH_BATCH="8",
+    )
 
 
 async def test_a_killed_submitter_loses_nothing_and_submits_nothing_twice(
