@@ -6,12 +6,12 @@ from uuid import UUID
 from domain import assets, credentials
 from domain.assets import Asset, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
-from domain.errors import InvalidHistoryError
 from domain.events import AssetEvent, Event
 from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, tenant_settings
+from services.kinds import fold_as
 from services.ports import AssetUsage, NameClaim, NamedStreams
 
 # Where a request names each kind of scope (Run:ai's asset meta).
@@ -139,10 +139,7 @@ async def _check_credentials(
     """Every credential a spec reads must exist where the asset can use it (in its scope or
     above), be of a kind that fits, and (a generic secret) hold the key asked for."""
     for field, asset_id, kinds, key in _credential_refs(spec):
-        try:
-            found = credentials.fold((await streams.load(asset_id)).events)
-        except InvalidHistoryError:  # the id is some other kind of stream
-            found = None
+        found = fold_as(credentials.fold, (await streams.load(asset_id)).events)
         pointer = f"{field}/assetId" if field.endswith("/credential") else field
         if found is None or found.deleted or found.meta.scope_ref not in lineage:
             raise InvalidAssetError(pointer, "no such credential in this scope or above")

@@ -12,10 +12,10 @@ import msgspec
 from domain import assets, templates
 from domain.assets import Asset
 from domain.combined import FieldChange, changes, diff_values
-from domain.errors import InvalidHistoryError
 from domain.events import RecordedEvent, event_tag
 from domain.templates import Template, TemplateNotFoundError
 from services.errors import InvalidRequestError
+from services.kinds import fold_as
 from services.ports import RecordedHistory, StreamLoader
 from services.templates import combined
 
@@ -61,11 +61,7 @@ def upto(recorded: list[RecordedEvent], *, version: int | None, at: datetime | N
 
 async def template_history(template_id: UUID, *, history: RecordedHistory) -> list[RecordedEvent]:
     recorded = await history.load_recorded(template_id)
-    try:
-        state = templates.fold(r.event for r in recorded)
-    except InvalidHistoryError:
-        state = None
-    if state is None:
+    if fold_as(templates.fold, (r.event for r in recorded)) is None:
         raise TemplateNotFoundError(template_id)
     return recorded
 
@@ -95,11 +91,7 @@ async def template_diff(
 
 async def asset_history(asset_id: UUID, *, history: RecordedHistory) -> list[RecordedEvent]:
     recorded = await history.load_recorded(asset_id)
-    try:
-        state = assets.fold(r.event for r in recorded)
-    except InvalidHistoryError:
-        state = None
-    if state is None:
+    if fold_as(assets.fold, (r.event for r in recorded)) is None:
         raise assets.AssetNotFoundError("asset", asset_id)
     return recorded
 

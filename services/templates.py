@@ -10,7 +10,6 @@ from domain import assets, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
-from domain.errors import InvalidHistoryError
 from domain.events import AssetVersion, Event, TemplateEvent
 from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
@@ -21,6 +20,7 @@ from domain.values import ScopeRef, TemplateMeta
 from services import access
 from services.assets import placement
 from services.errors import PreconditionFailedError
+from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, Stream, StreamLoader
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.tenant_settings import current as settings_of
@@ -132,10 +132,7 @@ async def _recorded_assets(template: Template, streams: StreamLoader) -> dict[UU
     found: dict[UUID, Asset] = {}
     for recorded in template.asset_versions:
         history = (await streams.load(recorded.asset_id)).events[: recorded.version]
-        try:
-            asset = assets.fold(history)
-        except InvalidHistoryError:
-            continue
+        asset = fold_as(assets.fold, history)
         if asset is not None and not asset.deleted:
             found[recorded.asset_id] = asset
     return found
@@ -254,10 +251,7 @@ async def _visible_asset(
     lineage: tuple[ScopeRef, ...],
     streams: StreamLoader,
 ) -> Asset:
-    try:
-        asset = assets.fold((await streams.load(asset_id)).events)
-    except InvalidHistoryError:  # some other kind of stream
-        asset = None
+    asset = fold_as(assets.fold, (await streams.load(asset_id)).events)
     if asset is None or asset.deleted or asset.meta.scope_ref not in lineage:
         raise InvalidTemplateError(field, "no such asset in the template's scope or above")
     if asset.kind not in kinds:

@@ -9,13 +9,13 @@ import msgspec
 from domain import org_units, templates, tenant_settings, workloads
 from domain.combined import combine, credential_secret_name
 from domain.commands import ChangeWorkload, RequestWorkload
-from domain.errors import InvalidHistoryError
 from domain.events import Event, WorkloadRequested
 from domain.org_units import OrgUnit
 from domain.submissions import snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
 from services import access
+from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader
 from services.prefetch import actor_stream, prefetch
 from services.templates import combined
@@ -132,10 +132,7 @@ async def change_workload(cmd: ChangeWorkload, *, streams: NamedStreams) -> Work
 
 def load_workload(events: tuple[Event, ...]) -> Workload | None:
     """A stream's workload; a stream of another kind holds none."""
-    try:
-        return workloads.fold(events)
-    except InvalidHistoryError:
-        return None
+    return fold_as(workloads.fold, events)
 
 
 def name_claim(project_id: str, name: str) -> NameClaim:
@@ -163,10 +160,7 @@ async def _project(ref: ScopeRef, cluster_id: UUID, streams: StreamLoader) -> Or
 async def _template(
     template_id: UUID, project: OrgUnit, streams: StreamLoader
 ) -> templates.Template:
-    try:
-        template = templates.fold((await streams.load(template_id)).events)
-    except InvalidHistoryError:
-        template = None
+    template = fold_as(templates.fold, (await streams.load(template_id)).events)
     if template is None or template.deleted or template.meta.scope_ref not in project.lineage:
         raise InvalidWorkloadError(
             "/templateId", "no such template in the project's scope or above"
