@@ -31,7 +31,13 @@ from infra.http.workload_schemas import (
     Workload,
     WorkloadList,
 )
-from infra.http.workload_views import distributed_of, events_of, history_of, workload_of
+from infra.http.workload_views import (
+    department_names,
+    distributed_of,
+    events_of,
+    history_of,
+    workload_of,
+)
 from infra.named_streams import PostgresNamedStreams
 from infra.org_tree import PostgresOrgTree
 from infra.registry_credentials import PostgresRegistryCredentials
@@ -169,7 +175,8 @@ async def list_workloads(
         )
         rows = [row for row in rows if _matches(row, wanted)]
         page = rows[offset : offset + limit]
-        entries = [await workload_of(conn, row) for row in page]
+        departments = await department_names(conn, page)
+        entries = [workload_of(row, departments) for row in page]
     next_offset = offset + limit if offset + limit < len(rows) else None
     return WorkloadList(workloads=entries, next=next_offset)
 
@@ -180,7 +187,7 @@ async def get_workload(
     resources: NamedDependency[Resources],
 ) -> Workload:
     async with resources.pool.acquire() as conn:
-        return await workload_of(conn, row)
+        return workload_of(row, await department_names(conn, [row]))
 
 
 @get(f"{BASE}/{{workload_id:uuid}}/history", dependencies=ONE, tags=["Workloads"])
