@@ -19,6 +19,7 @@ from tests.integration.test_projector import catch_up, create, forget_checkpoint
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 APPLICATIONS = 120
+CHUNKS = 4
 
 
 def start_projector(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes]":
@@ -38,20 +39,29 @@ async def test_killing_the_projector_loses_and_repeats_nothing(
     await clean_pool.execute("TRUNCATE application_catalogue")
     chance = random.Random(20261129)
 
+    kills = 0
+    killed = asyncio.Condition()
+
     async def write() -> None:
-        for index in range(APPLICATIONS):
-            await create(clean_pool, f"app-{index:03d}")
+        # In CHUNKS parts, each waiting for a kill after the one before: however fast the writes
+        # are, the projector dies several times while they stream in.
+        per_part = APPLICATIONS // CHUNKS
+        for part in range(1, CHUNKS + 1):
+            for index in range((part - 1) * per_part, part * per_part):
+                await create(clean_pool, f"app-{index:03d}")
+            async with killed:
+                await killed.wait_for(lambda: kills >= part)  # noqa: B023 (awaited in the loop)
 
     writing = asyncio.create_task(write())
-    kills = 0
     while not writing.done():
         projector = start_projector(postgres_url, nats_url)
         await asyncio.sleep(chance.uniform(0.3, 0.9))
         projector.send_signal(signal.SIGKILL)
         projector.wait()
-        kills += 1
+        async with killed:
+            kills += 1
+            killed.notify_all()
     await writing
-    assert kills >= 3, "the writes finished before the projector was killed a few times"
 
     projector = start_projector(postgres_url, nats_url)
     try:
