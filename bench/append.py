@@ -1,6 +1,6 @@
 """Append throughput: PostgresEventStore.append vs a bare asyncpg INSERT into an equivalent table.
 
-    python -m bench.append [--rounds 5] [--seconds 3]
+    python -m bench.append [--rounds 5] [--seconds 3] [--batch 1|100]
 
 Modes: 1 event per transaction on 1 and on 8 connections, and 100 events per transaction. The
 baseline table has the same columns and indexes as `events` and takes the same ~200-byte payloads;
@@ -131,18 +131,21 @@ MODES = [  # (name, connections, events per transaction)
 ]
 
 
-async def main(rounds: int, seconds: float) -> None:
+async def main(rounds: int, seconds: float, batch: int | None) -> None:
+    modes = [mode for mode in MODES if batch is None or mode[2] == batch]
     with postgres() as url:
         pool = await create_pool(
-            DatabaseSettings(url=url, pool_min=8, pool_max=8), application_name="bench"
+            DatabaseSettings(url=url, pool_min=8, pool_max=8),
+            application_name="bench",
+            session_free=True,  # as the API, which appends, configures its pool
         )
         async with pool.acquire() as conn:
             await apply_migrations(conn)
             await conn.execute(BASELINE_TABLE)
         store = PostgresEventStore(pool, CODEC)
-        figures = [Figure(name) for name, _, _ in MODES]
+        figures = [Figure(name) for name, _, _ in modes]
         for round_ in range(rounds):
-            for figure, (_, connections, batch) in zip(figures, MODES, strict=True):
+            for figure, (_, connections, batch) in zip(figures, modes, strict=True):
                 sides = [
                     (figure.ours, [ours(store, batch) for _ in range(connections)]),
                     (figure.baseline, [baseline(pool, batch) for _ in range(connections)]),
@@ -160,5 +163,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--batch", type=int, choices=[1, 100], help="only the modes of this size")
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.seconds))
+    asyncio.run(main(args.rounds, args.seconds, args.batch))

@@ -8,7 +8,7 @@ from domain.events import EventMetadata, stream_type_of
 from infra.commit_notifier import CommitNotifier
 from infra.connections import Connection, translated
 from infra.eventstore import PostgresEventStore
-from infra.hashchain import content_digest
+from infra.hashchain import Content, content_digests
 from infra.positions import note_append
 from infra.serialization import EventCodec, encode_metadata
 from infra.sql import statement
@@ -40,18 +40,14 @@ class PostgresBatchAppender:
             raise ValueError(f"one batch goes to one stream type, not {sorted(stream_types)}")
         stream_type = stream_types.pop()
         meta = encode_metadata(metadata)
-        digests = [
-            content_digest(
-                event_id=a.event_id,
-                stream_type=stream_type,
-                stream_id=a.stream_id,
-                type=e.type,
-                schema_version=e.schema_version,
-                data=e.data,
-                metadata=meta,
-            )
-            for a, e in zip(appends, encoded, strict=True)
-        ]
+        digests = content_digests(
+            stream_type,
+            meta,
+            (
+                Content(a.event_id.bytes, a.stream_id.bytes, e.type, e.schema_version, e.data)
+                for a, e in zip(appends, encoded, strict=True)
+            ),
+        )
         carried_at = self._notifier.claim()
         async with translated("append"):
             row = await self._conn.fetchrow(

@@ -17,7 +17,7 @@ import asyncpg
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.commit_notifier import CommitNotifier
 from infra.connections import Connection, translated
-from infra.hashchain import GENESIS, content_digest, link
+from infra.hashchain import GENESIS, Content, chain, content_digests
 from infra.positions import note_append
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from infra.sql import statement
@@ -159,16 +159,16 @@ class PostgresEventStore:
         batch = self._encode(stream_id, events, metadata, event_ids)
         expected = -1 if expected_version is None else expected_version
         known_head = self._heads.known(stream_id, expected_version)
-        if len(events) == 1 and event_ids is None and known_head is not None:
-            # One event with a fresh id (no retry to detect) after a head this process knows:
-            # the writer links it and the database only inserts. (For many events the database
-            # links them: on two cores its backend hashes beside this process, measured faster.)
+        if event_ids is None and known_head is not None:
+            # Fresh ids (no retry to detect) after a head this process knows: the writer stamps
+            # the time and links the chain, and the database only inserts.
             assert expected_version is not None
             carried_at = self.notifier.claim()
+            known = "append_known" if len(events) == 1 else "append_known_many"
             try:
                 async with translated("append"):
                     rows = await self._pool.fetch(
-                        statement("append_known"),
+                        statement(known),
                         *batch.chained(expected_version, known_head),
                         carried_at is not None,
                     )
@@ -198,20 +198,20 @@ class PostgresEventStore:
         if len(stream_types) != 1:
             raise ValueError(f"one append goes to one stream type, not {sorted(stream_types)}")
         stream_type = stream_types.pop()
-        ids = list(event_ids) if event_ids is not None else random_uuids(len(events))
+        if event_ids is None:
+            ids = random_ids(len(events))
+        else:
+            ids = b"".join(event_id.bytes for event_id in event_ids)
         meta = encode_metadata(metadata)
-        digests = [
-            content_digest(
-                event_id=event_id,
-                stream_type=stream_type,
-                stream_id=stream_id,
-                type=e.type,
-                schema_version=e.schema_version,
-                data=e.data,
-                metadata=meta,
-            )
-            for event_id, e in zip(ids, encoded, strict=True)
-        ]
+        stream = stream_id.bytes
+        digests = content_digests(
+            stream_type,
+            meta,
+            (
+                Content(ids[16 * i : 16 * i + 16], stream, e.type, e.schema_version, e.data)
+                for i, e in enumerate(encoded)
+            ),
+        )
         return _Batch(stream_id, stream_type, ids, encoded, meta, digests)
 
     async def _fetch_deciding_races(
@@ -270,14 +270,17 @@ class PostgresEventStore:
 
 
 class _Batch(NamedTuple):
-    """The events of one append, encoded, with their ids and digests."""
+    """The events of one append, encoded, with their ids (16 bytes each) and digests."""
 
     stream_id: UUID
     stream_type: str
-    ids: list[UUID]
+    ids: bytes
     encoded: list[EncodedEvent]
     metadata: str
     digests: list[bytes]
+
+    def uuids(self) -> list[UUID]:
+        return [UUID(bytes=self.ids[i : i + 16]) for i in range(0, len(self.ids), 16)]
 
     def single(self, expected: int) -> tuple[object, ...]:
         """The arguments of append_one.sql (before the NOTIFY flag)."""
@@ -286,7 +289,7 @@ class _Batch(NamedTuple):
             self.stream_id,
             self.stream_type,
             expected,
-            self.ids[0],
+            UUID(bytes=self.ids),
             e.type,
             e.schema_version,
             e.data,
@@ -295,23 +298,42 @@ class _Batch(NamedTuple):
         )
 
     def chained(self, version_before: int, head: bytes) -> tuple[object, ...]:
-        """The arguments of append_known.sql (before the NOTIFY flag): the one event, stamped
-        now and linked to the known head."""
+        """The arguments of append_known.sql for one event, else of append_known_many.sql
+        (before the NOTIFY flag): the events stamped now and linked from the known head."""
         recorded_at = datetime.now(UTC)
-        version = version_before + 1
-        e = self.encoded[0]
+        _, hashes = chain(head, self.digests, version_before + 1, recorded_at)
+        if len(self.encoded) == 1:
+            e = self.encoded[0]
+            return (
+                self.stream_id,
+                self.stream_type,
+                UUID(bytes=self.ids),
+                version_before + 1,
+                e.type,
+                e.schema_version,
+                e.data,
+                self.metadata,
+                recorded_at,
+                head,
+                hashes[0],
+                version_before,
+            )
+        # Packed (see append_known_many.sql): one line per event. Tags match the codec's
+        # pattern and payloads are compact JSON, where a newline is always escaped.
+        data = "\n".join(e.data for e in self.encoded)
+        if data.count("\n") != len(self.encoded) - 1:
+            raise ValueError("an event payload holds a raw newline: not compact JSON")
         return (
             self.stream_id,
             self.stream_type,
-            self.ids[0],
-            version,
-            e.type,
-            e.schema_version,
-            e.data,
+            self.ids,
+            "\n".join(e.type for e in self.encoded),
+            "\n".join(str(e.schema_version) for e in self.encoded),
+            data,
             self.metadata,
             recorded_at,
             head,
-            link(head, self.digests[0], version, recorded_at),
+            b"".join(hashes),
             version_before,
         )
 
@@ -321,7 +343,7 @@ class _Batch(NamedTuple):
             self.stream_id,
             self.stream_type,
             expected,
-            self.ids,
+            self.uuids(),
             [e.type for e in self.encoded],
             [e.schema_version for e in self.encoded],
             [e.data for e in self.encoded],
@@ -330,7 +352,10 @@ class _Batch(NamedTuple):
         )
 
 
-def random_uuids(count: int) -> list[UUID]:
-    """Version-4 UUIDs from one read of the OS's randomness (uuid4() makes one syscall per id)."""
-    pool = os.urandom(16 * count)
-    return [UUID(bytes=pool[i : i + 16], version=4) for i in range(0, 16 * count, 16)]
+def random_ids(count: int) -> bytes:
+    """`count` version-4 UUIDs, 16 bytes each, from one read of the OS's randomness (uuid4()
+    makes a syscall and an object per id; most appends never need the objects)."""
+    raw = bytearray(os.urandom(16 * count))
+    raw[6::16] = bytes(b & 0x0F | 0x40 for b in raw[6::16])  # version 4
+    raw[8::16] = bytes(b & 0x3F | 0x80 for b in raw[8::16])  # the RFC 4122 variant
+    return bytes(raw)

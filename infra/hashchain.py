@@ -3,15 +3,16 @@
 Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, starting from 32 zero
 bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
 are `json` columns, which keep the bytes they were given). The writer computes the digest; the
-link is computed by the writer for a single event after a head it knows (it then stamps the
-time too), else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes
-both from the row alone, here, trusting neither.
+links are computed by the writer when it appends after a head it knows (it then stamps the time
+too), else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes both
+from the row alone, here, trusting neither.
 """
 
 import hashlib
 import struct
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Final, NamedTuple
 from uuid import UUID
 
 import msgspec
@@ -25,6 +26,44 @@ _MICROSECOND: Final = timedelta(microseconds=1)
 _FIXED: Final = struct.Struct(">16s16sHIIII")
 
 
+class Content(NamedTuple):
+    """What an event's digest covers besides its stream type and metadata (which a batch of
+    events shares). Ids are their 16 bytes."""
+
+    event_id: bytes
+    stream_id: bytes
+    type: str
+    schema_version: int
+    data: str
+
+
+def content_digests(stream_type: str, metadata: str, events: Iterable[Content]) -> list[bytes]:
+    """sha256 over each event's fields; the variable-length ones are length-prefixed, so no two
+    events share an encoding. The shared parts are encoded once for the batch."""
+    stream_type_bytes, metadata_bytes = stream_type.encode(), metadata.encode()
+    type_bytes: dict[str, bytes] = {}
+    sha256, pack = hashlib.sha256, _FIXED.pack
+    digests = []
+    for event in events:
+        type_ = type_bytes.get(event.type)
+        if type_ is None:
+            type_ = type_bytes[event.type] = event.type.encode()
+        data = event.data.encode()
+        fixed = pack(
+            event.event_id,
+            event.stream_id,
+            event.schema_version,
+            len(stream_type_bytes),
+            len(type_),
+            len(data),
+            len(metadata_bytes),
+        )
+        digests.append(
+            sha256(b"".join((fixed, stream_type_bytes, type_, data, metadata_bytes))).digest()
+        )
+    return digests
+
+
 def content_digest(
     *,
     event_id: UUID,
@@ -35,34 +74,30 @@ def content_digest(
     data: str,
     metadata: str,
 ) -> bytes:
-    """sha256 over the event's fields; the variable-length ones are length-prefixed, so no two
-    events share an encoding."""
-    stream_type_bytes, type_bytes = stream_type.encode(), type.encode()
-    data_bytes, metadata_bytes = data.encode(), metadata.encode()
-    digest = hashlib.sha256(
-        _FIXED.pack(
-            event_id.bytes,
-            stream_id.bytes,
-            schema_version,
-            len(stream_type_bytes),
-            len(type_bytes),
-            len(data_bytes),
-            len(metadata_bytes),
-        )
-    )
-    digest.update(stream_type_bytes + type_bytes + data_bytes + metadata_bytes)
-    return digest.digest()
+    """The digest of one event (see content_digests)."""
+    content = Content(event_id.bytes, stream_id.bytes, type, schema_version, data)
+    return content_digests(stream_type, metadata, [content])[0]
+
+
+def chain(
+    head: bytes, digests: Sequence[bytes], first_version: int, recorded_at: datetime
+) -> tuple[list[bytes], list[bytes]]:
+    """Link consecutive events after `head`, the first at `first_version`, all recorded at one
+    time: each one's prev_hash and hash (the arithmetic of the SQL function trainplate_link)."""
+    micros = ((recorded_at - _EPOCH) // _MICROSECOND).to_bytes(8, "big", signed=True)
+    sha256 = hashlib.sha256
+    prev_hashes, hashes = [], []
+    for offset, digest in enumerate(digests):
+        prev_hashes.append(head)
+        version = (first_version + offset).to_bytes(4, "big", signed=True)
+        head = sha256(b"".join((head, digest, version, micros))).digest()
+        hashes.append(head)
+    return prev_hashes, hashes
 
 
 def link(prev_hash: bytes, digest: bytes, version: int, recorded_at: datetime) -> bytes:
-    """The same arithmetic as the SQL function trainplate_link."""
-    micros = (recorded_at - _EPOCH) // _MICROSECOND
-    return hashlib.sha256(
-        prev_hash
-        + digest
-        + version.to_bytes(4, "big", signed=True)
-        + micros.to_bytes(8, "big", signed=True)
-    ).digest()
+    """One link (see chain)."""
+    return chain(prev_hash, [digest], version, recorded_at)[1][0]
 
 
 _ROWS: Final = """

@@ -41,6 +41,34 @@ async def test_an_untouched_stream_verifies(clean_pool: asyncpg.Pool) -> None:
     assert report.events == 5
 
 
+async def test_links_made_by_the_writer_and_by_the_database_make_one_chain(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    """A writer that knows the head links the events itself; one that does not (no expected
+    version, or a head another process moved) leaves it to the database: one arithmetic."""
+    store, sid = await _stream_of_five(clean_pool)  # writer-linked: a new stream, a known head
+    await store.append(sid, [CounterIncremented(by=5)] * 2, expected_version=None, metadata=ACTOR)
+    other = PostgresEventStore(clean_pool, CODEC)  # it has never seen the head
+    await other.append(sid, [CounterIncremented(by=6)] * 3, expected_version=7, metadata=ACTOR)
+    await store.append(sid, [CounterIncremented(by=7)], expected_version=None, metadata=ACTOR)
+    async with clean_pool.acquire() as conn:
+        report = await verify_stream(conn, sid)
+    assert (report.intact, report.events) == (True, 11)
+
+
+async def test_a_batch_of_awkward_payloads_is_stored_exactly(clean_pool: asyncpg.Pool) -> None:
+    """Newlines, tabs, quotes and non-ASCII text inside a batch's payloads keep their bytes."""
+    store, sid = PostgresEventStore(clean_pool, CODEC), uuid4()
+    names = ["line\nbreak", 'tab\tand "quotes"', "Grüße, 東京 🚀", "back\\slash\r\n", ""]
+    await store.append(
+        sid, [CounterOpened(name=name) for name in names], expected_version=0, metadata=ACTOR
+    )
+    loaded = await PostgresEventStore(clean_pool, CODEC).load(sid)
+    assert [e.name for e in loaded.events if isinstance(e, CounterOpened)] == names
+    async with clean_pool.acquire() as conn:
+        assert (await verify_stream(conn, sid)).intact
+
+
 async def test_an_event_edited_with_sql_breaks_the_chain_at_that_event(
     clean_pool: asyncpg.Pool,
 ) -> None:
