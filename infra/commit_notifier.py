@@ -20,7 +20,8 @@ class CommitNotifier:
     A NOTIFY holds a database-wide lock until its transaction commits, so one in every append
     would serialise all commits. Instead at most one append per `interval_s` carries the NOTIFY
     in its own statement (delivered at its commit). Appends that complete without one are covered
-    by the next carrier sent after them or, when a burst ends first, by one trailing NOTIFY. A
+    by the next carrier sent after them or, when a burst ends first, by one trailing NOTIFY at
+    most two intervals after the last claim. A
     lost NOTIFY (process killed between commit and signal) only delays readers to their next poll.
     """
 
@@ -54,8 +55,12 @@ class CommitNotifier:
             self._uncovered_at = None
 
     async def _trail(self) -> None:
+        # It waits one interval more than a carrier would: while appends keep coming, one of
+        # them claims first and carries the NOTIFY in its own statement, where a trailing one
+        # costs a statement (and a connection) of its own. Only a burst's end pays the wait.
         while self._uncovered_at is not None:
-            await asyncio.sleep(max(0.0, self._last_claim + self._interval_s - time.monotonic()))
+            due = self._last_claim + 2 * self._interval_s
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
             sent_at = self.claim() if self._uncovered_at is not None else None
             if sent_at is None:
                 continue
