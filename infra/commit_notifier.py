@@ -59,11 +59,12 @@ class CommitNotifier:
         # them claims first and carries the NOTIFY in its own statement, where a trailing one
         # costs a statement (and a connection) of its own. Only a burst's end pays the wait.
         while self._uncovered_at is not None:
-            due = self._last_claim + 2 * self._interval_s
-            await asyncio.sleep(max(0.0, due - time.monotonic()))
-            sent_at = self.claim() if self._uncovered_at is not None else None
-            if sent_at is None:
+            wait = self._last_claim + 2 * self._interval_s - time.monotonic()
+            if wait > 0:  # (an append may have claimed while this slept: then wait again)
+                await asyncio.sleep(wait)
                 continue
+            sent_at = self.claim()
+            assert sent_at is not None  # more than an interval has passed since the last claim
             try:
                 await self._pool.execute("SELECT pg_notify($1, '')", NOTIFY_CHANNEL)
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:

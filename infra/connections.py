@@ -1,7 +1,6 @@
 """Connections: the type SQL helpers accept, and what a lost one looks like to callers."""
 
-import contextlib
-from collections.abc import AsyncIterator
+from types import TracebackType
 from typing import TYPE_CHECKING, TypeAlias
 
 import asyncpg
@@ -26,11 +25,28 @@ _UNAVAILABLE = (
 )
 
 
-@contextlib.asynccontextmanager
-async def translated(operation: str) -> AsyncIterator[None]:
-    try:
-        yield
-    except asyncpg.DataError:  # a bad argument, not a lost connection
-        raise
-    except _UNAVAILABLE as exc:
-        raise StoreUnavailableError(operation) from exc
+def translated(operation: str) -> "_Translated":
+    """`async with translated("append"):` turns a lost or refused connection into
+    StoreUnavailableError naming the operation."""
+    return _Translated(operation)
+
+
+class _Translated:
+    # A class rather than @asynccontextmanager: it wraps every statement, and a generator-based
+    # context manager costs several times as much to enter and leave.
+    __slots__ = ("_operation",)
+
+    def __init__(self, operation: str) -> None:
+        self._operation = operation
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:  # (never swallows: any other error propagates as it is)
+        if isinstance(exc, _UNAVAILABLE) and not isinstance(exc, asyncpg.DataError):
+            raise StoreUnavailableError(self._operation) from exc

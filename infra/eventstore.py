@@ -160,21 +160,10 @@ class PostgresEventStore:
         expected = -1 if expected_version is None else expected_version
         known_head = self._heads.known(stream_id, expected_version)
         if event_ids is None and known_head is not None:
-            # Fresh ids (no retry to detect) after a head this process knows: the writer stamps
-            # the time and links the chain, and the database only inserts.
             assert expected_version is not None
-            carried_at = self.notifier.claim()
-            known = "append_known" if len(events) == 1 else "append_known_many"
-            try:
-                async with translated("append"):
-                    rows = await self._pool.fetch(
-                        statement(known),
-                        *batch.chained(expected_version, known_head),
-                        carried_at is not None,
-                    )
-                return self._result(stream_id, expected_version, len(events), rows, carried_at)
-            except asyncpg.UniqueViolationError:
-                pass  # someone else appended: let a statement that reads the head say who
+            appended = await self._append_after(expected_version, known_head, batch)
+            if appended is not None:
+                return appended
         if len(events) == 1 and event_ids is None:
             # One event with a fresh random id (it cannot be a retry): no idempotency check.
             args, query = batch.single(expected), statement("append_one")
@@ -236,6 +225,28 @@ class PostgresEventStore:
                     stream_id, expected=expected_version, actual=None
                 ) from exc
 
+    async def _append_after(
+        self, version_before: int, head: bytes, batch: "_Batch"
+    ) -> AppendResult | None:
+        """Events with fresh ids (no retry to detect) after a head this process knows: the
+        writer stamps the time and links the chain, and the database only inserts. None when
+        another writer got there first (unique (stream_id, version) refused the rows)."""
+        carried_at = self.notifier.claim()
+        args, last_hash = batch.chained(version_before, head)
+        known = "append_known" if len(batch.encoded) == 1 else "append_known_many"
+        try:
+            async with translated("append"):
+                positions = await self._pool.fetchval(
+                    statement(known), *args, carried_at is not None
+                )
+        except asyncpg.UniqueViolationError:
+            return None
+        version = version_before + len(batch.encoded)
+        self._heads.remember(batch.stream_id, version, last_hash)
+        self.notifier.committed(carried_at)
+        note_append(positions[-1])
+        return AppendResult(stream_id=batch.stream_id, version=version, positions=tuple(positions))
+
     def _result(
         self,
         stream_id: UUID,
@@ -289,7 +300,7 @@ class _Batch(NamedTuple):
             self.stream_id,
             self.stream_type,
             expected,
-            UUID(bytes=self.ids),
+            self.ids.hex(),  # asyncpg takes a uuid as its 32 hex digits
             e.type,
             e.schema_version,
             e.data,
@@ -297,17 +308,18 @@ class _Batch(NamedTuple):
             self.digests[0],
         )
 
-    def chained(self, version_before: int, head: bytes) -> tuple[object, ...]:
+    def chained(self, version_before: int, head: bytes) -> tuple[tuple[object, ...], bytes]:
         """The arguments of append_known.sql for one event, else of append_known_many.sql
-        (before the NOTIFY flag): the events stamped now and linked from the known head."""
+        (before the NOTIFY flag): the events stamped now and linked from the known head; and
+        the new head's hash."""
         recorded_at = datetime.now(UTC)
         _, hashes = chain(head, self.digests, version_before + 1, recorded_at)
         if len(self.encoded) == 1:
             e = self.encoded[0]
-            return (
+            one = (
                 self.stream_id,
                 self.stream_type,
-                UUID(bytes=self.ids),
+                self.ids.hex(),  # asyncpg takes a uuid as its 32 hex digits
                 version_before + 1,
                 e.type,
                 e.schema_version,
@@ -316,14 +328,14 @@ class _Batch(NamedTuple):
                 recorded_at,
                 head,
                 hashes[0],
-                version_before,
             )
+            return one, hashes[0]
         # Packed (see append_known_many.sql): one line per event. Tags match the codec's
         # pattern and payloads are compact JSON, where a newline is always escaped.
         data = "\n".join(e.data for e in self.encoded)
         if data.count("\n") != len(self.encoded) - 1:
             raise ValueError("an event payload holds a raw newline: not compact JSON")
-        return (
+        many = (
             self.stream_id,
             self.stream_type,
             self.ids,
@@ -336,6 +348,7 @@ class _Batch(NamedTuple):
             b"".join(hashes),
             version_before,
         )
+        return many, hashes[-1]
 
     def several(self, expected: int) -> tuple[object, ...]:
         """The arguments of append_many.sql (before the NOTIFY flag)."""
@@ -355,7 +368,19 @@ class _Batch(NamedTuple):
 def random_ids(count: int) -> bytes:
     """`count` version-4 UUIDs, 16 bytes each, from one read of the OS's randomness (uuid4()
     makes a syscall and an object per id; most appends never need the objects)."""
-    raw = bytearray(os.urandom(16 * count))
-    raw[6::16] = bytes(b & 0x0F | 0x40 for b in raw[6::16])  # version 4
-    raw[8::16] = bytes(b & 0x3F | 0x80 for b in raw[8::16])  # the RFC 4122 variant
-    return bytes(raw)
+    random = int.from_bytes(os.urandom(16 * count))
+    keep, version_and_variant = _ID_BITS.get(count) or _id_bits(count)
+    return (random & keep | version_and_variant).to_bytes(16 * count)
+
+
+# Per id: byte 6 keeps its low nibble under version 4, byte 8 its low six bits under variant 10.
+_KEEP: Final = b"\xff" * 6 + b"\x0f\xff\x3f" + b"\xff" * 7
+_SET: Final = bytes(6) + b"\x40\x00\x80" + bytes(7)
+_ID_BITS: Final[dict[int, tuple[int, int]]] = {}
+
+
+def _id_bits(count: int) -> tuple[int, int]:
+    bits = int.from_bytes(_KEEP * count), int.from_bytes(_SET * count)
+    if count <= 1000:  # the sizes appends use, not every size ever seen
+        _ID_BITS[count] = bits
+    return bits

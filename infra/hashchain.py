@@ -41,26 +41,21 @@ def content_digests(stream_type: str, metadata: str, events: Iterable[Content]) 
     """sha256 over each event's fields; the variable-length ones are length-prefixed, so no two
     events share an encoding. The shared parts are encoded once for the batch."""
     stream_type_bytes, metadata_bytes = stream_type.encode(), metadata.encode()
-    type_bytes: dict[str, bytes] = {}
     sha256, pack = hashlib.sha256, _FIXED.pack
     digests = []
-    for event in events:
-        type_ = type_bytes.get(event.type)
-        if type_ is None:
-            type_ = type_bytes[event.type] = event.type.encode()
-        data = event.data.encode()
+    for event_id, stream_id, type_, schema_version, data in events:
+        type_bytes, data_bytes = type_.encode(), data.encode()
         fixed = pack(
-            event.event_id,
-            event.stream_id,
-            event.schema_version,
+            event_id,
+            stream_id,
+            schema_version,
             len(stream_type_bytes),
-            len(type_),
-            len(data),
+            len(type_bytes),
+            len(data_bytes),
             len(metadata_bytes),
         )
-        digests.append(
-            sha256(b"".join((fixed, stream_type_bytes, type_, data, metadata_bytes))).digest()
-        )
+        parts = (fixed, stream_type_bytes, type_bytes, data_bytes, metadata_bytes)
+        digests.append(sha256(b"".join(parts)).digest())
     return digests
 
 

@@ -7,7 +7,7 @@
 -- The batch comes packed: a few values, not seven arrays of one element per event, whose
 -- encoding in the driver measured as the larger part of a 100-event append. Ids are 16 bytes
 -- each in one bytea, links 32 bytes each in another; tags, schema versions and payloads are
--- one per line (compact JSON escapes every newline).
+-- one per line (compact JSON escapes every newline). The answer is the events' positions.
 -- $1 stream_id, $2 stream_type, $3 event ids, $4 types, $5 schema versions, $6 data,
 -- $7 metadata (one for all), $8 recorded_at, $9 the head's hash, $10 hashes, $11 version before,
 -- $12 whether to NOTIFY the log's readers at commit.
@@ -27,8 +27,6 @@ inserted AS (
       FROM batch
     RETURNING global_position
 )
-SELECT $11::int AS current, $11::int + count(*)::int AS version,
-       substring($10::bytea FROM octet_length($10::bytea) - 31) AS hash,
-       array_agg(global_position ORDER BY global_position) AS positions, false AS replayed,
+SELECT array_agg(global_position ORDER BY global_position) AS positions,
        (SELECT true FROM pg_notify('trainplate_events', '') WHERE $12) AS notified
   FROM inserted
