@@ -49,6 +49,11 @@ class CommitNotifier:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._trail(), name="trainplate-notify")
 
+    def close(self) -> None:
+        """Stop waiting to send a trailing NOTIFY (at shutdown, or when a pool goes away)."""
+        if self._task is not None:
+            self._task.cancel()
+
     def _covered_by(self, sent_at: float) -> None:
         # A NOTIFY sent after an append completed is delivered after that append's commit.
         if self._uncovered_at is not None and sent_at >= self._uncovered_at:

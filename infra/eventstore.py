@@ -20,7 +20,7 @@ from infra.connections import Connection, translated
 from infra.hashchain import GENESIS, Content, chain, content_digests
 from infra.positions import note_append
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
-from infra.sql import statement
+from infra.sql import notifying, statement
 from infra.stream_heads import StreamHeads
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.ports import AppendResult, Stream
@@ -233,19 +233,21 @@ class PostgresEventStore:
         another writer got there first (unique (stream_id, version) refused the rows)."""
         carried_at = self.notifier.claim()
         args, last_hash = batch.chained(version_before, head)
-        known = "append_known" if len(batch.encoded) == 1 else "append_known_many"
+        count = len(batch.encoded)
+        known = "append_known" if count == 1 else "append_known_many"
         try:
             async with translated("append"):
-                positions = await self._pool.fetchval(
-                    statement(known), *args, carried_at is not None
+                answer = await self._pool.fetchval(
+                    statement(known) if carried_at is None else notifying(known), *args
                 )
         except asyncpg.UniqueViolationError:
             return None
-        version = version_before + len(batch.encoded)
+        positions = (answer,) if count == 1 else tuple(answer)
+        version = version_before + count
         self._heads.remember(batch.stream_id, version, last_hash)
         self.notifier.committed(carried_at)
         note_append(positions[-1])
-        return AppendResult(stream_id=batch.stream_id, version=version, positions=tuple(positions))
+        return AppendResult(stream_id=batch.stream_id, version=version, positions=positions)
 
     def _result(
         self,
@@ -309,9 +311,8 @@ class _Batch(NamedTuple):
         )
 
     def chained(self, version_before: int, head: bytes) -> tuple[tuple[object, ...], bytes]:
-        """The arguments of append_known.sql for one event, else of append_known_many.sql
-        (before the NOTIFY flag): the events stamped now and linked from the known head; and
-        the new head's hash."""
+        """The arguments of append_known.sql for one event, else of append_known_many.sql: the
+        events stamped now and linked from the known head; and the new head's hash."""
         recorded_at = datetime.now(UTC)
         _, hashes = chain(head, self.digests, version_before + 1, recorded_at)
         if len(self.encoded) == 1:

@@ -9,8 +9,7 @@
 -- each in one bytea, links 32 bytes each in another; tags, schema versions and payloads are
 -- one per line (compact JSON escapes every newline). The answer is the events' positions.
 -- $1 stream_id, $2 stream_type, $3 event ids, $4 types, $5 schema versions, $6 data,
--- $7 metadata (one for all), $8 recorded_at, $9 the head's hash, $10 hashes, $11 version before,
--- $12 whether to NOTIFY the log's readers at commit.
+-- $7 metadata (one for all), $8 recorded_at, $9 the head's hash, $10 hashes, $11 version before.
 WITH batch AS (
     SELECT n::int AS n, type, schema_version::smallint, data
       FROM unnest(string_to_array($4, E'\n'), string_to_array($5, E'\n'),
@@ -27,6 +26,5 @@ inserted AS (
       FROM batch
     RETURNING global_position
 )
-SELECT array_agg(global_position ORDER BY global_position) AS positions,
-       (SELECT true FROM pg_notify('trainplate_events', '') WHERE $12) AS notified
+SELECT array_agg(global_position ORDER BY global_position) AS positions /* , notify */
   FROM inserted

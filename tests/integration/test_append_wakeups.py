@@ -1,0 +1,68 @@
+"""An append that claims the wake-up carries pg_notify('trainplate_events') in its own statement,
+whichever statement it takes; one within the interval of another carries none. (The interval is
+long here, so no trailing NOTIFY can stand in for a carried one.)"""
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from uuid import UUID, uuid4
+
+import asyncpg
+import pytest
+
+from infra.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
+from infra.eventstore import PostgresEventStore
+from services.ports import AppendResult
+from tests.conftest import ACTOR
+from tests.sample_events import CODEC, CounterIncremented, CounterOpened
+
+pytestmark = pytest.mark.integration
+
+Append = Callable[[PostgresEventStore, UUID], Awaitable[AppendResult]]
+
+
+async def one_known(store: PostgresEventStore, sid: UUID) -> AppendResult:
+    return await store.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+
+
+async def many_known(store: PostgresEventStore, sid: UUID) -> AppendResult:
+    events = [CounterOpened(name="a"), CounterIncremented(by=1)]
+    return await store.append(sid, events, expected_version=0, metadata=ACTOR)
+
+
+async def one_at_the_end(store: PostgresEventStore, sid: UUID) -> AppendResult:
+    event = CounterOpened(name="a")
+    return await store.append(sid, [event], expected_version=None, metadata=ACTOR)
+
+
+async def many_at_the_end(store: PostgresEventStore, sid: UUID) -> AppendResult:
+    events = [CounterOpened(name="a"), CounterIncremented(by=1)]
+    return await store.append(sid, events, expected_version=None, metadata=ACTOR)
+
+
+@pytest.fixture
+async def wakeups(clean_pool: asyncpg.Pool) -> AsyncIterator["asyncio.Queue[str]"]:
+    received: asyncio.Queue[str] = asyncio.Queue()
+
+    def heard(*args: object) -> None:
+        received.put_nowait(str(args[2]))
+
+    async with clean_pool.acquire() as listener:
+        await listener.add_listener(NOTIFY_CHANNEL, heard)
+        yield received
+        await listener.remove_listener(NOTIFY_CHANNEL, heard)
+
+
+@pytest.mark.parametrize("append", [one_known, many_known, one_at_the_end, many_at_the_end])
+async def test_the_claiming_append_wakes_the_readers_and_the_next_one_does_not(
+    clean_pool: asyncpg.Pool, wakeups: "asyncio.Queue[str]", append: Append
+) -> None:
+    notifier = CommitNotifier(clean_pool, interval_s=30)
+    store = PostgresEventStore(clean_pool, CODEC, notifier=notifier)
+    try:
+        await append(store, uuid4())
+        assert await asyncio.wait_for(wakeups.get(), timeout=5) == NOTIFY_CHANNEL
+        await append(store, uuid4())  # within the interval: nothing carried
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(wakeups.get(), timeout=0.5)
+    finally:
+        notifier.close()  # its trailing NOTIFY is a minute away
