@@ -11,7 +11,7 @@ from infra.eventstore import PostgresEventStore
 from infra.hashchain import Content, content_digests
 from infra.positions import note_append
 from infra.serialization import EventCodec, encode_metadata
-from infra.sql import statement
+from infra.sql import wake_up
 from services.errors import VersionConflictError
 from services.ports import OneAppend, Stream
 
@@ -51,7 +51,7 @@ class PostgresBatchAppender:
         carried_at = self._notifier.claim()
         async with translated("append"):
             row = await self._conn.fetchrow(
-                statement("append_each"),
+                wake_up("append_each", carried_at),
                 [a.stream_id for a in appends],
                 [a.expected_version for a in appends],
                 [a.event_id for a in appends],
@@ -61,7 +61,6 @@ class PostgresBatchAppender:
                 digests,
                 stream_type,
                 meta,
-                carried_at is not None,
             )
         assert row is not None
         if row["appended"] != len(appends):

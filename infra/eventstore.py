@@ -20,7 +20,7 @@ from infra.connections import Connection, translated
 from infra.hashchain import GENESIS, Content, chain, content_digests
 from infra.positions import note_append
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
-from infra.sql import notifying, statement
+from infra.sql import wake_up
 from infra.stream_heads import StreamHeads
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.ports import AppendResult, Stream
@@ -98,12 +98,7 @@ class PostgresEventStore:
         try:
             async with translated("append"):
                 rows = await self._pool.fetch(
-                    statement("append_first_named"),
-                    *args,
-                    carried_at is not None,
-                    GENESIS,
-                    namespace,
-                    name,
+                    wake_up("append_first_named", carried_at), *args, GENESIS, namespace, name
                 )
         except asyncpg.UniqueViolationError as exc:  # the stream exists already
             raise VersionConflictError(stream_id, expected=0, actual=None) from exc
@@ -164,15 +159,13 @@ class PostgresEventStore:
             appended = await self._append_after(expected_version, known_head, batch)
             if appended is not None:
                 return appended
+        carried_at = self.notifier.claim()
         if len(events) == 1 and event_ids is None:
             # One event with a fresh random id (it cannot be a retry): no idempotency check.
-            args, query = batch.single(expected), statement("append_one")
+            args, query = batch.single(expected), wake_up("append_one", carried_at)
         else:
-            args, query = batch.several(expected), statement("append_many")
-        carried_at = self.notifier.claim()
-        rows = await self._fetch_deciding_races(
-            query, (*args, carried_at is not None), stream_id, expected_version
-        )
+            args, query = batch.several(expected), wake_up("append_many", carried_at)
+        rows = await self._fetch_deciding_races(query, args, stream_id, expected_version)
         return self._result(stream_id, expected_version, len(events), rows, carried_at)
 
     def _encode(
@@ -237,9 +230,7 @@ class PostgresEventStore:
         known = "append_known" if count == 1 else "append_known_many"
         try:
             async with translated("append"):
-                answer = await self._pool.fetchval(
-                    statement(known) if carried_at is None else notifying(known), *args
-                )
+                answer = await self._pool.fetchval(wake_up(known, carried_at), *args)
         except asyncpg.UniqueViolationError:
             return None
         positions = (answer,) if count == 1 else tuple(answer)
@@ -296,7 +287,7 @@ class _Batch(NamedTuple):
         return [UUID(bytes=self.ids[i : i + 16]) for i in range(0, len(self.ids), 16)]
 
     def single(self, expected: int) -> tuple[object, ...]:
-        """The arguments of append_one.sql (before the NOTIFY flag)."""
+        """The arguments of append_one.sql."""
         e = self.encoded[0]
         return (
             self.stream_id,
@@ -352,7 +343,7 @@ class _Batch(NamedTuple):
         return many, hashes[-1]
 
     def several(self, expected: int) -> tuple[object, ...]:
-        """The arguments of append_many.sql (before the NOTIFY flag)."""
+        """The arguments of append_many.sql."""
         return (
             self.stream_id,
             self.stream_type,

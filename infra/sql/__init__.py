@@ -22,3 +22,9 @@ def notifying(name: str) -> str:
     if _NOTIFY_MARK not in text:
         raise ValueError(f"{name}.sql has no place for a wake-up ({_NOTIFY_MARK})")
     return text.replace(_NOTIFY_MARK, ", pg_notify('trainplate_events', '')")
+
+
+def wake_up(name: str, carried_at: float | None) -> str:
+    """The statement to send: `notifying(name)` when the append claimed the wake-up
+    (CommitNotifier.claim returned a time), else the plain one."""
+    return statement(name) if carried_at is None else notifying(name)

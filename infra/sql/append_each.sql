@@ -3,7 +3,7 @@
 -- A stream that has moved on gets nothing: the caller compares `appended` with what it asked
 -- for, and rolls its transaction back on a shortfall.
 -- $1 stream_ids, $2 expected versions, $3 event_ids, $4 types, $5 schema_versions, $6 data,
--- $7 digests, $8 stream_type, $9 metadata (one for all), $10 whether to NOTIFY at commit.
+-- $7 digests, $8 stream_type, $9 metadata (one for all).
 WITH wanted AS (
     SELECT *
       FROM unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[], $5::smallint[], $6::text[],
@@ -23,6 +23,5 @@ inserted AS (
      WHERE head_version = expected
     RETURNING global_position
 )
-SELECT count(*) AS appended, max(global_position) AS last_position,
-       (SELECT true FROM pg_notify('trainplate_events', '') WHERE $10) AS notified
+SELECT count(*) AS appended, max(global_position) AS last_position /* , notify */
   FROM inserted

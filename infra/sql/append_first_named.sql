@@ -3,18 +3,17 @@
 -- holds it, nothing is written and `claimed` is false. A concurrent creator of the same name
 -- waits on the unique key and then finds it taken.
 -- $1 stream_id, $2 stream_type, $3 version before (0), $4 event_id, $5 type, $6 schema_version,
--- $7 data, $8 metadata, $9 digest, $10 whether to NOTIFY the log's readers at commit,
--- $11 hash before (genesis), $12 name namespace, $13 name.
+-- $7 data, $8 metadata, $9 digest, $10 hash before (genesis), $11 name namespace, $12 name.
 WITH claim AS (
-    INSERT INTO stream_names (namespace, name, stream_id) VALUES ($12, $13, $1)
+    INSERT INTO stream_names (namespace, name, stream_id) VALUES ($11, $12, $1)
     ON CONFLICT (namespace, name) DO NOTHING
     RETURNING stream_id
 ),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
                         metadata, recorded_at, prev_hash, hash)
-    SELECT $4, $2, $1, $3 + 1, $5, $6, $7, $8, now(), $11,
-           trainplate_link($11, $9, $3 + 1, trainplate_micros(now()))
+    SELECT $4, $2, $1, $3 + 1, $5, $6, $7, $8, now(), $10,
+           trainplate_link($10, $9, $3 + 1, trainplate_micros(now()))
       FROM claim
     RETURNING version, hash, global_position
 )
@@ -22,7 +21,5 @@ SELECT $3 AS current, inserted.version, inserted.hash,
        CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END
            AS positions,
        false AS replayed,
-       (SELECT true FROM pg_notify('trainplate_events', '')
-         WHERE $10 AND inserted.version IS NOT NULL) AS notified,
-       inserted.version IS NOT NULL AS claimed
+       inserted.version IS NOT NULL AS claimed /* , notify */
   FROM (SELECT 1) AS one LEFT JOIN inserted ON true

@@ -1,8 +1,7 @@
 -- Append several events, or events whose ids the caller chose (an idempotency key, a
 -- deterministic fan-out): one statement, one round trip.
 -- $1 stream_id, $2 stream_type, $3 expected version (-1: none), $4 event_ids, $5 types,
--- $6 schema_versions, $7 data, $8 metadata (one for all), $9 digests,
--- $10 whether to NOTIFY the log's readers at commit.
+-- $6 schema_versions, $7 data, $8 metadata (one for all), $9 digests.
 -- One row comes back: `version` (the stream's new version) and `positions`, or on a mismatch
 -- `version` NULL and `current` = the stream's actual version. If the first event id is stored
 -- already, this is a retry: nothing is inserted and a second row (replayed = true) carries the
@@ -35,12 +34,11 @@ inserted AS (
 SELECT head.version AS current, max(i.version) AS version,
        (array_agg(i.hash ORDER BY i.version DESC))[1] AS hash,
        array_agg(i.global_position ORDER BY i.version) FILTER (WHERE i.version IS NOT NULL) AS positions,
-       false AS replayed,
-       (SELECT true FROM pg_notify('trainplate_events', '') WHERE $10) AS notified
+       false AS replayed /* , notify */
   FROM head LEFT JOIN inserted i ON true
  GROUP BY head.version
 UNION ALL
 SELECT CASE WHEN bool_and(p.stream_id = $1) THEN count(*) ELSE -1 END, max(p.version), NULL,
-       array_agg(p.global_position ORDER BY p.version), true, NULL
+       array_agg(p.global_position ORDER BY p.version), true /* , notify */
   FROM prior p
 HAVING count(*) > 0

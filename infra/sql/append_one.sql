@@ -1,7 +1,6 @@
 -- Append one event with a fresh event id (the common case): one statement, one round trip.
 -- $1 stream_id, $2 stream_type, $3 expected version (-1: none), $4 event_id, $5 type,
--- $6 schema_version, $7 data, $8 metadata, $9 digest,
--- $10 whether to NOTIFY the log's readers at commit.
+-- $6 schema_version, $7 data, $8 metadata, $9 digest.
 -- The expected version is checked before the row (and its position) is drawn; on a mismatch
 -- nothing is inserted and the result's `version` is NULL, with the stream's actual version in
 -- `current`. A concurrent winner is stopped by unique (stream_id, version).
@@ -17,6 +16,5 @@ inserted AS (
 )
 SELECT head.version AS current, inserted.version, inserted.hash,
        CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END AS positions,
-       false AS replayed,
-       (SELECT true FROM pg_notify('trainplate_events', '') WHERE $10) AS notified
+       false AS replayed /* , notify */
   FROM head LEFT JOIN inserted ON true

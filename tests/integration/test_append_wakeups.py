@@ -9,34 +9,62 @@ from uuid import UUID, uuid4
 import asyncpg
 import pytest
 
+from infra.batch_append import PostgresBatchAppender
 from infra.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
 from infra.eventstore import PostgresEventStore
-from services.ports import AppendResult
+from services.ports import AppendResult, OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
 pytestmark = pytest.mark.integration
 
-Append = Callable[[PostgresEventStore, UUID], Awaitable[AppendResult]]
+Append = Callable[[PostgresEventStore, asyncpg.Pool, UUID], Awaitable[AppendResult]]
 
 
-async def one_known(store: PostgresEventStore, sid: UUID) -> AppendResult:
+async def one_known(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     return await store.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
 
 
-async def many_known(store: PostgresEventStore, sid: UUID) -> AppendResult:
+async def many_known(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     events = [CounterOpened(name="a"), CounterIncremented(by=1)]
     return await store.append(sid, events, expected_version=0, metadata=ACTOR)
 
 
-async def one_at_the_end(store: PostgresEventStore, sid: UUID) -> AppendResult:
+async def one_at_the_end(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     event = CounterOpened(name="a")
     return await store.append(sid, [event], expected_version=None, metadata=ACTOR)
 
 
-async def many_at_the_end(store: PostgresEventStore, sid: UUID) -> AppendResult:
+async def many_at_the_end(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     events = [CounterOpened(name="a"), CounterIncremented(by=1)]
     return await store.append(sid, events, expected_version=None, metadata=ACTOR)
+
+
+async def first_named(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
+    event = CounterOpened(name="a")
+    named = await store.append_first_named(
+        sid, event, metadata=ACTOR, namespace="counters", name=str(sid)
+    )
+    assert named is not None
+    return named
+
+
+async def each_of_many_streams(
+    store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID
+) -> AppendResult:
+    async with pool.acquire() as conn, conn.transaction():
+        appender = PostgresBatchAppender(conn, CODEC, store.notifier)
+        appends = [
+            OneAppend(
+                stream_id=stream,
+                event=CounterOpened(name="a"),
+                expected_version=0,
+                event_id=uuid4(),
+            )
+            for stream in (sid, uuid4())
+        ]
+        await appender.append_each(appends, metadata=ACTOR)
+    return AppendResult(stream_id=sid, version=1, positions=())
 
 
 @pytest.fixture
@@ -52,16 +80,19 @@ async def wakeups(clean_pool: asyncpg.Pool) -> AsyncIterator["asyncio.Queue[str]
         await listener.remove_listener(NOTIFY_CHANNEL, heard)
 
 
-@pytest.mark.parametrize("append", [one_known, many_known, one_at_the_end, many_at_the_end])
+@pytest.mark.parametrize(
+    "append",
+    [one_known, many_known, one_at_the_end, many_at_the_end, first_named, each_of_many_streams],
+)
 async def test_the_claiming_append_wakes_the_readers_and_the_next_one_does_not(
     clean_pool: asyncpg.Pool, wakeups: "asyncio.Queue[str]", append: Append
 ) -> None:
     notifier = CommitNotifier(clean_pool, interval_s=30)
     store = PostgresEventStore(clean_pool, CODEC, notifier=notifier)
     try:
-        await append(store, uuid4())
+        await append(store, clean_pool, uuid4())
         assert await asyncio.wait_for(wakeups.get(), timeout=5) == NOTIFY_CHANNEL
-        await append(store, uuid4())  # within the interval: nothing carried
+        await append(store, clean_pool, uuid4())  # within the interval: nothing carried
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(wakeups.get(), timeout=0.5)
     finally:

@@ -38,7 +38,6 @@ async def _append(conn: Connection, stream_id: UUID, name: str) -> int:
         data,
         "{}",
         digest,
-        False,  # no NOTIFY: nothing listens here
     )
     assert row is not None
     position: int = row["positions"][0]
