@@ -6,7 +6,9 @@ resulting event is acknowledged by JetStream.
 
 Ours: the update is appended, then the projector's fan-out appends one
 `template.linked_asset_updated.v1` per template (in batches, each with its checkpoint), the template
-catalogue applies them and the relay publishes them, all running concurrently as in production.
+catalogue applies them and the relay publishes them, all running concurrently as in production:
+the fan-out and the catalogue in this process (as in `trainplate serve projector`), the relay in a
+process of its own (`trainplate serve relay`).
 Baselines, measured in the same round: a bare batched insert of N event rows (asyncpg
 `copy_records_to_table` into a table shaped like `events`), and a bare pipelined publish of the same
 N messages (nats-py, gather windows of 500). Target: under 3 s, and within 3x the sum of both.
@@ -16,7 +18,9 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import statistics
+import sys
 import time
 from uuid import UUID, uuid4
 
@@ -38,7 +42,7 @@ from infra.fanout import fanout_projection
 from infra.migrate import apply_migrations
 from infra.named_streams import PostgresNamedStreams
 from infra.projector import ProjectionRunner
-from infra.relay import Relay, ensure_stream
+from infra.relay import checkpoint_name, ensure_stream
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, ProjectorSettings, RelaySettings
 from projections import ALL, template_catalogue
@@ -49,6 +53,7 @@ from services.templates import create_template
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
 TENANT = ScopeRef("tenant")
 WINDOW = 500
+RELAY_CHECKPOINT = checkpoint_name(RelaySettings())
 
 
 def environment(round_: int) -> EnvironmentSpec:
@@ -87,9 +92,7 @@ async def checkpoint(pool: asyncpg.Pool, name: str) -> int:
         return (await globallog.load_checkpoint(conn, name)).position
 
 
-async def our_seconds(
-    pool: asyncpg.Pool, js: JetStreamContext, nats_settings: NatsSettings, env_id: UUID, round_: int
-) -> float:
+async def our_seconds(pool: asyncpg.Pool, env_id: UUID, round_: int) -> float:
     """From the update's append until the catalogue and the relay have both passed the last
     fan-out event."""
     store = PostgresEventStore(pool, DOMAIN_CODEC)
@@ -101,10 +104,12 @@ async def our_seconds(
     )  # fmt: skip
     [catalogue_projection] = [p for p in ALL if p.name == template_catalogue.NAME]
     catalogue = ProjectionRunner(pool, catalogue_projection, DOMAIN_CODEC, settings)
-    relay = Relay(pool, js, nats_settings, RelaySettings())
     stop = asyncio.Event()
-    tasks = [asyncio.create_task(r.run(stop)) for r in (fanout, catalogue, relay)]
-    await asyncio.sleep(0.5)  # all three lead and are idle
+    tasks = [asyncio.create_task(r.run(stop)) for r in (fanout, catalogue)]
+    last = await pool.fetchval("SELECT max(global_position) FROM events")
+    for name in (fanout.checkpoint_name, catalogue.checkpoint_name, RELAY_CHECKPOINT):
+        while await checkpoint(pool, name) < last:  # noqa: ASYNC110 (all three lead, then idle)
+            await asyncio.sleep(0.05)
     started = time.perf_counter()
     update = UpdateAsset(
         asset_id=env_id, name="shared-env", spec=environment(round_), metadata=ACTOR
@@ -116,7 +121,7 @@ async def our_seconds(
         await asyncio.sleep(0.005)
     fanned = time.perf_counter() - started
     last = await pool.fetchval("SELECT max(global_position) FROM events")
-    stages = {"catalogue": catalogue.checkpoint_name, "relay": relay.checkpoint_name}
+    stages = {"catalogue": catalogue.checkpoint_name, "relay": RELAY_CHECKPOINT}
     done: dict[str, float] = {}
     while len(done) < len(stages):
         for stage, name in stages.items():
@@ -192,16 +197,29 @@ async def main(rounds: int, count: int) -> None:
         nc = await connect_nats(nats_settings, name="bench-fanout")
         js = nc.jetstream()
         await ensure_stream(js, nats_settings)
-        print(f"creating {count:,} templates linking one environment ...", flush=True)
-        env_id = await populate(pool, count)
-        # Bring the fan-out index, the catalogue and JetStream up to date (not timed).
-        await our_seconds(pool, js, nats_settings, env_id, 1)
-        ours, inserts, publishes = [], [], []
-        for round_ in range(2, rounds + 2):
-            ours.append(await our_seconds(pool, js, nats_settings, env_id, round_))
-            await check(pool, env_id, count, round_ + 1)  # created as 1, one update a round
-            inserts.append(await bare_insert_seconds(pool, count))
-            publishes.append(await bare_publish_seconds(js, count))
+        relay = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "infra.cli", "serve", "relay"),
+            env={
+                **os.environ,
+                "TRAINPLATE_DATABASE_URL": pg_url,
+                "TRAINPLATE_NATS_URL": nats_url,
+                "TRAINPLATE_LOG_LEVEL": "WARNING",
+            },
+        )
+        try:
+            print(f"creating {count:,} templates linking one environment ...", flush=True)
+            env_id = await populate(pool, count)
+            # Bring the fan-out index, the catalogue and JetStream up to date (not timed).
+            await our_seconds(pool, env_id, 1)
+            ours, inserts, publishes = [], [], []
+            for round_ in range(2, rounds + 2):
+                ours.append(await our_seconds(pool, env_id, round_))
+                await check(pool, env_id, count, round_ + 1)  # created as 1, one update a round
+                inserts.append(await bare_insert_seconds(pool, count))
+                publishes.append(await bare_publish_seconds(js, count))
+        finally:
+            relay.terminate()
+            await asyncio.wait_for(relay.wait(), 30)
         await nc.close()
         await pool.close()
     median = statistics.median

@@ -65,6 +65,11 @@ class PublishOutcome:
         return self._entries[prefix - 1].cursor if prefix else None
 
 
+def checkpoint_name(settings: RelaySettings) -> str:
+    """Where a relay of these settings records how far it has published."""
+    return f"relay:{settings.name}"
+
+
 class Relay:
     def __init__(
         self,
@@ -88,7 +93,7 @@ class Relay:
 
     @property
     def checkpoint_name(self) -> str:
-        return f"relay:{self._settings.name}"
+        return checkpoint_name(self._settings)
 
     async def publish_batch(self, entries: Sequence[LogEntry]) -> PublishOutcome:
         """Publish a batch: streams in parallel (bounded), a stream's events one after another.
