@@ -5,7 +5,8 @@
 -- first, unique (stream_id, version) refuses the rows and the caller falls back to
 -- append_many.sql, which reads the head and reports the actual version.
 -- The batch comes packed: a few values, not seven arrays of one element per event, whose
--- encoding in the driver measured as the larger part of a 100-event append. Ids are 16 bytes
+-- encoding in the driver measured as the largest part of a 100-event append's gap to a bare
+-- insert. Ids are 16 bytes
 -- each in one bytea, links 32 bytes each in another; tags, schema versions and payloads are
 -- one per line (compact JSON escapes every newline). The answer is the events' positions.
 -- $1 stream_id, $2 stream_type, $3 event ids, $4 types, $5 schema versions, $6 data,
