@@ -305,7 +305,7 @@ class _Batch(NamedTuple):
         """The arguments of append_known.sql for one event, else of append_known_many.sql: the
         events stamped now and linked from the known head; and the new head's hash."""
         recorded_at = datetime.now(UTC)
-        _, hashes = chain(head, self.digests, version_before + 1, recorded_at)
+        hashes = chain(head, self.digests, version_before + 1, recorded_at)
         if len(self.encoded) == 1:
             e = self.encoded[0]
             one = (

@@ -76,23 +76,23 @@ def content_digest(
 
 def chain(
     head: bytes, digests: Sequence[bytes], first_version: int, recorded_at: datetime
-) -> tuple[list[bytes], list[bytes]]:
+) -> list[bytes]:
     """Link consecutive events after `head`, the first at `first_version`, all recorded at one
-    time: each one's prev_hash and hash (the arithmetic of the SQL function trainplate_link)."""
+    time: each one's hash (the arithmetic of the SQL function trainplate_link); each one's
+    prev_hash is the hash before it, `head` for the first."""
     micros = ((recorded_at - _EPOCH) // _MICROSECOND).to_bytes(8, "big", signed=True)
     sha256 = hashlib.sha256
-    prev_hashes, hashes = [], []
+    hashes = []
     for offset, digest in enumerate(digests):
-        prev_hashes.append(head)
         version = (first_version + offset).to_bytes(4, "big", signed=True)
         head = sha256(b"".join((head, digest, version, micros))).digest()
         hashes.append(head)
-    return prev_hashes, hashes
+    return hashes
 
 
 def link(prev_hash: bytes, digest: bytes, version: int, recorded_at: datetime) -> bytes:
     """One link (see chain)."""
-    return chain(prev_hash, [digest], version, recorded_at)[1][0]
+    return chain(prev_hash, [digest], version, recorded_at)[0]
 
 
 _ROWS: Final = """
