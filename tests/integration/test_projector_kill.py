@@ -2,11 +2,9 @@
 read model equals a rebuild from zero, and its checkpoint sits at the end of the log."""
 
 import asyncio
-import os
 import random
 import signal
 import subprocess
-import sys
 
 import asyncpg
 import pytest
@@ -15,6 +13,7 @@ from infra.globallog import load_checkpoint
 from infra.projector import status
 from projections import application_catalogue
 from tests.integration.test_projector import catch_up, create, forget_checkpoint, rows, runner
+from tests.processes import serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -23,14 +22,8 @@ CHUNKS = 4
 
 
 def start_projector(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes]":
-    env = {
-        **os.environ,
-        "TRAINPLATE_DATABASE_URL": postgres_url,
-        "TRAINPLATE_NATS_URL": nats_url,
-        "TRAINPLATE_PROJECTOR__BATCH_SIZE": "5",  # many small transactions: many places to die
-        "TRAINPLATE_LOG_LEVEL": "WARNING",
-    }
-    return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", "projector"], env=env)
+    # Many small transactions: many places to die.
+    return serve("projector", postgres_url, nats_url, PROJECTOR__BATCH_SIZE="5")
 
 
 async def test_killing_the_projector_loses_and_repeats_nothing(

@@ -2,9 +2,6 @@
 through /api/v1/token and manages environments and compute resources."""
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -39,6 +36,7 @@ from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.embedded import free_port
 from services.applications import create_application
 from tests.api.support import AUTH, CREDENTIALS
+from tests.processes import serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -50,22 +48,15 @@ T = TypeVar("T")
 def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Iterator[str]:
     """The API and the projector as the production entry points run them."""
     port = free_port()
-    env = {
-        **os.environ,
-        "TRAINPLATE_DATABASE_URL": postgres_url,
-        "TRAINPLATE_NATS_URL": nats_url,
-        "TRAINPLATE_API_PORT": str(port),
-        "TRAINPLATE_AUTH__SIGNING_KEY": AUTH.signing_key,
-        "TRAINPLATE_AUTH__HASH_TIME_COST": str(AUTH.hash_time_cost),
-        "TRAINPLATE_AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
-        "TRAINPLATE_CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key,
-        "TRAINPLATE_PROJECTOR__POLL_INTERVAL_S": "0.05",
-        "TRAINPLATE_LOG_LEVEL": "WARNING",
+    settings = {
+        "API_PORT": str(port),
+        "AUTH__SIGNING_KEY": AUTH.signing_key,
+        "AUTH__HASH_TIME_COST": str(AUTH.hash_time_cost),
+        "AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
+        "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key,
+        "PROJECTOR__POLL_INTERVAL_S": "0.05",
     }
-    children = [
-        subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", role], env=env)
-        for role in ("api", "projector")
-    ]
+    children = [serve(role, postgres_url, nats_url, **settings) for role in ("api", "projector")]
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
