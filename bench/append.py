@@ -20,8 +20,8 @@ import asyncpg
 from bench.harness import CODEC, Figure, postgres, report, sample_event
 from domain.events import EventMetadata
 from infra.bootstrap import create_pool
-from infra.eventstore import PostgresEventStore
-from infra.migrate import apply_migrations
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
 from infra.serialization import encode_metadata
 from infra.settings import DatabaseSettings
 

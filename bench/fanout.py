@@ -35,14 +35,14 @@ from domain.specs import EnvironmentSpec
 from domain.template_specs import DistributedTemplateSpec, TemplateAssets
 from domain.templates import TemplateBody
 from domain.values import ScopeRef
-from infra import globallog
 from infra.bootstrap import connect_nats, create_pool
-from infra.eventstore import PostgresEventStore
-from infra.fanout import fanout_projection
-from infra.migrate import apply_migrations
-from infra.named_streams import PostgresNamedStreams
-from infra.projector import ProjectionRunner
-from infra.relay import checkpoint_name, ensure_stream
+from infra.followers import global_log
+from infra.followers.fanout_runner import fanout_projection
+from infra.followers.projection_runner import ProjectionRunner
+from infra.jetstream.outbox_relay import checkpoint_name, ensure_stream
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
+from infra.postgres.named_streams import PostgresNamedStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, ProjectorSettings, RelaySettings
 from projections import ALL, template_catalogue
@@ -89,7 +89,7 @@ async def populate(pool: asyncpg.Pool, count: int) -> UUID:
 
 async def checkpoint(pool: asyncpg.Pool, name: str) -> int:
     async with pool.acquire() as conn:
-        return (await globallog.load_checkpoint(conn, name)).position
+        return (await global_log.load_checkpoint(conn, name)).position
 
 
 async def our_seconds(pool: asyncpg.Pool, env_id: UUID, round_: int) -> float:

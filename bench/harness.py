@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 
 from domain.events import Event
-from infra.embedded import EmbeddedNats, EmbeddedPostgres
+from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
 from infra.serialization import EventCodec
 
 

@@ -26,13 +26,13 @@ from bench.harness import Figure, postgres, report
 from domain.events import EventMetadata, TemplateCreated, TemplateUpdated
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import TemplateMeta
-from infra import globallog
 from infra.bootstrap import create_pool
-from infra.eventstore import PostgresEventStore
-from infra.fanout import fanout_projection
-from infra.globallog import START
-from infra.migrate import apply_migrations
-from infra.projector import ProjectionRunner
+from infra.followers import global_log
+from infra.followers.fanout_runner import fanout_projection
+from infra.followers.global_log import START
+from infra.followers.projection_runner import ProjectionRunner
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL, template_catalogue
@@ -90,7 +90,7 @@ async def bare_throughput(pool: asyncpg.Pool, count: int) -> float:
         )
         started, cursor, done = time.perf_counter(), START, 0
         while done < count:
-            entries = await globallog.read_after(conn, cursor, SETTINGS.batch_size)
+            entries = await global_log.read_after(conn, cursor, SETTINGS.batch_size)
             async with conn.transaction():
                 await conn.executemany(
                     "INSERT INTO bench_rows (event_id, stream_id, data) VALUES ($1, $2, $3::jsonb)",
@@ -129,7 +129,7 @@ async def lag_under_load(pool: asyncpg.Pool, rate: int, seconds: float) -> list[
         while seen < int(rate * seconds):
             async with pool.acquire() as conn:
                 position = (
-                    await globallog.load_checkpoint(conn, catalogue.checkpoint_name)
+                    await global_log.load_checkpoint(conn, catalogue.checkpoint_name)
                 ).position
             now = time.perf_counter()
             while seen < len(appended) and appended[seen][0] <= position:
@@ -177,9 +177,9 @@ async def main(rounds: int, backlog: int, rate: int, seconds: float) -> None:
                     *ALL,
                     fanout_projection(DOMAIN_CODEC, PostgresEventStore(pool, DOMAIN_CODEC)),
                 ]:
-                    await globallog.save_checkpoint(
+                    await global_log.save_checkpoint(
                         conn, f"projection:{p.name}",
-                        globallog.Cursor(head["transaction_id"], head["global_position"]),
+                        global_log.Cursor(head["transaction_id"], head["global_position"]),
                     )  # fmt: skip
             lags = await lag_under_load(pool, rate, seconds)
             ms = [lag * 1000 for lag in lags]

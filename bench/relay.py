@@ -20,12 +20,12 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from bench.harness import CODEC, Figure, nats, postgres, report, sample_event
-from infra import globallog
 from infra.bootstrap import connect_nats, create_pool
-from infra.cloudevents import headers_for, subject_for
-from infra.globallog import START, LogEntry
-from infra.migrate import apply_migrations
-from infra.relay import Relay, ensure_stream
+from infra.followers import global_log
+from infra.followers.global_log import START, LogEntry
+from infra.jetstream.cloudevents import headers_for, subject_for
+from infra.jetstream.outbox_relay import Relay, ensure_stream
+from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings, NatsSettings, RelaySettings
 
 WINDOW = 500
@@ -84,7 +84,7 @@ async def main(rounds: int, events: int, streams: int) -> None:
             await conn.execute(
                 FILL, CODEC.encode(sample_event(1)).data, streams, max(1, events // streams)
             )
-            entries = await globallog.read_after(conn, START, 10 * events)
+            entries = await global_log.read_after(conn, START, 10 * events)
         settings = NatsSettings(url=nats_url)
         nc = await connect_nats(settings, name="bench-relay")
         js = nc.jetstream()

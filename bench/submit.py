@@ -32,15 +32,15 @@ from domain.events import (
     WorkloadSubmitted,
 )
 from domain.template_specs import DistributedTemplateSpec
-from infra import globallog
+from infra.backends.dry_run import DryRunBackend
 from infra.bootstrap import connect_nats, create_pool
-from infra.dry_run_backend import DryRunBackend
-from infra.eventstore import PostgresEventStore
-from infra.migrate import apply_migrations
-from infra.relay import Relay, ensure_stream
+from infra.followers import global_log
+from infra.jetstream.outbox_relay import Relay, ensure_stream
+from infra.jetstream.work_queue import Submitter, ensure_consumer, filter_subjects
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, RelaySettings, SubmitterSettings
-from infra.submitter import Submitter, ensure_consumer, filter_subjects
 from services.ports import AppendResult, Stream
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
@@ -68,7 +68,7 @@ async def request(store: PostgresEventStore, count: int) -> None:
 
 async def relay_all(relay: Relay, pool: asyncpg.Pool) -> None:
     async with pool.acquire() as conn:
-        cursor = await globallog.load_checkpoint(conn, "jetstream")
+        cursor = await global_log.load_checkpoint(conn, "jetstream")
         while True:
             cursor, read = await relay.relay_once(conn, cursor)
             if not read:

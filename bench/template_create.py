@@ -27,12 +27,12 @@ from bench.harness import Figure, nats, postgres, report
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
-from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import create_pool
-from infra.embedded import free_port
-from infra.migrate import apply_migrations
+from infra.cli.embedded import free_port
+from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.migrate import apply_migrations
+from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings, DatabaseSettings
-from infra.tokens import TokenIssuer
 from services.applications import create_application
 
 AUTH = AuthSettings(signing_key="b" * 48, hash_time_cost=1, hash_memory_kib=8192)

@@ -1,7 +1,7 @@
 """Read side: one module per read model, each with a NAME, an idempotent apply() and its queries.
 
-The runner (infra/projector.py) feeds every registered projection the global log in order and
-commits each batch's read-model rows together with the projection's checkpoint.
+The runner (infra/followers/projection_runner.py) feeds every registered projection the global
+log in order and commits each batch's read-model rows together with the projection's checkpoint.
 """
 
 from collections.abc import Awaitable, Callable, Sequence

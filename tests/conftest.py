@@ -8,9 +8,9 @@ import pytest
 
 from domain.events import EventMetadata
 from infra.bootstrap import create_pool
-from infra.embedded import EmbeddedNats, EmbeddedPostgres
-from infra.eventstore import PostgresEventStore
-from infra.migrate import apply_migrations
+from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings
 from services.ports import EventStore
 from tests.fakes import InMemoryEventStore

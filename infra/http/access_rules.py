@@ -19,10 +19,10 @@ from domain.applications import AccessRuleNotFoundError
 from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
-from infra.eventstore import PostgresEventStore
 from infra.http.callers import Caller, actor, seen_scopes
-from infra.named_streams import PostgresIdSequence
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.named_streams import PostgresIdSequence
+from infra.postgres.org_tree import PostgresOrgTree
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from services.access_rules import create_access_rule, delete_access_rule

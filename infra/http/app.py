@@ -10,20 +10,16 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 
-from infra.applications import PostgresApplicationRegistry, secret_hasher
-from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources, open_resources
-from infra.credential_vault import PostgresCredentialVault
-from infra.eventstore import PostgresEventStore
 from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.asset_schemas import provide_asset_filter
 from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, before_request
-from infra.http.contract import CONTRACT_ROUTES
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
+from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.health import healthz, metrics, readyz
 from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
@@ -37,17 +33,21 @@ from infra.http.service_accounts import (
     patch_service_account,
     regenerate_service_account_secret,
 )
-from infra.http.settings import SETTING_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
-from infra.http.tokens import grant_token
+from infra.http.tenant_settings import SETTING_ROUTES
+from infra.http.token_grant import grant_token
 from infra.http.workloads import WORKLOAD_ROUTES
-from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
-from infra.registry_credentials import PostgresRegistryCredentials
-from infra.sealing import Sealer
+from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.asset_usage import PostgresAssetUsage
+from infra.postgres.credential_vault import PostgresCredentialVault
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.registry_credentials import PostgresRegistryCredentials
+from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
+from infra.security.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
-from infra.tokens import ExternalTokenVerifier, TokenIssuer
 
 log = logging.getLogger(__name__)
 

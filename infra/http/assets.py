@@ -15,7 +15,6 @@ from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.credentials import Credential
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import ScopeRef
-from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import (
     AssetCreationMeta,
@@ -34,8 +33,9 @@ from infra.http.asset_schemas import (
     used_by,
 )
 from infra.http.callers import Caller, actor, seen_scopes, visibility
-from infra.named_streams import PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.asset_usage import PostgresAssetUsage
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
 from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets

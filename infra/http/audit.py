@@ -22,10 +22,10 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from domain import access
 from domain.values import TENANT, ScopeKind, ScopeRef
 from infra.bootstrap import Resources
-from infra.hashchain import first_missing, verify_all, verify_stream
 from infra.http.callers import Caller, actor
-from infra.named_streams import PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.hashchain import first_missing, verify_all, verify_stream
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
 from projections.audit_index import AuditFilter, AuditRow, find
 from services.access import grants_of
 from services.errors import InvalidRequestError, NotPermittedError

@@ -15,7 +15,7 @@ from litestar.middleware.authentication import (
 from litestar.types import ASGIApp
 
 from infra.errors import TokenSigningUnconfiguredError
-from infra.tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
+from infra.security.access_tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
 from services.errors import NotAuthenticatedError
 
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 import asyncpg
 from litestar import Request, Response
 
-from infra.positions import last_position
+from infra.postgres.positions import last_position
 from projections import ALL
 
 POSITION: Final = "X-Trainplate-Position"

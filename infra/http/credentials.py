@@ -16,9 +16,7 @@ from domain import credentials
 from domain.commands import CreateCredential, DeleteCredential, SecretValues, UpdateCredential
 from domain.credentials import Credential
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
-from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources
-from infra.credential_vault import PostgresCredentialVault
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -29,7 +27,9 @@ from infra.http.asset_schemas import (
 )
 from infra.http.assets import one_visible, scope_of, visible_rows, written
 from infra.http.callers import Caller, actor
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.asset_usage import PostgresAssetUsage
+from infra.postgres.credential_vault import PostgresCredentialVault
+from infra.postgres.org_tree import PostgresOrgTree
 from projections import asset_catalogue
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services.credentials import create_credential, delete_credential, update_credential

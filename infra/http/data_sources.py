@@ -13,7 +13,6 @@ from litestar.params import FromPath, JSONBody
 from domain.commands import DeleteAsset
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
-from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import (
     AssetCreationMeta,
@@ -36,8 +35,9 @@ from infra.http.assets import (
 )
 from infra.http.callers import Caller, actor
 from infra.http.problems import pointer_in
-from infra.named_streams import PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.asset_usage import PostgresAssetUsage
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
 from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError

@@ -10,9 +10,9 @@ from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 from nats.js.errors import NotFoundError
 
 from infra.bootstrap import Resources
-from infra.fanout import NAME as FANOUT
-from infra.metrics import CONTENT_TYPE, lag_exposition
-from infra.migrate import pending_migrations
+from infra.followers.fanout_runner import NAME as FANOUT
+from infra.followers.metrics import CONTENT_TYPE, lag_exposition
+from infra.postgres.migrate import pending_migrations
 from infra.settings import Settings
 from projections import ALL
 

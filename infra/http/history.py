@@ -18,12 +18,12 @@ from domain.combined import FieldChange
 from domain.events import RecordedEvent
 from domain.templates import TemplateNotFoundError
 from domain.values import ScopeRef
-from infra.eventstore import PostgresEventStore
 from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate
 from infra.http.template_views import wire_of
-from infra.named_streams import PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
 from projections.template_catalogue import TemplateRow
 from services import history
 from services.ports import NamedStreams, OrgTree, RecordedHistory

@@ -14,8 +14,8 @@ from infra.bootstrap import Resources
 from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequest
 from infra.http.assets import one_visible
 from infra.http.callers import Caller
-from infra.named_streams import PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
 from projections import template_catalogue
 from services.ports import NamedStreams, OrgTree
 from services.templates import preview_asset_update

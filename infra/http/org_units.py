@@ -45,8 +45,8 @@ from infra.http.org_unit_schemas import (
     project_wire,
     totals,
 )
-from infra.named_streams import PostgresIdSequence, PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
 from services import access, org_units

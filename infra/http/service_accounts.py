@@ -20,10 +20,10 @@ from domain.commands import (
     RotateApplicationSecret,
     SetApplicationEnabled,
 )
-from infra.applications import PostgresApplicationRegistry
 from infra.bootstrap import Resources
-from infra.eventstore import PostgresEventStore
 from infra.http.callers import Caller, actor
+from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.postgres.eventstore import PostgresEventStore
 from projections import application_catalogue
 from services.applications import (
     create_application,

@@ -38,8 +38,8 @@ from infra.http.template_schemas import (
     UpdateRequest,
 )
 from infra.http.template_views import chosen, wire_of
-from infra.named_streams import PostgresNamedStreams, name_holder
-from infra.org_tree import PostgresOrgTree
+from infra.postgres.named_streams import PostgresNamedStreams, name_holder
+from infra.postgres.org_tree import PostgresOrgTree
 from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError

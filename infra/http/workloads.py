@@ -20,7 +20,6 @@ from domain.submissions import Overrides
 from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
 from infra.bootstrap import Resources
-from infra.eventstore import PostgresEventStore
 from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.workload_schemas import (
     Accepted,
@@ -38,9 +37,10 @@ from infra.http.workload_views import (
     history_of,
     workload_of,
 )
-from infra.named_streams import PostgresNamedStreams
-from infra.org_tree import PostgresOrgTree
-from infra.registry_credentials import PostgresRegistryCredentials
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.registry_credentials import PostgresRegistryCredentials
 from infra.settings import Settings
 from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow

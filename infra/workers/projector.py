@@ -6,12 +6,12 @@ import asyncio
 from prometheus_client import start_http_server
 
 from infra.bootstrap import open_resources
-from infra.eventstore import PostgresEventStore
-from infra.fanout import fanout_projection
-from infra.follower import keep_following
-from infra.metrics import ProjectorMetrics
-from infra.migrate import apply_migrations
-from infra.projector import ProjectionRunner
+from infra.followers.fanout_runner import fanout_projection
+from infra.followers.log_follower import keep_following
+from infra.followers.metrics import ProjectorMetrics
+from infra.followers.projection_runner import ProjectionRunner
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from projections import ALL

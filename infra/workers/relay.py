@@ -3,9 +3,9 @@
 import asyncio
 
 from infra.bootstrap import open_resources
-from infra.follower import keep_following
-from infra.migrate import apply_migrations
-from infra.relay import Relay
+from infra.followers.log_follower import keep_following
+from infra.jetstream.outbox_relay import Relay
+from infra.postgres.migrate import apply_migrations
 from infra.settings import Settings
 
 

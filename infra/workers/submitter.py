@@ -8,15 +8,15 @@ from pathlib import Path
 from uuid import UUID
 
 from domain.workloads import Outcome
+from infra.backends.dry_run import DryRunBackend
+from infra.backends.local import LocalBackend
 from infra.bootstrap import open_resources
-from infra.dry_run_backend import DryRunBackend
-from infra.eventstore import PostgresEventStore
-from infra.follower import keep_following
-from infra.local_backend import LocalBackend
-from infra.migrate import apply_migrations
+from infra.followers.log_follower import keep_following
+from infra.jetstream.work_queue import Submitter
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
-from infra.submitter import Submitter
 from services import submitter
 from services.ports import EventStore, Reports, WorkloadBackend
 
@@ -66,7 +66,7 @@ async def backend_for(
         finally:
             await local.close()
     else:
-        from infra.kubernetes_backend import KubernetesBackend, api_client
+        from infra.backends.kubernetes import KubernetesBackend, api_client
 
         async with api_client(chosen.kubeconfig) as api:
             backend = KubernetesBackend(

@@ -12,13 +12,14 @@ from litestar import Litestar
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import Grant
-from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import Resources, connect_nats
-from infra.eventstore import PostgresEventStore
-from infra.fanout import fanout_projection
-from infra.globallog import load_checkpoint
+from infra.followers.fanout_runner import fanout_projection
+from infra.followers.global_log import load_checkpoint
+from infra.followers.projection_runner import ProjectionRunner
 from infra.http.app import create_app
-from infra.projector import ProjectionRunner
+from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.eventstore import PostgresEventStore
+from infra.security.access_tokens import TokenIssuer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import (
     AuthSettings,
@@ -27,7 +28,6 @@ from infra.settings import (
     ProjectorSettings,
     Settings,
 )
-from infra.tokens import TokenIssuer
 from projections import ALL
 from services.applications import create_application
 from tests.api.client import client_for

@@ -6,7 +6,7 @@ import asyncpg
 import pytest
 from litestar import Litestar
 
-from infra.contract import asyncapi
+from infra.jetstream.asyncapi import asyncapi
 from tests.api.support import call
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]

@@ -10,12 +10,12 @@ import pytest
 from litestar import Litestar
 
 from domain.values import TENANT_ADMIN, Grant
-from infra import globallog
 from infra.bootstrap import connect_nats
-from infra.credential_vault import PostgresCredentialVault
-from infra.eventstore import PostgresEventStore
-from infra.relay import Relay, ensure_stream
-from infra.sealing import Sealer
+from infra.followers import global_log
+from infra.jetstream.outbox_relay import Relay, ensure_stream
+from infra.postgres.credential_vault import PostgresCredentialVault
+from infra.postgres.eventstore import PostgresEventStore
+from infra.security.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings
 from tests.api.support import CREDENTIALS, api_app, call, project_all, token_for
@@ -153,7 +153,7 @@ async def _relayed(pool: asyncpg.Pool, nats_url: str) -> list[bytes]:
         await ensure_stream(js, settings)
         relay = Relay(pool, js, settings, RelaySettings(name="leak-check"))
         async with pool.acquire() as conn:
-            cursor = await globallog.load_checkpoint(conn, relay.checkpoint_name)
+            cursor = await global_log.load_checkpoint(conn, relay.checkpoint_name)
             while True:
                 cursor, read = await relay.relay_once(conn, cursor)
                 if not read:

@@ -8,9 +8,9 @@ import pytest
 
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats, create_pool
-from infra.embedded import EmbeddedPostgres
+from infra.cli.embedded import EmbeddedPostgres
 from infra.http.app import create_app
-from infra.migrate import available_migrations
+from infra.postgres.migrate import available_migrations
 from infra.settings import DatabaseSettings, NatsSettings, Settings
 from tests.api.client import client_for
 from tests.api.support import api_app, call, project_all, token_for

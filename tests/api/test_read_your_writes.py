@@ -9,8 +9,8 @@ import pytest
 from litestar import Litestar
 
 from infra.bootstrap import Resources, connect_nats
+from infra.followers.projection_runner import ProjectionRunner
 from infra.http.app import create_app
-from infra.projector import ProjectionRunner
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, ProjectorSettings, Settings
 from projections import ALL

@@ -11,11 +11,11 @@ from litestar import Litestar
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
-from infra.applications import PostgresApplicationRegistry, secret_hasher
 from infra.bootstrap import Resources, connect_nats
 from infra.http.app import create_app
+from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings, NatsSettings, Settings
-from infra.tokens import TokenIssuer
 from services.applications import create_application
 from services.errors import ClientIdTakenError
 from tests.api.client import client_for

@@ -10,7 +10,7 @@ from litestar import Litestar
 
 from domain.events import WorkloadRequested
 from domain.values import Grant
-from infra.eventstore import PostgresEventStore
+from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from tests.api.support import call, project_all, token_for
 from tests.api.test_templates import IMAGE, assets, org, template

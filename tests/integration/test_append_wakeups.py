@@ -9,9 +9,9 @@ from uuid import UUID, uuid4
 import asyncpg
 import pytest
 
-from infra.batch_append import PostgresBatchAppender
-from infra.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
-from infra.eventstore import PostgresEventStore
+from infra.postgres.batch_append import PostgresBatchAppender
+from infra.postgres.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
+from infra.postgres.eventstore import PostgresEventStore
 from services.ports import AppendResult, OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened

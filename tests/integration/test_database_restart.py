@@ -8,11 +8,11 @@ from uuid import UUID, uuid4
 import pytest
 
 from infra.bootstrap import connect_nats, create_pool
-from infra.embedded import EmbeddedNats, EmbeddedPostgres
+from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
 from infra.errors import StoreUnavailableError
-from infra.eventstore import PostgresEventStore
-from infra.hashchain import verify_all
-from infra.migrate import apply_migrations
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.hashchain import verify_all
+from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings, RelaySettings, Settings
 from infra.workers import relay as relay_worker
 from services.event_ids import event_ids_for

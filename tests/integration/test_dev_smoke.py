@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from infra.embedded import free_port
+from infra.cli.embedded import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from infra.embedded import free_port
+from infra.cli.embedded import free_port
 from tests.integration.test_dev_smoke import ADMIN_SECRET, _wait_until_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -7,8 +7,8 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from infra.eventstore import PostgresEventStore
-from infra.hashchain import verify_stream
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.hashchain import verify_stream
 from services.errors import VersionConflictError
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened

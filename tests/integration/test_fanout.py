@@ -16,12 +16,12 @@ from domain.specs import EnvironmentSpec, WorkloadSupportedTypes
 from domain.template_specs import DistributedTemplateSpec, TemplateAssets
 from domain.templates import TemplateBody
 from domain.values import ScopeRef
-from infra.batch_append import PostgresBatchAppender
-from infra.eventstore import PostgresEventStore
-from infra.fanout import fanout_projection
-from infra.globallog import load_checkpoint
-from infra.named_streams import PostgresNamedStreams
-from infra.projector import ProjectionRunner
+from infra.followers.fanout_runner import fanout_projection
+from infra.followers.global_log import load_checkpoint
+from infra.followers.projection_runner import ProjectionRunner
+from infra.postgres.batch_append import PostgresBatchAppender
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.named_streams import PostgresNamedStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
 from services import assets

@@ -6,11 +6,11 @@ from uuid import UUID, uuid4
 import asyncpg
 import pytest
 
-from infra import globallog
-from infra.connections import Connection
-from infra.globallog import START
-from infra.hashchain import content_digest
-from infra.sql import statement
+from infra.followers import global_log
+from infra.followers.global_log import START
+from infra.postgres.connections import Connection
+from infra.postgres.hashchain import content_digest
+from infra.postgres.sql import statement
 
 pytestmark = pytest.mark.integration
 
@@ -58,13 +58,13 @@ async def test_a_transaction_that_commits_late_is_not_skipped(clean_pool: asyncp
 
         # A reader that followed positions alone would deliver `late` now and never see `early`.
         # Below the horizon it waits: nothing is readable while the slow transaction is open.
-        assert await globallog.read_after(reader, START, 100) == []
+        assert await global_log.read_after(reader, START, 100) == []
 
         await transaction.commit()
-        entries = await globallog.read_after(reader, START, 100)
+        entries = await global_log.read_after(reader, START, 100)
         assert [e.cursor.position for e in entries] == [early, late]
         assert entries[0].cursor < entries[1].cursor
-        assert await globallog.read_after(reader, entries[-1].cursor, 100) == []
+        assert await global_log.read_after(reader, entries[-1].cursor, 100) == []
 
 
 async def test_reading_in_pages_resumes_exactly_after_the_cursor(clean_pool: asyncpg.Pool) -> None:
@@ -72,7 +72,7 @@ async def test_reading_in_pages_resumes_exactly_after_the_cursor(clean_pool: asy
         positions = [await _append(conn, uuid4(), f"e{i}") for i in range(25)]
         seen: list[int] = []
         cursor = START
-        while page := await globallog.read_after(conn, cursor, 10):
+        while page := await global_log.read_after(conn, cursor, 10):
             seen += [e.cursor.position for e in page]
             cursor = page[-1].cursor
         assert seen == positions
@@ -80,8 +80,8 @@ async def test_reading_in_pages_resumes_exactly_after_the_cursor(clean_pool: asy
 
 async def test_checkpoints_only_move_forward(clean_pool: asyncpg.Pool) -> None:
     async with clean_pool.acquire() as conn:
-        ahead, behind = globallog.Cursor(900, 7), globallog.Cursor(800, 9)
-        await globallog.save_checkpoint(conn, "c", ahead)
-        await globallog.save_checkpoint(conn, "c", behind)
-        assert await globallog.load_checkpoint(conn, "c") == ahead
-        assert await globallog.load_checkpoint(conn, "unknown") == START
+        ahead, behind = global_log.Cursor(900, 7), global_log.Cursor(800, 9)
+        await global_log.save_checkpoint(conn, "c", ahead)
+        await global_log.save_checkpoint(conn, "c", behind)
+        assert await global_log.load_checkpoint(conn, "c") == ahead
+        assert await global_log.load_checkpoint(conn, "unknown") == START

@@ -5,9 +5,9 @@ from uuid import UUID, uuid4
 import asyncpg
 import pytest
 
-from infra.connections import Connection
-from infra.eventstore import PostgresEventStore
-from infra.hashchain import content_digest, link, verify_all, verify_stream
+from infra.postgres.connections import Connection
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.hashchain import content_digest, link, verify_all, verify_stream
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 

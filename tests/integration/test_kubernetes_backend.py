@@ -12,7 +12,7 @@ from kubernetes_asyncio import client
 
 from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
-from infra.kubernetes_backend import KubernetesBackend, outcome_of
+from infra.backends.kubernetes import KubernetesBackend, outcome_of
 from services.errors import BackendRejectedError
 from tests.kube_stand_in import KubeStandIn, serving
 from tests.workload_samples import requested_workload

@@ -14,8 +14,8 @@ import pytest
 
 from domain import workloads
 from domain.workloads import Workload
-from infra.eventstore import PostgresEventStore
-from infra.local_backend import LocalBackend
+from infra.backends.local import LocalBackend
+from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import reports_to
 from services import submitter

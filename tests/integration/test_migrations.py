@@ -5,7 +5,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from infra.migrate import apply_migrations, available_migrations, pending_migrations
+from infra.postgres.migrate import apply_migrations, available_migrations, pending_migrations
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from infra.eventstore import PostgresEventStore
-from infra.named_streams import PostgresNamedStreams
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.named_streams import PostgresNamedStreams
 from services.errors import NameTakenError
 from services.ports import NameClaim
 from tests.conftest import ACTOR

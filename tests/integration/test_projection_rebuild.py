@@ -9,8 +9,8 @@ import sys
 import asyncpg
 import pytest
 
-from infra.globallog import load_checkpoint
-from infra.rebuild import NotRebuildableError, rebuild
+from infra.followers.global_log import load_checkpoint
+from infra.followers.rebuild import NotRebuildableError, rebuild
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
 from projections import Projection

@@ -12,11 +12,11 @@ import pytest
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN, Grant
-from infra.applications import PostgresApplicationRegistry, secret_hasher
-from infra.eventstore import PostgresEventStore
-from infra.globallog import START, load_checkpoint
-from infra.metrics import ProjectorMetrics
-from infra.projector import ProjectionRunner, status
+from infra.followers.global_log import START, load_checkpoint
+from infra.followers.metrics import ProjectorMetrics
+from infra.followers.projection_runner import ProjectionRunner, status
+from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, ProjectorSettings
 from projections import ALL, application_catalogue

@@ -9,8 +9,8 @@ import subprocess
 import asyncpg
 import pytest
 
-from infra.globallog import load_checkpoint
-from infra.projector import status
+from infra.followers.global_log import load_checkpoint
+from infra.followers.projection_runner import status
 from projections import application_catalogue
 from tests.integration.test_projector import catch_up, create, forget_checkpoint, rows, runner
 from tests.processes import serve

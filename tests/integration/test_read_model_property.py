@@ -24,14 +24,14 @@ from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.template_specs import DistributedTemplateSpec, TemplateAssets
 from domain.templates import TemplateBody
 from domain.values import ScopeRef
-from infra.asset_usage import PostgresAssetUsage
 from infra.bootstrap import create_pool
-from infra.eventstore import PostgresEventStore
-from infra.fanout import fanout_projection
-from infra.globallog import load_checkpoint
-from infra.migrate import apply_migrations
-from infra.named_streams import PostgresNamedStreams
-from infra.projector import ProjectionRunner
+from infra.followers.fanout_runner import fanout_projection
+from infra.followers.global_log import load_checkpoint
+from infra.followers.projection_runner import ProjectionRunner
+from infra.postgres.asset_usage import PostgresAssetUsage
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
+from infra.postgres.named_streams import PostgresNamedStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL

@@ -16,11 +16,11 @@ from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from infra import globallog
 from infra.bootstrap import connect_nats
-from infra.embedded import EmbeddedNats
-from infra.eventstore import PostgresEventStore
-from infra.relay import Relay
+from infra.cli.embedded import EmbeddedNats
+from infra.followers import global_log
+from infra.jetstream.outbox_relay import Relay
+from infra.postgres.eventstore import PostgresEventStore
 from infra.settings import NatsSettings, RelaySettings
 from tests.conftest import ACTOR
 from tests.jetstream import Held, read_stream
@@ -64,9 +64,9 @@ async def wait_until_relayed(pool: asyncpg.Pool, name: str, within_s: float = 90
             " ORDER BY transaction_id DESC, global_position DESC LIMIT 1"
         )
         assert row is not None, "no events to relay"
-        last = globallog.Cursor(row["transaction_id"], row["global_position"])
+        last = global_log.Cursor(row["transaction_id"], row["global_position"])
         while time.monotonic() < deadline:
-            if await globallog.load_checkpoint(conn, f"relay:{name}") == last:
+            if await global_log.load_checkpoint(conn, f"relay:{name}") == last:
                 return
             await asyncio.sleep(0.05)
     raise AssertionError(f"the relay did not catch up with {last} within {within_s} s")
@@ -184,7 +184,7 @@ async def _wait_for_published(js: JetStreamContext, *, more_than: int, within_s:
 
 async def _events_up_to_checkpoint(pool: asyncpg.Pool, name: str) -> int:
     async with pool.acquire() as conn:
-        cursor = await globallog.load_checkpoint(conn, f"relay:{name}")
+        cursor = await global_log.load_checkpoint(conn, f"relay:{name}")
         count: int = await conn.fetchval(
             "SELECT count(*) FROM events WHERE (transaction_id, global_position) <= ($1::xid8, $2)",
             cursor.transaction_id,

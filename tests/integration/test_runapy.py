@@ -32,8 +32,8 @@ from runai.runai_client import RunaiClient
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
-from infra.applications import PostgresApplicationRegistry, secret_hasher
-from infra.embedded import free_port
+from infra.cli.embedded import free_port
+from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
 from services.applications import create_application
 from tests.api.support import AUTH, CREDENTIALS
 from tests.processes import serve

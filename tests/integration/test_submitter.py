@@ -17,14 +17,14 @@ import pytest
 from nats.js import JetStreamContext
 
 from domain.workload_plans import WorkloadPlan
+from infra.backends.dry_run import DryRunBackend
 from infra.bootstrap import connect_nats
-from infra.dry_run_backend import DryRunBackend
-from infra.embedded import EmbeddedNats
-from infra.eventstore import PostgresEventStore
-from infra.relay import Relay
+from infra.cli.embedded import EmbeddedNats
+from infra.jetstream.outbox_relay import Relay
+from infra.jetstream.work_queue import DEAD_LETTER_STREAM, Submitter
+from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
-from infra.submitter import DEAD_LETTER_STREAM, Submitter
 from services.ports import Submission
 from tests.api.support import project_all
 from tests.conftest import ACTOR

@@ -17,9 +17,9 @@ import pytest
 
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import connect_nats
-from infra.embedded import EmbeddedNats
-from infra.globallog import START
-from infra.relay import Relay, ensure_stream
+from infra.cli.embedded import EmbeddedNats
+from infra.followers.global_log import START
+from infra.jetstream.outbox_relay import Relay, ensure_stream
 from infra.settings import NatsSettings, RelaySettings
 from tests.api.support import api_app, call, token_for
 from tests.api.test_templates import IMAGE

@@ -10,8 +10,8 @@ from litestar.middleware import DefineMiddleware
 
 from infra.http.auth import BearerAuthenticationMiddleware, Principal
 from infra.http.problems import EXCEPTION_HANDLERS
+from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings
-from infra.tokens import TokenIssuer
 
 AUTH = AuthSettings(signing_key="k" * 48)
 APP_ID = UUID(int=42)

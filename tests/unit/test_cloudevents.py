@@ -1,9 +1,9 @@
 from datetime import UTC, datetime
 from uuid import UUID
 
-from infra.cloudevents import headers_for, subject_for
-from infra.globallog import Cursor, LogEntry
-from infra.relay import PublishOutcome
+from infra.followers.global_log import Cursor, LogEntry
+from infra.jetstream.cloudevents import headers_for, subject_for
+from infra.jetstream.outbox_relay import PublishOutcome
 
 EVENT_ID = UUID("0b4c6f3e-9a55-4d0f-8e8a-3f1f6a7b2c11")
 STREAM_ID = UUID("7f1b0c2e-1d2a-4c3b-9e8f-5a6b7c8d9e01")

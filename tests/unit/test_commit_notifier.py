@@ -7,7 +7,7 @@ from typing import cast
 
 import asyncpg
 
-from infra.commit_notifier import CommitNotifier
+from infra.postgres.commit_notifier import CommitNotifier
 
 INTERVAL_S = 0.05
 

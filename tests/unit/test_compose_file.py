@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from infra.cli import PROCESSES, build_parser
+from infra.cli.main import PROCESSES, build_parser
 from infra.settings import Settings
 
 ROOT = Path(__file__).parents[2]
@@ -24,7 +24,7 @@ def test_every_process_runs_from_the_trainplate_image_with_a_real_entry_point() 
     ]
     assert entry == ['ENTRYPOINT ["trainplate"]']
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["trainplate"] == "infra.cli:main"
+    assert scripts["trainplate"] == "infra.cli.main:main"
     services = _services()
     for process in PROCESSES:
         service = services[process]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from infra import dev
-from infra.embedded import EmbeddedNats, EmbeddedServersMissingError
+from infra.cli import dev
+from infra.cli.embedded import EmbeddedNats, EmbeddedServersMissingError
 from infra.settings import Settings
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from domain.events import event_tag
 from domain.legacy_events import LEGACY
-from infra.contract import asyncapi
+from infra.jetstream.asyncapi import asyncapi
 
 SNAPSHOT = Path(__file__).parents[1] / "data" / "contract" / "asyncapi.json"
 EXPORT = "trainplate contract export --output tests/data/contract/asyncapi.json"

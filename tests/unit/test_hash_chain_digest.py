@@ -1,8 +1,8 @@
 from datetime import UTC, datetime
 from uuid import UUID
 
-from infra.eventstore import random_ids
-from infra.hashchain import GENESIS, content_digest, link
+from infra.postgres.eventstore import random_ids
+from infra.postgres.hashchain import GENESIS, content_digest, link
 
 EVENT: dict[str, object] = {
     "event_id": UUID(int=1),

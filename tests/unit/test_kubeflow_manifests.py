@@ -17,7 +17,7 @@ from jsonschema import Draft7Validator
 from domain.events import WorkloadRequested
 from domain.workload_plans import plan_for
 from domain.workloads import InvalidWorkloadError
-from infra.kubeflow import KINDS, to_kubeflow_job
+from infra.backends.kubeflow_jobs import KINDS, to_kubeflow_job
 from infra.serialization import DOMAIN_CODEC
 from tests.workload_samples import requested_workload
 

@@ -5,7 +5,7 @@ import json
 from uuid import UUID
 
 from domain.workload_plans import WorkloadPlan, plan_for
-from infra.local_contracts import mpi_hostfile, replicas
+from infra.backends.local_environment import mpi_hostfile, replicas
 from tests.workload_samples import requested_workload
 
 ID = UUID("3f2b8c1d-9a4e-4f6b-8d2c-7e1a5b9c0d4f")

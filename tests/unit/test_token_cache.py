@@ -7,8 +7,8 @@ from uuid import uuid4
 import jwt
 import pytest
 
+from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings
-from infra.tokens import TokenIssuer
 
 AUTH = AuthSettings(signing_key="k" * 48, token_ttl_s=60)
 

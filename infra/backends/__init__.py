@@ -1,0 +1,1 @@
+"""Workload backends: Kubeflow on Kubernetes, local processes, dry run."""

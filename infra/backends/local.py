@@ -1,0 +1,223 @@
+"""The local backend: each replica of a run is an OS process on this machine, with the environment
+its Kubeflow operator would inject (infra/backends/local_environment.py). The image is not used: the
+replica's command runs with this machine's programs.
+
+A run starts at most once per machine: a marker file is created exclusively before any process
+starts, so a redelivered request (another submitter, or this one after a restart) finds it and
+starts nothing. The supervisor reports Running once every replica started; the first replica to
+exit non-zero stops its siblings (SIGTERM to its process group, SIGKILL after the spec's
+termination grace period); every replica then starts again while the spec's backoff limit
+allows, and after that the run fails, naming the replica and its exit code. All exiting zero is
+success. Each replica's output goes to `<work_dir>/<job>/run-<n>/<replica>.log`.
+
+A submitter that dies leaves its runs' processes unsupervised (each runs in its own session);
+stopping the submitter cleanly stops them.
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+from pathlib import Path
+
+from domain.workload_plans import WorkloadPlan
+from domain.workloads import Outcome
+from infra.backends.local_environment import LocalReplica, mpi_hostfile, replicas
+from services.errors import BackendRejectedError
+from services.ports import Reports, Submission
+
+log = logging.getLogger(__name__)
+
+
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, work_dir: Path, reports: Reports, *, stop_grace_s: float = 10.0) -> None:
+        self._work_dir = work_dir
+        self._reports = reports
+        self._grace = stop_grace_s
+        self._runs: dict[str, _Run] = {}
+
+    async def submit(self, plan: WorkloadPlan) -> Submission:
+        directory = self.run_dir(plan)
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            (directory / "started").open("x").close()
+        except FileExistsError:
+            return Submission(backend=self.name)  # this run was started already
+        hostfile = directory / "hostfile"
+        if plan.framework == "MPI":
+            hostfile.write_text(mpi_hostfile(plan))
+        ports = _free_ports(plan.total_replicas + 1)
+        planned = replicas(plan, ports, hostfile=str(hostfile), node_name=socket.gethostname())
+        missing = [r.name for r in planned if not r.argv]
+        if missing:
+            raise BackendRejectedError(
+                plan.job_name, f"the local backend runs a command; {', '.join(missing)} has none"
+            )
+        grace = plan.termination_grace_period_seconds
+        run = _Run(plan, planned, directory, self._reports, self._grace if grace is None else grace)
+        self._runs[_key(plan)] = run
+        await run.start()
+        return Submission(backend=self.name)
+
+    async def stop(self, plan: WorkloadPlan) -> None:
+        run = self._runs.get(_key(plan))
+        if run is not None:
+            await run.stop()
+
+    async def close(self) -> None:
+        """Stop every run this process supervises (the submitter is going away)."""
+        await asyncio.gather(*(run.stop(shutting_down=True) for run in self._runs.values()))
+
+    def run_dir(self, plan: WorkloadPlan) -> Path:
+        return self._work_dir / plan.job_name / f"run-{plan.run}"
+
+
+def _key(plan: WorkloadPlan) -> str:
+    return f"{plan.job_name}/{plan.run}"
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports nothing listens on now (held open together, so they are distinct)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _working_dir(replica: LocalReplica, default: Path) -> Path:
+    """The spec's working directory where this machine has it, else the run's directory."""
+    wanted = replica.working_dir
+    return Path(wanted) if wanted and Path(wanted).is_dir() else default
+
+
+class _Run:
+    def __init__(
+        self,
+        plan: WorkloadPlan,
+        planned: list[LocalReplica],
+        directory: Path,
+        reports: Reports,
+        grace: float,
+    ) -> None:
+        self._plan = plan
+        self._planned = planned
+        self._directory = directory
+        self._reports = reports
+        self._grace = grace
+        self._processes: dict[str, asyncio.subprocess.Process] = {}
+        self._stopping = False
+        self._shutting_down = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._spawn()
+        self._task = asyncio.create_task(self._supervise(), name=f"local:{self._plan.job_name}")
+
+    async def _spawn(self) -> None:
+        """Start every replica (again, after a failure within the backoff limit)."""
+        self._processes = {}
+        for replica in self._planned:
+            log_file = (self._directory / f"{replica.name}.log").open("ab")
+            try:
+                self._processes[replica.name] = await asyncio.create_subprocess_exec(
+                    *replica.argv,
+                    env={**os.environ, **replica.env},
+                    cwd=_working_dir(replica, self._directory),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=log_file,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,  # its own process group: signal the whole tree
+                )
+            except OSError as error:
+                await self._terminate()
+                raise BackendRejectedError(
+                    self._plan.job_name, f"{replica.name} could not start: {error}"
+                ) from error
+            finally:
+                log_file.close()
+
+    async def stop(self, *, shutting_down: bool = False) -> None:
+        """Stop every replica. A user's stop is reported as Stopped; the submitter shutting
+        down fails the run, saying so (no one would ever resume a run it stopped)."""
+        self._stopping = True
+        self._shutting_down = shutting_down
+        await self._terminate()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _supervise(self) -> None:
+        """Report Running, then the outcome. A failed attempt restarts every replica while the
+        plan's backoff limit allows (as the operator recreates failed pods), then fails."""
+        plan = self._plan
+        await self._report("running", None)
+        restarts = 0
+        while True:
+            failure = await self._attempt()
+            if failure is None or self._stopping or restarts >= (plan.backoff_limit or 0):
+                break
+            restarts += 1
+            log.info("local run %s/%s: %s; restart %d", plan.job_name, plan.run, failure, restarts)
+            try:
+                await self._spawn()
+            except BackendRejectedError as error:
+                failure = error.reason
+                break
+        if self._shutting_down:
+            await self._report("failed", "stopped with the submitter that ran it")
+        elif self._stopping:
+            await self._report("stopped", None)
+        elif failure is not None:
+            after = f" (after {restarts} restarts)" if restarts else ""
+            await self._report("failed", f"{failure}{after}")
+        else:
+            await self._report("succeeded", None)
+        log.info("local run %s/%s finished: %s", plan.job_name, plan.run, failure or "ok")
+
+    async def _attempt(self) -> str | None:
+        """Wait for every replica; the first to fail stops its siblings. Returns why it failed."""
+        waits = {
+            asyncio.ensure_future(process.wait()): name for name, process in self._processes.items()
+        }
+        failure: str | None = None
+        pending = set(waits)
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for finished in done:
+                code = finished.result()
+                if code != 0 and failure is None and not self._stopping:
+                    failure = f"{waits[finished]} exited with code {code}"
+                    await self._terminate()
+        return failure
+
+    async def _report(self, outcome: Outcome, reason: str | None) -> None:
+        try:
+            await self._reports(self._plan.workload_id, self._plan.run, outcome, reason)
+        except Exception:  # the run goes on; a later report or a restart reconciles it
+            log.exception("could not record %s for %s", outcome, self._plan.job_name)
+
+    async def _terminate(self) -> None:
+        alive = [p for p in self._processes.values() if p.returncode is None]
+        for process in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        if not alive:
+            return
+        _, late = await asyncio.wait(
+            [asyncio.ensure_future(p.wait()) for p in alive], timeout=self._grace
+        )
+        for process in alive:
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+        if late:
+            await asyncio.wait(late)

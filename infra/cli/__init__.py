@@ -1,0 +1,1 @@
+"""The `trainplate` command and what only it runs: `dev`, embedded servers, `events tail`."""

@@ -1,0 +1,5 @@
+"""`python -m infra.cli`: the `trainplate` command."""
+
+from infra.cli.main import main
+
+main()

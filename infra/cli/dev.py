@@ -1,0 +1,183 @@
+"""`trainplate dev`: embedded PostgreSQL and NATS plus every process, as one supervised tree.
+
+Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL after a grace period), then NATS, then
+PostgreSQL; nothing is left running. If any child dies, the rest are stopped too and the exit code
+says so, rather than leaving a half-working service behind.
+"""
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Final
+from uuid import uuid4
+
+import asyncpg
+
+from domain.commands import CreateApplication
+from domain.events import EventMetadata
+from domain.values import TENANT_ADMIN
+from infra.bootstrap import create_pool
+from infra.cli.embedded import (
+    EmbeddedNats,
+    EmbeddedPostgres,
+    EmbeddedServersMissingError,
+    free_port,
+)
+from infra.cli.main import PROCESSES
+from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.migrate import apply_migrations
+from infra.settings import DatabaseSettings, Settings
+from services.applications import create_application
+from services.errors import ClientIdTakenError
+
+GRACE_S: Final = 10.0
+
+
+def run_dev(settings: Settings) -> int:
+    data_dir = Path(settings.data_dir).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        postgres = EmbeddedPostgres(data_dir / "postgres")
+        broker = EmbeddedNats(data_dir / "nats")
+    except EmbeddedServersMissingError as exc:
+        print(f"trainplate dev: {exc}", file=sys.stderr)
+        return 2
+
+    stopping = False
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+
+    children: dict[str, subprocess.Popen[bytes]] = {}
+    endpoints = data_dir / "endpoints.json"
+    try:
+        postgres.start()
+        broker.start()
+        asyncio.run(_migrate(postgres.url))
+        admin_secret = asyncio.run(_bootstrap_admin(postgres.url, settings))
+        api_url = f"http://{settings.api_host}:{settings.api_port}"
+        projector_port = free_port()
+        metrics = {
+            "api": f"{api_url}/metrics",
+            "projector": f"http://127.0.0.1:{projector_port}/metrics",
+        }
+        env = {
+            **os.environ,
+            "TRAINPLATE_DATABASE_URL": postgres.url,
+            "TRAINPLATE_NATS_URL": broker.url,
+            "TRAINPLATE_API_HOST": settings.api_host,
+            "TRAINPLATE_API_PORT": str(settings.api_port),
+            "TRAINPLATE_DATA_DIR": str(data_dir),
+            "TRAINPLATE_AUTH__SIGNING_KEY": _local_key(data_dir / "signing.key", 48),
+            "TRAINPLATE_CREDENTIALS__ENCRYPTION_KEY": _local_key(data_dir / "credentials.key", 32),
+            "TRAINPLATE_PROJECTOR__METRICS_PORT": str(projector_port),
+        }
+        for process in PROCESSES:
+            children[process] = subprocess.Popen(
+                [sys.executable, "-m", "infra.cli", "serve", process], env=env
+            )
+        endpoints.write_text(
+            json.dumps(
+                {"api": api_url, "database": postgres.url, "nats": broker.url, "metrics": metrics},
+                indent=2,
+            )
+        )
+        print(
+            f"\ntrainplate is starting at {api_url}  (readiness: {api_url}/readyz)\n"
+            f"  PostgreSQL {postgres.url}\n  NATS       {broker.url}\n"
+            f"  endpoints  {endpoints}\n  Ctrl-C stops everything.\n",
+            flush=True,
+        )
+        print(_token_hint(api_url, settings.admin_app_id, admin_secret), flush=True)
+        while not stopping:
+            exited = {name: p.returncode for name, p in children.items() if p.poll() is not None}
+            if exited:
+                print(f"trainplate dev: {exited} exited; stopping the rest", file=sys.stderr)
+                return 1
+            time.sleep(0.2)
+        return 0
+    finally:
+        _stop_children(children)
+        broker.stop()
+        postgres.stop()
+        endpoints.unlink(missing_ok=True)
+
+
+def _local_key(path: Path, size: int) -> str:
+    """A key of this data directory (`size` random bytes, URL-safe base64): made once, readable
+    by its owner only."""
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(size))
+    return path.read_text().strip()
+
+
+async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
+    """Create the tenant-wide admin application on first start. Returns its secret when it was
+    generated now (to be shown once), else None."""
+    pool = await create_pool(
+        DatabaseSettings(url=url, pool_max=2), application_name="trainplate-dev"
+    )
+    try:
+        registry = PostgresApplicationRegistry(pool, secret_hasher(settings.auth))
+        secret = settings.admin_app_secret or secrets.token_urlsafe(32)
+        command = CreateApplication(
+            application_id=uuid4(),
+            name=settings.admin_app_id,
+            grants=(TENANT_ADMIN,),
+            metadata=EventMetadata(actor_subject="trainplate-dev", actor_kind="system"),
+        )
+        try:
+            await create_application(command, secret=secret, registry=registry)
+        except ClientIdTakenError:
+            return None  # created on an earlier start; its secret was shown then
+        return None if settings.admin_app_secret else secret
+    finally:
+        await pool.close()
+
+
+def _token_hint(api_url: str, app_id: str, generated_secret: str | None) -> str:
+    secret = generated_secret or "<its secret>"
+    body = json.dumps({"grantType": "app_token", "AppId": app_id, "AppSecret": secret})
+    shown = (
+        f"  admin app  {app_id}, secret {generated_secret}  (shown this once: keep it)\n"
+        if generated_secret
+        else f"  admin app  {app_id} (its secret: as set or shown when it was created)\n"
+    )
+    return (
+        f"{shown}  get a token:\n"
+        f"    curl -s -X POST {api_url}/api/v1/token -H 'content-type: application/json' \\\n"
+        f"      -d '{body}'\n"
+    )
+
+
+async def _migrate(url: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await apply_migrations(conn)
+    finally:
+        await conn.close()
+
+
+def _stop_children(children: dict[str, subprocess.Popen[bytes]]) -> None:
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + GRACE_S
+    for child in children.values():
+        try:
+            child.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()

@@ -1,0 +1,210 @@
+"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `verify`, `projections`."""
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import asyncpg
+import msgspec
+
+from infra.settings import Settings
+
+PROCESSES = ("api", "relay", "projector", "submitter")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trainplate", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    dev = commands.add_parser("dev", help="run the whole service with embedded PostgreSQL and NATS")
+    dev.add_argument("--port", type=int, help="API port (default: $TRAINPLATE_API_PORT or 8080)")
+    dev.add_argument("--data-dir", type=Path, help="data directory (default: .trainplate/)")
+
+    serve = commands.add_parser("serve", help="run one process against external servers")
+    serve.add_argument("process", choices=PROCESSES)
+
+    commands.add_parser("migrate", help="apply pending schema migrations and exit")
+    verify = commands.add_parser("verify", help="verify the hash chain of every stream")
+    verify.add_argument("--stream", help="verify only this stream id")
+    events = commands.add_parser("events", help="the events on NATS JetStream")
+    events.add_argument("action", choices=["tail"])
+    events.add_argument("--type", action="append", default=[], help="e.g. template.created.v1")
+    events.add_argument("--stream", help="one aggregate's id")
+    events.add_argument("--from-start", action="store_true", help="from the first event kept")
+    events.add_argument("--count", type=int, help="stop after this many events")
+    contract = commands.add_parser("contract", help="the event contract for subscribers")
+    contract.add_argument("action", choices=["export"])
+    contract.add_argument("--output", type=Path, help="write it here (default: standard output)")
+    audit = commands.add_parser("audit", help="tamper evidence: walk every hash chain")
+    audit.add_argument("action", choices=["verify"])
+    audit.add_argument("--stream", help="verify only this stream id")
+    projections = commands.add_parser(
+        "projections", help="read models: where they stand, or rebuild one from zero"
+    )
+    projections.add_argument("action", choices=["status", "rebuild"])
+    projections.add_argument("name", nargs="?", help="with rebuild: the read model")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    settings = Settings.from_env(os.environ)
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "dev":
+        from infra.cli.dev import run_dev
+
+        overrides: dict[str, object] = {}
+        if args.port is not None:
+            overrides["api_port"] = args.port
+        if args.data_dir is not None:
+            overrides["data_dir"] = str(args.data_dir)
+        sys.exit(run_dev(msgspec.structs.replace(settings, **overrides)))
+    elif args.command == "serve":
+        serve_process(args.process, settings)
+    elif args.command == "migrate":
+        asyncio.run(_migrate(settings))
+    elif args.command == "events":
+        from infra.cli.tail import tail
+
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(
+                tail(
+                    settings.nats,
+                    types=args.type,
+                    stream=args.stream,
+                    from_start=args.from_start,
+                    count=args.count,
+                )
+            )
+    elif args.command == "contract":
+        _export_contract(settings, args.output)
+    elif args.command == "projections" and args.action == "rebuild":
+        sys.exit(asyncio.run(_rebuild(settings, args.name)))
+    elif args.command == "projections":
+        asyncio.run(_projections_status(settings))
+    else:
+        sys.exit(asyncio.run(_verify(settings, args.stream)))
+
+
+def serve_process(process: str, settings: Settings) -> None:
+    if process == "api":
+        import uvicorn
+
+        from infra.http.app import create_app
+
+        uvicorn.run(
+            create_app(settings),
+            host=settings.api_host,
+            port=settings.api_port,
+            log_level=settings.log_level.lower(),
+            lifespan="on",
+        )
+        return
+
+    from infra.workers import projector, relay, submitter
+    from infra.workers.lifecycle import run_until_signalled
+
+    worker = {"relay": relay.run, "projector": projector.run, "submitter": submitter.run}[process]
+    run_until_signalled(lambda stop: worker(settings, stop))
+
+
+async def _migrate(settings: Settings) -> None:
+    from infra.postgres.migrate import apply_migrations
+
+    conn = await asyncpg.connect(settings.database.url)
+    try:
+        applied = await apply_migrations(conn)
+    finally:
+        await conn.close()
+    print(f"applied: {applied}" if applied else "schema is up to date")
+
+
+async def _projections_status(settings: Settings) -> None:
+    from infra.followers import fanout_runner
+    from infra.followers.projection_runner import status
+    from projections import ALL
+
+    conn = await asyncpg.connect(settings.database.url)
+    try:
+        names = [projection.name for projection in ALL] + [fanout_runner.NAME]
+        report = await status(conn, names)
+    finally:
+        await conn.close()
+    print(f"{'projection':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")
+    for line in report:
+        print(f"{line.name:28} {line.position:>10} {line.behind:>8} {line.lag_s:>8.2f}")
+
+
+def _export_contract(settings: Settings, output: Path | None) -> None:
+    from infra.jetstream.asyncapi import asyncapi
+
+    text = json.dumps(asyncapi(settings.nats), indent=2, sort_keys=True) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+
+
+async def _rebuild(settings: Settings, name: str | None) -> int:
+    from infra.followers.rebuild import NotRebuildableError, rebuild
+    from infra.serialization import DOMAIN_CODEC
+    from projections import ALL
+
+    chosen = {projection.name: projection for projection in ALL}
+    if name not in chosen:
+        print(f"name one of: {', '.join(sorted(chosen))}", file=sys.stderr)
+        return 2
+    try:
+        report = await rebuild(
+            settings.database.url,
+            chosen[name],
+            DOMAIN_CODEC,
+            settings.projector,
+            progress=lambda done: print(f"  {done} events applied", end="\r", flush=True),
+        )
+    except NotRebuildableError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print(
+        f"{report.name}: rebuilt from {report.events} events up to position {report.position} "
+        f"in {report.seconds:.2f} s; swapped in with the live tables locked for "
+        f"{report.swap_seconds:.3f} s"
+    )
+    return 0
+
+
+async def _verify(settings: Settings, stream: str | None) -> int:
+    from uuid import UUID
+
+    from infra.postgres.hashchain import first_missing, verify_all, verify_stream
+
+    conn = await asyncpg.connect(settings.database.url)
+    try:
+        reports = [await verify_stream(conn, UUID(stream))] if stream else await verify_all(conn)
+        missing = None if stream else await first_missing(conn)
+        if missing is not None:
+            reports.append(missing)
+    finally:
+        await conn.close()
+    broken = [r for r in reports if not r.intact]
+    for report in broken:
+        assert report.broken_at is not None
+        print(
+            f"stream {report.stream_id}: broken at version {report.broken_at.version} "
+            f"(event {report.broken_at.event_id}): {report.broken_at.reason}"
+        )
+    print(f"{len(reports)} streams checked, {len(broken)} broken")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Followers of the event log: the reader, the leader loop, the runners."""

@@ -1,0 +1,124 @@
+"""Following the event log: what the relay and every projection runner share.
+
+One follower per name leads at a time (a session advisory lock; the others wait as hot standbys).
+The leader calls `step(conn, cursor)` until it reads less than a full batch, then sleeps until a
+commit NOTIFYs or the poll interval passes. A step that raises one of `retry_on` is retried from
+the last saved cursor after a growing pause.
+"""
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+
+from infra.followers import global_log
+from infra.followers.global_log import Cursor
+from infra.postgres.commit_notifier import NOTIFY_CHANNEL
+from infra.postgres.connections import Connection
+
+log = logging.getLogger(__name__)
+
+Step = Callable[[Connection, Cursor], Awaitable[tuple[Cursor, int]]]
+
+
+def lock_key(name: str) -> int:
+    """A stable 64-bit advisory-lock key for a follower's name."""
+    return int.from_bytes(hashlib.sha256(f"trainplate:{name}".encode()).digest()[:8], signed=True)
+
+
+class LogFollower:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        name: str,
+        batch_size: int,
+        poll_interval_s: float,
+        retry_on: tuple[type[Exception], ...] = (),
+    ) -> None:
+        self._pool = pool
+        self.name = name
+        self._batch_size = batch_size
+        self._poll_interval_s = poll_interval_s
+        self._retry_on = retry_on
+        self._wake = asyncio.Event()
+        self.leading = False
+
+    async def run(self, step: Step, stop: asyncio.Event) -> None:
+        async with self._pool.acquire() as leader:
+            if not await self._lead(leader, stop):
+                return
+            await leader.add_listener(NOTIFY_CHANNEL, self._on_notify)
+            self.leading = True
+            try:
+                await self._loop(leader, step, stop)
+            finally:
+                self.leading = False
+                with contextlib.suppress(asyncpg.PostgresError, OSError):
+                    await leader.remove_listener(NOTIFY_CHANNEL, self._on_notify)
+                    await leader.execute("SELECT pg_advisory_unlock($1)", lock_key(self.name))
+
+    async def _lead(self, conn: Connection, stop: asyncio.Event) -> bool:
+        while not stop.is_set():
+            if await conn.fetchval("SELECT pg_try_advisory_lock($1)", lock_key(self.name)):
+                log.info("%s is the leader", self.name)
+                return True
+            await wait(stop, self._poll_interval_s * 4)
+        return False
+
+    async def _loop(self, conn: Connection, step: Step, stop: asyncio.Event) -> None:
+        cursor = await global_log.load_checkpoint(conn, self.name)
+        backoff = 0.1
+        while not stop.is_set():
+            self._wake.clear()
+            try:
+                cursor, read = await step(conn, cursor)
+            except self._retry_on as exc:
+                log.warning("%s: %s; retrying in %.1f s", self.name, exc, backoff)
+                await wait(stop, backoff)
+                backoff = min(backoff * 2, 5.0)
+                cursor = await global_log.load_checkpoint(conn, self.name)
+                continue
+            backoff = 0.1
+            if read < self._batch_size:
+                # Caught up (or held back by the horizon): sleep until a commit notifies us,
+                # or the poll interval passes, whichever comes first.
+                await _wait_any(stop, self._wake, self._poll_interval_s)
+
+    def _on_notify(self, *_: object) -> None:
+        self._wake.set()
+
+
+async def keep_following(
+    run: Callable[[asyncio.Event], Awaitable[None]], stop: asyncio.Event, *, name: str
+) -> None:
+    """Run a follower until stop; when the database goes away (restart, failover), lead again
+    once it is back."""
+    backoff = 0.5
+    while not stop.is_set():
+        try:
+            await run(stop)
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            log.warning("%s lost the database (%s); retrying in %.1f s", name, exc, backoff)
+            await wait(stop, backoff)
+            backoff = min(backoff * 2, 5.0)
+        else:
+            backoff = 0.5
+
+
+async def wait(stop: asyncio.Event, seconds: float) -> None:
+    """Sleep `seconds`, or less if `stop` is set."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+
+
+async def _wait_any(stop: asyncio.Event, wake: asyncio.Event, seconds: float) -> None:
+    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(wake.wait())]
+    try:
+        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

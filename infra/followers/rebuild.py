@@ -1,0 +1,133 @@
+"""Rebuilding a read model from position zero, blue/green, while the old one keeps serving.
+
+The projection's own code runs unchanged against fresh, empty copies of its tables: they are
+created in a schema of their own (`CREATE TABLE ... (LIKE ... INCLUDING ALL)`), and the rebuild's
+connection puts that schema first on its `search_path`, so the projection's unqualified table
+names reach the copies while everything else (the log, the checkpoints) is still `public`. The
+rebuild follows the log with a checkpoint of its own until it has caught up; then, in one
+transaction, it locks the live tables, applies what arrived meanwhile, drops the old tables, moves
+the new ones into `public` and hands its position to the live projection's checkpoint. Readers
+and the live runner wait for that transaction only; the runner then goes on from where it was,
+re-applying a few events idempotently.
+
+Only projections that own their tables and do nothing else can be rebuilt: a process manager
+(the linked-asset fan-out) has effects beyond its tables, and they must not happen twice.
+"""
+
+import time
+from collections.abc import Callable
+from typing import Final
+
+import asyncpg
+import msgspec
+
+from infra.followers import global_log
+from infra.followers.global_log import START, Cursor
+from infra.followers.projection_runner import ProjectionRunner
+from infra.postgres.connections import Connection
+from infra.serialization import EventCodec
+from infra.settings import ProjectorSettings
+from projections import Projection
+
+PREFIX: Final = "rebuild_"
+
+
+class NotRebuildableError(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} has effects beyond its own tables: it cannot be rebuilt")
+        self.name = name
+
+
+class RebuildReport(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    events: int  # events read from the log, the final catch-up included
+    position: int  # where the rebuilt model stands
+    seconds: float
+    swap_seconds: float  # how long the live tables were locked
+
+
+async def rebuild(
+    database_url: str,
+    projection: Projection,
+    codec: EventCodec,
+    settings: ProjectorSettings,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> RebuildReport:
+    if projection.tables is None:
+        raise NotRebuildableError(projection.name)
+    schema = f"{PREFIX}{projection.name}"
+    started = time.perf_counter()
+    # One connection whose search_path finds the fresh tables first (a pool of one, as the
+    # runner is built on a pool).
+    pool = await asyncpg.create_pool(
+        database_url, min_size=1, max_size=1, server_settings={"search_path": f"{schema}, public"}
+    )
+    try:
+        async with pool.acquire() as conn:
+            return await _rebuild(
+                conn, pool, projection, schema, codec, settings, progress, started
+            )
+    finally:
+        await pool.close()
+
+
+async def _rebuild(
+    conn: Connection,
+    pool: asyncpg.Pool,
+    projection: Projection,
+    schema: str,
+    codec: EventCodec,
+    settings: ProjectorSettings,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> RebuildReport:
+    assert projection.tables is not None
+    await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE; CREATE SCHEMA "{schema}"')
+    for table in projection.tables:
+        await conn.execute(
+            f'CREATE TABLE "{schema}"."{table}" (LIKE public."{table}" INCLUDING ALL)'
+        )
+    runner = ProjectionRunner(
+        pool, projection, codec, settings, checkpoint=f"rebuild:{projection.name}"
+    )
+    await global_log.save_checkpoint(conn, runner.checkpoint_name, START)
+    cursor, total = await _catch_up(conn, runner, START, progress)
+    swap_started = time.perf_counter()
+    async with conn.transaction():
+        for table in projection.tables:
+            await conn.execute(f'LOCK TABLE public."{table}" IN ACCESS EXCLUSIVE MODE')
+        cursor, more = await _catch_up(conn, runner, cursor, None)
+        total += more
+        for table in projection.tables:
+            await conn.execute(f'DROP TABLE public."{table}"')
+            await conn.execute(f'ALTER TABLE "{schema}"."{table}" SET SCHEMA public')
+        await global_log.save_checkpoint(conn, f"projection:{projection.name}", cursor)
+        await conn.execute(
+            "DELETE FROM consumer_checkpoints WHERE name = $1", runner.checkpoint_name
+        )
+        await conn.execute(f'DROP SCHEMA "{schema}"')
+    swap_seconds = time.perf_counter() - swap_started
+    return RebuildReport(
+        name=projection.name,
+        events=total,
+        position=cursor.position,
+        seconds=time.perf_counter() - started,
+        swap_seconds=swap_seconds,
+    )
+
+
+async def _catch_up(
+    conn: Connection,
+    runner: ProjectionRunner,
+    cursor: Cursor,
+    progress: Callable[[int], None] | None,
+) -> tuple[Cursor, int]:
+    total = 0
+    while True:
+        cursor, read = await runner.project_once(conn, cursor)
+        total += read
+        if progress is not None and read:
+            progress(total)
+        if read == 0:
+            return cursor, total

@@ -1,0 +1,85 @@
+"""Tenant settings in Run:ai's shapes: `GET /v1/k8s/setting` (all), `PUT /v1/k8s/setting`
+(`{"key", "value"}`, tenant admins), `GET /v1/k8s/setting/{settingKey}` (its boolean)."""
+
+from typing import Final
+
+import msgspec
+from litestar import get, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+
+from domain.tenant_settings import FIXED, info_of
+from infra.http.callers import Caller, actor
+from infra.http.template_schemas import RequestBody
+from infra.postgres.named_streams import PostgresNamedStreams
+from services.errors import InvalidRequestError
+from services.tenant_settings import change_setting, current
+
+BASE: Final = "/v1/k8s/setting"
+
+
+class Setting(msgspec.Struct, frozen=True, kw_only=True):
+    key: str
+    value: str
+    active: bool
+    type: str
+    category: str
+    label: str
+    description: str
+    source: str
+    stage: str
+
+
+class SettingRequest(RequestBody, frozen=True, kw_only=True):
+    key: str
+    value: bool | str
+
+
+class SettingResponse(msgspec.Struct, frozen=True):
+    msg: str = "done"
+
+
+def _wire(key: str, value: bool) -> Setting:
+    info = info_of(key)
+    return Setting(
+        key=key,
+        value="true" if value else "false",
+        active=value,
+        type="Boolean",
+        category=info.category,
+        label=info.label,
+        description=info.description,
+        source="Tenant",
+        stage=info.stage,
+    )
+
+
+@get(BASE, tags=["Settings"])
+async def list_settings(streams: NamedDependency[PostgresNamedStreams]) -> list[Setting]:
+    """Every fixed setting, and every per-cluster one that was ever set."""
+    settings = await current(streams)
+    keys = [*FIXED, *sorted(k for k in settings.values if k not in FIXED)]
+    return [_wire(key, settings.get(key)) for key in keys]
+
+
+@get(f"{BASE}/{{setting_key:str}}", tags=["Settings"])
+async def get_setting(
+    setting_key: FromPath[str], streams: NamedDependency[PostgresNamedStreams]
+) -> bool:
+    return (await current(streams)).get(setting_key)
+
+
+@put(BASE, tags=["Settings"])
+async def put_setting(
+    request: Caller, data: JSONBody[SettingRequest], streams: NamedDependency[PostgresNamedStreams]
+) -> SettingResponse:
+    value = data.value
+    if isinstance(value, str):
+        if value not in ("true", "false"):
+            raise InvalidRequestError("/value", "true or false")
+        value = value == "true"
+    await change_setting(data.key, value, metadata=actor(request), streams=streams)
+    return SettingResponse()
+
+
+SETTING_ROUTES: Final = (list_settings, get_setting, put_setting)

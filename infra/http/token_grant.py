@@ -1,0 +1,64 @@
+"""`POST /api/v1/token`: credentials in, a signed access token out, in Run:ai's wire format.
+
+Run:ai clients spell the credential keys in several ways (`AppId`, `appId`, `appID`; `clientID`),
+so keys are matched without regard to case. Grants: `app_token` (AppId/AppSecret, what the
+official client sends) and `client_credentials` (clientID/clientSecret).
+"""
+
+from typing import Any, Final
+
+import msgspec
+from litestar import post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
+
+from infra.errors import TokenSigningUnconfiguredError
+from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.security.access_tokens import TokenIssuer
+from services.errors import AuthenticationFailedError, InvalidRequestError
+
+# grantType -> (the key holding the client id, the key holding the secret), as Run:ai spells them
+GRANTS: Final = {
+    "app_token": ("appId", "appSecret"),
+    "client_credentials": ("clientID", "clientSecret"),
+}
+
+
+class TokenResponse(msgspec.Struct, frozen=True, rename="camel"):
+    access_token: str
+    expires_in: int
+
+
+@post(
+    "/api/v1/token",
+    status_code=200,
+    tags=["Tokens"],
+    operation_id="grant_token",
+    exclude_from_auth=True,  # the login itself
+)
+async def grant_token(
+    data: JSONBody[dict[str, Any]],
+    registry: NamedDependency[PostgresApplicationRegistry],
+    token_issuer: NamedDependency[TokenIssuer | None],
+) -> TokenResponse:
+    fields = {key.lower(): value for key, value in data.items()}
+    grant = fields.get("granttype")
+    if grant not in GRANTS:
+        supported = ", ".join(GRANTS)
+        raise InvalidRequestError("/grantType", f"must be one of {supported}, not {grant!r}")
+    id_key, secret_key = GRANTS[grant]
+    client_id, secret = _text(fields, id_key), _text(fields, secret_key)
+    if token_issuer is None:
+        raise TokenSigningUnconfiguredError()
+    application_id = await registry.authenticate(client_id, secret)
+    if application_id is None:
+        raise AuthenticationFailedError()
+    issued = token_issuer.issue(application_id, client_id)
+    return TokenResponse(issued.access_token, issued.expires_in)
+
+
+def _text(fields: dict[str, Any], key: str) -> str:
+    value = fields.get(key.lower())
+    if not isinstance(value, str) or not value:
+        raise InvalidRequestError(f"/{key}", "is required and must be a non-empty string")
+    return value

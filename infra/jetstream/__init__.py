@@ -1,0 +1,1 @@
+"""NATS JetStream: the relay that publishes the log, its contract, the work queue."""

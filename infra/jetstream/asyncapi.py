@@ -1,0 +1,104 @@
+"""The event contract for subscribers, generated from the msgspec event types (never written by
+hand): an AsyncAPI 3.0 document of the `TRAINPLATE` stream, one channel per event type with its
+subject, the CloudEvents binary-mode headers, and one JSON Schema per payload.
+"""
+
+from typing import Any, Final
+
+import msgspec
+
+from domain.events import DomainEvent, Event, event_tag, stream_type_of
+from infra.jetstream.cloudevents import MSG_ID, SOURCE, SPEC_VERSION, TYPE_PREFIX
+from infra.serialization import catalogue
+from infra.settings import NatsSettings
+
+VERSION: Final = "1.0.0"  # of the document's shape; each event carries its own version tag
+REF: Final = "#/components/schemas/{name}"
+
+
+def event_types() -> tuple[type[Event], ...]:
+    return catalogue(DomainEvent)
+
+
+def payload_schema(event_type: type[Event]) -> dict[str, Any]:
+    """One event type's payload as a standalone JSON Schema (2020-12)."""
+    schema: dict[str, Any] = msgspec.json.schema(event_type)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def _headers() -> dict[str, Any]:
+    def text(description: str, **more: Any) -> dict[str, Any]:
+        return {"type": "string", "description": description, **more}
+
+    properties = {
+        "ce-specversion": text("CloudEvents version", const=SPEC_VERSION),
+        "ce-id": text("the event id (a UUID), unique in the whole store", format="uuid"),
+        "ce-type": text(f"{TYPE_PREFIX}<stream>.<fact>.v<N>: the event type and its version"),
+        "ce-source": text("where the event comes from", const=SOURCE),
+        "ce-subject": text("<stream type>/<stream id>: the aggregate the event belongs to"),
+        "ce-time": text("when the event was recorded", format="date-time"),
+        "content-type": text("the body's media type", const="application/json"),
+        MSG_ID: text("the event id again: JetStream de-duplicates on it", format="uuid"),
+        "trainplate-position": text("the event's global position in the store"),
+        "trainplate-version": text("the event's version within its stream (1, 2, ...)"),
+    }
+    return {"type": "object", "required": sorted(properties), "properties": properties}
+
+
+def asyncapi(nats: NatsSettings | None = None) -> dict[str, Any]:
+    nats = nats or NatsSettings()
+    types = event_types()
+    _, schemas = msgspec.json.schema_components(types, ref_template=REF)
+    schemas["CloudEventsHeaders"] = _headers()
+    channels: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    messages: dict[str, Any] = {}
+    for event_type in sorted(types, key=event_tag):
+        tag = event_tag(event_type)
+        stream_type, fact, _ = tag.split(".")
+        key = tag.replace(".", "_")
+        messages[key] = {
+            "name": tag,
+            "title": event_type.__name__,
+            "summary": (event_type.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "),
+            "contentType": "application/json",
+            "headers": {"$ref": REF.format(name="CloudEventsHeaders")},
+            "payload": {"$ref": REF.format(name=event_type.__name__)},
+        }
+        channels[key] = {
+            "address": f"{nats.subject_prefix}.{stream_type}.{{streamId}}.{fact}",
+            "title": f"{stream_type_of(tag)} {fact}",
+            "parameters": {"streamId": {"description": f"the {stream_type}'s id (a UUID)"}},
+            "messages": {key: {"$ref": f"#/components/messages/{key}"}},
+        }
+        operations[f"receive_{key}"] = {
+            "action": "receive",
+            "channel": {"$ref": f"#/channels/{key}"},
+            "messages": [{"$ref": f"#/channels/{key}/messages/{key}"}],
+        }
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "trainplate events",
+            "version": VERSION,
+            "description": (
+                f"Every change to templates, assets, org units, access and workloads, published "
+                f"on the JetStream stream {nats.stream} (subjects `{nats.subject_prefix}.>`) in "
+                "commit order per stream, in CloudEvents 1.0 binary mode: the headers carry the "
+                "envelope, the body is the event's camelCase JSON. Subscribe to a subject "
+                "pattern to filter by kind (`trainplate.template.>`), by one aggregate "
+                "(`trainplate.template.<id>.>`) or by fact (`trainplate.*.*.deleted`)."
+            ),
+        },
+        "defaultContentType": "application/json",
+        "servers": {
+            "jetstream": {
+                "host": nats.url.split("://", 1)[-1],
+                "protocol": "nats",
+                "description": f"NATS JetStream, stream {nats.stream}",
+            }
+        },
+        "channels": channels,
+        "operations": operations,
+        "components": {"messages": messages, "schemas": schemas},
+    }

@@ -1,0 +1,174 @@
+"""The submitter's JetStream side: a durable pull consumer, shared by every submitter process as
+a work queue, of the workload events that ask something of a backend.
+
+Each message is acknowledged only after its outcome event is committed. A failure is retried
+with the configured backoff (a negative acknowledgement with a delay); the last allowed delivery
+that still fails records the workload as failed and copies the message to the dead-letter
+subject. A submitter killed mid-message leaves it unacknowledged: JetStream redelivers it after
+`ack_wait`, and the reconciling handler (services/submitter.py) does only what is still undone.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from uuid import UUID
+
+import asyncpg
+from nats.aio.msg import Msg as Message
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
+from nats.js.errors import BadRequestError, NotFoundError
+
+from infra.jetstream.outbox_relay import ensure_stream
+from infra.settings import NatsSettings, SubmitterSettings
+from projections import workload_catalogue
+from services import submitter
+from services.ports import EventStore, WorkloadBackend
+from services.workloads import load_workload
+
+log = logging.getLogger(__name__)
+FACTS = ("requested", "suspended", "resumed", "deleted")  # what asks something of a backend
+DEAD_LETTER_STREAM = "TRAINPLATE_DEAD_LETTERS"
+
+
+def filter_subjects(nats: NatsSettings) -> list[str]:
+    return [f"{nats.subject_prefix}.workload.*.{fact}" for fact in FACTS]
+
+
+def workload_of(subject: str) -> UUID | None:
+    """`trainplate.workload.<id>.<fact>` -> the id."""
+    parts = subject.split(".")
+    try:
+        return UUID(parts[-2])
+    except (ValueError, IndexError):
+        return None
+
+
+async def ensure_consumer(
+    js: JetStreamContext, nats: NatsSettings, settings: SubmitterSettings
+) -> None:
+    await ensure_stream(js, nats)
+    dead = StreamConfig(
+        name=DEAD_LETTER_STREAM,
+        subjects=[settings.dead_letter_subject],
+        storage=StorageType.FILE,
+    )
+    try:
+        await js.add_stream(dead)
+    except BadRequestError:
+        await js.update_stream(dead)
+    config = ConsumerConfig(
+        durable_name=settings.consumer,
+        ack_policy=AckPolicy.EXPLICIT,
+        ack_wait=settings.ack_wait_s,
+        max_deliver=settings.max_deliver,
+        filter_subjects=filter_subjects(nats),
+        max_ack_pending=1000,
+    )
+    try:
+        await js.consumer_info(nats.stream, settings.consumer)
+    except NotFoundError:
+        await js.add_consumer(nats.stream, config)
+
+
+class Submitter:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        store: EventStore,
+        backend: WorkloadBackend,
+        nats: NatsSettings,
+        settings: SubmitterSettings,
+        *,
+        pool: asyncpg.Pool | None = None,
+    ) -> None:
+        self._pool = pool
+        self._js = js
+        self._store = store
+        self._backend = backend
+        self._nats = nats
+        self._settings = settings
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await ensure_consumer(self._js, self._nats, self._settings)
+        subscription = await self._js.pull_subscribe_bind(
+            durable=self._settings.consumer, stream=self._nats.stream
+        )
+        next_sweep = time.monotonic()
+        try:
+            while not stop.is_set():
+                if self._pool is not None and time.monotonic() >= next_sweep:
+                    await self.sweep()
+                    next_sweep = time.monotonic() + self._settings.sweep_interval_s
+                try:
+                    messages = await subscription.fetch(self._settings.fetch_batch, timeout=1.0)
+                except TimeoutError:  # nats-py raises its own and asyncio's: both are this
+                    continue
+                await asyncio.gather(*(self._handle(message) for message in messages))
+        finally:
+            await subscription.unsubscribe()
+
+    async def sweep(self) -> int:
+        """Reconcile every workload whose backend may lag what its users asked. Messages do that
+        one by one; the sweep catches what no message will (one dropped after its last delivery,
+        a stream purged). Idempotent, like every reconcile."""
+        assert self._pool is not None
+        async with self._pool.acquire() as conn:
+            waiting = await workload_catalogue.unsettled(conn)
+        for workload_id in waiting:
+            try:
+                await submitter.reconcile(workload_id, store=self._store, backend=self._backend)
+            except Exception:
+                log.exception("workload %s: the sweep could not reconcile it", workload_id)
+        return len(waiting)
+
+    async def _handle(self, message: Message) -> None:
+        workload_id = workload_of(message.subject)
+        if workload_id is None:
+            await message.term()
+            return
+        delivered = message.metadata.num_delivered
+        try:
+            await submitter.reconcile(workload_id, store=self._store, backend=self._backend)
+        except Exception as error:
+            if delivered >= self._settings.max_deliver:
+                try:
+                    await self._dead_letter(message, workload_id, delivered, error)
+                    return
+                except Exception:  # cannot even record the failure: keep the message
+                    log.exception("workload %s: dead-lettering failed", workload_id)
+            delay = _delay(self._settings.backoff, delivered)
+            log.warning(
+                "workload %s: attempt %d failed (%s); retrying in %.1fs",
+                workload_id, delivered, error, delay,
+            )  # fmt: skip
+            await message.nak(delay=delay)
+            return
+        await message.ack()
+
+    async def _dead_letter(
+        self, message: Message, workload_id: UUID, delivered: int, error: Exception
+    ) -> None:
+        reason = f"could not submit after {delivered} attempts: {error}"
+        log.error("workload %s: %s", workload_id, reason)
+        state_run = await _current_run(self._store, workload_id)
+        await submitter.report(workload_id, state_run, "failed", reason, store=self._store)
+        headers = {
+            **(message.headers or {}),
+            "trainplate-original-subject": message.subject,
+            "trainplate-error": str(error)[:1000],
+        }
+        await self._js.publish(self._settings.dead_letter_subject, message.data, headers=headers)
+        await message.term()
+
+
+async def _current_run(store: EventStore, workload_id: UUID) -> int:
+    state = load_workload((await store.load(workload_id)).events)
+    return state.run if state is not None else 1
+
+
+def _delay(backoff: Sequence[float], delivered: int) -> float:
+    if not backoff:
+        return 1.0
+    return backoff[min(delivered, len(backoff)) - 1]

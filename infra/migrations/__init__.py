@@ -1,1 +1,0 @@
-"""Versioned SQL migrations, applied in order at start-up (see infra.migrate)."""

@@ -1,0 +1,1 @@
+"""PostgreSQL: the event store and everything written beside its events."""

@@ -1,0 +1,130 @@
+"""PostgresApplicationRegistry: application events in the store, secret hashes beside them.
+
+The credentials row and the application's event are written in one transaction, so neither can
+exist without the other. Hashing and verifying (argon2id, deliberately slow) run in a thread, off
+the event loop.
+"""
+
+import asyncio
+from collections.abc import Sequence
+from typing import Final
+from uuid import UUID
+
+import asyncpg
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from domain import applications
+from domain.events import Event, EventMetadata
+from infra.postgres.connections import Connection, translated
+from infra.postgres.eventstore import PostgresEventStore
+from infra.serialization import DOMAIN_CODEC
+from infra.settings import AuthSettings
+from services.errors import ClientIdTakenError
+from services.ports import AppendResult, Stream
+
+_INSERT: Final = (
+    "INSERT INTO application_credentials (application_id, client_id, secret_hash)"
+    " VALUES ($1, $2, $3)"
+)
+_LOOKUP: Final = (
+    "SELECT application_id, secret_hash FROM application_credentials WHERE client_id = $1"
+)
+
+
+def secret_hasher(settings: AuthSettings) -> PasswordHasher:
+    return PasswordHasher(time_cost=settings.hash_time_cost, memory_cost=settings.hash_memory_kib)
+
+
+class PostgresApplicationRegistry:
+    def __init__(self, pool: asyncpg.Pool, hasher: PasswordHasher) -> None:
+        self._pool = pool
+        self._hasher = hasher
+        self._store = PostgresEventStore(pool, DOMAIN_CODEC)
+        # Verifying an unknown client id costs as much as a known one, so timing tells nothing.
+        # Made on the first unknown id, not at start-up: hashing is deliberately slow.
+        self._decoy: str | None = None
+
+    async def load(self, application_id: UUID) -> Stream:
+        return await self._store.load(application_id)
+
+    async def register(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        client_id: str,
+        secret: str,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        secret_hash = await asyncio.to_thread(self._hasher.hash, secret)
+        async with translated("register"), self._pool.acquire() as conn, conn.transaction():
+            try:
+                await conn.execute(_INSERT, application_id, client_id, secret_hash)
+            except asyncpg.UniqueViolationError as exc:
+                raise ClientIdTakenError(client_id) from exc
+            return await self._append_in(conn, application_id, events, expected_version, metadata)
+
+    async def unregister(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        async with translated("unregister"), self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "DELETE FROM application_credentials WHERE application_id = $1", application_id
+            )
+            return await self._append_in(conn, application_id, events, expected_version, metadata)
+
+    async def replace_secret(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        secret: str,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        secret_hash = await asyncio.to_thread(self._hasher.hash, secret)
+        async with translated("replace_secret"), self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "UPDATE application_credentials SET secret_hash = $2 WHERE application_id = $1",
+                application_id,
+                secret_hash,
+            )
+            return await self._append_in(conn, application_id, events, expected_version, metadata)
+
+    async def _append_in(
+        self,
+        conn: Connection,
+        application_id: UUID,
+        events: Sequence[Event],
+        expected_version: int,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        return await self._store.append_within(
+            conn, application_id, events, expected_version=expected_version, metadata=metadata
+        )
+
+    async def authenticate(self, client_id: str, secret: str) -> UUID | None:
+        async with translated("authenticate"):
+            row = await self._pool.fetchrow(_LOOKUP, client_id)
+        if row is None and self._decoy is None:
+            self._decoy = await asyncio.to_thread(self._hasher.hash, "decoy secret")
+        stored = self._decoy if row is None else row["secret_hash"]
+        assert stored is not None
+        if not await asyncio.to_thread(self._verify, stored, secret) or row is None:
+            return None
+        application_id: UUID = row["application_id"]
+        state = applications.fold((await self._store.load(application_id)).events)
+        return application_id if state is not None and state.active else None
+
+    def _verify(self, stored: str, secret: str) -> bool:
+        try:
+            return self._hasher.verify(stored, secret)
+        except (VerificationError, InvalidHashError):
+            return False

@@ -1,0 +1,1 @@
+"""Tokens, sealed credential values, secret hashes."""
