@@ -30,7 +30,7 @@ from infra.cli.embedded import (
     EmbeddedServersMissingError,
     free_port,
 )
-from infra.cli.main import PROCESSES
+from infra.cli.processes import PROCESSES
 from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
 from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings, Settings

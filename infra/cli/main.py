@@ -13,9 +13,8 @@ from pathlib import Path
 import asyncpg
 import msgspec
 
+from infra.cli.processes import PROCESSES
 from infra.settings import Settings
-
-PROCESSES = ("api", "relay", "projector", "submitter")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,7 +129,7 @@ async def _migrate(settings: Settings) -> None:
 
 async def _projections_status(settings: Settings) -> None:
     from infra.followers import fanout_runner
-    from infra.followers.projection_runner import status
+    from infra.followers.lag import status
     from projections import ALL
 
     conn = await asyncpg.connect(settings.database.url)

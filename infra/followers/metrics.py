@@ -12,7 +12,7 @@ from typing import Final
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from infra.followers.projection_runner import follower_status
+from infra.followers.lag import follower_status
 from infra.postgres.connections import Connection
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST

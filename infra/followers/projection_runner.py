@@ -7,23 +7,19 @@ release does not know are skipped, never fatal (a newer writer may be deployed f
 
 import asyncio
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any
 
 import asyncpg
-import msgspec
 
 from domain.events import RecordedEvent
 from infra.followers import global_log
 from infra.followers.global_log import Cursor, LogEntry
 from infra.followers.log_follower import LogFollower
+from infra.followers.metrics import ProjectorMetrics
 from infra.postgres.connections import Connection
 from infra.serialization import EventCodec, decode_metadata
 from infra.settings import ProjectorSettings
 from projections import Projection
-
-if TYPE_CHECKING:
-    from infra.followers.metrics import ProjectorMetrics
 
 
 class ProjectionRunner:
@@ -35,7 +31,7 @@ class ProjectionRunner:
         settings: ProjectorSettings,
         *,
         retry_on: tuple[type[Exception], ...] = (),
-        metrics: "ProjectorMetrics | None" = None,
+        metrics: ProjectorMetrics | None = None,
         checkpoint: str | None = None,
     ) -> None:
         self._checkpoint = checkpoint or f"projection:{projection.name}"
@@ -129,33 +125,3 @@ class Pipelined:
         if self._query is not None and self._waiting:
             await self._conn.executemany(self._query, self._waiting)
         self._query, self._waiting = None, []
-
-
-class ProjectionStatus(msgspec.Struct, frozen=True, kw_only=True):
-    name: str
-    position: int
-    behind: int  # events committed after the checkpoint
-    lag_s: float  # age of the oldest of those, 0 when caught up
-
-
-_STATUS: Final = """
-SELECT count(*) AS behind,
-       coalesce(extract(epoch FROM now() - min(recorded_at)), 0)::float8 AS lag_s
-  FROM events
- WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-"""
-
-
-async def status(conn: Connection, names: Sequence[str]) -> list[ProjectionStatus]:
-    """Where each projection stands: its position and how far behind the log it is."""
-    return [await follower_status(conn, f"projection:{name}", name) for name in names]
-
-
-async def follower_status(conn: Connection, checkpoint: str, name: str) -> ProjectionStatus:
-    """Where any follower of the log (a projection, the relay) stands, by its checkpoint."""
-    cursor = await global_log.load_checkpoint(conn, checkpoint)
-    row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
-    assert row is not None
-    return ProjectionStatus(
-        name=name, position=cursor.position, behind=row["behind"], lag_s=row["lag_s"]
-    )

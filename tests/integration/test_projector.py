@@ -13,8 +13,9 @@ from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN, Grant
 from infra.followers.global_log import START, load_checkpoint
+from infra.followers.lag import status
 from infra.followers.metrics import ProjectorMetrics
-from infra.followers.projection_runner import ProjectionRunner, status
+from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
 from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC

@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from infra.followers.global_log import load_checkpoint
-from infra.followers.projection_runner import status
+from infra.followers.lag import status
 from projections import application_catalogue
 from tests.integration.test_projector import catch_up, create, forget_checkpoint, rows, runner
 from tests.processes import serve

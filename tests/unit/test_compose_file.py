@@ -6,7 +6,8 @@ from typing import Any
 
 import yaml
 
-from infra.cli.main import PROCESSES, build_parser
+from infra.cli.main import build_parser
+from infra.cli.processes import PROCESSES
 from infra.settings import Settings
 
 ROOT = Path(__file__).parents[2]

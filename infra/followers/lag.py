@@ -1,0 +1,43 @@
+"""Where each follower of the log stands: its checkpoint and how far the log has moved past it.
+
+Read from the database alone, so any process answers it: `trainplate projections status`, and the
+API's `/metrics` for every follower (infra/followers/metrics.py).
+"""
+
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+
+from infra.followers import global_log
+from infra.postgres.connections import Connection
+
+
+class ProjectionStatus(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    position: int
+    behind: int  # events committed after the checkpoint
+    lag_s: float  # age of the oldest of those, 0 when caught up
+
+
+_STATUS: Final = """
+SELECT count(*) AS behind,
+       coalesce(extract(epoch FROM now() - min(recorded_at)), 0)::float8 AS lag_s
+  FROM events
+ WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+"""
+
+
+async def status(conn: Connection, names: Sequence[str]) -> list[ProjectionStatus]:
+    """Where each projection stands: its position and how far behind the log it is."""
+    return [await follower_status(conn, f"projection:{name}", name) for name in names]
+
+
+async def follower_status(conn: Connection, checkpoint: str, name: str) -> ProjectionStatus:
+    """Where any follower of the log (a projection, the relay) stands, by its checkpoint."""
+    cursor = await global_log.load_checkpoint(conn, checkpoint)
+    row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
+    assert row is not None
+    return ProjectionStatus(
+        name=name, position=cursor.position, behind=row["behind"], lag_s=row["lag_s"]
+    )
