@@ -29,9 +29,10 @@ from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import create_pool
 from infra.cli.embedded import free_port
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
 from infra.security.access_tokens import TokenIssuer
+from infra.security.secret_hashing import SecretHasher
 from infra.settings import AuthSettings, DatabaseSettings
 from services.applications import create_application
 
@@ -93,7 +94,7 @@ async def setup(database_url: str) -> tuple[str, dict[str, str]]:
     try:
         async with pool.acquire() as conn:
             await apply_migrations(conn)
-        registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+        registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
         command = CreateApplication(
             application_id=uuid4(),
             name="bench-admin",

@@ -31,8 +31,9 @@ from infra.cli.embedded import (
     free_port,
 )
 from infra.cli.processes import PROCESSES
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
+from infra.security.secret_hashing import SecretHasher
 from infra.settings import DatabaseSettings, Settings
 from services.applications import create_application
 from services.errors import ClientIdTakenError
@@ -130,7 +131,7 @@ async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
         DatabaseSettings(url=url, pool_max=2), application_name="trainplate-dev"
     )
     try:
-        registry = PostgresApplicationRegistry(pool, secret_hasher(settings.auth))
+        registry = PostgresApplicationRegistry(pool, SecretHasher(settings.auth))
         secret = settings.admin_app_secret or secrets.token_urlsafe(32)
         command = CreateApplication(
             application_id=uuid4(),

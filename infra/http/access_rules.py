@@ -22,7 +22,7 @@ from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor, seen_scopes
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresIdSequence
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from services.access_rules import create_access_rule, delete_access_rule

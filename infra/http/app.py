@@ -37,15 +37,18 @@ from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tenant_settings import SETTING_ROUTES
 from infra.http.token_grant import grant_token
 from infra.http.workloads import WORKLOAD_ROUTES
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
-from infra.postgres.asset_usage import PostgresAssetUsage
+from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
-from infra.postgres.registry_credentials import PostgresRegistryCredentials
+from infra.postgres.read_model_ports import (
+    PostgresAssetUsage,
+    PostgresOrgTree,
+    PostgresRegistryCredentials,
+)
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
 from infra.security.sealing import Sealer
+from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 
@@ -74,7 +77,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
 
     def _wire(app: Litestar, opened: Resources) -> None:
         app.state.resources = opened
-        app.state.registry = PostgresApplicationRegistry(opened.pool, secret_hasher(settings.auth))
+        app.state.registry = PostgresApplicationRegistry(opened.pool, SecretHasher(settings.auth))
         store = PostgresEventStore(opened.pool, DOMAIN_CODEC)
         app.state.streams = PostgresNamedStreams(opened.pool, store)
         app.state.ids = PostgresIdSequence(opened.pool)

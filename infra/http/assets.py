@@ -33,9 +33,8 @@ from infra.http.asset_schemas import (
     used_by,
 )
 from infra.http.callers import Caller, actor, seen_scopes, visibility
-from infra.postgres.asset_usage import PostgresAssetUsage
 from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
 from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets

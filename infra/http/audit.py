@@ -25,7 +25,7 @@ from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
 from infra.postgres.hashchain import first_missing, verify_all, verify_stream
 from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresOrgTree
 from projections.audit_index import AuditFilter, AuditRow, find
 from services.access import grants_of
 from services.errors import InvalidRequestError, NotPermittedError

@@ -27,9 +27,8 @@ from infra.http.asset_schemas import (
 )
 from infra.http.assets import one_visible, scope_of, visible_rows, written
 from infra.http.callers import Caller, actor
-from infra.postgres.asset_usage import PostgresAssetUsage
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
 from projections import asset_catalogue
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services.credentials import create_credential, delete_credential, update_credential

@@ -35,9 +35,8 @@ from infra.http.assets import (
 )
 from infra.http.callers import Caller, actor
 from infra.http.problems import pointer_in
-from infra.postgres.asset_usage import PostgresAssetUsage
 from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
 from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError

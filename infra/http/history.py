@@ -23,7 +23,7 @@ from infra.http.template_schemas import DistributedTemplate
 from infra.http.template_views import wire_of
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresOrgTree
 from projections.template_catalogue import TemplateRow
 from services import history
 from services.ports import NamedStreams, OrgTree, RecordedHistory

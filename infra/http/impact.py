@@ -15,7 +15,7 @@ from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequ
 from infra.http.assets import one_visible
 from infra.http.callers import Caller
 from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import template_catalogue
 from services.ports import NamedStreams, OrgTree
 from services.templates import preview_asset_update

@@ -46,7 +46,7 @@ from infra.http.org_unit_schemas import (
     totals,
 )
 from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
 from services import access, org_units

@@ -39,7 +39,7 @@ from infra.http.template_schemas import (
 )
 from infra.http.template_views import chosen, wire_of
 from infra.postgres.named_streams import PostgresNamedStreams, name_holder
-from infra.postgres.org_tree import PostgresOrgTree
+from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError

@@ -39,8 +39,7 @@ from infra.http.workload_views import (
 )
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.org_tree import PostgresOrgTree
-from infra.postgres.registry_credentials import PostgresRegistryCredentials
+from infra.postgres.read_model_ports import PostgresOrgTree, PostgresRegistryCredentials
 from infra.settings import Settings
 from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow

@@ -1,25 +1,21 @@
 """PostgresApplicationRegistry: application events in the store, secret hashes beside them.
 
 The credentials row and the application's event are written in one transaction, so neither can
-exist without the other. Hashing and verifying (argon2id, deliberately slow) run in a thread, off
-the event loop.
+exist without the other. The hashes come from infra/security/secret_hashing.py.
 """
 
-import asyncio
 from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
 
 import asyncpg
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 
 from domain import applications
 from domain.events import Event, EventMetadata
 from infra.postgres.connections import Connection, translated
 from infra.postgres.eventstore import PostgresEventStore
+from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
-from infra.settings import AuthSettings
 from services.errors import ClientIdTakenError
 from services.ports import AppendResult, Stream
 
@@ -32,18 +28,11 @@ _LOOKUP: Final = (
 )
 
 
-def secret_hasher(settings: AuthSettings) -> PasswordHasher:
-    return PasswordHasher(time_cost=settings.hash_time_cost, memory_cost=settings.hash_memory_kib)
-
-
 class PostgresApplicationRegistry:
-    def __init__(self, pool: asyncpg.Pool, hasher: PasswordHasher) -> None:
+    def __init__(self, pool: asyncpg.Pool, hasher: SecretHasher) -> None:
         self._pool = pool
         self._hasher = hasher
         self._store = PostgresEventStore(pool, DOMAIN_CODEC)
-        # Verifying an unknown client id costs as much as a known one, so timing tells nothing.
-        # Made on the first unknown id, not at start-up: hashing is deliberately slow.
-        self._decoy: str | None = None
 
     async def load(self, application_id: UUID) -> Stream:
         return await self._store.load(application_id)
@@ -58,7 +47,7 @@ class PostgresApplicationRegistry:
         secret: str,
         metadata: EventMetadata,
     ) -> AppendResult:
-        secret_hash = await asyncio.to_thread(self._hasher.hash, secret)
+        secret_hash = await self._hasher.hash(secret)
         async with translated("register"), self._pool.acquire() as conn, conn.transaction():
             try:
                 await conn.execute(_INSERT, application_id, client_id, secret_hash)
@@ -89,7 +78,7 @@ class PostgresApplicationRegistry:
         secret: str,
         metadata: EventMetadata,
     ) -> AppendResult:
-        secret_hash = await asyncio.to_thread(self._hasher.hash, secret)
+        secret_hash = await self._hasher.hash(secret)
         async with translated("replace_secret"), self._pool.acquire() as conn, conn.transaction():
             await conn.execute(
                 "UPDATE application_credentials SET secret_hash = $2 WHERE application_id = $1",
@@ -113,18 +102,10 @@ class PostgresApplicationRegistry:
     async def authenticate(self, client_id: str, secret: str) -> UUID | None:
         async with translated("authenticate"):
             row = await self._pool.fetchrow(_LOOKUP, client_id)
-        if row is None and self._decoy is None:
-            self._decoy = await asyncio.to_thread(self._hasher.hash, "decoy secret")
-        stored = self._decoy if row is None else row["secret_hash"]
-        assert stored is not None
-        if not await asyncio.to_thread(self._verify, stored, secret) or row is None:
+        stored = None if row is None else row["secret_hash"]
+        # Verified first: an unknown client id costs as much as a known one.
+        if not await self._hasher.verify(stored, secret) or row is None:
             return None
         application_id: UUID = row["application_id"]
         state = applications.fold((await self._store.load(application_id)).events)
         return application_id if state is not None and state.active else None
-
-    def _verify(self, stored: str, secret: str) -> bool:
-        try:
-            return self._hasher.verify(stored, secret)
-        except (VerificationError, InvalidHashError):
-            return False

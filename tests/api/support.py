@@ -17,9 +17,10 @@ from infra.followers.fanout_runner import fanout_projection
 from infra.followers.global_log import load_checkpoint
 from infra.followers.projection_runner import ProjectionRunner
 from infra.http.app import create_app
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.eventstore import PostgresEventStore
 from infra.security.access_tokens import TokenIssuer
+from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import (
     AuthSettings,
@@ -51,7 +52,7 @@ async def api_app(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
 
 async def token_for(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
     """Register an application with these grants and return a bearer token for it."""
-    registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+    registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
     metadata = EventMetadata(actor_subject="setup", actor_kind="system")
     command = CreateApplication(application_id=uuid4(), name=name, grants=grants, metadata=metadata)
     await create_application(command, secret=f"{name}-secret", registry=registry)

@@ -13,8 +13,9 @@ from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN, Grant
 from infra.bootstrap import Resources, connect_nats
 from infra.http.app import create_app
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.security.access_tokens import TokenIssuer
+from infra.security.secret_hashing import SecretHasher
 from infra.settings import AuthSettings, NatsSettings, Settings
 from services.applications import create_application
 from tests.api.client import client_for
@@ -29,7 +30,7 @@ ACCOUNTS = "/api/v1/service-accounts"
 
 async def application(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
     """Register an application and return a bearer token for it."""
-    registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+    registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
     app_id = uuid4()
     metadata = EventMetadata(actor_subject="setup", actor_kind="system")
     command = CreateApplication(application_id=app_id, name=name, grants=grants, metadata=metadata)

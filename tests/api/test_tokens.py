@@ -13,8 +13,9 @@ from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats
 from infra.http.app import create_app
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.security.access_tokens import TokenIssuer
+from infra.security.secret_hashing import SecretHasher
 from infra.settings import AuthSettings, NatsSettings, Settings
 from services.applications import create_application
 from services.errors import ClientIdTakenError
@@ -29,7 +30,7 @@ SECRET = "s3cr3t-Value-That-Must-Never-Leak"
 
 @pytest.fixture
 async def app_id(clean_pool: asyncpg.Pool) -> UUID:
-    registry = PostgresApplicationRegistry(clean_pool, secret_hasher(AUTH))
+    registry = PostgresApplicationRegistry(clean_pool, SecretHasher(AUTH))
     command = CreateApplication(
         application_id=uuid4(),
         name="ci-bot",
@@ -144,7 +145,7 @@ async def test_the_secret_is_kept_only_as_an_argon2id_hash(
 async def test_a_second_application_with_the_same_name_is_refused(
     clean_pool: asyncpg.Pool, app_id: UUID
 ) -> None:
-    registry = PostgresApplicationRegistry(clean_pool, secret_hasher(AUTH))
+    registry = PostgresApplicationRegistry(clean_pool, SecretHasher(AUTH))
     command = CreateApplication(
         application_id=uuid4(),
         name="ci-bot",

@@ -16,8 +16,9 @@ from infra.followers.global_log import START, load_checkpoint
 from infra.followers.lag import status
 from infra.followers.metrics import ProjectorMetrics
 from infra.followers.projection_runner import ProjectionRunner
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.eventstore import PostgresEventStore
+from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, ProjectorSettings
 from projections import ALL, application_catalogue
@@ -38,7 +39,7 @@ def runner(pool: asyncpg.Pool, batch_size: int = 500) -> ProjectionRunner:
 
 
 async def create(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...] = ()) -> UUID:
-    registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+    registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
     command = CreateApplication(application_id=uuid4(), name=name, grants=grants, metadata=ADMIN)
     await create_application(command, secret=f"secret-of-{name}", registry=registry)
     return command.application_id

@@ -28,10 +28,10 @@ from infra.bootstrap import create_pool
 from infra.followers.fanout_runner import fanout_projection
 from infra.followers.global_log import load_checkpoint
 from infra.followers.projection_runner import ProjectionRunner
-from infra.postgres.asset_usage import PostgresAssetUsage
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.read_model_ports import PostgresAssetUsage
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL

@@ -33,7 +33,8 @@ from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
 from infra.cli.embedded import free_port
-from infra.postgres.application_registry import PostgresApplicationRegistry, secret_hasher
+from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.security.secret_hashing import SecretHasher
 from services.applications import create_application
 from tests.api.support import AUTH, CREDENTIALS
 from tests.processes import serve
@@ -151,7 +152,7 @@ def drive(url: str) -> dict[str, Any]:
 
 
 async def register_admin(pool: asyncpg.Pool) -> None:
-    registry = PostgresApplicationRegistry(pool, secret_hasher(AUTH))
+    registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
     command = CreateApplication(
         application_id=uuid4(),
         name="runapy-admin",
