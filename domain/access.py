@@ -2,6 +2,8 @@
 
 The roles nest: admin ⊇ editor (manage assets and templates) ⊇ submitter (submit workloads) ⊇
 viewer. Pure: the caller supplies the grants and the scopes' lineages.
+
+Access, layer by layer: domain/access.py the rules, services/access.py the use cases.
 """
 
 from collections.abc import Iterable, Mapping, Sequence

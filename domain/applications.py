@@ -2,6 +2,9 @@
 
 An application's secret never enters the domain: only the write side's credential store sees it,
 as a slow salted hash. Pure: no clock, no ids made here.
+
+Applications, layer by layer: domain/applications.py the rules, services/applications.py the use
+cases.
 """
 
 import re

@@ -3,6 +3,9 @@
 An asset's scope is fixed at creation; updates replace its name, description and spec. The rules
 that relate one field to another live here (single-field ranges and patterns are in
 domain/specs.py); every refusal names the offending field as a JSON pointer into the request.
+
+Assets, layer by layer: domain/assets.py the rules, services/assets.py the use cases,
+infra/http/assets.py the HTTP routes.
 """
 
 from collections.abc import Iterable, Sequence

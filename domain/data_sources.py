@@ -1,5 +1,9 @@
 """Rules of the data-source assets that relate fields (reference §5.7 and §13.1). Credentials a
-data source reads are checked by the use case, which can look them up."""
+data source reads are checked by the use case, which can look them up.
+
+Data sources, layer by layer: domain/data_sources.py the rules, infra/http/data_sources.py the HTTP
+routes.
+"""
 
 from typing import assert_never
 

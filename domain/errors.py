@@ -1,4 +1,8 @@
-"""Errors raised when a business rule refuses a command. They carry facts, never HTTP statuses."""
+"""Errors raised when a business rule refuses a command. They carry facts, never HTTP statuses.
+
+Each layer names its own errors: domain/errors.py what a business rule refuses, services/errors.py
+what a use case reports, infra/errors.py what an adapter reports.
+"""
 
 from typing import ClassVar
 

@@ -4,6 +4,9 @@ A cluster's stream id is its id; departments and projects have Run:ai's small nu
 their stream ids are derived from those (uuid5), so a unit's stream is found from its id alone.
 Names are unique among a cluster's departments, among a cluster's projects, and among clusters
 (the write side enforces that with the namespaces below). Parents never change.
+
+Org units, layer by layer: domain/org_units.py the rules, services/org_units.py the use cases,
+projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
 """
 
 from collections.abc import Iterable

@@ -3,6 +3,9 @@ its name, description and body, a PATCH is merged by the caller into a whole new
 
 Assets the template links are checked by the use case (existence, scope, fit) and their versions
 recorded here, so the combined spec can always be rebuilt as it was.
+
+Templates, layer by layer: domain/templates.py the rules, services/templates.py the use cases,
+infra/http/templates.py the HTTP routes.
 """
 
 from collections.abc import Iterable

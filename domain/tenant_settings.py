@@ -8,6 +8,9 @@ Fixed keys, with Run:ai's defaults:
 - `workloads.distributedFrameworks.<Framework>` (on): off refuses that framework everywhere.
 And per cluster: `clusters.<clusterId>.distributedFrameworks.<Framework>` (on) refuses a framework
 for the templates and workloads of one cluster.
+
+Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
+the use cases, infra/http/tenant_settings.py the HTTP routes.
 """
 
 import re

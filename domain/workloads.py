@@ -4,6 +4,9 @@ What a user wants (`desired`: Running, Stopped, Deleted) and what the backend re
 in Run:ai's phase names) are kept apart. Each start of the workload is a numbered `run` (1, then
 one more per resume); a backend report names its run, so a late report from an earlier run
 cannot move the current one.
+
+Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py the use cases,
+infra/http/workloads.py the HTTP routes.
 """
 
 import re

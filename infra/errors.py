@@ -1,4 +1,8 @@
-"""Errors of the infrastructure: what an adapter reports when the outside world fails it."""
+"""Errors of the infrastructure: what an adapter reports when the outside world fails it.
+
+Each layer names its own errors: domain/errors.py what a business rule refuses, services/errors.py
+what a use case reports, infra/errors.py what an adapter reports.
+"""
 
 from domain.errors import TrainplateError
 

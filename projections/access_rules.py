@@ -1,4 +1,8 @@
-"""Read model of access rules: one row per role an application was granted and still holds."""
+"""Read model of access rules: one row per role an application was granted and still holds.
+
+Access rules, layer by layer: services/access_rules.py the use cases, projections/access_rules.py
+the read model, infra/http/access_rules.py the HTTP routes.
+"""
 
 from datetime import datetime
 from typing import Final

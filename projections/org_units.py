@@ -1,4 +1,8 @@
-"""Read model of the org tree: one row per live cluster, department and project."""
+"""Read model of the org tree: one row per live cluster, department and project.
+
+Org units, layer by layer: domain/org_units.py the rules, services/org_units.py the use cases,
+projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
+"""
 
 from collections.abc import Iterable
 from datetime import datetime

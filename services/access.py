@@ -1,6 +1,9 @@
 """Authorisation for use cases: the actor's grants, read from its own stream, against a scope's
 lineage, read from the org units' streams. Both are the write side's truth: a grant or a new
-unit applies at once, with no read-model lag."""
+unit applies at once, with no read-model lag.
+
+Access, layer by layer: domain/access.py the rules, services/access.py the use cases.
+"""
 
 from uuid import UUID
 

@@ -1,6 +1,10 @@
 """Access-rule use cases: admins of a scope give subjects (applications, or users of the
 external identity provider) roles on it, and take them back. A rule lives in the subject's own
-stream, so it applies from the subject's next request on."""
+stream, so it applies from the subject's next request on.
+
+Access rules, layer by layer: services/access_rules.py the use cases, projections/access_rules.py
+the read model, infra/http/access_rules.py the HTTP routes.
+"""
 
 from uuid import UUID
 

@@ -1,4 +1,8 @@
-"""Application (service account) use cases. No SQL, no hashing, no HTTP in this module."""
+"""Application (service account) use cases. No SQL, no hashing, no HTTP in this module.
+
+Applications, layer by layer: domain/applications.py the rules, services/applications.py the use
+cases.
+"""
 
 from domain import applications
 from domain.commands import (

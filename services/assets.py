@@ -1,5 +1,9 @@
 """Asset use cases: editors of a scope (or above it) create, update and delete its assets.
-Names are unique per kind within a scope."""
+Names are unique per kind within a scope.
+
+Assets, layer by layer: domain/assets.py the rules, services/assets.py the use cases,
+infra/http/assets.py the HTTP routes.
+"""
 
 from uuid import UUID
 

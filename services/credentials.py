@@ -1,5 +1,9 @@
 """Credential use cases. Values go straight from the request to the vault (sealed, in the
-creating event's transaction); the events carry a reference and a keyed fingerprint only."""
+creating event's transaction); the events carry a reference and a keyed fingerprint only.
+
+Credentials, layer by layer: domain/credentials.py the rules, services/credentials.py the use cases,
+infra/http/credentials.py the HTTP routes.
+"""
 
 from domain import credentials
 from domain.assets import AssetNotFoundError

@@ -1,4 +1,8 @@
-"""Errors of the application layer: what a use case reports that is not a business rule."""
+"""Errors of the application layer: what a use case reports that is not a business rule.
+
+Each layer names its own errors: domain/errors.py what a business rule refuses, services/errors.py
+what a use case reports, infra/errors.py what an adapter reports.
+"""
 
 from uuid import UUID
 

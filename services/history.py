@@ -2,6 +2,8 @@
 a version or a moment, and what changed between two versions, field by field. A template's
 combined spec at a version is rebuilt from the asset versions it recorded then, so a change that
 came from a linked asset shows up as a change of its combined spec.
+
+History, layer by layer: services/history.py the use cases, infra/http/history.py the HTTP routes.
 """
 
 from datetime import datetime

@@ -1,5 +1,9 @@
 """Org unit use cases: clusters, departments and projects. Admins of the parent scope manage a
-unit; names are unique per namespace (see domain/org_units.py)."""
+unit; names are unique per namespace (see domain/org_units.py).
+
+Org units, layer by layer: domain/org_units.py the rules, services/org_units.py the use cases,
+projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
+"""
 
 from domain import org_units
 from domain.commands import (

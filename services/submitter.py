@@ -5,6 +5,9 @@ resumed, deleted, in any order, any number of times), the handler loads the stre
 the current state asks: submit the current run, or stop it. Backends are idempotent by job name
 and outcome events carry deterministic ids, so redeliveries and racing submitters write each
 outcome once.
+
+Submitter, layer by layer: services/submitter.py what it decides, infra/workers/submitter.py its
+process.
 """
 
 from collections.abc import Callable

@@ -1,6 +1,10 @@
 """Distributed-template use cases. Editors of a scope (or above) manage its templates; names are
 unique per scope. The assets a template refers to must exist, be visible from its scope and
-fit; their versions are recorded, and the combined spec is rebuilt from exactly those."""
+fit; their versions are recorded, and the combined spec is rebuilt from exactly those.
+
+Templates, layer by layer: domain/templates.py the rules, services/templates.py the use cases,
+infra/http/templates.py the HTTP routes.
+"""
 
 from uuid import UUID
 

@@ -1,5 +1,9 @@
 """Tenant settings: tenant admins turn them on and off; every use case that a setting governs
-reads them with its other inputs."""
+reads them with its other inputs.
+
+Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
+the use cases, infra/http/tenant_settings.py the HTTP routes.
+"""
 
 from domain import tenant_settings
 from domain.events import EventMetadata

@@ -1,6 +1,10 @@
 """Workload use cases. A submitter of a project (or above) submits workloads into it, from a
 template visible from the project; the request records the whole snapshot, and the submitter
-process does the rest. Names are unique per project among live workloads."""
+process does the rest. Names are unique per project among live workloads.
+
+Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py the use cases,
+infra/http/workloads.py the HTTP routes.
+"""
 
 from uuid import UUID
 

@@ -3,6 +3,9 @@
 An access rule gives an application (subject type `app` or `service-account`) a role on a scope;
 the admins of a scope (or above it) create and delete the rules there. Lists show the rules on
 the scopes the caller can see.
+
+Access rules, layer by layer: services/access_rules.py the use cases, projections/access_rules.py
+the read model, infra/http/access_rules.py the HTTP routes.
 """
 
 from datetime import UTC, datetime

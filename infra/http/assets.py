@@ -1,6 +1,10 @@
 """Environment and compute-resource assets in Run:ai's shapes (`/api/v1/asset/environment`,
 `/api/v1/asset/compute`): create and update answer 202 with the asset as written; lists and gets
-come from the asset catalogue read model, limited to the scopes the caller's grants reach."""
+come from the asset catalogue read model, limited to the scopes the caller's grants reach.
+
+Assets, layer by layer: domain/assets.py the rules, services/assets.py the use cases,
+infra/http/assets.py the HTTP routes.
+"""
 
 from datetime import UTC, datetime
 from typing import Final

@@ -2,6 +2,8 @@
 thing as of a version or a moment, and a field-level diff between two versions (a template's
 combined specs included, so changes that came from a linked asset show). Read from the event
 store itself, so the answer is exact; visible to whoever may see the template or asset.
+
+History, layer by layer: services/history.py the use cases, infra/http/history.py the HTTP routes.
 """
 
 from datetime import datetime

@@ -4,6 +4,9 @@
 Writes go through the use cases; reads come from the org_units read model and show only the units
 the caller's grants reach (at, above or below a granted scope). A unit the caller cannot see is a
 404, so its existence does not leak.
+
+Org units, layer by layer: domain/org_units.py the rules, services/org_units.py the use cases,
+projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
 """
 
 from datetime import UTC, datetime

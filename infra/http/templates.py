@@ -5,6 +5,9 @@ Every template response carries an `ETag` (its stream version); PUT, PATCH and D
 `If-Match` (412 when the template moved on), and POST honours `Idempotency-Key` (a retry returns
 the first result and writes nothing). Reads come from the template catalogue, with the combined
 specs rebuilt from the asset versions each template records.
+
+Templates, layer by layer: domain/templates.py the rules, services/templates.py the use cases,
+infra/http/templates.py the HTTP routes.
 """
 
 from typing import Annotated, Any, Final, Literal

@@ -1,5 +1,9 @@
 """Tenant settings in Run:ai's shapes: `GET /v1/k8s/setting` (all), `PUT /v1/k8s/setting`
-(`{"key", "value"}`, tenant admins), `GET /v1/k8s/setting/{settingKey}` (its boolean)."""
+(`{"key", "value"}`, tenant admins), `GET /v1/k8s/setting/{settingKey}` (its boolean).
+
+Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
+the use cases, infra/http/tenant_settings.py the HTTP routes.
+"""
 
 from typing import Final
 

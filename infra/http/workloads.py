@@ -4,6 +4,9 @@
 own event stream. `/logs` (our extension) serves a local replica's output.
 
 Reads come from the workload catalogue; a workload outside the caller's scopes is a 404.
+
+Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py the use cases,
+infra/http/workloads.py the HTTP routes.
 """
 
 from pathlib import Path

@@ -1,5 +1,9 @@
 """The submitter process: `trainplate serve submitter`. The backend is chosen by
-TRAINPLATE_SUBMITTER__BACKEND (local, kubernetes or dry-run)."""
+TRAINPLATE_SUBMITTER__BACKEND (local, kubernetes or dry-run).
+
+Submitter, layer by layer: services/submitter.py what it decides, infra/workers/submitter.py its
+process.
+"""
 
 import asyncio
 import contextlib

@@ -1,0 +1,47 @@
+"""The source tree tells the architecture: the checks that keep it readable as it grows.
+
+Import directions and cycles are import-linter's (pyproject.toml); what it cannot see is here.
+"""
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+LAYERS = ("domain", "services", "projections", "infra")
+ENTRY_FILES = {"__init__.py", "__main__.py"}
+
+
+def _modules() -> list[Path]:
+    return sorted(
+        path.relative_to(ROOT)
+        for layer in LAYERS
+        for path in (ROOT / layer).rglob("*.py")
+        if path.name not in ENTRY_FILES
+    )
+
+
+def test_the_top_of_infra_holds_only_what_every_part_shares() -> None:
+    top = sorted(p.name for p in (ROOT / "infra").glob("*.py") if p.name not in ENTRY_FILES)
+    assert top == ["bootstrap.py", "errors.py", "serialization.py", "settings.py"]
+
+
+def test_every_folder_of_infra_says_what_it_holds() -> None:
+    for folder in (ROOT / "infra").iterdir():
+        if folder.is_dir() and (folder / "__init__.py").exists():
+            docstring = ast.get_docstring(ast.parse((folder / "__init__.py").read_text()))
+            assert docstring, f"{folder.relative_to(ROOT)}/__init__.py has no docstring"
+
+
+def test_a_module_name_repeats_across_layers_only_for_one_concept_and_says_so() -> None:
+    by_name: dict[str, list[Path]] = defaultdict(list)
+    for path in _modules():
+        by_name[path.name].append(path)
+    for paths in by_name.values():
+        if len(paths) < 2:
+            continue
+        for path in paths:
+            docstring = ast.get_docstring(ast.parse((ROOT / path).read_text())) or ""
+            named = " ".join(docstring.split())
+            missing = [str(other) for other in paths if other != path and str(other) not in named]
+            assert not missing, f"{path} shares its name with {missing} but does not say so"
