@@ -1,7 +1,12 @@
 """Shared fixtures: real PostgreSQL and NATS (embedded unless TEST_DATABASE_URL / TEST_NATS_URL)."""
 
 import os
+import shutil
+import stat
+import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -35,6 +40,30 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     with EmbeddedNats(tmp_path_factory.mktemp("nats")) as server:
         yield server.url
+
+
+@pytest.fixture(scope="session")
+def replica_runtime() -> str:
+    """This interpreter, reachable by the local backend's replicas, which a root service runs as
+    `nobody`: where its folders are private to root (a Python under /root), they are opened for
+    traversal only, as pgserver opens its own binaries' folders. Answers the interpreter."""
+    if os.geteuid() == 0:
+        for found in (Path(sys.executable), Path(sys.executable).resolve(), Path(sys.prefix)):
+            for folder in found.parents:
+                mode = stat.S_IMODE(folder.stat().st_mode)
+                if not mode & stat.S_IXOTH:
+                    folder.chmod(mode | stat.S_IXOTH)
+    return sys.executable
+
+
+@pytest.fixture
+def replica_work_dir() -> Iterator[Path]:
+    """A local backend's work dir that its replicas' user can reach, as a data dir is (0711:
+    others pass through it, never list it); pytest's own tmp dirs are private to their user."""
+    found = Path(tempfile.mkdtemp(prefix="trainplate-local-"))
+    found.chmod(0o711)
+    yield found
+    shutil.rmtree(found, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,8 @@
 """The local backend: each replica of a run is an OS process on this machine, with the environment
-its Kubeflow operator would inject (infra/backends/local_environment.py). The image is not used: the
-replica's command runs with this machine's programs.
+its Kubeflow operator would inject (infra/backends/local_environment.py) and nothing of the
+service's, as an unprivileged user where the service can choose one
+(infra/backends/local_isolation.py). The image is not used: the replica's command runs with this
+machine's programs.
 
 A run starts at most once per machine: a marker file is created exclusively before any process
 starts, so a redelivered request (another submitter, or this one after a restart) finds it and
@@ -21,10 +23,20 @@ import os
 import signal
 import socket
 from pathlib import Path
+from typing import Any
 
+from domain.template_specs import Security
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
 from infra.backends.local_environment import LocalReplica, mpi_hostfile, replicas
+from infra.backends.local_isolation import (
+    Identity,
+    IsolationError,
+    environment,
+    identity_for,
+    prepare_home,
+    prepare_run_dir,
+)
 from services.errors import BackendRejectedError
 from services.ports import Reports, Submission
 
@@ -57,8 +69,20 @@ class LocalBackend:
             raise BackendRejectedError(
                 plan.job_name, f"the local backend runs a command; {', '.join(missing)} has none"
             )
+        try:
+            identities = {r.name: identity_for(_spec_security(plan, r)) for r in planned}
+            prepare_run_dir(directory, self._work_dir, next(iter(identities.values()), None))
+        except IsolationError as error:
+            raise BackendRejectedError(plan.job_name, str(error)) from error
         grace = plan.termination_grace_period_seconds
-        run = _Run(plan, planned, directory, self._reports, self._grace if grace is None else grace)
+        run = _Run(
+            plan,
+            planned,
+            identities,
+            directory,
+            self._reports,
+            self._grace if grace is None else grace,
+        )
         self._runs[_key(plan)] = run
         await run.start()
         return Submission(backend=self.name)
@@ -94,10 +118,22 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
+def _spec_security(plan: WorkloadPlan, replica: LocalReplica) -> Security | None:
+    group = plan.group(replica.role)
+    return None if group is None else group.spec.security
+
+
 def _working_dir(replica: LocalReplica, default: Path) -> Path:
     """The spec's working directory where this machine has it, else the run's directory."""
     wanted = replica.working_dir
     return Path(wanted) if wanted and Path(wanted).is_dir() else default
+
+
+def _as(identity: Identity | None) -> dict[str, Any]:
+    """The user, group and supplementary groups to start as (none inherited from the service)."""
+    if identity is None:
+        return {}
+    return {"user": identity.uid, "group": identity.gid, "extra_groups": list(identity.groups)}
 
 
 class _Run:
@@ -105,12 +141,14 @@ class _Run:
         self,
         plan: WorkloadPlan,
         planned: list[LocalReplica],
+        identities: dict[str, Identity | None],
         directory: Path,
         reports: Reports,
         grace: float,
     ) -> None:
         self._plan = plan
         self._planned = planned
+        self._identities = identities
         self._directory = directory
         self._reports = reports
         self._grace = grace
@@ -127,16 +165,24 @@ class _Run:
         """Start every replica (again, after a failure within the backoff limit)."""
         self._processes = {}
         for replica in self._planned:
-            log_file = (self._directory / f"{replica.name}.log").open("ab")
+            identity = self._identities.get(replica.name)
+            home = prepare_home(self._directory, replica.name, identity)
+            # The service's file, not the replica's: other users cannot read it.
+            log_fd = os.open(
+                self._directory / f"{replica.name}.log",
+                os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                0o600,
+            )
             try:
                 self._processes[replica.name] = await asyncio.create_subprocess_exec(
                     *replica.argv,
-                    env={**os.environ, **replica.env},
-                    cwd=_working_dir(replica, self._directory),
+                    env=environment(replica.env, home),
+                    cwd=_working_dir(replica, home),
                     stdin=asyncio.subprocess.DEVNULL,
-                    stdout=log_file,
+                    stdout=log_fd,
                     stderr=asyncio.subprocess.STDOUT,
                     start_new_session=True,  # its own process group: signal the whole tree
+                    **_as(identity),
                 )
             except OSError as error:
                 await self._terminate()
@@ -144,7 +190,7 @@ class _Run:
                     self._plan.job_name, f"{replica.name} could not start: {error}"
                 ) from error
             finally:
-                log_file.close()
+                os.close(log_fd)
 
     async def stop(self, *, shutting_down: bool = False) -> None:
         """Stop every replica. A user's stop is reported as Stopped; the submitter shutting

@@ -22,7 +22,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 PRINT_RANK = "import os; print('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])"
 
 
-def test_a_workload_submitted_over_http_runs_locally_and_completes(tmp_path: Path) -> None:
+def test_a_workload_submitted_over_http_runs_locally_and_completes(
+    tmp_path: Path, replica_runtime: str
+) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
     env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET

@@ -65,15 +65,15 @@ async def finished(store: PostgresEventStore, workload_id: UUID, within_s: float
 
 
 async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
-    clean_pool: asyncpg.Pool, tmp_path: Path
+    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
     store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
-    backend = LocalBackend(tmp_path, reports_to(store), stop_grace_s=5)
+    backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
     workload_id = await request(clean_pool)
     await submitter.reconcile(workload_id, store=store, backend=backend)
     await submitter.reconcile(workload_id, store=store, backend=backend)  # a redelivery
     state = await finished(store, workload_id, 120)
-    run_dir = tmp_path / state.request.job_name / "run-1"
+    run_dir = replica_work_dir / state.request.job_name / "run-1"
     logs = {path.stem: path.read_text() for path in run_dir.glob("*.log")}
     assert state.actual == "Completed", logs
     assert sorted(logs) == ["master-0", "worker-0", "worker-1"]  # started once, not twice
@@ -89,10 +89,10 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
 
 
 async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
-    clean_pool: asyncpg.Pool, tmp_path: Path
+    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
     store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
-    backend = LocalBackend(tmp_path, reports_to(store), stop_grace_s=5)
+    backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
     workload_id = await request(clean_pool, fail_rank=2)
     started = time.monotonic()
     await submitter.reconcile(workload_id, store=store, backend=backend)
@@ -105,15 +105,18 @@ async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
 
 
 async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
-    clean_pool: asyncpg.Pool, tmp_path: Path
+    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
     store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
-    backend = LocalBackend(tmp_path, reports_to(store))
-    marker = tmp_path / "failed-once"
+    backend = LocalBackend(replica_work_dir, reports_to(store))
+    scratch = replica_work_dir / "scratch"  # where the replicas' user may write
+    scratch.mkdir(mode=0o1777)
+    scratch.chmod(0o1777)
+    marker = scratch / "failed-once"
     workload_id = await request(clean_pool, fail_rank=1, fail_once=marker, backoff_limit=1)
     await submitter.reconcile(workload_id, store=store, backend=backend)
     state = await finished(store, workload_id, 120)
-    worker = (tmp_path / state.request.job_name / "run-1" / "worker-0.log").read_text()
+    worker = (replica_work_dir / state.request.job_name / "run-1" / "worker-0.log").read_text()
     assert state.actual == "Completed", worker
     assert marker.exists()
     assert "rank=1 failing on purpose" in worker
