@@ -11,7 +11,7 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
-from infra.settings import DatabaseSettings, NatsSettings, Settings
+from infra.settings import DatabaseSettings, NatsSettings, Settings, redacted
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ async def connect_nats(settings: NatsSettings, *, name: str) -> NatsClient:
                 reconnected_cb=_on_nats_reconnected,
             )
         except (nats.errors.NoServersError, OSError, TimeoutError) as exc:
-            log.warning("NATS at %s not reachable (%s); retrying", settings.url, exc)
+            log.warning("NATS at %s not reachable (%s); retrying", redacted(settings.url), exc)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
 

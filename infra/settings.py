@@ -2,10 +2,21 @@
 
 from collections.abc import Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
 PREFIX = "TRAINPLATE_"
+
+
+def redacted(url: str) -> str:
+    """A server's URL without its password: database and broker URLs carry one, and neither a
+    log, a terminal nor a response may show it."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):

@@ -34,7 +34,7 @@ from infra.cli.processes import PROCESSES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
 from infra.security.secret_hashing import SecretHasher
-from infra.settings import DatabaseSettings, Settings
+from infra.settings import DatabaseSettings, Settings, redacted
 from services.applications import create_application
 from services.errors import ClientIdTakenError
 
@@ -65,6 +65,10 @@ def run_dev(settings: Settings) -> int:
     try:
         postgres.start()
         broker.start()
+        # Others (a local workload's user) may pass through to the workloads below, never list
+        # it; its keys, passwords and the servers' data are each private to their owner. (After
+        # the start: pgserver opens the folders above its data for its own user to read.)
+        data_dir.chmod(0o711)
         asyncio.run(_migrate(postgres.url))
         admin_secret = asyncio.run(_bootstrap_admin(postgres.url, settings))
         api_url = f"http://{settings.api_host}:{settings.api_port}"
@@ -88,15 +92,24 @@ def run_dev(settings: Settings) -> int:
             children[process] = subprocess.Popen(
                 [sys.executable, "-m", "infra.cli", "serve", process], env=env
             )
-        endpoints.write_text(
-            json.dumps(
-                {"api": api_url, "database": postgres.url, "nats": broker.url, "metrics": metrics},
-                indent=2,
+        # The URLs carry the servers' passwords: for this user's scripts only.
+        fd = os.open(endpoints, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(
+                json.dumps(
+                    {
+                        "api": api_url,
+                        "database": postgres.url,
+                        "nats": broker.url,
+                        "metrics": metrics,
+                    },
+                    indent=2,
+                )
             )
-        )
         print(
             f"\ntrainplate is starting at {api_url}  (readiness: {api_url}/readyz)\n"
-            f"  PostgreSQL {postgres.url}\n  NATS       {broker.url}\n"
+            f"  PostgreSQL {redacted(postgres.url)}\n  NATS       {redacted(broker.url)}\n"
             f"  endpoints  {endpoints}\n  Ctrl-C stops everything.\n",
             flush=True,
         )

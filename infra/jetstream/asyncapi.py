@@ -4,6 +4,7 @@ subject, the CloudEvents binary-mode headers, and one JSON Schema per payload.
 """
 
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -93,7 +94,7 @@ def asyncapi(nats: NatsSettings | None = None) -> dict[str, Any]:
         "defaultContentType": "application/json",
         "servers": {
             "jetstream": {
-                "host": nats.url.split("://", 1)[-1],
+                "host": _host(nats.url),
                 "protocol": "nats",
                 "description": f"NATS JetStream, stream {nats.stream}",
             }
@@ -102,3 +103,9 @@ def asyncapi(nats: NatsSettings | None = None) -> dict[str, Any]:
         "operations": operations,
         "components": {"messages": messages, "schemas": schemas},
     }
+
+
+def _host(url: str) -> str:
+    """Where subscribers connect, without the service's own credentials."""
+    parts = urlsplit(url)
+    return parts.netloc.rsplit("@", 1)[-1]

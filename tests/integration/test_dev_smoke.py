@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -77,6 +78,12 @@ def _run_dev_once(data_dir: Path) -> str:
         }
         endpoints = json.loads((data_dir / "endpoints.json").read_text())
         assert endpoints["api"] == f"http://127.0.0.1:{port}"
+        # The servers' URLs carry their passwords: the file is its owner's alone, and the data
+        # dir may be passed through (to a workload's folder), never listed.
+        assert (data_dir / "endpoints.json").stat().st_mode & 0o777 == 0o600
+        assert data_dir.stat().st_mode & 0o777 == 0o711
+        passwords = [urlsplit(endpoints[name]).password for name in ("database", "nats")]
+        assert all(passwords)
         assert all(_listening(endpoints[name]) for name in ("api", "database", "nats"))
         assert _processes_mentioning(str(data_dir)), "the embedded servers should be running"
         login = {"grantType": "app_token", "AppId": "trainplate-admin", "AppSecret": ADMIN_SECRET}
@@ -87,6 +94,7 @@ def _run_dev_once(data_dir: Path) -> str:
         dev.send_signal(signal.SIGTERM)
         output = dev.communicate(timeout=60)[0].decode(errors="replace")
     assert dev.returncode == 0, output
+    assert not any(password in output for password in passwords if password)
     assert not any(_listening(endpoints[name]) for name in ("api", "database", "nats"))
     assert _processes_mentioning(str(data_dir)) == []
     assert not (data_dir / "endpoints.json").exists()
