@@ -3,7 +3,7 @@
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 FIELDS: Final = (
@@ -57,6 +57,8 @@ def parse_filters(items: Sequence[str]) -> list[Filter]:
                 moment = datetime.fromisoformat(wanted.replace("Z", "+00:00"))
             except ValueError:
                 raise InvalidFilterError(index, f"{wanted!r} is not an ISO-8601 time") from None
+            if moment.tzinfo is None:  # a time without a zone is read as UTC
+                moment = moment.replace(tzinfo=UTC)
             found.append(_compare_dates(field, operator, moment))
         else:
             found.append(_compare_text(field, operator, wanted))

@@ -19,6 +19,7 @@ from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, before_request
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
+from infra.http.edge import EdgeGuardMiddleware
 from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.health import healthz, metrics, readyz
 from infra.http.history import HISTORY_ROUTES
@@ -150,7 +151,11 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         before_request=before_request(settings.consistency_wait_s),
         after_request=after_request,
         middleware=[
-            DefineMiddleware(BearerAuthenticationMiddleware, issuer=token_issuer, external=external)
+            # First: what the store cannot hold never reaches authentication or a handler.
+            EdgeGuardMiddleware,  # type: ignore[list-item]  # plain ASGI, loosely typed
+            DefineMiddleware(
+                BearerAuthenticationMiddleware, issuer=token_issuer, external=external
+            ),
         ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         logging_config=None,  # the process configured logging already (one line per record)

@@ -6,7 +6,7 @@ store itself, so the answer is exact; visible to whoever may see the template or
 History, layer by layer: services/history.py the use cases, infra/http/history.py the HTTP routes.
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Final
 from uuid import UUID
 
@@ -111,6 +111,13 @@ async def _asset(
 
 Version = Annotated[int | None, QueryParameter(ge=1)]
 Moment = Annotated[datetime | None, QueryParameter(name="time")]
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A `time` without a zone is read as UTC (the log's times are all zoned)."""
+    return moment.replace(tzinfo=UTC) if moment is not None and moment.tzinfo is None else moment
+
+
 From = Annotated[int, QueryParameter(name="from", ge=1)]
 To = Annotated[int | None, QueryParameter(name="to", ge=1)]
 
@@ -141,7 +148,7 @@ async def template_as_of(
 ) -> Response[DistributedTemplate]:
     """The template as it was at `version`, or at `time` (ISO 8601), combined specs included."""
     recorded = await _template(request, template_id, streams, tree, history_store)
-    count = history.upto(recorded, version=version, at=moment)
+    count = history.upto(recorded, version=version, at=_utc(moment))
     template = history.template_at(recorded, count)
     first, last = recorded[0], recorded[count - 1]
     row = TemplateRow(
@@ -197,7 +204,7 @@ async def asset_as_of(
     moment: Moment = None,
 ) -> AssetAsOf:
     recorded = await _asset(request, asset_id, streams, tree, history_store)
-    asset = history.asset_at(recorded, history.upto(recorded, version=version, at=moment))
+    asset = history.asset_at(recorded, history.upto(recorded, version=version, at=_utc(moment)))
     return AssetAsOf(
         id=asset_id,
         kind=asset.kind,

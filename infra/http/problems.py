@@ -117,6 +117,18 @@ def problem(
     message: str | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> Response[Problem]:
+    body = problem_body(status, slug=slug, detail=detail, message=message, extra=extra)
+    return Response(body, status_code=status, media_type=PROBLEM_JSON)
+
+
+def problem_body(
+    status: int,
+    *,
+    slug: str,
+    detail: str | None = None,
+    message: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Problem:
     body: Problem = {
         "type": f"{PROBLEM_BASE}/{slug}",
         "title": slug.replace("-", " ").capitalize(),
@@ -127,7 +139,7 @@ def problem(
     if detail:
         body["detail"] = body["details"] = detail
     body.update(extra or {})
-    return Response(body, status_code=status, media_type=PROBLEM_JSON)
+    return body
 
 
 def status_for(exc: Exception) -> int:

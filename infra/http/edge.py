@@ -1,0 +1,224 @@
+"""Input the store cannot hold is refused at the edge, before any handler runs (so nothing is
+written), as a 400 or 415 problem naming what is wrong.
+
+An event is kept as `json` and a read model as `jsonb` and `text`: PostgreSQL refuses a NUL
+character in either (`\\u0000`), so an event carrying one would be accepted by the log and then
+refused by every projection that applies it, for good. Integers past 64 bits fit no column, and
+JSON nested deeper than any request of the API's needs only costs the parser. So every request's
+path, query and read-your-writes header, and every body, is checked here first; a body must be
+JSON (415 otherwise), as every operation of the API takes.
+"""
+
+import re
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any, Final
+from urllib.parse import parse_qsl
+
+import msgspec
+
+from infra.http.consistency import MIN_POSITION
+from infra.http.problems import PROBLEM_JSON, problem_body
+
+MAX_DEPTH: Final = 32  # the deepest request body of the API nests 8 levels
+INT64: Final = range(-(2**63), 2**63)
+_INTEGER: Final = re.compile(r"[+-]?([0-9]+)")
+_WITH_BODY: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+# ASGI as the specification has it (Litestar's own aliases type each message exactly).
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class RefusedInputError(Exception):
+    def __init__(
+        self,
+        detail: str,
+        pointer: str,
+        source: str,
+        *,
+        status: int = 400,
+        slug: str = "invalid-request",
+    ) -> None:
+        super().__init__(detail)
+        self.status, self.slug, self.pointer, self.source = status, slug, pointer, source
+
+
+class EdgeGuardMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        try:
+            check_target(scope)
+            if scope["method"] in _WITH_BODY:
+                body = await _read(receive)
+                if body:
+                    check_body(body, _content_type(scope))
+                receive = _replay(body, receive)
+        except RefusedInputError as refusal:
+            await _refuse(send, refusal)
+            return
+        await self._app(scope, receive, send)
+
+
+def check_target(scope: Scope) -> None:
+    """The path, every query parameter and the read-your-writes header."""
+    _check_text(str(scope["path"]), "path", "path")
+    raw = bytes(scope.get("query_string", b"")).decode("latin-1")
+    try:
+        parameters = parse_qsl(raw, keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise RefusedInputError("the query string is not valid UTF-8", "query", "query") from None
+    for name, value in parameters:
+        _check_text(name, "a query parameter's name", name, source="query")
+        _check_text(value, f"query parameter `{name}`", name, source="query")
+        _check_integer(value, f"query parameter `{name}`", name, source="query")
+    for segment in str(scope["path"]).split("/"):
+        _check_integer(segment, "path", "path", source="path")
+    for key, value in scope["headers"]:
+        if key.decode("latin-1").lower() == MIN_POSITION.lower():
+            text = value.decode("latin-1")
+            if not text.isdigit() or int(text) not in INT64:
+                raise RefusedInputError(
+                    f"{MIN_POSITION} must be a log position (a non-negative 64-bit integer)",
+                    MIN_POSITION,
+                    "header",
+                )
+
+
+def check_body(body: bytes, content_type: str) -> None:
+    """A JSON body whose strings PostgreSQL can store, whose integers fit 64 bits, nested at
+    most MAX_DEPTH levels. A body that is not JSON at all is left to the handler's decoder,
+    which names where it breaks."""
+    if not _is_json(content_type):
+        raise RefusedInputError(
+            f"the body must be JSON (Content-Type: application/json), not {content_type or 'none'}",
+            "",
+            "header",
+            status=415,
+            slug="unsupported-media-type",
+        )
+    try:
+        document = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return
+    except RecursionError:
+        raise RefusedInputError(_too_deep(), "", "body") from None
+    for pointer, value, depth in _walk(document):
+        if depth > MAX_DEPTH:
+            raise RefusedInputError(_too_deep(), pointer, "body")
+        if isinstance(value, str):
+            _check_text(value, pointer or "the body", pointer)
+        elif isinstance(value, int) and not isinstance(value, bool) and value not in INT64:
+            raise RefusedInputError(f"{pointer}: the number is out of range", pointer, "body")
+
+
+def _walk(document: Any) -> Iterator[tuple[str, Any, int]]:
+    """Every value and key of a decoded document, with its JSON pointer and depth; iterative, so
+    no nesting can exhaust the stack."""
+    stack: list[tuple[str, Any, int]] = [("", document, 0)]
+    while stack:
+        pointer, value, depth = stack.pop()
+        yield pointer, value, depth
+        if isinstance(value, dict):
+            for key, item in value.items():
+                child = f"{pointer}/{_escaped(key)}"
+                yield child, key, depth + 1  # the key itself is text the store keeps
+                stack.append((child, item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((f"{pointer}/{i}", item, depth + 1) for i, item in enumerate(value))
+
+
+def _escaped(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _check_text(text: str, where: str, pointer: str, *, source: str = "body") -> None:
+    if "\x00" in text:
+        raise RefusedInputError(f"{where}: NUL characters are not allowed", pointer, source)
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        raise RefusedInputError(f"{where}: not valid UTF-8", pointer, source)
+
+
+def _check_integer(text: str, where: str, pointer: str, *, source: str) -> None:
+    """A number written out (an id, an offset, a cursor) that no 64-bit column could hold."""
+    found = _INTEGER.fullmatch(text)
+    if found and (len(found.group(1)) > 19 or int(text) not in INT64):
+        raise RefusedInputError(f"{where}: the number is out of range", pointer, source)
+
+
+def _too_deep() -> str:
+    return f"the body nests deeper than {MAX_DEPTH} levels"
+
+
+def _content_type(scope: Scope) -> str:
+    for key, value in scope["headers"]:
+        if key.decode("latin-1").lower() == "content-type":
+            return str(value.decode("latin-1"))
+    return ""
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def _read(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, then: Receive) -> Receive:
+    """The body read here, handed on as if it had not been read; then the client's own messages
+    (a disconnect)."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return await then()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+async def _refuse(send: Send, refusal: RefusedInputError) -> None:
+    extra = {
+        "errors": [{"pointer": refusal.pointer, "detail": str(refusal), "source": refusal.source}]
+    }
+    body = msgspec.json.encode(
+        problem_body(
+            refusal.status,
+            slug=refusal.slug,
+            detail=str(refusal),
+            message=str(refusal),
+            extra=extra,
+        )
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": refusal.status,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

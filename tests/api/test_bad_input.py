@@ -1,0 +1,166 @@
+"""Input of any shape gets a clear 4xx naming what is wrong, never a 500, and writes nothing.
+
+Each case is the request an attacker or a fuzzer sent: a NUL character (which PostgreSQL's jsonb
+and text refuse, so an event carrying one would wedge every read model that applies it), numbers
+past 64 bits, JSON nested a thousand levels deep, a body that is not JSON, a 20-digit log position.
+"""
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest
+from litestar import Litestar
+
+from domain.values import TENANT_ADMIN
+from tests.api.support import api_app, call, project_all, token_for
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+ENVIRONMENTS = "/api/v1/asset/environment"
+ENVIRONMENT: dict[str, Any] = {
+    "meta": {"name": "ok", "scope": "tenant"},
+    "spec": {"image": "python:3.12"},
+}
+
+
+@pytest.fixture
+async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
+    async with api_app(clean_pool, nats_url) as app:
+        yield app
+
+
+@pytest.fixture
+async def admin(clean_pool: asyncpg.Pool) -> str:
+    return await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
+
+
+async def events(pool: asyncpg.Pool) -> int:
+    count: int = await pool.fetchval("SELECT count(*) FROM events")
+    return count
+
+
+def problem_naming(response: Any, status: int, pointer: str) -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body = response.json()
+    assert (body["status"], body["code"]) == (status, status)
+    assert [error["pointer"] for error in body["errors"]] == [pointer]
+    return str(body["message"])
+
+
+async def test_a_nul_character_anywhere_in_a_body_is_refused_naming_it(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    before = await events(clean_pool)
+    image = {**ENVIRONMENT, "spec": {"image": "img\u0000x"}}
+    refused = await call(app, "POST", ENVIRONMENTS, admin, json=image)
+    assert "NUL" in problem_naming(refused, 400, "/spec/image")
+    named = {**ENVIRONMENT, "meta": {"name": "a\u0000", "scope": "tenant"}}
+    problem_naming(await call(app, "POST", ENVIRONMENTS, admin, json=named), 400, "/meta/name")
+    variables = {
+        **ENVIRONMENT,
+        "spec": {"image": "i", "environmentVariables": [{"name": "X", "value": "\u0000"}]},
+    }
+    refused = await call(app, "POST", ENVIRONMENTS, admin, json=variables)
+    problem_naming(refused, 400, "/spec/environmentVariables/0/value")
+    key = {**ENVIRONMENT, "spec": {"image": "i", "k\u0000": 1}}
+    problem_naming(await call(app, "POST", ENVIRONMENTS, admin, json=key), 400, "/spec/k\u0000")
+    assert await events(clean_pool) == before
+
+
+async def test_after_a_refused_nul_every_read_model_keeps_up(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """The finding itself: a NUL accepted once wedged the asset catalogue for good."""
+    await call(app, "POST", ENVIRONMENTS, admin, json={**ENVIRONMENT, "spec": {"image": "\u0000"}})
+    made = await call(app, "POST", ENVIRONMENTS, admin, json=ENVIRONMENT)
+    assert made.status_code == 202, made.text
+    await project_all(clean_pool)
+    found = await call(app, "GET", f"{ENVIRONMENTS}/{made.json()['meta']['id']}", admin)
+    assert found.status_code == 200, found.text
+
+
+async def test_a_nul_or_broken_utf8_in_a_path_or_query_is_refused(
+    app: Litestar, admin: str
+) -> None:
+    refused = await call(app, "GET", f"{ENVIRONMENTS}?name=a%00b", admin)
+    assert "NUL" in problem_naming(refused, 400, "name")
+    refused = await call(app, "GET", f"{ENVIRONMENTS}?name=%ff", admin)
+    assert "UTF-8" in refused.json()["message"]
+    assert refused.status_code == 400
+    refused = await call(app, "GET", "/api/v1/org-unit/departments/a%00b", admin)
+    problem_naming(refused, 400, "path")
+
+
+async def test_numbers_past_64_bits_are_refused_naming_the_field(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    before = await events(clean_pool)
+    body = {**ENVIRONMENT, "spec": {"image": "i", "runAsUid": 10**20}}
+    refused = await call(app, "POST", ENVIRONMENTS, admin, json=body)
+    assert "out of range" in problem_naming(refused, 400, "/spec/runAsUid")
+    assert await events(clean_pool) == before
+    refused = await call(app, "GET", "/api/v1/org-unit/departments/123456789012345678901", admin)
+    assert refused.status_code in (400, 404), refused.text
+
+
+async def test_json_nested_a_thousand_levels_deep_is_refused(app: Litestar) -> None:
+    deep = b'{"a":' * 1000 + b"1" + b"}" * 1000
+    headers = {"content-type": "application/json"}
+    refused = await call(app, "POST", "/api/v1/token", None, headers=headers, content=deep)
+    assert "deeper" in refused.json()["message"]
+    assert refused.status_code == 400
+    deeper = b"[" * 5000 + b"]" * 5000  # past the decoder's own recursion limit
+    refused = await call(app, "POST", "/api/v1/token", None, headers=headers, content=deeper)
+    assert refused.status_code == 400, refused.text
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml", None]
+)
+async def test_a_body_that_is_not_json_is_415(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, content_type: str | None
+) -> None:
+    before = await events(clean_pool)
+    headers = {} if content_type is None else {"content-type": content_type}
+    body = b'{"meta": {"name": "x", "scope": "tenant"}, "spec": {"image": "i"}}'
+    refused = await call(app, "POST", ENVIRONMENTS, admin, headers=headers, content=body)
+    assert refused.status_code == 415, refused.text
+    assert refused.json()["code"] == 415
+    assert await events(clean_pool) == before
+
+
+async def test_a_log_position_past_64_bits_is_refused_even_unauthenticated(
+    app: Litestar,
+) -> None:
+    headers = {"X-Trainplate-Min-Position": "12345678901234567890"}
+    refused = await call(app, "GET", "/healthz", None, headers=headers)
+    problem_naming(refused, 400, "X-Trainplate-Min-Position")
+    refused = await call(app, "GET", "/healthz", None, headers={"X-Trainplate-Min-Position": "-1"})
+    assert refused.status_code == 400
+
+
+async def test_a_cursor_past_64_bits_is_refused_naming_it(app: Litestar, admin: str) -> None:
+    refused = await call(app, "GET", "/api/v1/audit/events?after=99999999999999999999", admin)
+    assert "out of range" in problem_naming(refused, 400, "after")
+    refused = await call(app, "GET", f"/api/v1/asset/{'9' * 5000}/history", admin)
+    assert refused.status_code in (400, 404), refused.text
+
+
+async def test_a_time_without_a_zone_is_read_as_utc(app: Litestar, admin: str) -> None:
+    made = await call(app, "POST", ENVIRONMENTS, admin, json=ENVIRONMENT)
+    asset_id = made.json()["meta"]["id"]
+    before = await call(
+        app, "GET", f"/api/v1/asset/{asset_id}/as-of?time=2000-01-01T00:00:00", admin
+    )
+    assert before.status_code in (400, 404), before.text  # it did not exist yet: not a 500
+    now = await call(app, "GET", f"/api/v1/asset/{asset_id}/as-of?time=2999-01-01T00:00:00", admin)
+    assert now.status_code == 200, now.text
+    listed = await call(
+        app,
+        "GET",
+        "/api/v1/workload-templates?filterBy=createdAt>=2000-01-01T00:00:00",
+        admin,
+    )
+    assert listed.status_code == 200, listed.text
