@@ -46,8 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     projections = commands.add_parser(
         "projections", help="read models: where they stand, or rebuild one from zero"
     )
-    projections.add_argument("action", choices=["status", "rebuild"])
-    projections.add_argument("name", nargs="?", help="with rebuild: the read model")
+    projections.add_argument("action", choices=["status", "rebuild", "skip"])
+    projections.add_argument(
+        "name", nargs="?", help="with rebuild: the read model; with skip: the stuck one"
+    )
     return parser
 
 
@@ -88,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _export_contract(settings, args.output)
     elif args.command == "projections" and args.action == "rebuild":
         sys.exit(asyncio.run(_rebuild(settings, args.name)))
+    elif args.command == "projections" and args.action == "skip":
+        sys.exit(asyncio.run(_skip(settings, args.name)))
     elif args.command == "projections":
         asyncio.run(_projections_status(settings))
     else:
@@ -141,6 +145,31 @@ async def _projections_status(settings: Settings) -> None:
     print(f"{'projection':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")
     for line in report:
         print(f"{line.name:28} {line.position:>10} {line.behind:>8} {line.lag_s:>8.2f}")
+    for line in report:
+        if line.stuck is not None:
+            print(f"STUCK {line.name} {line.stuck}")
+
+
+async def _skip(settings: Settings, name: str | None) -> int:
+    from infra.followers import faults
+
+    if not name:
+        print("trainplate projections skip: name the stuck projection", file=sys.stderr)
+        return 2
+    checkpoint = name if ":" in name else f"projection:{name}"
+    conn = await asyncpg.connect(settings.database.url)
+    try:
+        fault = await faults.skip(conn, checkpoint)
+    except faults.NothingToSkipError as error:
+        print(f"trainplate projections skip: {error}", file=sys.stderr)
+        return 1
+    finally:
+        await conn.close()
+    print(
+        f"{checkpoint} moved past position {fault.cursor.position} (event {fault.event_id},"
+        f" {fault.event_type}); its read model lacks that event until a rebuild"
+    )
+    return 0
 
 
 def _export_contract(settings: Settings, output: Path | None) -> None:

@@ -18,6 +18,7 @@ class ProjectionStatus(msgspec.Struct, frozen=True, kw_only=True):
     position: int
     behind: int  # events committed after the checkpoint
     lag_s: float  # age of the oldest of those, 0 when caught up
+    stuck: str | None = None  # where and why it stopped (infra/followers/faults.py), if it did
 
 
 _STATUS: Final = """
@@ -38,6 +39,20 @@ async def follower_status(conn: Connection, checkpoint: str, name: str) -> Proje
     cursor = await global_log.load_checkpoint(conn, checkpoint)
     row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
     assert row is not None
+    fault = await conn.fetchrow(
+        "SELECT global_position, event_id, event_type, reason FROM follower_faults WHERE name = $1",
+        checkpoint,
+    )
+    stuck = (
+        None
+        if fault is None
+        else f"at position {fault['global_position']} (event {fault['event_id']},"
+        f" {fault['event_type']}): {fault['reason']}"
+    )
     return ProjectionStatus(
-        name=name, position=cursor.position, behind=row["behind"], lag_s=row["lag_s"]
+        name=name,
+        position=cursor.position,
+        behind=row["behind"],
+        lag_s=row["lag_s"],
+        stuck=stuck,
     )

@@ -3,7 +3,8 @@
 One follower per name leads at a time (a session advisory lock; the others wait as hot standbys).
 The leader calls `step(conn, cursor)` until it reads less than a full batch, then sleeps until a
 commit NOTIFYs or the poll interval passes. A step that raises one of `retry_on` is retried from
-the last saved cursor after a growing pause.
+the last saved cursor after a growing pause; one that is stuck on an event it cannot apply
+(FollowerStuckError, infra/followers/faults.py) is retried every STUCK_RETRY_S.
 """
 
 import asyncio
@@ -15,6 +16,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from infra.followers import global_log
+from infra.followers.faults import STUCK_RETRY_S, FollowerStuckError
 from infra.followers.global_log import Cursor
 from infra.postgres.commit_notifier import NOTIFY_CHANNEL
 from infra.postgres.connections import Connection
@@ -76,6 +78,10 @@ class LogFollower:
             self._wake.clear()
             try:
                 cursor, read = await step(conn, cursor)
+            except FollowerStuckError:  # recorded and logged where it was met
+                await wait(stop, STUCK_RETRY_S)
+                cursor = await global_log.load_checkpoint(conn, self.name)
+                continue
             except self._retry_on as exc:
                 log.warning("%s: %s; retrying in %.1f s", self.name, exc, backoff)
                 await wait(stop, backoff)

@@ -60,9 +60,16 @@ async def lag_exposition(conn: Connection, followers: Sequence[tuple[str, str]])
         ["follower"],
         registry=registry,
     )
+    stuck = Gauge(
+        "trainplate_follower_stuck",
+        "1 while the follower is stopped at an event it cannot apply (see /readyz), else 0.",
+        ["follower"],
+        registry=registry,
+    )
     for label, checkpoint in followers:
         found = await follower_status(conn, checkpoint, label)
         behind.labels(label).set(found.behind)
         seconds.labels(label).set(found.lag_s)
         position.labels(label).set(found.position)
+        stuck.labels(label).set(1 if found.stuck else 0)
     return generate_latest(registry)

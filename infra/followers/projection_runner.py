@@ -2,17 +2,19 @@
 
 Each batch is applied in one transaction together with the projection's checkpoint, so a crash
 (or a SIGKILL) between two batches replays nothing twice and skips nothing. Event types this
-release does not know are skipped, never fatal (a newer writer may be deployed first).
+release does not know are skipped, never fatal (a newer writer may be deployed first). An event
+that cannot be applied stops the runner there, loudly (infra/followers/faults.py).
 """
 
 import asyncio
+import logging
 import time
 from typing import Any
 
 import asyncpg
 
 from domain.events import RecordedEvent
-from infra.followers import global_log
+from infra.followers import faults, global_log
 from infra.followers.global_log import Cursor, LogEntry
 from infra.followers.log_follower import LogFollower
 from infra.followers.metrics import ProjectorMetrics
@@ -20,6 +22,8 @@ from infra.postgres.connections import Connection
 from infra.serialization import EventCodec, decode_metadata
 from infra.settings import ProjectorSettings
 from projections import Projection
+
+log = logging.getLogger(__name__)
 
 
 class ProjectionRunner:
@@ -39,6 +43,8 @@ class ProjectionRunner:
         self._metrics = metrics
         self._codec = codec
         self._batch_size = settings.batch_size
+        self._transient = (*faults.TRANSIENT, *retry_on)
+        self._may_be_stuck = True  # until a batch commits: a fault from before may be recorded
         self._follower = LogFollower(
             pool,
             name=self.checkpoint_name,
@@ -64,6 +70,23 @@ class ProjectionRunner:
         if not entries:
             return cursor, 0
         started = time.perf_counter()
+        try:
+            await self._apply(conn, entries)
+        except self._transient:
+            raise
+        except Exception as error:
+            log.warning("%s: a batch failed (%s); applying it event by event", self.name, error)
+            await self._apply_one_by_one(conn, entries)
+        if self._metrics is not None:  # counted once committed: a rolled-back batch is not
+            self._metrics.batch_seconds.labels(self.name).observe(time.perf_counter() - started)
+            self._metrics.events_applied.labels(self.name).inc(len(entries))
+        return entries[-1].cursor, len(entries)
+
+    @property
+    def name(self) -> str:
+        return self._projection.name
+
+    async def _apply(self, conn: Connection, entries: list[LogEntry]) -> None:
         async with conn.transaction():
             known = [self._recorded(entry) for entry in entries if self._codec.knows(entry.type)]
             # A read model's writes go out pipelined; a process manager (no tables of its own)
@@ -77,11 +100,23 @@ class ProjectionRunner:
             if isinstance(target, Pipelined):
                 await target.flush()
             await global_log.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
-        if self._metrics is not None:  # counted once committed: a rolled-back batch is not
-            name = self._projection.name
-            self._metrics.batch_seconds.labels(name).observe(time.perf_counter() - started)
-            self._metrics.events_applied.labels(name).inc(len(entries))
-        return entries[-1].cursor, len(entries)
+            if self._may_be_stuck:
+                await faults.clear(conn, self.checkpoint_name)
+        self._may_be_stuck = False
+
+    async def _apply_one_by_one(self, conn: Connection, entries: list[LogEntry]) -> None:
+        """Commit each event of a failed batch on its own, up to the one that fails: that one is
+        recorded as the fault, and the runner stops before it."""
+        for entry in entries:
+            try:
+                await self._apply(conn, [entry])
+            except self._transient:
+                raise
+            except Exception as error:
+                fault = await faults.record(conn, self.checkpoint_name, entry, error)
+                self._may_be_stuck = True
+                log.error("%s; it retries every %.0f s", fault.describe(), faults.STUCK_RETRY_S)
+                raise faults.FollowerStuckError(fault) from error
 
     def _recorded(self, entry: LogEntry) -> RecordedEvent:
         return RecordedEvent(

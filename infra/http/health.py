@@ -10,6 +10,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 from nats.js.errors import NotFoundError
 
 from infra.bootstrap import Resources
+from infra.followers import faults
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.followers.metrics import CONTENT_TYPE, lag_exposition
 from infra.postgres.migrate import pending_migrations
@@ -39,11 +40,12 @@ async def readyz(
     resources: NamedDependency[Resources],
     settings: NamedDependency[Settings],
 ) -> Response[Readiness]:
-    database, migrations = await _database_checks(resources.pool)
+    database, migrations, followers = await _database_checks(resources.pool)
     checks = {
         "database": database,
         "migrations": migrations,
         "broker": await _broker(resources, settings),
+        "followers": followers,
     }
     ready = all(check.ready for check in checks.values())
     return Response(
@@ -52,15 +54,19 @@ async def readyz(
     )
 
 
-async def _database_checks(pool: asyncpg.Pool) -> tuple[Check, Check]:
+async def _database_checks(pool: asyncpg.Pool) -> tuple[Check, Check, Check]:
     try:
         async with asyncio.timeout(CHECK_TIMEOUT_S), pool.acquire() as conn:
             pending = await pending_migrations(conn)
+            stuck = {} if pending else await faults.stuck(conn)
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
         down = Check(False, f"database unreachable: {type(exc).__name__}")
-        return down, Check(False, "unknown: database unreachable")
+        unknown = Check(False, "unknown: database unreachable")
+        return down, unknown, unknown
     migrations = Check(True) if not pending else Check(False, f"pending: {pending}")
-    return Check(True), migrations
+    # A read model stuck on an event serves ever older answers: not ready, saying where.
+    followers = Check(not stuck, "; ".join(fault.describe() for fault in stuck.values()))
+    return Check(True), migrations, followers
 
 
 async def _broker(resources: Resources, settings: Settings) -> Check:

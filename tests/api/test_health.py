@@ -39,7 +39,7 @@ async def test_readyz_reports_database_migrations_and_broker(resources: Resource
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ready"
-    assert set(body["checks"]) == {"database", "migrations", "broker"}
+    assert set(body["checks"]) == {"database", "migrations", "broker", "followers"}
     assert all(check["ready"] for check in body["checks"].values())
 
 

@@ -75,6 +75,7 @@ def _run_dev_once(data_dir: Path) -> str:
             "database": True,
             "migrations": True,
             "broker": True,
+            "followers": True,
         }
         endpoints = json.loads((data_dir / "endpoints.json").read_text())
         assert endpoints["api"] == f"http://127.0.0.1:{port}"
@@ -116,3 +117,4 @@ def _wait_until_ready(url: str, dev: "subprocess.Popen[bytes]", within_s: float)
             last = repr(exc)
         time.sleep(0.25)
     raise AssertionError(f"not ready after {within_s} s: {last}")
+

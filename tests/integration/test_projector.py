@@ -12,6 +12,7 @@ import pytest
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN, Grant
+from infra.followers.faults import FollowerStuckError
 from infra.followers.global_log import START, load_checkpoint
 from infra.followers.lag import status
 from infra.followers.metrics import ProjectorMetrics
@@ -142,7 +143,8 @@ async def test_a_running_projection_follows_new_events_within_a_moment(
 
 
 async def test_checkpoint_and_rows_commit_together(catalogue: asyncpg.Pool) -> None:
-    """If applying a batch fails, neither its rows nor the checkpoint move."""
+    """If applying a batch fails, neither its rows nor the checkpoint move: the runner is stuck
+    on the event, says so, and moves on once it can apply it."""
     await create(catalogue, "alpha")
     projection = runner(catalogue)
     async with catalogue.acquire() as conn:
@@ -150,8 +152,9 @@ async def test_checkpoint_and_rows_commit_together(catalogue: asyncpg.Pool) -> N
             "ALTER TABLE application_catalogue ADD CONSTRAINT no_alpha CHECK (name <> 'alpha')"
         )
     try:
-        with pytest.raises(asyncpg.CheckViolationError):
+        with pytest.raises(FollowerStuckError) as stuck:
             await catch_up(catalogue, projection)
+        assert isinstance(stuck.value.__cause__, asyncpg.CheckViolationError)
         async with catalogue.acquire() as conn:
             assert await load_checkpoint(conn, projection.checkpoint_name) == START
         assert await rows(catalogue) == []
@@ -159,6 +162,7 @@ async def test_checkpoint_and_rows_commit_together(catalogue: asyncpg.Pool) -> N
         await catalogue.execute("ALTER TABLE application_catalogue DROP CONSTRAINT no_alpha")
     await catch_up(catalogue, projection)
     assert [a.name for a in await rows(catalogue)] == ["alpha"]
+    assert await catalogue.fetchval("SELECT count(*) FROM follower_faults") == 0
 
 
 async def test_status_says_how_far_behind_the_log_a_projection_is(catalogue: asyncpg.Pool) -> None:

@@ -1,0 +1,142 @@
+"""A follower that meets an event it cannot apply stops there, loudly, and never skips it.
+
+A failure that the same event would meet again (a bug in a projection, a value the read model
+cannot hold) is not the database going away: retrying the batch forever, quietly, would leave
+the read model frozen with nothing but a warning in a log. Instead the runner applies the batch's
+events one at a time, commits those before the culprit, records the culprit in
+`follower_faults` (which follower, the event's position, id and type, and why) and raises
+FollowerStuckError. The follower then retries every STUCK_RETRY_S, so a fixed projection,
+deployed and restarted, moves on by itself and clears the fault. Readiness (`/readyz`), the
+`trainplate_follower_stuck` gauge and `trainplate projections status` all read the table.
+
+The one other way out is `trainplate projections skip NAME`: it moves the checkpoint past
+exactly the recorded event, for an event no version of the projection could apply; the read
+model then lacks what that event said, until a rebuild with a projection that can apply it.
+"""
+
+from datetime import datetime
+from typing import Final
+from uuid import UUID
+
+import asyncpg
+import msgspec
+
+from infra.followers import global_log
+from infra.followers.global_log import Cursor, LogEntry
+from infra.postgres.connections import Connection
+
+STUCK_RETRY_S: Final = 30.0
+_REASON_CHARS: Final = 500
+
+# Failures that say nothing about the event: the connection, the server or a concurrent
+# transaction. The same batch is retried as it is.
+TRANSIENT: Final[tuple[type[BaseException], ...]] = (
+    OSError,
+    TimeoutError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.SerializationError,
+    asyncpg.exceptions.DeadlockDetectedError,
+    asyncpg.exceptions.LockNotAvailableError,
+    asyncpg.exceptions.QueryCanceledError,
+)
+
+
+class Fault(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    cursor: Cursor
+    event_id: UUID
+    event_type: str
+    reason: str
+    since: datetime
+
+    def describe(self) -> str:
+        return (
+            f"{self.name} is stuck at position {self.cursor.position} "
+            f"(event {self.event_id}, {self.event_type}): {self.reason}"
+        )
+
+
+class FollowerStuckError(Exception):
+    def __init__(self, fault: Fault) -> None:
+        super().__init__(fault.describe())
+        self.fault = fault
+
+
+class NothingToSkipError(Exception):
+    pass
+
+
+def reason_of(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:_REASON_CHARS]
+
+
+async def record(conn: Connection, name: str, entry: LogEntry, error: BaseException) -> Fault:
+    row = await conn.fetchrow(
+        """
+        INSERT INTO follower_faults AS f
+               (name, transaction_id, global_position, event_id, event_type, reason)
+        VALUES ($1, $2::xid8, $3, $4, $5, $6)
+        ON CONFLICT (name) DO UPDATE
+           SET transaction_id = excluded.transaction_id,
+               global_position = excluded.global_position,
+               event_id = excluded.event_id,
+               event_type = excluded.event_type,
+               reason = excluded.reason,
+               since = CASE WHEN f.event_id = excluded.event_id THEN f.since ELSE now() END
+        RETURNING since
+        """,
+        name,
+        entry.cursor.transaction_id,
+        entry.cursor.position,
+        entry.event_id,
+        entry.type,
+        reason_of(error),
+    )
+    assert row is not None
+    return Fault(
+        name=name,
+        cursor=entry.cursor,
+        event_id=entry.event_id,
+        event_type=entry.type,
+        reason=reason_of(error),
+        since=row["since"],
+    )
+
+
+async def clear(conn: Connection, name: str) -> None:
+    await conn.execute("DELETE FROM follower_faults WHERE name = $1", name)
+
+
+async def stuck(conn: Connection) -> dict[str, Fault]:
+    """Every follower that is stuck now, by name."""
+    rows = await conn.fetch(
+        "SELECT name, transaction_id, global_position, event_id, event_type, reason, since"
+        " FROM follower_faults ORDER BY name"
+    )
+    return {
+        row["name"]: Fault(
+            name=row["name"],
+            cursor=Cursor(row["transaction_id"], row["global_position"]),
+            event_id=row["event_id"],
+            event_type=row["event_type"],
+            reason=row["reason"],
+            since=row["since"],
+        )
+        for row in rows
+    }
+
+
+async def skip(conn: Connection, name: str) -> Fault:
+    """Move `name`'s checkpoint past exactly its recorded event, and clear the fault."""
+    async with conn.transaction():
+        row = await conn.fetchrow(
+            "SELECT name FROM follower_faults WHERE name = $1 FOR UPDATE", name
+        )
+        if row is None:
+            raise NothingToSkipError(f"{name} is not stuck")
+        fault = (await stuck(conn))[name]
+        await global_log.save_checkpoint(conn, name, fault.cursor)
+        await clear(conn, name)
+    return fault
