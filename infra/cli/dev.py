@@ -1,8 +1,9 @@
 """`trainplate dev`: embedded PostgreSQL and NATS plus every process, as one supervised tree.
 
 Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL after a grace period), then NATS, then
-PostgreSQL; nothing is left running. If any child dies, the rest are stopped too and the exit code
-says so, rather than leaving a half-working service behind.
+PostgreSQL; nothing is left running. A child that dies is restarted (Supervisor); one that keeps
+dying stops the tree, and the exit code (1) says so, rather than leaving a half-working service
+behind.
 """
 
 import asyncio
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Final
@@ -88,10 +90,12 @@ def run_dev(settings: Settings) -> int:
             "TRAINPLATE_CREDENTIALS__ENCRYPTION_KEY": _local_key(data_dir / "credentials.key", 32),
             "TRAINPLATE_PROJECTOR__METRICS_PORT": str(projector_port),
         }
+
+        def start(process: str) -> "subprocess.Popen[bytes]":
+            return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", process], env=env)
+
         for process in PROCESSES:
-            children[process] = subprocess.Popen(
-                [sys.executable, "-m", "infra.cli", "serve", process], env=env
-            )
+            children[process] = start(process)
         # The URLs carry the servers' passwords: for this user's scripts only.
         fd = os.open(endpoints, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.fchmod(fd, 0o600)
@@ -114,10 +118,9 @@ def run_dev(settings: Settings) -> int:
             flush=True,
         )
         print(_token_hint(api_url, settings.admin_app_id, admin_secret), flush=True)
+        supervisor = Supervisor(children, start)
         while not stopping:
-            exited = {name: p.returncode for name, p in children.items() if p.poll() is not None}
-            if exited:
-                print(f"trainplate dev: {exited} exited; stopping the rest", file=sys.stderr)
+            if not supervisor.tend(time.monotonic()):
                 return 1
             time.sleep(0.2)
         return 0
@@ -126,6 +129,60 @@ def run_dev(settings: Settings) -> int:
         broker.stop()
         postgres.stop()
         endpoints.unlink(missing_ok=True)
+
+
+class Supervisor:
+    """Restarts a child that exits with a growing delay (1, 2, 4, 8, 16 s), saying why; a child
+    that exits more than RESTARTS times within RESTART_WINDOW_S is given up on, and with it the
+    tree (something is wrong that restarting will not mend)."""
+
+    RESTARTS: Final = 5
+    RESTART_WINDOW_S: Final = 60.0
+
+    def __init__(
+        self,
+        children: dict[str, "subprocess.Popen[bytes]"],
+        start: Callable[[str], "subprocess.Popen[bytes]"],
+    ) -> None:
+        self._children = children
+        self._start = start
+        self._exits: dict[str, list[float]] = {}
+        self._due: dict[str, float] = {}  # child -> when to start it again
+
+    def tend(self, now: float) -> bool:
+        """Notice exits and restart what is due; False once the tree must stop."""
+        for name, child in self._children.items():
+            code = child.poll()
+            if code is None or name in self._due:
+                continue
+            recent = [t for t in self._exits.get(name, []) if now - t < self.RESTART_WINDOW_S]
+            self._exits[name] = [*recent, now]
+            if len(recent) >= self.RESTARTS:
+                print(
+                    f"trainplate dev: {name} {_exit(code)}, {len(recent) + 1} times within "
+                    f"{self.RESTART_WINDOW_S:.0f} s; stopping everything",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return False
+            delay = float(2 ** len(recent))
+            print(
+                f"trainplate dev: {name} {_exit(code)}; restarting it in {delay:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            self._due[name] = now + delay
+        for name, due in list(self._due.items()):
+            if now >= due:
+                del self._due[name]
+                self._children[name] = self._start(name)
+        return True
+
+
+def _exit(code: int) -> str:
+    if code < 0:
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 def _local_key(path: Path, size: int) -> str:

@@ -118,3 +118,53 @@ def _wait_until_ready(url: str, dev: "subprocess.Popen[bytes]", within_s: float)
         time.sleep(0.25)
     raise AssertionError(f"not ready after {within_s} s: {last}")
 
+
+def _child(parent: int, process: str) -> int | None:
+    """The pid of `parent`'s child running `trainplate serve <process>`, if there is one."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent and f"serve {process}" in cmdline:
+            return int(stat.parent.name)
+    return None
+
+
+def test_a_child_killed_with_sigkill_is_restarted_and_the_service_stays_up(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
+    env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
+    command = ["dev", "--port", str(port), "--data-dir", str(tmp_path / "data")]
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "infra.cli", *command],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
+        killed = {}
+        for process in ("projector", "relay"):
+            pid = _child(dev.pid, process)
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            killed[process] = pid
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = {process: _child(dev.pid, process) for process in killed}
+            if all(pid not in (None, killed[process]) for process, pid in now.items()):
+                break
+            time.sleep(0.2)
+        assert dev.poll() is None, "trainplate dev stopped"
+        assert all(pid not in (None, killed[process]) for process, pid in now.items()), now
+        _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=30)
+    finally:
+        dev.send_signal(signal.SIGTERM)
+        output = dev.communicate(timeout=60)[0].decode(errors="replace")
+    assert dev.returncode == 0, output
+    assert "projector was killed by SIGKILL; restarting it in 1 s" in output
+    assert "relay was killed by SIGKILL; restarting it in 1 s" in output
