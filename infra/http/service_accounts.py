@@ -20,18 +20,19 @@ from domain.commands import (
     RotateApplicationSecret,
     SetApplicationEnabled,
 )
+from domain.values import TENANT
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.eventstore import PostgresEventStore
 from projections import application_catalogue
+from services import access
 from services.applications import (
     create_application,
     delete_application,
     rotate_application_secret,
     set_application_enabled,
 )
-from services.errors import NotPermittedError
 from services.ports import ApplicationRegistry
 
 
@@ -58,14 +59,9 @@ class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
 
 
 async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, action: str) -> None:
-    """The caller's grants come from its own stream, not a read model: they apply at once."""
-    state = applications.fold((await registry.load(UUID(caller.user.subject))).events)
-    if (
-        state is None
-        or not state.active
-        or not applications.holds_tenant_role(state.effective_grants, "admin")
-    ):
-        raise NotPermittedError(action)
+    """Through services/access, as every other authorisation: the caller's grants come from its
+    own stream (an application's or an external user's, whatever its subject looks like)."""
+    await access.require(actor(caller), (TENANT,), "admin", action, streams=registry)
 
 
 @post("/api/v1/service-accounts", status_code=201, tags=["Service Accounts"])
@@ -92,10 +88,10 @@ async def create_service_account(
 async def list_service_accounts(
     request: Caller,
     registry: NamedDependency[PostgresApplicationRegistry],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> list[ServiceAccount]:
     await _require_tenant_admin(request, registry, "list service accounts")
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         return [_wire(a) for a in await application_catalogue.list_applications(conn)]
 
 
@@ -104,10 +100,10 @@ async def get_service_account(
     request: Caller,
     service_account_id: FromPath[UUID],
     registry: NamedDependency[PostgresApplicationRegistry],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> ServiceAccount:
     await _require_tenant_admin(request, registry, "read service accounts")
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         found = await application_catalogue.get_application(conn, service_account_id)
     if found is None:
         raise applications.ApplicationNotFoundError(service_account_id)
@@ -174,7 +170,7 @@ async def patch_service_account(
     data: JSONBody[ServiceAccountPatchRequest],
     registry: NamedDependency[PostgresApplicationRegistry],
     store: NamedDependency[PostgresEventStore],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> ServiceAccount:
     """Disable or enable: a disabled account cannot log in, and its tokens carry no roles."""
     await _require_tenant_admin(request, registry, "update service accounts")
@@ -182,7 +178,7 @@ async def patch_service_account(
         application_id=service_account_id, enabled=data.enabled, metadata=actor(request)
     )
     state = await set_application_enabled(command, store=store)
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         seen = await application_catalogue.get_application(conn, service_account_id)
     now = datetime.now(UTC)
     return ServiceAccount(

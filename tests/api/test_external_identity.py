@@ -121,3 +121,23 @@ async def test_bad_user_tokens_are_refused_saying_why(
     response = await call(app, "GET", "/api/v1/asset/environment", token())
     assert response.status_code == 401, response.text
     assert reason in response.json()["detail"]
+
+
+async def test_a_user_whose_subject_is_no_uuid_is_authorised_like_anyone_else(
+    app: Litestar, admin: str
+) -> None:
+    """Every external user's subject is some string: service accounts once answered it 500."""
+    carol = user_token("carol@example.com")
+    refused = await call(app, "GET", "/api/v1/service-accounts", carol)
+    assert refused.status_code == 403, refused.text
+    rule = {
+        "subjectId": "carol@example.com",
+        "subjectType": "user",
+        "roleId": 1,  # admin
+        "scopeId": "",
+        "scopeType": "tenant",
+    }
+    granted = await call(app, "POST", "/api/v1/authorization/access-rules", admin, json=rule)
+    assert granted.status_code == 201, granted.text
+    listed = await call(app, "GET", "/api/v1/service-accounts", carol)
+    assert listed.status_code == 200, listed.text
