@@ -84,5 +84,7 @@ async def list_rules(conn: Executor) -> list[AccessRuleRow]:
 
 
 async def get_rule(conn: Executor, rule_id: int) -> AccessRuleRow | None:
+    if not 0 < rule_id < 2**31:  # rule ids are positive int4: no rule has another
+        return None
     row = await conn.fetchrow(f"{_SELECT} WHERE r.rule_id = $1", rule_id)
     return None if row is None else _row(row)

@@ -164,7 +164,7 @@ async def create_rule(
     data: JSONBody[AccessRuleCreationRequest],
     store: NamedDependency[PostgresEventStore],
     ids: NamedDependency[PostgresIdSequence],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> AccessRuleResponse:
     if data.subject_type == "group":
         raise InvalidRequestError("/subjectType", "groups are not supported; grant users or apps")
@@ -185,7 +185,7 @@ async def create_rule(
         subject_kind=subject_kind, subject_id=data.subject_id, grant=grant, metadata=actor(request)
     )
     rule = await create_access_rule(command, store=store, ids=ids)
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         seen = await access_rules.get_rule(conn, rule.rule_id)
     now = datetime.now(UTC)
     return _wire(
@@ -210,13 +210,13 @@ async def list_rules(
     request: Caller,
     store: NamedDependency[PostgresEventStore],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     subject_id: Annotated[str | None, QueryParameter(name="subjectId")] = None,
     role_id: Annotated[int | None, QueryParameter(name="roleId")] = None,
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 500,
 ) -> AccessRuleList:
-    rows = await _visible(request, store, tree, resources)
+    rows = await _visible(request, store, tree, servers)
     chosen = [
         row
         for row in rows
@@ -233,9 +233,9 @@ async def get_rule(
     rule_id: FromPath[int],
     store: NamedDependency[PostgresEventStore],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> AccessRuleResponse:
-    rows = await _visible(request, store, tree, resources)
+    rows = await _visible(request, store, tree, servers)
     row = next((r for r in rows if r.rule_id == rule_id), None)
     if row is None:
         raise AccessRuleNotFoundError(rule_id)
@@ -247,9 +247,9 @@ async def delete_rule(
     request: Caller,
     rule_id: FromPath[int],
     store: NamedDependency[PostgresEventStore],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> None:
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         row = await access_rules.get_rule(conn, rule_id)
     if row is None:
         raise AccessRuleNotFoundError(rule_id)

@@ -134,7 +134,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             **{
                 name: _from_state(attribute)
                 for name, attribute in (
-                    ("resources", "resources"),
+                    ("servers", "resources"),  # not "resources": a body field is named so
                     ("registry", "registry"),
                     ("streams", "streams"),
                     ("ids", "ids"),

@@ -70,11 +70,11 @@ async def list_environments(
     asset_filter: NamedDependency[AssetFilter],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
-    rows = await visible_rows(request, ("environment",), asset_filter, streams, tree, resources)
-    usage = await usage_of(resources, rows, usage_info)
+    rows = await visible_rows(request, ("environment",), asset_filter, streams, tree, servers)
+    usage = await usage_of(servers, rows, usage_info)
     return EnvironmentListResponse([_environment(row, usage) for row in rows])
 
 
@@ -84,11 +84,11 @@ async def get_environment(
     asset_id: FromPath[UUID],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
-    row = await one_visible(request, "environment", asset_id, streams, tree, resources)
-    return _environment(row, await usage_of(resources, [row], usage_info))
+    row = await one_visible(request, "environment", asset_id, streams, tree, servers)
+    return _environment(row, await usage_of(servers, [row], usage_info))
 
 
 @put("/api/v1/asset/environment/{asset_id:uuid}", status_code=202, tags=["Environment"])
@@ -97,9 +97,9 @@ async def update_environment(
     asset_id: FromPath[UUID],
     data: JSONBody[EnvironmentUpdateRequest],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> EnvironmentAsset:
-    row = await update_from(request, asset_id, data.meta, data.spec, streams, resources)
+    row = await update_from(request, asset_id, data.meta, data.spec, streams, servers)
     return _environment(row)
 
 
@@ -130,11 +130,11 @@ async def list_computes(
     asset_filter: NamedDependency[AssetFilter],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
-    rows = await visible_rows(request, ("compute",), asset_filter, streams, tree, resources)
-    usage = await usage_of(resources, rows, usage_info)
+    rows = await visible_rows(request, ("compute",), asset_filter, streams, tree, servers)
+    usage = await usage_of(servers, rows, usage_info)
     return ComputeListResponse([_compute(row, usage) for row in rows])
 
 
@@ -144,11 +144,11 @@ async def get_compute(
     asset_id: FromPath[UUID],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
-    row = await one_visible(request, "compute", asset_id, streams, tree, resources)
-    return _compute(row, await usage_of(resources, [row], usage_info))
+    row = await one_visible(request, "compute", asset_id, streams, tree, servers)
+    return _compute(row, await usage_of(servers, [row], usage_info))
 
 
 @put("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
@@ -157,10 +157,10 @@ async def update_compute(
     asset_id: FromPath[UUID],
     data: JSONBody[ComputeUpdateRequest],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> ComputeAsset:
     spec = data.spec or ComputeSpec()
-    return _compute(await update_from(request, asset_id, data.meta, spec, streams, resources))
+    return _compute(await update_from(request, asset_id, data.meta, spec, streams, servers))
 
 
 @delete("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])

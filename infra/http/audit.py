@@ -148,13 +148,13 @@ FILTERED: Final = {"wanted": Provide(audit_filter)}
 @get(f"{BASE}/events", dependencies=FILTERED, tags=["Audit"])
 async def query_events(
     wanted: NamedDependency[AuditFilter],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     after: Annotated[int | None, QueryParameter(ge=0)] = None,
     order: Annotated[Literal["asc", "desc"], QueryParameter()] = "asc",
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
 ) -> AuditPage:
     """A page of events; `next` is the cursor to pass as `after` for the following page."""
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         rows = await find(conn, wanted, after=after, newest_first=order == "desc", limit=limit)
     following = rows[-1].seq if len(rows) == limit else None
     return AuditPage(events=[wire(r) for r in rows], next=following)
@@ -164,7 +164,7 @@ async def query_events(
 async def tail_events(
     request: Caller,
     wanted: NamedDependency[AuditFilter],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     after: Annotated[int | None, QueryParameter(ge=0)] = None,
     max_events: Annotated[int | None, QueryParameter(name="maxEvents", ge=1)] = None,
 ) -> ServerSentEvent:
@@ -178,13 +178,13 @@ async def tail_events(
         except ValueError:
             raise InvalidRequestError("Last-Event-ID", "a cursor this service sent") from None
     if after is None:
-        async with resources.pool.acquire() as conn:
+        async with servers.pool.acquire() as conn:
             after = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM audit_index"))
 
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         cursor, sent, idle = after, 0, 0.0
         while max_events is None or sent < max_events:
-            async with resources.pool.acquire() as conn:
+            async with servers.pool.acquire() as conn:
                 rows = await find(conn, wanted, after=cursor, newest_first=False, limit=100)
             for row in rows[: None if max_events is None else max_events - sent]:
                 body = msgspec.json.encode(wire(row)).decode()
@@ -204,14 +204,14 @@ async def tail_events(
 async def verify(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
 ) -> Verification:
     """Walk the hash chains (one stream, or all) and report the first broken link. Needs a
     tenant-wide grant: it reads every stream."""
     if not access.permits(await grants_of(actor(request), streams=streams), (TENANT,), "viewer"):
         raise NotPermittedError("verify the event store")
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         reports = [await verify_stream(conn, stream_id)] if stream_id else await verify_all(conn)
         missing = None if stream_id else await first_missing(conn)
     broken = next((r for r in reports if not r.intact), missing)

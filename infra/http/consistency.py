@@ -50,6 +50,8 @@ def before_request(wait_s: float) -> Any:
         wanted = request.headers.get(MIN_POSITION)
         if wanted is None or request.method != "GET" or not wanted.isdigit():
             return
+        if request.scope.get("user") is None:
+            return  # only a caller who wrote may make a read wait: no one holds a connection free
         pool: asyncpg.Pool = request.app.state.resources.pool
         _stale.set(not await caught_up(pool, int(wanted), wait_s))
 

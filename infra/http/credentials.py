@@ -198,10 +198,10 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         request: Caller,
         vault: NamedDependency[PostgresCredentialVault],
         tree: NamedDependency[PostgresOrgTree],
-        resources: NamedDependency[Resources],
+        servers: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> CredentialListResponse:
-        rows = await visible_rows(request, (kind,), AssetFilter(), vault, tree, resources)
+        rows = await visible_rows(request, (kind,), AssetFilter(), vault, tree, servers)
         return CredentialListResponse([_asset(row, usage_info) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -210,10 +210,10 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         asset_id: FromPath[UUID],
         vault: NamedDependency[PostgresCredentialVault],
         tree: NamedDependency[PostgresOrgTree],
-        resources: NamedDependency[Resources],
+        servers: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> CredentialAsset:
-        row = await one_visible(request, kind, asset_id, vault, tree, resources)
+        row = await one_visible(request, kind, asset_id, vault, tree, servers)
         return _asset(row, usage_info)
 
     @put(
@@ -228,7 +228,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         asset_id: FromPath[UUID],
         data: JSONBody[CredentialUpdateRequest],
         vault: NamedDependency[PostgresCredentialVault],
-        resources: NamedDependency[Resources],
+        servers: NamedDependency[Resources],
     ) -> CredentialAsset:
         current = await _current(vault, kind, asset_id)
         command = UpdateCredential(
@@ -239,7 +239,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
             metadata=actor(request),
         )
         updated = await update_credential(command, vault=vault)
-        async with resources.pool.acquire() as conn:
+        async with servers.pool.acquire() as conn:
             seen = await asset_catalogue.get_asset(conn, kind, asset_id)
         return _asset(written(request, updated, seen))
 
@@ -267,10 +267,10 @@ async def list_credentials(
     request: Caller,
     vault: NamedDependency[PostgresCredentialVault],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
-    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), vault, tree, resources)
+    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), vault, tree, servers)
     entries = []
     for row in rows:
         single = _asset(row, usage_info)

@@ -123,11 +123,11 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         asset_filter: NamedDependency[AssetFilter],
         streams: NamedDependency[PostgresNamedStreams],
         tree: NamedDependency[PostgresOrgTree],
-        resources: NamedDependency[Resources],
+        servers: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> DataSourceListResponse:
-        rows = await visible_rows(request, (kind,), asset_filter, streams, tree, resources)
-        usage = await usage_of(resources, rows, usage_info)
+        rows = await visible_rows(request, (kind,), asset_filter, streams, tree, servers)
+        usage = await usage_of(servers, rows, usage_info)
         return DataSourceListResponse([_asset(row, usage) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -136,11 +136,11 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         asset_id: FromPath[UUID],
         streams: NamedDependency[PostgresNamedStreams],
         tree: NamedDependency[PostgresOrgTree],
-        resources: NamedDependency[Resources],
+        servers: NamedDependency[Resources],
         usage_info: UsageInfo = False,
     ) -> DataSourceAsset:
-        row = await one_visible(request, kind, asset_id, streams, tree, resources)
-        return _asset(row, await usage_of(resources, [row], usage_info))
+        row = await one_visible(request, kind, asset_id, streams, tree, servers)
+        return _asset(row, await usage_of(servers, [row], usage_info))
 
     @put(
         f"{path}/{{asset_id:uuid}}",
@@ -154,10 +154,10 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         asset_id: FromPath[UUID],
         data: JSONBody[DataSourceUpdateRequest],
         streams: NamedDependency[PostgresNamedStreams],
-        resources: NamedDependency[Resources],
+        servers: NamedDependency[Resources],
     ) -> DataSourceAsset:
         spec = _spec(kind, data.spec)
-        return _asset(await update_from(request, asset_id, data.meta, spec, streams, resources))
+        return _asset(await update_from(request, asset_id, data.meta, spec, streams, servers))
 
     @delete(
         f"{path}/{{asset_id:uuid}}",
@@ -194,12 +194,12 @@ async def list_data_sources(
     asset_filter: NamedDependency[AssetFilter],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
     """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
-    rows = await visible_rows(request, tuple(_KINDS), asset_filter, streams, tree, resources)
-    usage = await usage_of(resources, rows, usage_info)
+    rows = await visible_rows(request, tuple(_KINDS), asset_filter, streams, tree, servers)
+    usage = await usage_of(servers, rows, usage_info)
     return CombinedListResponse(
         [
             CombinedEntry(

@@ -37,14 +37,14 @@ def healthz() -> dict[str, str]:
 
 @get("/readyz", include_in_schema=False, exclude_from_auth=True)
 async def readyz(
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     settings: NamedDependency[Settings],
 ) -> Response[Readiness]:
-    database, migrations, followers = await _database_checks(resources.pool)
+    database, migrations, followers = await _database_checks(servers.pool)
     checks = {
         "database": database,
         "migrations": migrations,
-        "broker": await _broker(resources, settings),
+        "broker": await _broker(servers, settings),
         "followers": followers,
     }
     ready = all(check.ready for check in checks.values())
@@ -84,12 +84,12 @@ async def _broker(resources: Resources, settings: Settings) -> Check:
 
 @get("/metrics", include_in_schema=False, exclude_from_auth=True)
 async def metrics(
-    resources: NamedDependency[Resources], settings: NamedDependency[Settings]
+    servers: NamedDependency[Resources], settings: NamedDependency[Settings]
 ) -> Response[bytes]:
     """Prometheus text: how far the relay (the outbox backlog) and each read model trail the
     log, in events and seconds. No secret is in it, so scrapers need no token."""
     followers = [("relay", f"relay:{settings.relay.name}")]
     followers += [(name, f"projection:{name}") for name in (*(p.name for p in ALL), FANOUT)]
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         body = await lag_exposition(conn, followers)
     return Response(body, media_type=CONTENT_TYPE)

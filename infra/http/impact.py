@@ -71,9 +71,9 @@ async def environment_impact(
     data: JSONBody[EnvironmentUpdateRequest],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> ImpactReport:
-    return await _report(request, "environment", asset_id, data.spec, streams, tree, resources)
+    return await _report(request, "environment", asset_id, data.spec, streams, tree, servers)
 
 
 @post("/api/v1/asset/compute/{asset_id:uuid}/impact", status_code=200, tags=["Compute"])
@@ -83,10 +83,10 @@ async def compute_impact(
     data: JSONBody[ComputeUpdateRequest],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()
-    return await _report(request, "compute", asset_id, spec, streams, tree, resources)
+    return await _report(request, "compute", asset_id, spec, streams, tree, servers)
 
 
 IMPACT_ROUTES: Final = (environment_impact, compute_impact)

@@ -84,9 +84,9 @@ async def create_cluster(
 async def list_clusters(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> list[DisplayedCluster]:
-    return [cluster_wire(u) for u in await _visible(request, "cluster", streams, resources)]
+    return [cluster_wire(u) for u in await _visible(request, "cluster", streams, servers)]
 
 
 @get("/api/v1/clusters/{cluster_uuid:uuid}", tags=["Clusters"])
@@ -94,9 +94,9 @@ async def get_cluster(
     request: Caller,
     cluster_uuid: FromPath[UUID],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> DisplayedCluster:
-    return cluster_wire(await _one(request, "cluster", str(cluster_uuid), streams, resources))
+    return cluster_wire(await _one(request, "cluster", str(cluster_uuid), streams, servers))
 
 
 @put("/api/v1/clusters/{cluster_uuid:uuid}", status_code=204, tags=["Clusters"])
@@ -155,9 +155,9 @@ async def create_department(
 async def list_departments(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> DepartmentList:
-    units = await _visible(request, "department", streams, resources)
+    units = await _visible(request, "department", streams, servers)
     return DepartmentList([department_wire(u) for u in units])
 
 
@@ -166,9 +166,9 @@ async def get_department(
     request: Caller,
     department_id: FromPath[str],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Department:
-    return department_wire(await _one(request, "department", department_id, streams, resources))
+    return department_wire(await _one(request, "department", department_id, streams, servers))
 
 
 @put("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -177,9 +177,9 @@ async def update_department(
     department_id: FromPath[str],
     data: JSONBody[OrgUnitUpdateRequest],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Department:
-    unit = await _update(request, "department", department_id, data, streams, resources)
+    unit = await _update(request, "department", department_id, data, streams, servers)
     return department_wire(unit)
 
 
@@ -229,9 +229,9 @@ async def create_project(
 async def list_projects(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> ProjectList:
-    units = await _visible(request, "project", streams, resources)
+    units = await _visible(request, "project", streams, servers)
     return ProjectList([project_from_row(u) for u in units])
 
 
@@ -240,9 +240,9 @@ async def get_project(
     request: Caller,
     project_id: FromPath[str],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Project:
-    return project_from_row(await _one(request, "project", project_id, streams, resources))
+    return project_from_row(await _one(request, "project", project_id, streams, servers))
 
 
 @put("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -251,9 +251,9 @@ async def update_project(
     project_id: FromPath[str],
     data: JSONBody[OrgUnitUpdateRequest],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Project:
-    return project_from_row(await _update(request, "project", project_id, data, streams, resources))
+    return project_from_row(await _update(request, "project", project_id, data, streams, servers))
 
 
 @delete("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])

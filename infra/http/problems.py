@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+import asyncpg
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
@@ -51,6 +52,16 @@ log = logging.getLogger(__name__)
 
 PROBLEM_JSON: Final = "application/problem+json"
 PROBLEM_BASE: Final = "/problems"
+RETRY_AFTER_S: Final = "2"
+# What a lost or refused database connection looks like where a handler reads a read model with
+# the pool itself: the store being away, never the request's fault nor a bug.
+UNAVAILABLE: Final = (
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.TooManyConnectionsError,
+)
 
 # Run:ai's wording for each status, used when nothing more specific is known.
 MESSAGES: Final[Mapping[int, str]] = {
@@ -118,7 +129,9 @@ def problem(
     extra: Mapping[str, Any] | None = None,
 ) -> Response[Problem]:
     body = problem_body(status, slug=slug, detail=detail, message=message, extra=extra)
-    return Response(body, status_code=status, media_type=PROBLEM_JSON)
+    # Every 503 is a passing state (a database or broker away, a key not configured yet).
+    headers = {"Retry-After": RETRY_AFTER_S} if status == 503 else None
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
 def problem_body(
@@ -182,7 +195,11 @@ def from_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem
 
 
 def from_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
-    """A bug or an unmapped failure: the log gets the traceback, the client nothing internal."""
+    """A bug or an unmapped failure: the log gets the traceback, the client nothing internal.
+    The database being away is neither: a 503, to be retried."""
+    if isinstance(exc, UNAVAILABLE):
+        log.warning("database unavailable: %s", type(exc).__name__)
+        return problem(503, slug="store-unavailable", detail="the database is unavailable")
     log.exception("unhandled error", exc_info=exc)
     return problem(500, slug="internal-error")
 

@@ -125,7 +125,7 @@ async def list_distributed(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_by: Annotated[
@@ -149,7 +149,7 @@ async def list_distributed(
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
-    rows = await chosen(request, streams, tree, resources, filter_by, search, sort_by, sort_order)
+    rows = await chosen(request, streams, tree, servers, filter_by, search, sort_by, sort_order)
     page = rows[offset : offset + limit]
     entries = [await wire_of(request, row.template, row, streams) for row in page]
     next_offset = offset + limit if offset + limit < len(rows) else None
@@ -163,7 +163,7 @@ async def list_any(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
@@ -171,7 +171,7 @@ async def list_any(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
-    rows = await chosen(request, streams, tree, resources, filter_by, search, None, sort_order)
+    rows = await chosen(request, streams, tree, servers, filter_by, search, None, sort_order)
     page = rows[offset : offset + limit]
     entries = [await wire_of(request, row.template, row, streams) for row in page]
     next_offset = offset + limit if offset + limit < len(rows) else None
@@ -185,17 +185,17 @@ async def count_templates(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> Count:
-    rows = await chosen(request, streams, tree, resources, filter_by, search, None, "asc")
+    rows = await chosen(request, streams, tree, servers, filter_by, search, None, "asc")
     return Count(len(rows))
 
 
 @get(f"{BASE}/name-availability", status_code=204, tags=["Templates"])
 async def name_availability(
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     template_name: Annotated[str, QueryParameter(name="templateName", min_length=1)],
     scope_type: Annotated[
         Literal["tenant", "cluster", "department", "project"], QueryParameter(name="scopeType")
@@ -205,7 +205,7 @@ async def name_availability(
     """204 when the name is free in the scope, 409 when a template there holds it."""
     scope_key = "" if scope_type == "tenant" else scope_id or ""
     namespace = f"template@{scope_type}:{scope_key}"
-    if await name_holder(resources.pool, namespace, template_name) is not None:
+    if await name_holder(servers.pool, namespace, template_name) is not None:
         raise NameTakenError(template_name, namespace=namespace, field="/templateName")
 
 
@@ -218,10 +218,10 @@ async def get_template(
     template_id: FromPath[UUID],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
     """One template, at its distributed path or the any-type one."""
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         row = await template_catalogue.get_template(conn, template_id)
     if row is None or row.template.meta.scope_ref not in await seen_scopes(request, streams, tree):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
@@ -234,11 +234,11 @@ async def replace_template(
     template_id: FromPath[UUID],
     data: JSONBody[UpdateRequest],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
     return await _update(
-        request, template_id, data.meta.name, data.meta.description, body, streams, resources
+        request, template_id, data.meta.name, data.meta.description, body, streams, servers
     )
 
 
@@ -248,7 +248,7 @@ async def patch_template(
     template_id: FromPath[UUID],
     data: JSONBody[dict[str, Any]],
     streams: NamedDependency[PostgresNamedStreams],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
     """Merge the sent fields into the template (objects field by field, lists and values
     replaced), then clear `fieldsToClear` (dotted paths such as `spec.image`)."""
@@ -286,7 +286,7 @@ async def patch_template(
     except msgspec.ValidationError as exc:
         raise InvalidRequestError(pointer_in(str(exc)), str(exc)) from None
     name = meta.get("name") or current.meta.name
-    return await _update(request, template_id, name, description, body, streams, resources)
+    return await _update(request, template_id, name, description, body, streams, servers)
 
 
 @delete(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])

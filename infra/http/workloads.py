@@ -87,9 +87,9 @@ async def _visible(
     workload_id: FromPath[UUID],
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> WorkloadRow:
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         row = await workload_catalogue.get_workload(conn, workload_id)
     if row is None:
         raise WorkloadNotFoundError(workload_id)
@@ -155,7 +155,7 @@ async def list_workloads(
     request: Caller,
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
     deleted: Annotated[bool, QueryParameter()] = False,
     offset: Annotated[int, QueryParameter(ge=0)] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
@@ -167,7 +167,7 @@ async def list_workloads(
     seen = await seen_scopes(request, streams, tree)
     projects = [ref.id for ref in seen if ref.kind == "project"]
     template = wanted.pop("templateId", None)
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         rows = await workload_catalogue.list_workloads(
             conn,
             project_ids=projects,
@@ -186,9 +186,9 @@ async def list_workloads(
 @get(f"{BASE}/{{workload_id:uuid}}", dependencies=ONE, tags=["Workloads"])
 async def get_workload(
     row: NamedDependency[WorkloadRow],
-    resources: NamedDependency[Resources],
+    servers: NamedDependency[Resources],
 ) -> Workload:
-    async with resources.pool.acquire() as conn:
+    async with servers.pool.acquire() as conn:
         return workload_of(row, await department_names(conn, [row]))
 
 

@@ -164,3 +164,30 @@ async def test_a_time_without_a_zone_is_read_as_utc(app: Litestar, admin: str) -
         admin,
     )
     assert listed.status_code == 200, listed.text
+
+
+async def test_an_org_unit_body_with_malformed_resources_is_400(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """`resources` is also the name of a dependency of the handlers: an invalid value there was
+    taken for the server's own failure (500)."""
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "c"})).json()
+    malformed: list[object] = ["abc", {}, [1]]
+    for resources in malformed:
+        body = {"name": "d", "clusterId": cluster["uuid"], "resources": resources}
+        refused = await call(app, "POST", "/api/v1/org-unit/departments", admin, json=body)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errors"][0]["pointer"].startswith("/resources")
+
+
+async def test_an_access_rule_id_past_int32_is_not_found(app: Litestar, admin: str) -> None:
+    for method in ("GET", "DELETE"):
+        path = "/api/v1/authorization/access-rules/27038270741040"
+        assert (await call(app, method, path, admin)).status_code == 404
+
+
+async def test_an_unauthenticated_request_never_waits_for_a_log_position(app: Litestar) -> None:
+    headers = {"X-Trainplate-Min-Position": str(10**15)}  # a position the log will not reach
+    answered = await call(app, "GET", "/healthz", None, headers=headers)
+    assert answered.status_code == 200
+    assert "X-Trainplate-Stale" not in answered.headers  # no wait ran (and ran out)

@@ -2,6 +2,7 @@
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from uuid import uuid4
 
 import asyncpg
 import pytest
@@ -10,12 +11,15 @@ from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats, create_pool
 from infra.cli.embedded import EmbeddedPostgres
 from infra.http.app import create_app
-from infra.postgres.migrate import available_migrations
+from infra.postgres.migrate import apply_migrations, available_migrations
+from infra.security.access_tokens import TokenIssuer
 from infra.settings import DatabaseSettings, NatsSettings, Settings
 from tests.api.client import client_for
-from tests.api.support import api_app, call, project_all, token_for
+from tests.api.support import AUTH, CREDENTIALS, api_app, call, project_all, token_for
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+ENVIRONMENT = {"meta": {"name": "e", "scope": "tenant"}, "spec": {"image": "i"}}
 
 
 @pytest.fixture
@@ -98,3 +102,39 @@ async def test_metrics_say_how_far_each_follower_trails_the_log_without_a_token(
     assert f"{lag} 0.0" in after.text
     assert 'trainplate_follower_lag_seconds{follower="relay"}' in after.text
     assert 'trainplate_follower_position{follower="workload_catalogue"}' in after.text
+
+
+async def test_every_endpoint_answers_503_with_retry_after_while_the_database_is_down(
+    tmp_path: Path, nats_url: str
+) -> None:
+    with EmbeddedPostgres(tmp_path / "pg") as server:
+        pool = await create_pool(DatabaseSettings(url=server.url), application_name="down-test")
+        async with pool.acquire() as conn:
+            await apply_migrations(conn)
+        nc = await connect_nats(NatsSettings(url=nats_url), name="down-test")
+        app = create_app(
+            Settings(auth=AUTH, credentials=CREDENTIALS),
+            resources=Resources(pool=pool, nc=nc, js=nc.jetstream()),
+        )
+        token = TokenIssuer(AUTH).issue(uuid4(), "someone").access_token  # needs no database
+        try:
+            server.stop(mode="immediate")
+            answers = {
+                (method, path): await call(app, method, path, token, json=body)
+                for method, path, body in [
+                    ("GET", "/api/v1/asset/environment", None),
+                    ("GET", "/api/v1/workload-templates", None),
+                    ("GET", "/api/v1/org-unit/projects", None),
+                    ("GET", "/api/v1/workloads", None),
+                    ("GET", "/api/v1/authorization/access-rules", None),
+                    ("POST", "/api/v1/asset/environment", ENVIRONMENT),
+                    ("POST", "/api/v1/clusters", {"name": "c"}),
+                ]
+            }
+        finally:
+            await nc.close()
+            pool.terminate()
+    for request, answer in answers.items():
+        assert answer.status_code == 503, (request, answer.text)
+        assert answer.headers["retry-after"] == "2", request
+        assert answer.json()["code"] == 503
