@@ -1,0 +1,136 @@
+"""The API under a property-based fuzzer (schemathesis), over HTTP against a real `trainplate
+serve api` process: every operation of the document the service serves, with generated bodies,
+paths and queries, signed in as a tenant admin over a small org, must never answer 5xx, and must
+answer in the shapes the document promises.
+
+Bounded so the tier stays a matter of minutes: TRAINPLATE_FUZZ_EXAMPLES examples per operation
+(default 20), derandomized (the same cases every run, so CI cannot flake on a new one); raise it,
+or set TRAINPLATE_FUZZ_SEED, to look further.
+"""
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.result import Err
+from schemathesis.specs.openapi.checks import response_schema_conformance
+
+from domain.values import TENANT_ADMIN
+from infra.cli.embedded import free_port
+from tests.api.support import AUTH, CREDENTIALS, token_for
+from tests.processes import serve
+
+pytestmark = [pytest.mark.integration, pytest.mark.fuzz]
+
+EXAMPLES = int(os.environ.get("TRAINPLATE_FUZZ_EXAMPLES", "20"))
+# Server-sent events answer until the client leaves: every case would wait out its timeout.
+# tests/api/test_audit.py reads that stream.
+ENDLESS = frozenset({"GET /api/v1/audit/events/stream"})
+SEED = os.environ.get("TRAINPLATE_FUZZ_SEED")
+
+
+@pytest.fixture(scope="module")
+def api(postgres_url: str, nats_url: str) -> Iterator[str]:
+    port = free_port()
+    process = serve(
+        "api",
+        postgres_url,
+        nats_url,
+        API_PORT=str(port),
+        AUTH__SIGNING_KEY=AUTH.signing_key or "",
+        CREDENTIALS__ENCRYPTION_KEY=CREDENTIALS.encryption_key or "",
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url, process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+@pytest.fixture(scope="module")
+async def admin_token(pool: asyncpg.Pool) -> str:
+    return await token_for(pool, f"fuzz-admin-{time.monotonic_ns()}", (TENANT_ADMIN,))
+
+
+@pytest.fixture(scope="module")
+def headers(admin_token: str, api: str) -> dict[str, str]:
+    """A tenant admin's, over an org with a cluster, a department and a project in it."""
+    signed = {"authorization": f"Bearer {admin_token}"}
+    with httpx.Client(base_url=api, headers=signed, timeout=30) as http:
+        cluster = http.post("/api/v1/clusters", json={"name": f"fuzz-{time.monotonic_ns()}"})
+        assert cluster.status_code == 201, cluster.text
+        cluster_id = cluster.json()["uuid"]
+        department = http.post(
+            "/api/v1/org-unit/departments", json={"name": "fuzz", "clusterId": cluster_id}
+        )
+        assert department.status_code == 201, department.text
+        body = {"name": "fuzz", "clusterId": cluster_id, "parentId": department.json()["id"]}
+        assert http.post("/api/v1/org-unit/projects", json=body).status_code == 201
+    return signed
+
+
+def test_no_input_gets_a_server_error_or_an_undocumented_answer(
+    api: str, headers: dict[str, str]
+) -> None:
+    served = schemathesis.openapi.from_url(f"{api}/schema/openapi.json", headers=headers)
+    failures: list[str] = []
+    calls = {"operations": 0, "requests": 0, "5xx": 0}
+    for result in served.get_all_operations():
+        if isinstance(result, Err):  # the served document itself is broken there
+            failures.append(f"the document: {result.err()}")
+            continue
+        operation = result.ok()
+        if operation.label in ENDLESS:
+            continue
+        calls["operations"] += 1
+
+        @given(case=operation.as_strategy())
+        @settings(
+            max_examples=EXAMPLES,
+            derandomize=SEED is None,
+            database=None,
+            deadline=None,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        def fuzz(case: Any) -> None:
+            calls["requests"] += 1
+            response = case.call(headers=headers, timeout=30)
+            calls["5xx"] += response.status_code >= 500
+            case.validate_response(
+                response, checks=[not_a_server_error, response_schema_conformance]
+            )
+
+        if SEED is not None:
+            fuzz = seed(int(SEED))(fuzz)
+        try:
+            fuzz()
+        except Exception as error:  # every operation is tried; all failures are reported
+            failures.append(f"{operation.label}: {str(error)[:2000]}")
+    print(f"fuzz: {calls}")
+    assert calls["operations"] > 100  # the whole document, not a part of it
+    assert not failures, "\n\n".join(failures)
+
+
+def _wait_until_up(url: str, process: "subprocess.Popen[bytes]") -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the API exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the API did not start")
