@@ -1,6 +1,6 @@
 """Read model of templates: one row per live template, with the assets it uses indexed."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final
 from uuid import UUID
@@ -18,7 +18,7 @@ from domain.events import (
 )
 from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
 from domain.templates import Template, TemplateBody
-from domain.values import TemplateMeta
+from domain.values import ScopeRef, TemplateMeta
 from projections.executor import Executor
 
 NAME: Final = "template_catalogue"
@@ -183,15 +183,25 @@ async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
     return None if row is None else _row(row)
 
 
+_IN_SCOPES: Final = "(scope_kind, scope_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))"
+
+
+def _scope_columns(scopes: Iterable[ScopeRef]) -> tuple[list[str], list[str]]:
+    chosen = sorted(scopes)
+    return [scope.kind for scope in chosen], [scope.id for scope in chosen]
+
+
 async def templates_using(
-    conn: Executor, asset_ids: list[UUID]
+    conn: Executor, asset_ids: list[UUID], scopes: Iterable[ScopeRef]
 ) -> dict[UUID, list[tuple[UUID, str]]]:
-    """For each asset, the templates that link or load it, as (id, name)."""
+    """For each asset, the templates in `scopes` (those the caller may see) that link or load
+    it, as (id, name)."""
     rows = await conn.fetch(
         "SELECT a.asset_id, t.template_id, t.name FROM template_catalogue t"
         " CROSS JOIN LATERAL unnest(t.asset_ids) AS a(asset_id)"
-        " WHERE a.asset_id = ANY($1::uuid[]) ORDER BY t.name",
+        f" WHERE a.asset_id = ANY($1::uuid[]) AND {_IN_SCOPES} ORDER BY t.name",
         asset_ids,
+        *_scope_columns(scopes),
     )
     found: dict[UUID, list[tuple[UUID, str]]] = {}
     for row in rows:
@@ -199,10 +209,14 @@ async def templates_using(
     return found
 
 
-async def templates_with(conn: Executor, asset_id: UUID) -> list[TemplateRow]:
-    """The templates that link or load the asset."""
+async def templates_with(
+    conn: Executor, asset_id: UUID, scopes: Iterable[ScopeRef]
+) -> list[TemplateRow]:
+    """The templates in `scopes` (those the caller may see) that link or load the asset."""
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM template_catalogue WHERE $1 = ANY (asset_ids) ORDER BY name",
+        f"SELECT {_COLUMNS} FROM template_catalogue"
+        f" WHERE $1 = ANY (asset_ids) AND {_IN_SCOPES} ORDER BY name",
         asset_id,
+        *_scope_columns(scopes),
     )
     return [_row(r) for r in rows]

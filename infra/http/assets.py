@@ -46,12 +46,22 @@ from services.errors import InvalidRequestError
 from services.ports import NamedStreams, OrgTree, StreamLoader
 
 
-async def usage_of(resources: Resources, rows: list[AssetRow], wanted: bool) -> Usage:
-    """With `usageInfo`, which templates use each of these assets (one query)."""
+async def usage_of(
+    request: Caller,
+    streams: StreamLoader,
+    tree: OrgTree,
+    resources: Resources,
+    rows: list[AssetRow],
+    wanted: bool,
+) -> Usage:
+    """With `usageInfo`, which templates use each of these assets (one query): only those the
+    caller may see, as everywhere (a tenant asset is used in scopes a caller may not know)."""
     if not wanted:
         return None
+    seen = await seen_scopes(request, streams, tree)
     async with resources.pool.acquire() as conn:
-        return await template_catalogue.templates_using(conn, [row.asset_id for row in rows])
+        ids = [row.asset_id for row in rows]
+        return await template_catalogue.templates_using(conn, ids, seen)
 
 
 @post("/api/v1/asset/environment", status_code=202, tags=["Environment"])
@@ -74,7 +84,7 @@ async def list_environments(
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
     rows = await visible_rows(request, ("environment",), asset_filter, streams, tree, servers)
-    usage = await usage_of(servers, rows, usage_info)
+    usage = await usage_of(request, streams, tree, servers, rows, usage_info)
     return EnvironmentListResponse([_environment(row, usage) for row in rows])
 
 
@@ -88,7 +98,7 @@ async def get_environment(
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
     row = await one_visible(request, "environment", asset_id, streams, tree, servers)
-    return _environment(row, await usage_of(servers, [row], usage_info))
+    return _environment(row, await usage_of(request, streams, tree, servers, [row], usage_info))
 
 
 @put("/api/v1/asset/environment/{asset_id:uuid}", status_code=202, tags=["Environment"])
@@ -134,7 +144,7 @@ async def list_computes(
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
     rows = await visible_rows(request, ("compute",), asset_filter, streams, tree, servers)
-    usage = await usage_of(servers, rows, usage_info)
+    usage = await usage_of(request, streams, tree, servers, rows, usage_info)
     return ComputeListResponse([_compute(row, usage) for row in rows])
 
 
@@ -148,7 +158,7 @@ async def get_compute(
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
     row = await one_visible(request, "compute", asset_id, streams, tree, servers)
-    return _compute(row, await usage_of(servers, [row], usage_info))
+    return _compute(row, await usage_of(request, streams, tree, servers, [row], usage_info))
 
 
 @put("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])

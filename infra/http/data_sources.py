@@ -127,7 +127,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         usage_info: UsageInfo = False,
     ) -> DataSourceListResponse:
         rows = await visible_rows(request, (kind,), asset_filter, streams, tree, servers)
-        usage = await usage_of(servers, rows, usage_info)
+        usage = await usage_of(request, streams, tree, servers, rows, usage_info)
         return DataSourceListResponse([_asset(row, usage) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -140,7 +140,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         usage_info: UsageInfo = False,
     ) -> DataSourceAsset:
         row = await one_visible(request, kind, asset_id, streams, tree, servers)
-        return _asset(row, await usage_of(servers, [row], usage_info))
+        return _asset(row, await usage_of(request, streams, tree, servers, [row], usage_info))
 
     @put(
         f"{path}/{{asset_id:uuid}}",
@@ -199,7 +199,7 @@ async def list_data_sources(
 ) -> CombinedListResponse:
     """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
     rows = await visible_rows(request, tuple(_KINDS), asset_filter, streams, tree, servers)
-    usage = await usage_of(servers, rows, usage_info)
+    usage = await usage_of(request, streams, tree, servers, rows, usage_info)
     return CombinedListResponse(
         [
             CombinedEntry(

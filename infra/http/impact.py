@@ -13,7 +13,7 @@ from domain.specs import ComputeSpec
 from infra.bootstrap import Resources
 from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequest
 from infra.http.assets import one_visible
-from infra.http.callers import Caller
+from infra.http.callers import Caller, seen_scopes
 from infra.postgres.named_streams import PostgresNamedStreams
 from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import template_catalogue
@@ -47,10 +47,10 @@ async def _report(
     resources: Resources,
 ) -> ImpactReport:
     await one_visible(request, kind, asset_id, streams, tree, resources)  # else a 404
+    seen = await seen_scopes(request, streams, tree)  # of the templates, only those it may see
     async with resources.pool.acquire() as conn:
-        dependents = [
-            row.template for row in await template_catalogue.templates_with(conn, asset_id)
-        ]
+        rows = await template_catalogue.templates_with(conn, asset_id, seen)
+    dependents = [row.template for row in rows]
     impacts = await preview_asset_update(asset_id, spec, dependents, streams=streams)
     return ImpactReport(
         [

@@ -10,16 +10,19 @@ Templates, layer by layer: domain/templates.py the rules, services/templates.py 
 infra/http/templates.py the HTTP routes.
 """
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, cast
 from uuid import UUID, uuid4, uuid5
 
 import msgspec
 from litestar import Response, delete, get, patch, post, put
+from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
+from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain import templates
 from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
+from domain.org_units import UnknownScopeError
 from domain.template_specs import (
     DistributedTemplateSpec,
     MasterSection,
@@ -28,7 +31,7 @@ from domain.template_specs import (
 from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
-from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.callers import Caller, actor, may_see, seen_scopes
 from infra.http.problems import pointer_in
 from infra.http.template_patch import clear, merge
 from infra.http.template_schemas import (
@@ -195,6 +198,8 @@ async def count_templates(
 
 @get(f"{BASE}/name-availability", status_code=204, tags=["Templates"])
 async def name_availability(
+    request: Caller,
+    streams: NamedDependency[PostgresNamedStreams],
     servers: NamedDependency[Resources],
     template_name: Annotated[str, QueryParameter(name="templateName", min_length=1)],
     scope_type: Annotated[
@@ -202,8 +207,11 @@ async def name_availability(
     ],
     scope_id: Annotated[str | None, QueryParameter(name="scopeId")] = None,
 ) -> None:
-    """204 when the name is free in the scope, 409 when a template there holds it."""
+    """204 when the name is free in the scope, 409 when a template there holds it. A scope the
+    caller may not see is answered as one that does not exist: its names are not its to know."""
     scope_key = "" if scope_type == "tenant" else scope_id or ""
+    if not await may_see(request, ScopeRef(scope_type, scope_key), streams, field="/scopeId"):
+        raise UnknownScopeError(scope_type, scope_key, field="/scopeId")
     namespace = f"template@{scope_type}:{scope_key}"
     if await name_holder(servers.pool, namespace, template_name) is not None:
         raise NameTakenError(template_name, namespace=namespace, field="/templateName")
@@ -228,7 +236,29 @@ async def get_template(
     return _respond(await wire_of(request, row.template, row, streams), row.template.version, 200)
 
 
-@put(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])
+async def visible_template(
+    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+) -> None:
+    """Before the body is read: a template the caller may not see answers as a missing one
+    (404), whatever the body, so neither its existence nor its shape leaks. From its stream, so
+    a template created a moment ago is found."""
+    template_id: UUID = connection.path_params["template_id"]
+    state: Any = connection.app.state
+    caller = cast(Caller, connection)
+    found = templates.fold((await state.streams.load(template_id)).events)
+    if found is None or found.deleted:
+        raise TemplateNotFoundError(template_id)
+    try:
+        visible = await may_see(caller, found.meta.scope_ref, state.streams, field="/meta")
+    except UnknownScopeError:  # its scope went away: nothing there can be seen
+        visible = False
+    if not visible:
+        raise TemplateNotFoundError(template_id)
+
+
+@put(
+    f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"], guards=[visible_template]
+)
 async def replace_template(
     request: Caller,
     template_id: FromPath[UUID],
@@ -242,7 +272,9 @@ async def replace_template(
     )
 
 
-@patch(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])
+@patch(
+    f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"], guards=[visible_template]
+)
 async def patch_template(
     request: Caller,
     template_id: FromPath[UUID],
@@ -289,7 +321,9 @@ async def patch_template(
     return await _update(request, template_id, name, description, body, streams, servers)
 
 
-@delete(f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"])
+@delete(
+    f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"], guards=[visible_template]
+)
 async def delete_template(
     request: Caller, template_id: FromPath[UUID], streams: NamedDependency[PostgresNamedStreams]
 ) -> None:

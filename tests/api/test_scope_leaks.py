@@ -1,0 +1,122 @@
+"""Nothing of a scope reaches a caller who may not see it, as a hostile member of another project
+would probe: through a shared asset's usage and impact preview, name availability, or a write
+whose refusal would tell the template exists. An object out of sight answers as a missing one."""
+
+from collections.abc import AsyncIterator
+from typing import Any
+from uuid import uuid4
+
+import asyncpg
+import pytest
+from litestar import Litestar
+
+from domain.values import TENANT_ADMIN, Grant
+from tests.api.support import api_app, call, project_all, token_for
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+TEMPLATES = "/api/v1/workload-templates/distributed"
+SECRET_NAME = "b-secret-pretraining-run"
+
+
+@pytest.fixture
+async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
+    async with api_app(clean_pool, nats_url) as app:
+        yield app
+
+
+@pytest.fixture
+async def world(app: Litestar, clean_pool: asyncpg.Pool) -> dict[str, Any]:
+    """Projects a and b; a tenant environment; in b, a template linking it. A viewer of a."""
+    admin = await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "c"})).json()
+    projects: dict[str, Any] = {}
+    for name in ("a", "b"):
+        body = {"name": name, "clusterId": cluster["uuid"]}
+        unit = await call(app, "POST", "/api/v1/org-unit/projects", admin, json=body)
+        projects[name] = unit.json()
+    environment = {
+        "meta": {"name": "shared", "scope": "tenant", "workloadSupportedTypes": {
+            "distributed": True, "distFramework": "PyTorch"}},
+        "spec": {"image": "pt:2"},
+    }  # fmt: skip
+    made = await call(app, "POST", "/api/v1/asset/environment", admin, json=environment)
+    assert made.status_code == 202, made.text
+    environment_id = made.json()["meta"]["id"]
+    secret = {
+        "meta": {"name": SECRET_NAME, "scopeType": "project", "scopeId": projects["b"]["id"]},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 2},
+        "assets": {"environment": environment_id},
+    }
+    made = await call(app, "POST", TEMPLATES, admin, json=secret)
+    assert made.status_code == 202, made.text
+    viewer = await token_for(
+        clean_pool,
+        "a-viewer",
+        (Grant(role="viewer", scope_kind="project", scope_id=projects["a"]["id"]),),
+    )
+    await project_all(clean_pool)
+    return {
+        "admin": admin,
+        "viewer": viewer,
+        "projects": projects,
+        "environment": environment_id,
+        "template": made.json()["meta"]["id"],
+    }
+
+
+async def test_a_shared_assets_usage_shows_only_the_templates_the_caller_may_see(
+    app: Litestar, world: dict[str, Any]
+) -> None:
+    path = f"/api/v1/asset/environment/{world['environment']}"
+    as_admin = await call(app, "GET", path, world["admin"], params={"usageInfo": "true"})
+    assert SECRET_NAME in as_admin.text  # it is there to be seen
+    as_viewer = await call(app, "GET", path, world["viewer"], params={"usageInfo": "true"})
+    assert as_viewer.status_code == 200, as_viewer.text
+    assert SECRET_NAME not in as_viewer.text
+    assert world["template"] not in as_viewer.text
+    listed = await call(
+        app, "GET", "/api/v1/asset/environment", world["viewer"], params={"usageInfo": "true"}
+    )
+    assert listed.status_code == 200
+    assert SECRET_NAME not in listed.text
+    assert world["template"] not in listed.text
+
+
+async def test_an_impact_preview_names_only_the_templates_the_caller_may_see(
+    app: Litestar, world: dict[str, Any]
+) -> None:
+    path = f"/api/v1/asset/environment/{world['environment']}/impact"
+    update = {"meta": {"name": "shared"}, "spec": {"image": "pt:3"}}
+    as_admin = await call(app, "POST", path, world["admin"], json=update)
+    assert [t["name"] for t in as_admin.json()["templates"]] == [SECRET_NAME]
+    as_viewer = await call(app, "POST", path, world["viewer"], json=update)
+    assert as_viewer.status_code == 200, as_viewer.text
+    assert as_viewer.json() == {"templates": []}
+
+
+async def test_name_availability_in_a_scope_out_of_sight_answers_as_for_no_scope(
+    app: Litestar, world: dict[str, Any]
+) -> None:
+    path = "/api/v1/workload-templates/name-availability"
+    asked = {"templateName": SECRET_NAME, "scopeType": "project"}
+    taken = {**asked, "scopeId": world["projects"]["b"]["id"]}
+    assert (await call(app, "GET", path, world["admin"], params=taken)).status_code == 409
+    hidden = await call(app, "GET", path, world["viewer"], params=taken)
+    missing = await call(app, "GET", path, world["viewer"], params={**asked, "scopeId": "999"})
+    assert (hidden.status_code, missing.status_code) == (400, 400)
+    assert SECRET_NAME not in hidden.text
+    own = {**asked, "scopeId": world["projects"]["a"]["id"]}
+    assert (await call(app, "GET", path, world["viewer"], params=own)).status_code == 204
+
+
+@pytest.mark.parametrize("method", ["PATCH", "PUT", "DELETE"])
+async def test_a_write_to_a_template_out_of_sight_answers_as_for_no_template(
+    app: Litestar, world: dict[str, Any], method: str
+) -> None:
+    bad = {"spec": {"numWorkers": "many"}, "nonsense": True}
+    hidden = await call(app, method, f"{TEMPLATES}/{world['template']}", world["viewer"], json=bad)
+    missing = await call(app, method, f"{TEMPLATES}/{uuid4()}", world["viewer"], json=bad)
+    assert hidden.status_code == missing.status_code == 404, hidden.text
+    assert hidden.json()["type"] == missing.json()["type"]
+    assert SECRET_NAME not in hidden.text
