@@ -39,6 +39,9 @@ class Application(msgspec.Struct, frozen=True, kw_only=True):
     rules: tuple[AccessRule, ...] = ()
     enabled: bool = True
     deleted: bool = False
+    # Moves on each secret rotation and each disabling: a token carries the generation it was
+    # issued in and is worth nothing once the application has moved past it.
+    token_generation: int = 0
 
     @property
     def active(self) -> bool:
@@ -96,11 +99,14 @@ def evolve(state: Application | None, event: ApplicationEvent) -> Application:
         case ApplicationSecretRotated():
             if state is None:
                 raise InvalidHistoryError("application.secret_rotated before application.created")
-            return state
+            return msgspec.structs.replace(state, token_generation=state.token_generation + 1)
         case ApplicationEnablementChanged():
             if state is None:
                 raise InvalidHistoryError("application.enablement_changed before creation")
-            return msgspec.structs.replace(state, enabled=event.enabled)
+            generation = state.token_generation + (0 if event.enabled else 1)
+            return msgspec.structs.replace(
+                state, enabled=event.enabled, token_generation=generation
+            )
         case ApplicationRoleGranted():
             if state is None:
                 raise InvalidHistoryError("application.role_granted before application.created")
@@ -211,3 +217,9 @@ def set_enabled(
     if state.enabled == enabled:
         return []
     return [ApplicationEnablementChanged(application_id=application_id, enabled=enabled)]
+
+
+def token_is_current(state: Application | None, generation: int) -> bool:
+    """Whether a token issued in `generation` still speaks for the application: it is active,
+    and neither its secret was rotated nor was it disabled since."""
+    return state is not None and state.active and state.token_generation == generation

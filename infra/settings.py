@@ -98,6 +98,10 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True):
     # argon2id cost of application secrets (RFC 9106's second recommendation by default).
     hash_time_cost: int = 3
     hash_memory_kib: int = 65536
+    # Failed logins allowed per client id, and per address, within the window (then 429).
+    login_failures_per_client: int = 10
+    login_failures_per_address: int = 50
+    login_window_s: float = 60.0
 
 
 class CredentialSettings(msgspec.Struct, frozen=True, kw_only=True):

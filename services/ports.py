@@ -55,6 +55,13 @@ class EventStore(Protocol):
         ...
 
 
+class Authenticated(msgspec.Struct, frozen=True, kw_only=True):
+    """Who logged in, and the token generation its tokens are issued in."""
+
+    application_id: UUID
+    token_generation: int
+
+
 class ApplicationRegistry(Protocol):
     """Applications and their secrets. The secret is hashed and kept apart from the events."""
 
@@ -97,8 +104,8 @@ class ApplicationRegistry(Protocol):
         """Append the events and swap the secret's hash for the new one's, atomically."""
         ...
 
-    async def authenticate(self, client_id: str, secret: str) -> UUID | None:
-        """The id of the live application with these credentials, else None."""
+    async def authenticate(self, client_id: str, secret: str) -> Authenticated | None:
+        """The live application with these credentials, else None."""
         ...
 
 

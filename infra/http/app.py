@@ -48,6 +48,7 @@ from infra.postgres.read_model_ports import (
     PostgresRegistryCredentials,
 )
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
+from infra.security.login_throttle import LoginThrottle
 from infra.security.sealing import Sealer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
@@ -78,6 +79,11 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
 
     def _wire(app: Litestar, opened: Resources) -> None:
         app.state.resources = opened
+        app.state.logins = LoginThrottle(
+            per_client=settings.auth.login_failures_per_client,
+            per_address=settings.auth.login_failures_per_address,
+            window_s=settings.auth.login_window_s,
+        )
         app.state.registry = PostgresApplicationRegistry(opened.pool, SecretHasher(settings.auth))
         store = PostgresEventStore(opened.pool, DOMAIN_CODEC)
         app.state.streams = PostgresNamedStreams(opened.pool, store)

@@ -4,6 +4,7 @@
 import asyncio
 from collections.abc import Callable
 from typing import Any
+from uuid import UUID
 
 import jwt
 import msgspec
@@ -14,9 +15,11 @@ from litestar.middleware.authentication import (
 )
 from litestar.types import ASGIApp
 
+from domain import applications
 from infra.errors import TokenSigningUnconfiguredError
 from infra.security.access_tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
 from services.errors import NotAuthenticatedError
+from services.ports import StreamLoader
 
 
 class Principal(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,6 +73,7 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         if issuer is None:
             raise TokenSigningUnconfiguredError()
         claims = _checked(lambda: issuer.verify(token))
+        await _still_current(connection, claims)
         principal = Principal(
             subject=str(claims["sub"]),
             client_id=str(claims.get("client_id", "")),
@@ -86,6 +90,26 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
             raise NotAuthenticatedError("the token's signing key is not known") from exc
         principal = Principal(subject=str(claims["sub"]), client_id="", kind="user")
         return AuthenticationResult(user=principal, auth=claims)
+
+
+async def _still_current(
+    connection: ASGIConnection[Any, Any, Any, Any], claims: dict[str, object]
+) -> None:
+    """A token of ours speaks for its application only while the application is live and has
+    not moved past the token's generation (a rotated secret, a disabling): read from its stream
+    on every request, so a revocation applies at once, on every API process."""
+    try:
+        application_id = UUID(str(claims["sub"]))
+        generation = int(str(claims.get("gen", 0)))
+    except ValueError as exc:
+        raise NotAuthenticatedError("the token is malformed") from exc
+    registry: StreamLoader = connection.app.state.registry
+    state = applications.fold((await registry.load(application_id)).events)
+    if not applications.token_is_current(state, generation):
+        raise NotAuthenticatedError(
+            "the token was revoked: its application's secret was regenerated since, or the"
+            " application was disabled or deleted"
+        )
 
 
 def _checked(verify: Callable[[], dict[str, object]]) -> dict[str, object]:

@@ -35,6 +35,7 @@ from domain.templates import TemplateExistsError, TemplateNotFoundError
 from domain.tenant_settings import FeatureDisabledError, UnknownSettingError
 from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
+from infra.security.login_throttle import LoginThrottledError
 from services.errors import (
     ApplicationError,
     AuthenticationFailedError,
@@ -72,6 +73,7 @@ MESSAGES: Final[Mapping[int, str]] = {
     405: "Method not allowed",
     409: "Resource with this name already exists",
     412: "Precondition failed",
+    429: "Too many requests",
     422: "Unprocessable entity",
     500: "Something went wrong.",
     503: "Please try again in few minutes.",
@@ -89,6 +91,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     VersionConflictError: 409,
     IdempotencyKeyReusedError: 422,
     StoreUnavailableError: 503,
+    LoginThrottledError: 429,
     ApplicationNotFoundError: 404,
     AccessRuleNotFoundError: 404,
     OrgUnitNotFoundError: 404,
@@ -167,7 +170,12 @@ def from_error(_: Request[Any, Any, Any], exc: TrainplateError) -> Response[Prob
     }
     if isinstance(field := facts.get("field"), str):
         facts["errors"] = [{"pointer": field, "detail": str(exc), "source": "body"}]
-    return problem(status_for(exc), slug=exc.slug, detail=str(exc), message=str(exc), extra=facts)
+    response = problem(
+        status_for(exc), slug=exc.slug, detail=str(exc), message=str(exc), extra=facts
+    )
+    if isinstance(exc, LoginThrottledError):
+        response.headers["Retry-After"] = str(exc.retry_after_s)
+    return response
 
 
 def from_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:

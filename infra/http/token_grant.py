@@ -8,13 +8,14 @@ official client sends) and `client_credentials` (clientID/clientSecret).
 from typing import Any, Final
 
 import msgspec
-from litestar import post
+from litestar import Request, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from infra.errors import TokenSigningUnconfiguredError
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.security.access_tokens import TokenIssuer
+from infra.security.login_throttle import LoginThrottle
 from services.errors import AuthenticationFailedError, InvalidRequestError
 
 # grantType -> (the key holding the client id, the key holding the secret), as Run:ai spells them
@@ -37,6 +38,7 @@ class TokenResponse(msgspec.Struct, frozen=True, rename="camel"):
     exclude_from_auth=True,  # the login itself
 )
 async def grant_token(
+    request: Request[Any, Any, Any],
     data: JSONBody[dict[str, Any]],
     registry: NamedDependency[PostgresApplicationRegistry],
     token_issuer: NamedDependency[TokenIssuer | None],
@@ -50,10 +52,14 @@ async def grant_token(
     client_id, secret = _text(fields, id_key), _text(fields, secret_key)
     if token_issuer is None:
         raise TokenSigningUnconfiguredError()
-    application_id = await registry.authenticate(client_id, secret)
-    if application_id is None:
+    throttle: LoginThrottle = request.app.state.logins
+    address = request.client.host if request.client is not None else ""
+    throttle.check(client_id, address)
+    found = await registry.authenticate(client_id, secret)
+    if found is None:
+        throttle.failed(client_id, address)
         raise AuthenticationFailedError()
-    issued = token_issuer.issue(application_id, client_id)
+    issued = token_issuer.issue(found.application_id, client_id, found.token_generation)
     return TokenResponse(issued.access_token, issued.expires_in)
 
 

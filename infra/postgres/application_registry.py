@@ -17,7 +17,7 @@ from infra.postgres.eventstore import PostgresEventStore
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from services.errors import ClientIdTakenError
-from services.ports import AppendResult, Stream
+from services.ports import AppendResult, Authenticated, Stream
 
 _INSERT: Final = (
     "INSERT INTO application_credentials (application_id, client_id, secret_hash)"
@@ -99,7 +99,7 @@ class PostgresApplicationRegistry:
             conn, application_id, events, expected_version=expected_version, metadata=metadata
         )
 
-    async def authenticate(self, client_id: str, secret: str) -> UUID | None:
+    async def authenticate(self, client_id: str, secret: str) -> Authenticated | None:
         async with translated("authenticate"):
             row = await self._pool.fetchrow(_LOOKUP, client_id)
         stored = None if row is None else row["secret_hash"]
@@ -108,4 +108,6 @@ class PostgresApplicationRegistry:
             return None
         application_id: UUID = row["application_id"]
         state = applications.fold((await self._store.load(application_id)).events)
-        return application_id if state is not None and state.active else None
+        if state is None or not state.active:
+            return None
+        return Authenticated(application_id=application_id, token_generation=state.token_generation)

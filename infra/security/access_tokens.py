@@ -29,7 +29,9 @@ class TokenIssuer:
         # its expiry is checked on every use.
         self._verified: OrderedDict[str, dict[str, object]] = OrderedDict()
 
-    def issue(self, application_id: UUID, client_id: str) -> IssuedToken:
+    def issue(self, application_id: UUID, client_id: str, generation: int = 0) -> IssuedToken:
+        """A token for the application, good while its token generation (domain/applications.py)
+        stays `generation`."""
         now = int(time.time())
         claims = {
             "iss": self._settings.issuer,
@@ -37,6 +39,7 @@ class TokenIssuer:
             "sub": str(application_id),
             "client_id": client_id,
             "kind": "application",
+            "gen": generation,
             "iat": now,
             "exp": now + self._settings.token_ttl_s,
         }

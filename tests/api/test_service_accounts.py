@@ -184,6 +184,10 @@ async def test_regenerating_the_secret_retires_the_old_one(
 ) -> None:
     admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
     created = (await request(app, "POST", ACCOUNTS, admin, json={"name": "ci-bot"})).json()
+    first = {"grantType": "app_token", "AppId": "ci-bot", "AppSecret": created["clientSecret"]}
+    before = (await request(app, "POST", "/api/v1/token", None, json=first)).json()["accessToken"]
+    # Any authenticated call shows whether the token still speaks for the account.
+    assert (await request(app, "GET", "/api/v1/asset/environment", before)).status_code == 200
     fresh = await request(app, "POST", f"{ACCOUNTS}/{created['id']}/secret", admin)
     assert fresh.status_code == 200
     assert set(fresh.json()) == {"clientSecret"}
@@ -197,6 +201,12 @@ async def test_regenerating_the_secret_retires_the_old_one(
     assert old.status_code == 401
     new = await request(app, "POST", "/api/v1/token", None, json=login(new_secret))
     assert new.status_code == 200
+    # Tokens issued with the old secret are revoked with it, at once; the new one works.
+    revoked = await request(app, "GET", "/api/v1/asset/environment", before)
+    assert revoked.status_code == 401
+    assert "revoked" in revoked.json()["detail"]
+    after = new.json()["accessToken"]
+    assert (await request(app, "GET", "/api/v1/asset/environment", after)).status_code == 200
     stored = await clean_pool.fetch("SELECT type, data::text AS d FROM events")
     assert "application.secret_rotated.v1" in [row["type"] for row in stored]
     assert all(new_secret not in row["d"] for row in stored)
@@ -231,14 +241,19 @@ async def test_a_disabled_account_cannot_log_in_or_act_until_enabled_again(
     assert_matches("ServiceAccount", disabled.json())
     assert disabled.json()["enabled"] is False
     assert (await request(app, "POST", "/api/v1/token", None, json=login)).status_code == 401
-    assert (await request(app, "GET", ACCOUNTS, token)).status_code == 403  # its token acts no more
+    refused = await request(app, "GET", ACCOUNTS, token)
+    assert refused.status_code == 401  # its token was revoked with the disabling
+    assert "revoked" in refused.json()["detail"]
 
     await catch_up(clean_pool, runner(clean_pool))
     listed = (await request(app, "GET", f"{ACCOUNTS}/{account_id}", admin)).json()
     assert listed["enabled"] is False
     enabled = await request(app, "PATCH", f"{ACCOUNTS}/{account_id}", admin, json={"enabled": True})
     assert enabled.json()["enabled"] is True
-    assert (await request(app, "POST", "/api/v1/token", None, json=login)).status_code == 200
+    assert (await request(app, "GET", ACCOUNTS, token)).status_code == 401  # revoked for good
+    again = await request(app, "POST", "/api/v1/token", None, json=login)
+    assert again.status_code == 200
+    assert (await request(app, "GET", ACCOUNTS, again.json()["accessToken"])).status_code == 200
     bad = await request(app, "PATCH", f"{ACCOUNTS}/{account_id}", admin, json={"enabled": "no"})
     assert bad.status_code == 400
     assert bad.json()["errors"][0]["pointer"] == "/enabled"

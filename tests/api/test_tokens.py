@@ -156,3 +156,19 @@ async def test_a_second_application_with_the_same_name_is_refused(
         await create_application(command, secret="other", registry=registry)
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == 1
     assert await clean_pool.fetchval("SELECT count(*) FROM application_credentials") == 1
+
+
+async def test_failed_logins_are_throttled_per_client_with_retry_after(
+    app: Litestar, app_id: UUID
+) -> None:
+    """30 wrong secrets in 4 s once all reached the hash check; now the 11th waits."""
+    wrong = {"grantType": "app_token", "AppId": "ci-bot", "AppSecret": "guess"}
+    async with client_for(app) as client:
+        for _ in range(10):
+            assert (await client.post("/api/v1/token", json=wrong)).status_code == 401
+        throttled = await client.post("/api/v1/token", json=wrong)
+        right = await client.post("/api/v1/token", json={**wrong, "AppSecret": SECRET})
+    assert throttled.status_code == 429, throttled.text
+    assert int(throttled.headers["retry-after"]) > 0
+    assert throttled.json()["code"] == 429
+    assert right.status_code == 429  # while throttled, no secret is checked at all

@@ -1,4 +1,5 @@
-"""The bearer guard: no valid token, no entry, and the 401 says why without echoing the token."""
+"""The bearer guard: no valid token, no entry, and the 401 says why without echoing the token;
+a token of an application that rotated its secret or was disabled since is revoked."""
 
 from uuid import UUID
 
@@ -8,10 +9,12 @@ from litestar import Litestar, Request, get
 from litestar.datastructures import State
 from litestar.middleware import DefineMiddleware
 
+from domain.events import ApplicationCreated, ApplicationSecretRotated, EventMetadata
 from infra.http.auth import BearerAuthenticationMiddleware, Principal
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings
+from tests.fakes import InMemoryEventStore
 
 AUTH = AuthSettings(signing_key="k" * 48)
 APP_ID = UUID(int=42)
@@ -27,17 +30,40 @@ def closed_route(request: Request[Principal, dict[str, object], State]) -> dict[
     return {"subject": request.user.subject, "clientId": request.user.client_id}
 
 
-def app(issuer: TokenIssuer | None) -> Litestar:
+SETUP = EventMetadata(actor_subject="setup", actor_kind="system")
+
+
+async def applications(*, rotated: bool = False) -> InMemoryEventStore:
+    """The application streams the guard reads (an in-memory fake of the event store port)."""
+    store = InMemoryEventStore()
+    created = ApplicationCreated(
+        application_id=APP_ID, name="ci-bot", client_id="ci-bot", grants=()
+    )
+    await store.append(APP_ID, [created], expected_version=0, metadata=SETUP)
+    if rotated:
+        rotation = ApplicationSecretRotated(application_id=APP_ID)
+        await store.append(APP_ID, [rotation], expected_version=1, metadata=SETUP)
+    return store
+
+
+def app(issuer: TokenIssuer | None, registry: InMemoryEventStore) -> Litestar:
     return Litestar(
         route_handlers=[open_route, closed_route],
         middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer)],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        state=State({"registry": registry}),
     )
 
 
-async def call(path: str, authorization: str | None, issuer: TokenIssuer | None) -> httpx.Response:
+async def call(
+    path: str,
+    authorization: str | None,
+    issuer: TokenIssuer | None,
+    registry: InMemoryEventStore | None = None,
+) -> httpx.Response:
     headers = {"authorization": authorization} if authorization is not None else {}
-    transport = httpx.ASGITransport(app=app(issuer))  # type: ignore[arg-type]
+    served = app(issuer, registry or await applications())
+    transport = httpx.ASGITransport(app=served)  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         return await client.get(path, headers=headers)
 
@@ -50,6 +76,25 @@ async def test_a_valid_token_names_the_caller() -> None:
     response = await call("/closed", f"Bearer {token()}", TokenIssuer(AUTH))
     assert response.status_code == 200
     assert response.json() == {"subject": str(APP_ID), "clientId": "ci-bot"}
+
+
+async def test_a_token_from_before_a_secret_rotation_is_revoked() -> None:
+    response = await call(
+        "/closed", f"Bearer {token()}", TokenIssuer(AUTH), await applications(rotated=True)
+    )
+    assert response.status_code == 401
+    assert "revoked" in response.json()["message"]
+    current = TokenIssuer(AUTH).issue(APP_ID, "ci-bot", generation=1).access_token
+    registry = await applications(rotated=True)
+    assert (
+        await call("/closed", f"Bearer {current}", TokenIssuer(AUTH), registry)
+    ).status_code == 200
+
+
+async def test_a_token_of_an_application_that_does_not_exist_is_refused() -> None:
+    stranger = TokenIssuer(AUTH).issue(UUID(int=7), "ghost").access_token
+    response = await call("/closed", f"Bearer {stranger}", TokenIssuer(AUTH))
+    assert response.status_code == 401
 
 
 async def test_routes_that_opt_out_need_no_token() -> None:
