@@ -22,6 +22,7 @@ from infra.http.problems import PROBLEM_JSON, problem_body
 MAX_DEPTH: Final = 32  # the deepest request body of the API nests 8 levels
 INT64: Final = range(-(2**63), 2**63)
 _INTEGER: Final = re.compile(r"[+-]?([0-9]+)")
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{19}")
 _WITH_BODY: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 # ASGI as the specification has it (Litestar's own aliases type each message exactly).
@@ -104,6 +105,8 @@ def check_body(body: bytes, content_type: str) -> None:
             status=415,
             slug="unsupported-media-type",
         )
+    if _plainly_fine(body):
+        return
     try:
         document = msgspec.json.decode(body)
     except msgspec.DecodeError:
@@ -117,6 +120,18 @@ def check_body(body: bytes, content_type: str) -> None:
             _check_text(value, pointer or "the body", pointer)
         elif isinstance(value, int) and not isinstance(value, bool) and value not in INT64:
             raise RefusedInputError(f"{pointer}: the number is out of range", pointer, "body")
+
+
+def _plainly_fine(body: bytes) -> bool:
+    """What most bodies are, told from their bytes in a few C-speed scans, without decoding:
+    no escape that could be a NUL or a surrogate, no run of digits long enough to pass 64 bits,
+    and too few brackets to nest past MAX_DEPTH. Anything else is decoded and walked."""
+    return (
+        b"\\u" not in body.replace(b"\\\\", b"")
+        and b"\x00" not in body
+        and _LONG_DIGITS.search(body) is None
+        and body.count(b"{") + body.count(b"[") <= MAX_DEPTH
+    )
 
 
 def _walk(document: Any) -> Iterator[tuple[str, Any, int]]:
