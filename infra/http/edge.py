@@ -19,6 +19,7 @@ import msgspec
 from infra.http.consistency import MIN_POSITION
 from infra.http.problems import PROBLEM_JSON, problem_body
 
+MAX_BODY_BYTES: Final = 10 * 1024 * 1024
 MAX_DEPTH: Final = 32  # the deepest request body of the API nests 8 levels
 INT64: Final = range(-(2**63), 2**63)
 _INTEGER: Final = re.compile(r"[+-]?([0-9]+)")
@@ -187,12 +188,24 @@ def _is_json(content_type: str) -> bool:
 
 
 async def _read(receive: Receive) -> bytes:
-    chunks = []
+    """The whole body, up to MAX_BODY_BYTES (Litestar's own limit): a larger one is refused
+    before it is all in memory."""
+    chunks, size = [], 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
             break
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise RefusedInputError(
+                f"the body is larger than {MAX_BODY_BYTES} bytes",
+                "",
+                "body",
+                status=413,
+                slug="request-too-large",
+            )
+        chunks.append(chunk)
         if not message.get("more_body", False):
             break
     return b"".join(chunks)

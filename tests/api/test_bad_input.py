@@ -191,3 +191,10 @@ async def test_an_unauthenticated_request_never_waits_for_a_log_position(app: Li
     answered = await call(app, "GET", "/healthz", None, headers=headers)
     assert answered.status_code == 200
     assert "X-Trainplate-Stale" not in answered.headers  # no wait ran (and ran out)
+
+
+async def test_a_body_past_ten_mebibytes_is_413(app: Litestar, admin: str) -> None:
+    huge = b'{"meta": {"name": "' + b"x" * (10 * 1024 * 1024) + b'"}}'
+    headers = {"content-type": "application/json"}
+    refused = await call(app, "POST", ENVIRONMENTS, admin, headers=headers, content=huge)
+    assert refused.status_code == 413, refused.text[:200]
