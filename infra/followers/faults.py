@@ -51,11 +51,14 @@ class Fault(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
     since: datetime
 
-    def describe(self) -> str:
+    def where(self) -> str:
         return (
-            f"{self.name} is stuck at position {self.cursor.position} "
-            f"(event {self.event_id}, {self.event_type}): {self.reason}"
+            f"at position {self.cursor.position} (event {self.event_id}, {self.event_type}):"
+            f" {self.reason}"
         )
+
+    def describe(self) -> str:
+        return f"{self.name} is stuck {self.where()}"
 
 
 class FollowerStuckError(Exception):
@@ -85,7 +88,7 @@ async def record(conn: Connection, name: str, entry: LogEntry, error: BaseExcept
                event_type = excluded.event_type,
                reason = excluded.reason,
                since = CASE WHEN f.event_id = excluded.event_id THEN f.since ELSE now() END
-        RETURNING since
+        RETURNING name, transaction_id, global_position, event_id, event_type, reason, since
         """,
         name,
         entry.cursor.transaction_id,
@@ -95,48 +98,47 @@ async def record(conn: Connection, name: str, entry: LogEntry, error: BaseExcept
         reason_of(error),
     )
     assert row is not None
-    return Fault(
-        name=name,
-        cursor=entry.cursor,
-        event_id=entry.event_id,
-        event_type=entry.type,
-        reason=reason_of(error),
-        since=row["since"],
-    )
+    return _fault(row)
 
 
 async def clear(conn: Connection, name: str) -> None:
     await conn.execute("DELETE FROM follower_faults WHERE name = $1", name)
 
 
+_SELECT: Final = (
+    "SELECT name, transaction_id, global_position, event_id, event_type, reason, since"
+    " FROM follower_faults"
+)
+
+
+def _fault(row: asyncpg.Record) -> Fault:
+    return Fault(
+        name=row["name"],
+        cursor=Cursor(row["transaction_id"], row["global_position"]),
+        event_id=row["event_id"],
+        event_type=row["event_type"],
+        reason=row["reason"],
+        since=row["since"],
+    )
+
+
 async def stuck(conn: Connection) -> dict[str, Fault]:
     """Every follower that is stuck now, by name."""
-    rows = await conn.fetch(
-        "SELECT name, transaction_id, global_position, event_id, event_type, reason, since"
-        " FROM follower_faults ORDER BY name"
-    )
-    return {
-        row["name"]: Fault(
-            name=row["name"],
-            cursor=Cursor(row["transaction_id"], row["global_position"]),
-            event_id=row["event_id"],
-            event_type=row["event_type"],
-            reason=row["reason"],
-            since=row["since"],
-        )
-        for row in rows
-    }
+    return {row["name"]: _fault(row) for row in await conn.fetch(f"{_SELECT} ORDER BY name")}
+
+
+async def fault_of(conn: Connection, name: str, *, lock: bool = False) -> Fault | None:
+    """Where and why `name` is stuck, if it is."""
+    row = await conn.fetchrow(f"{_SELECT} WHERE name = $1{' FOR UPDATE' if lock else ''}", name)
+    return None if row is None else _fault(row)
 
 
 async def skip(conn: Connection, name: str) -> Fault:
     """Move `name`'s checkpoint past exactly its recorded event, and clear the fault."""
     async with conn.transaction():
-        row = await conn.fetchrow(
-            "SELECT name FROM follower_faults WHERE name = $1 FOR UPDATE", name
-        )
-        if row is None:
+        fault = await fault_of(conn, name, lock=True)
+        if fault is None:
             raise NothingToSkipError(f"{name} is not stuck")
-        fault = (await stuck(conn))[name]
         await global_log.save_checkpoint(conn, name, fault.cursor)
         await clear(conn, name)
     return fault

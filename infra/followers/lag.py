@@ -9,7 +9,7 @@ from typing import Final
 
 import msgspec
 
-from infra.followers import global_log
+from infra.followers import faults, global_log
 from infra.postgres.connections import Connection
 
 
@@ -39,20 +39,11 @@ async def follower_status(conn: Connection, checkpoint: str, name: str) -> Proje
     cursor = await global_log.load_checkpoint(conn, checkpoint)
     row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
     assert row is not None
-    fault = await conn.fetchrow(
-        "SELECT global_position, event_id, event_type, reason FROM follower_faults WHERE name = $1",
-        checkpoint,
-    )
-    stuck = (
-        None
-        if fault is None
-        else f"at position {fault['global_position']} (event {fault['event_id']},"
-        f" {fault['event_type']}): {fault['reason']}"
-    )
+    fault = await faults.fault_of(conn, checkpoint)
     return ProjectionStatus(
         name=name,
         position=cursor.position,
         behind=row["behind"],
         lag_s=row["lag_s"],
-        stuck=stuck,
+        stuck=None if fault is None else fault.where(),
     )
