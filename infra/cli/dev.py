@@ -31,6 +31,7 @@ from infra.cli.embedded import (
     EmbeddedPostgres,
     EmbeddedServersMissingError,
     free_port,
+    write_private,
 )
 from infra.cli.processes import PROCESSES
 from infra.postgres.application_registry import PostgresApplicationRegistry
@@ -97,20 +98,8 @@ def run_dev(settings: Settings) -> int:
         for process in PROCESSES:
             children[process] = start(process)
         # The URLs carry the servers' passwords: for this user's scripts only.
-        fd = os.open(endpoints, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(
-                json.dumps(
-                    {
-                        "api": api_url,
-                        "database": postgres.url,
-                        "nats": broker.url,
-                        "metrics": metrics,
-                    },
-                    indent=2,
-                )
-            )
+        urls = {"api": api_url, "database": postgres.url, "nats": broker.url, "metrics": metrics}
+        write_private(endpoints, json.dumps(urls, indent=2))
         print(
             f"\ntrainplate is starting at {api_url}  (readiness: {api_url}/readyz)\n"
             f"  PostgreSQL {redacted(postgres.url)}\n  NATS       {redacted(broker.url)}\n"
@@ -189,8 +178,7 @@ def _local_key(path: Path, size: int) -> str:
     """A key of this data directory (`size` random bytes, URL-safe base64): made once, readable
     by its owner only."""
     if not path.exists():
-        path.touch(mode=0o600)
-        path.write_text(secrets.token_urlsafe(size))
+        write_private(path, secrets.token_urlsafe(size))
     return path.read_text().strip()
 
 

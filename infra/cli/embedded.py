@@ -45,6 +45,14 @@ class EmbeddedServersMissingError(RuntimeError):
         super().__init__(f"{what}: {INSTALL_HINT}")
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner may read (0600), also where an older one was readable."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+
+
 def _password(directory: Path) -> tuple[str, bool]:
     """The password kept in `directory` (mode 0600), made now if there is none; and whether it
     was made now."""
@@ -52,9 +60,7 @@ def _password(directory: Path) -> tuple[str, bool]:
     if path.exists():
         return path.read_text().strip(), False
     password = secrets.token_urlsafe(24)  # URL-safe: it goes into URLs unquoted
-    fd = os.open(path.with_suffix(".new"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(password)
+    write_private(path.with_suffix(".new"), password)
     return password, True
 
 
@@ -242,13 +248,11 @@ class EmbeddedNats:
         self._password = password
         config = self.data_dir / "nats.conf"
         store = self.data_dir / "jetstream"
-        fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)  # also when an older start left it readable
-        with os.fdopen(fd, "w") as out:
-            out.write(
-                f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n'
-                f'authorization {{ user: "{NATS_USER}", password: "{password}" }}\n'
-            )
+        write_private(
+            config,
+            f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n'
+            f'authorization {{ user: "{NATS_USER}", password: "{password}" }}\n',
+        )
         log = (self.data_dir / "server.log").open("ab")
         self._process = subprocess.Popen(
             [str(self._binary), "-c", str(config)],
