@@ -42,12 +42,13 @@ def identity_for(security: Security | None) -> Identity | None:
     """Who a replica runs as; None where the service cannot change users (it is not root)."""
     if os.geteuid() != 0:
         return None
-    custom = security is not None and security.uid_gid_source == "custom"
-    uid = security.run_as_uid if custom and security and security.run_as_uid is not None else None
-    gid = security.run_as_gid if custom and security and security.run_as_gid is not None else None
+    # Only a custom source names ids; from the image or the identity provider, none is known here.
+    custom = security if security is not None and security.uid_gid_source == "custom" else None
+    uid = None if custom is None else custom.run_as_uid
+    gid = None if custom is None else custom.run_as_gid
     if uid == 0 or gid == 0:
         raise IsolationError("the local backend never runs a replica as root (runAsUid/runAsGid 0)")
-    groups = _groups(security.supplemental_groups if custom and security else None)
+    groups = _groups(None if custom is None else custom.supplemental_groups)
     if 0 in groups:
         raise IsolationError("the local backend never runs a replica in group root")
     return Identity(
