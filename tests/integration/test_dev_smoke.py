@@ -20,6 +20,20 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ADMIN_SECRET = "smoke-test-admin-secret"
 
 
+def start_dev(data_dir: Path, port: int) -> "subprocess.Popen[bytes]":
+    """`trainplate dev` as `make run` starts it, with none of this shell's TRAINPLATE_ settings
+    and a known admin secret; its output is captured."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
+    env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
+    command = ["dev", "--port", str(port), "--data-dir", str(data_dir)]
+    return subprocess.Popen(
+        [sys.executable, "-m", "infra.cli", *command],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+
 def _listening(url: str) -> bool:
     host_port = url.split("//", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
     host, port = host_port.rsplit(":", 1)
@@ -59,15 +73,7 @@ def test_a_restart_reuses_the_data_and_the_admin_application(tmp_path: Path) -> 
 def _run_dev_once(data_dir: Path) -> str:
     """Start `trainplate dev`, check it serves and logs in, stop it, check nothing is left."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
-    env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
-    command = ["dev", "--port", str(port), "--data-dir", str(data_dir)]
-    dev = subprocess.Popen(
-        [sys.executable, "-m", "infra.cli", *command],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    dev = start_dev(data_dir, port)
     try:
         body = _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
         assert body["status"] == "ready"
@@ -136,15 +142,7 @@ def test_a_child_killed_with_sigkill_is_restarted_and_the_service_stays_up(
     tmp_path: Path,
 ) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
-    env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
-    command = ["dev", "--port", str(port), "--data-dir", str(tmp_path / "data")]
-    dev = subprocess.Popen(
-        [sys.executable, "-m", "infra.cli", *command],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    dev = start_dev(tmp_path / "data", port)
     try:
         _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
         killed = {}

@@ -3,9 +3,7 @@ API -> event store -> relay -> JetStream -> submitter -> local processes -> outc
 projector, and reads back Completed with each replica's output."""
 
 import json
-import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,7 +13,7 @@ import httpx
 import pytest
 
 from infra.cli.embedded import free_port
-from tests.integration.test_dev_smoke import ADMIN_SECRET, _wait_until_ready
+from tests.integration.test_dev_smoke import ADMIN_SECRET, _wait_until_ready, start_dev
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -26,15 +24,7 @@ def test_a_workload_submitted_over_http_runs_locally_and_completes(
     tmp_path: Path, replica_runtime: str
 ) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
-    env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
-    command = ["dev", "--port", str(port), "--data-dir", str(tmp_path / "data")]
-    dev = subprocess.Popen(
-        [sys.executable, "-m", "infra.cli", *command],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    dev = start_dev(tmp_path / "data", port)
     api = f"http://127.0.0.1:{port}"
     try:
         _wait_until_ready(f"{api}/readyz", dev, within_s=120)

@@ -31,16 +31,11 @@ AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="only a root service can 
 
 
 @pytest.fixture
-def work_dir(replica_work_dir: Path) -> Path:
-    return replica_work_dir
-
-
-@pytest.fixture
-def service_secret(work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def service_secret(replica_work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The service's environment and key file, as `trainplate dev` leaves them."""
     monkeypatch.setenv("TRAINPLATE_AUTH__SIGNING_KEY", SECRET)
     monkeypatch.setenv("TRAINPLATE_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/x")
-    key = work_dir / "signing.key"
+    key = replica_work_dir / "signing.key"
     key.write_text(SECRET)
     key.chmod(0o600)
     return key
@@ -75,15 +70,15 @@ def log_of(work_dir: Path, state: Workload) -> str:
 
 
 async def test_a_replica_sees_only_its_own_environment(
-    clean_pool: asyncpg.Pool, work_dir: Path, service_secret: Path
+    clean_pool: asyncpg.Pool, replica_work_dir: Path, service_secret: Path
 ) -> None:
     state = await run(
         clean_pool,
-        work_dir,
+        replica_work_dir,
         "env",
         environmentVariables=[{"name": "MINE", "value": "mine"}],
     )
-    log = log_of(work_dir, state)
+    log = log_of(replica_work_dir, state)
     assert state.actual == "Completed", log
     assert SECRET not in log
     assert "TRAINPLATE_" not in log
@@ -99,11 +94,11 @@ async def test_a_replica_sees_only_its_own_environment(
 
 @AS_ROOT
 async def test_a_replica_of_a_root_service_runs_as_nobody_and_cannot_read_its_keys(
-    clean_pool: asyncpg.Pool, work_dir: Path, service_secret: Path
+    clean_pool: asyncpg.Pool, replica_work_dir: Path, service_secret: Path
 ) -> None:
     command = f"sh -c 'id -u; id -g; id -G; pwd; cat {service_secret}; echo exit=$?'"
-    state = await run(clean_pool, work_dir, command)
-    log = log_of(work_dir, state)
+    state = await run(clean_pool, replica_work_dir, command)
+    log = log_of(replica_work_dir, state)
     assert state.actual == "Completed", log
     uid, gid, groups, cwd, *rest = log.splitlines()
     assert (uid, gid, groups) == ("65534", "65534", "65534")  # no group of the service's
@@ -122,7 +117,7 @@ def owner_and_mode(path: Path) -> tuple[int, int]:
 
 @AS_ROOT
 async def test_a_custom_uid_gid_and_groups_are_the_replicas(
-    clean_pool: asyncpg.Pool, work_dir: Path
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     security = {
         "uidGidSource": "custom",
@@ -130,18 +125,20 @@ async def test_a_custom_uid_gid_and_groups_are_the_replicas(
         "runAsGid": 2345,
         "supplementalGroups": "3456,4567",
     }
-    state = await run(clean_pool, work_dir, "sh -c 'id -u; id -g; id -G'", security=security)
-    log = log_of(work_dir, state)
+    state = await run(
+        clean_pool, replica_work_dir, "sh -c 'id -u; id -g; id -G'", security=security
+    )
+    log = log_of(replica_work_dir, state)
     assert state.actual == "Completed", log
     assert log.splitlines() == ["1234", "2345", "2345 3456 4567"]
 
 
 @AS_ROOT
 async def test_a_replica_asking_for_root_is_refused(
-    clean_pool: asyncpg.Pool, work_dir: Path
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     security = {"uidGidSource": "custom", "runAsUid": 0}
-    state = await run(clean_pool, work_dir, "id -u", security=security)
+    state = await run(clean_pool, replica_work_dir, "id -u", security=security)
     assert state.actual == "Failed"
     assert state.reason is not None
     assert "never runs a replica as root" in state.reason
