@@ -6,6 +6,7 @@ Assets, layer by layer: domain/assets.py the rules, services/assets.py the use c
 infra/http/assets.py the HTTP routes.
 """
 
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Final
 from uuid import UUID, uuid4
@@ -13,10 +14,14 @@ from uuid import UUID, uuid4
 from litestar import delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
+from litestar.types import Guard
 
+from domain import assets as asset_rules
 from domain.assets import Asset, AssetNotFoundError, AssetSpec
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.credentials import Credential
+from domain.errors import InvalidHistoryError
+from domain.events import Event
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
@@ -36,7 +41,7 @@ from infra.http.asset_schemas import (
     asset_meta,
     used_by,
 )
-from infra.http.callers import Caller, actor, seen_scopes, visibility
+from infra.http.callers import Caller, actor, seen_scopes, visibility, visible_or_missing
 from infra.postgres.named_streams import PostgresNamedStreams
 from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
 from projections import asset_catalogue, template_catalogue
@@ -62,6 +67,26 @@ async def usage_of(
     async with resources.pool.acquire() as conn:
         ids = [row.asset_id for row in rows]
         return await template_catalogue.templates_using(conn, ids, seen)
+
+
+def visible_asset(
+    kind: str, fold: Callable[[Iterable[Event]], Asset | Credential | None] = asset_rules.fold
+) -> Guard:
+    """A PUT's guard: an asset (or, with the credentials' fold, a credential) of this kind that
+    the caller may not see is a 404 before its body is read."""
+
+    def scope_in(events: Iterable[Event]) -> ScopeRef | None:
+        try:
+            found = fold(events)
+        except InvalidHistoryError:  # a stream of another kind
+            return None
+        if found is None or found.deleted or found.kind != kind:
+            return None
+        return found.meta.scope_ref
+
+    return visible_or_missing(
+        scope_in, lambda asset_id: AssetNotFoundError(kind, asset_id), param="asset_id"
+    )
 
 
 @post("/api/v1/asset/environment", status_code=202, tags=["Environment"])
@@ -101,7 +126,12 @@ async def get_environment(
     return _environment(row, await usage_of(request, streams, tree, servers, [row], usage_info))
 
 
-@put("/api/v1/asset/environment/{asset_id:uuid}", status_code=202, tags=["Environment"])
+@put(
+    "/api/v1/asset/environment/{asset_id:uuid}",
+    status_code=202,
+    tags=["Environment"],
+    guards=[visible_asset("environment")],
+)
 async def update_environment(
     request: Caller,
     asset_id: FromPath[UUID],
@@ -161,7 +191,12 @@ async def get_compute(
     return _compute(row, await usage_of(request, streams, tree, servers, [row], usage_info))
 
 
-@put("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
+@put(
+    "/api/v1/asset/compute/{asset_id:uuid}",
+    status_code=202,
+    tags=["Compute"],
+    guards=[visible_asset("compute")],
+)
 async def update_compute(
     request: Caller,
     asset_id: FromPath[UUID],

@@ -1,12 +1,17 @@
 """The authenticated caller of a request, and what its events record about it."""
 
+from collections.abc import Callable, Iterable
 from typing import Any
+from uuid import UUID
 
 from litestar import Request
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
+from litestar.handlers import BaseRouteHandler
+from litestar.types import Guard
 
 from domain import access as access_rules
-from domain.events import ActorKind, EventMetadata
+from domain.events import ActorKind, Event, EventMetadata
 from domain.org_units import UnknownScopeError
 from domain.values import ScopeRef
 from infra.http.auth import Principal
@@ -56,3 +61,31 @@ async def may_see(caller: Caller, scope: ScopeRef, streams: StreamLoader, *, fie
         if scope in below:
             return True
     return False
+
+
+def visible_or_missing(
+    scope_in: Callable[[Iterable[Event]], ScopeRef | None],
+    missing: Callable[[UUID], Exception],
+    *,
+    param: str,
+) -> Guard:
+    """A guard run before the body is read: the stream the path's `param` names must hold
+    something live, of the route's kind, in a scope (`scope_in` of its events; None when not)
+    the caller may see; otherwise `missing(id)`, whatever the body, so neither its existence nor
+    its shape leaks. From the stream, so a thing created a moment ago is found."""
+
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        found_id: UUID = connection.path_params[param]
+        state: Any = connection.app.state
+        scope = scope_in((await state.streams.load(found_id)).events)
+        if scope is None:
+            raise missing(found_id)
+        caller: Caller = connection  # type: ignore[assignment]  # guards run after auth
+        try:
+            visible = await may_see(caller, scope, state.streams, field="/meta")
+        except UnknownScopeError:  # its scope went away: nothing there can be seen
+            visible = False
+        if not visible:
+            raise missing(found_id)
+
+    return guard

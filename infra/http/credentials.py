@@ -29,7 +29,7 @@ from infra.http.asset_schemas import (
     UsageInfo,
     asset_meta,
 )
-from infra.http.assets import one_visible, scope_of, visible_rows, written
+from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
 from infra.http.callers import Caller, actor
 from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
@@ -222,6 +222,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         tags=tags,
         operation_id=f"update_{ident}",
         name=f"update_{ident}",
+        guards=[visible_asset(kind, credentials.fold)],
     )
     async def update(
         request: Caller,

@@ -34,6 +34,7 @@ from infra.http.assets import (
     one_visible,
     update_from,
     usage_of,
+    visible_asset,
     visible_rows,
     written,
 )
@@ -148,6 +149,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         tags=tags,
         operation_id=f"update_{ident}",
         name=f"update_{ident}",
+        guards=[visible_asset(kind)],
     )
     async def update(
         request: Caller,

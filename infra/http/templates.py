@@ -10,18 +10,18 @@ Templates, layer by layer: domain/templates.py the rules, services/templates.py 
 infra/http/templates.py the HTTP routes.
 """
 
-from typing import Annotated, Any, Final, Literal, cast
+from collections.abc import Iterable
+from typing import Annotated, Any, Final, Literal
 from uuid import UUID, uuid4, uuid5
 
 import msgspec
 from litestar import Response, delete, get, patch, post, put
-from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
-from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain import templates
 from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
+from domain.events import Event
 from domain.org_units import UnknownScopeError
 from domain.template_specs import (
     DistributedTemplateSpec,
@@ -31,7 +31,7 @@ from domain.template_specs import (
 from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
-from infra.http.callers import Caller, actor, may_see, seen_scopes
+from infra.http.callers import Caller, actor, may_see, seen_scopes, visible_or_missing
 from infra.http.problems import pointer_in
 from infra.http.template_patch import clear, merge
 from infra.http.template_schemas import (
@@ -49,6 +49,7 @@ from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError
+from services.kinds import fold_as
 from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workload-templates"
@@ -236,24 +237,15 @@ async def get_template(
     return _respond(await wire_of(request, row.template, row, streams), row.template.version, 200)
 
 
-async def visible_template(
-    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
-) -> None:
-    """Before the body is read: a template the caller may not see answers as a missing one
-    (404), whatever the body, so neither its existence nor its shape leaks. From its stream, so
-    a template created a moment ago is found."""
-    template_id: UUID = connection.path_params["template_id"]
-    state: Any = connection.app.state
-    caller = cast(Caller, connection)
-    found = templates.fold((await state.streams.load(template_id)).events)
-    if found is None or found.deleted:
-        raise TemplateNotFoundError(template_id)
-    try:
-        visible = await may_see(caller, found.meta.scope_ref, state.streams, field="/meta")
-    except UnknownScopeError:  # its scope went away: nothing there can be seen
-        visible = False
-    if not visible:
-        raise TemplateNotFoundError(template_id)
+def _live_scope(events: Iterable[Event]) -> ScopeRef | None:
+    found = fold_as(templates.fold, events)
+    return None if found is None or found.deleted else found.meta.scope_ref
+
+
+# A template the caller may not see is a 404 before the body of its PUT, PATCH or DELETE is read.
+visible_template: Final = visible_or_missing(
+    _live_scope, TemplateNotFoundError, param="template_id"
+)
 
 
 @put(

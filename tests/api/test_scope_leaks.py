@@ -120,3 +120,43 @@ async def test_a_write_to_a_template_out_of_sight_answers_as_for_no_template(
     assert hidden.status_code == missing.status_code == 404, hidden.text
     assert hidden.json()["type"] == missing.json()["type"]
     assert SECRET_NAME not in hidden.text
+
+
+ASSETS_OF_B = {
+    "environment": {"image": "pt:2"},
+    "compute": {"gpuDevicesRequest": 1},
+    "datasource/nfs": {"server": "nfs.b", "path": "/b", "mountPath": "/data"},
+    "credentials/password": {"user": "u", "password": "p"},
+}
+
+
+@pytest.mark.parametrize("family", list(ASSETS_OF_B))
+async def test_an_update_of_an_asset_out_of_sight_answers_as_for_no_asset(
+    app: Litestar, world: dict[str, Any], family: str
+) -> None:
+    path = f"/api/v1/asset/{family}"
+    meta = {"name": SECRET_NAME, "scope": "project", "projectId": int(world["projects"]["b"]["id"])}
+    made = await call(
+        app, "POST", path, world["admin"], json={"meta": meta, "spec": ASSETS_OF_B[family]}
+    )
+    assert made.status_code == 202, made.text
+    bad = {"meta": {"name": 7}, "spec": {"image": ["not", "a", "string"]}, "nonsense": True}
+    hidden = await call(
+        app, "PUT", f"{path}/{made.json()['meta']['id']}", world["viewer"], json=bad
+    )
+    missing = await call(app, "PUT", f"{path}/{uuid4()}", world["viewer"], json=bad)
+    assert hidden.status_code == missing.status_code == 404, hidden.text
+    assert hidden.json()["type"] == missing.json()["type"]
+    assert SECRET_NAME not in hidden.text
+    # the body is still checked for whoever may see it
+    assert (
+        await call(app, "PUT", f"{path}/{made.json()['meta']['id']}", world["admin"], json=bad)
+    ).status_code == 400
+
+
+async def test_a_write_to_a_template_at_another_kinds_id_answers_as_for_no_template(
+    app: Litestar, world: dict[str, Any]
+) -> None:
+    path = f"{TEMPLATES}/{world['environment']}"
+    answer = await call(app, "PATCH", path, world["admin"], json={"meta": {"name": "x"}})
+    assert answer.status_code == 404, answer.text
