@@ -42,12 +42,33 @@ def broker(tmp_path: Path) -> Iterator[EmbeddedNats]:
     server.stop()
 
 
-async def append_interleaved(pool: asyncpg.Pool, streams: list[UUID], rounds: int) -> None:
+class Halfway:
+    """Holds the writers of `append_interleaved` at one round until let go, so a fault can be
+    made while the load is under way however fast the machine writes."""
+
+    def __init__(self, at_round: int, writers: int = 4) -> None:
+        self.at_round = at_round
+        self._waiting = writers
+        self.reached = asyncio.Event()
+        self.go_on = asyncio.Event()
+
+    async def wait(self) -> None:
+        self._waiting -= 1
+        if self._waiting == 0:
+            self.reached.set()
+        await self.go_on.wait()
+
+
+async def append_interleaved(
+    pool: asyncpg.Pool, streams: list[UUID], rounds: int, halfway: Halfway | None = None
+) -> None:
     """`rounds` events on each stream, interleaved across streams, from 4 concurrent writers."""
     store = PostgresEventStore(pool, CODEC)
 
     async def writer(mine: list[UUID]) -> None:
         for version in range(rounds):
+            if halfway is not None and version == halfway.at_round:
+                await halfway.wait()
             for sid in mine:
                 event = CounterOpened(name="x") if version == 0 else CounterIncremented(by=version)
                 await store.append(sid, [event], expected_version=version, metadata=ACTOR)
@@ -99,11 +120,14 @@ async def test_every_event_arrives_once_and_in_order_when_the_broker_is_killed(
     )
     relay_task = asyncio.create_task(relay.run(stop))
     streams = [uuid4() for _ in range(300)]
-    writing = asyncio.create_task(append_interleaved(clean_pool, streams, 10))
+    halfway = Halfway(at_round=5)
+    writing = asyncio.create_task(append_interleaved(clean_pool, streams, 10, halfway))
     try:
-        await asyncio.sleep(0.6)
-        assert not writing.done(), "the load finished before the fault: make it larger"
+        await (
+            halfway.reached.wait()
+        )  # half the load is written; the rest is written into the outage
         broker.kill()
+        halfway.go_on.set()
         await asyncio.sleep(1.0)
         broker.start()
         await writing
