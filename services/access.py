@@ -40,6 +40,31 @@ async def lineage_of(scope: ScopeRef, *, streams: StreamLoader, field: str) -> t
     return org_units.parent(state, scope.kind, scope.id, field=field).lineage
 
 
+async def sees(
+    grants: tuple[Grant, ...], lineage: tuple[ScopeRef, ...], *, streams: StreamLoader
+) -> bool:
+    """Whether these grants show the things of `lineage[0]`: a grant on it or above it, or on a
+    scope below it (the things above are usable there)."""
+    if access.permits(grants, lineage, "viewer"):
+        return True
+    for grant in grants:
+        try:
+            below = await lineage_of(access.granted_scope(grant), streams=streams, field="")
+        except org_units.UnknownScopeError:  # a grant on a unit since deleted shows nothing
+            continue
+        if lineage[0] in below:
+            return True
+    return False
+
+
+def unseen_scope(scope: ScopeRef, *, field: str) -> Exception | None:
+    """What `require` raises for a scope out of the actor's sight: that it does not exist. The
+    tenant always exists, so there a refusal is only a refusal."""
+    if scope.kind == "tenant":
+        return None
+    return org_units.UnknownScopeError(scope.kind, scope.id, field=field)
+
+
 async def require(
     actor: EventMetadata,
     lineage: tuple[ScopeRef, ...],
@@ -47,10 +72,17 @@ async def require(
     action: str,
     *,
     streams: StreamLoader,
+    unseen: Exception | None = None,
 ) -> None:
-    """Raise NotPermittedError unless the actor holds `role` on the scope or above. The
-    service itself (bootstrap, migrations) acts as a system actor and is always permitted."""
+    """Raise NotPermittedError unless the actor holds `role` on the scope or above. An actor who
+    may not even see the scope gets `unseen` instead, when given: what a missing target or scope
+    would raise, so a refusal does not tell what is there. The service itself (bootstrap,
+    migrations) acts as a system actor and is always permitted."""
     if actor.actor_kind == "system":
         return
-    if not access.permits(await grants_of(actor, streams=streams), lineage, role):
-        raise NotPermittedError(action)
+    grants = await grants_of(actor, streams=streams)
+    if access.permits(grants, lineage, role):
+        return
+    if unseen is not None and not await sees(grants, lineage, streams=streams):
+        raise unseen
+    raise NotPermittedError(action)

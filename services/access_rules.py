@@ -24,7 +24,10 @@ async def create_access_rule(
 ) -> AccessRule:
     """Grant the role; granting what the subject already holds returns that rule."""
     lineage = await access.lineage_of(granted_scope(cmd.grant), streams=store, field="/scopeId")
-    await access.require(cmd.metadata, lineage, "admin", "grant roles here", streams=store)
+    unseen = access.unseen_scope(granted_scope(cmd.grant), field="/scopeId")
+    await access.require(
+        cmd.metadata, lineage, "admin", "grant roles here", streams=store, unseen=unseen
+    )
     stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
     stream = await store.load(stream_id)
     rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events)
@@ -54,7 +57,10 @@ async def delete_access_rule(cmd: DeleteAccessRule, *, store: EventStore) -> Non
         lineage = await access.lineage_of(granted_scope(rule.grant), streams=store, field="")
     except UnknownScopeError:
         lineage = (TENANT,)
-    await access.require(cmd.metadata, lineage, "admin", "revoke roles here", streams=store)
+    unseen = applications.AccessRuleNotFoundError(cmd.rule_id)
+    await access.require(
+        cmd.metadata, lineage, "admin", "revoke roles here", streams=store, unseen=unseen
+    )
     events: list[Event] = []
     if cmd.subject_kind == "user":
         events.extend(users.revoke_role(users.fold(stream.events), cmd.subject_id, cmd.rule_id))

@@ -33,7 +33,10 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
     lineage = await access.lineage_of(
         cmd.scope, streams=streams, field=SCOPE_FIELDS[cmd.scope.kind]
     )
-    await access.require(cmd.metadata, lineage, "editor", f"create {kind}s", streams=streams)
+    unseen = access.unseen_scope(cmd.scope, field=SCOPE_FIELDS[cmd.scope.kind])
+    await access.require(
+        cmd.metadata, lineage, "editor", f"create {kind}s", streams=streams, unseen=unseen
+    )
     cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
     meta = AssetMeta(
         name=cmd.name,
@@ -66,7 +69,12 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
     stream = await streams.load(cmd.asset_id)
     current = assets.live(assets.fold(stream.events), kind, cmd.asset_id)
     await access.require(
-        cmd.metadata, current.meta.lineage, "editor", f"update {kind}s", streams=streams
+        cmd.metadata,
+        current.meta.lineage,
+        "editor",
+        f"update {kind}s",
+        streams=streams,
+        unseen=assets.AssetNotFoundError(kind, cmd.asset_id),
     )
     await _check_credentials(cmd.spec, current.meta.lineage, streams)
     await _check_settings(cmd.spec, streams)
@@ -94,7 +102,10 @@ async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams, usage: AssetU
     if state is None or state.kind != cmd.kind:
         raise assets.AssetNotFoundError(cmd.kind, cmd.asset_id)
     action = f"delete {cmd.kind}s"
-    await access.require(cmd.metadata, state.meta.lineage, "editor", action, streams=streams)
+    unseen = assets.AssetNotFoundError(cmd.kind, cmd.asset_id)
+    await access.require(
+        cmd.metadata, state.meta.lineage, "editor", action, streams=streams, unseen=unseen
+    )
     users = [] if state.deleted else await usage.users_of(cmd.asset_id)
     events = assets.delete(state, cmd.kind, cmd.asset_id, used_by=users)
     if events:

@@ -18,7 +18,10 @@ from services.ports import AssetUsage, CredentialVault, NameClaim
 
 async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) -> Credential:
     lineage = await access.lineage_of(cmd.scope, streams=vault, field=SCOPE_FIELDS[cmd.scope.kind])
-    await access.require(cmd.metadata, lineage, "editor", "create credentials", streams=vault)
+    unseen = access.unseen_scope(cmd.scope, field=SCOPE_FIELDS[cmd.scope.kind])
+    await access.require(
+        cmd.metadata, lineage, "editor", "create credentials", streams=vault, unseen=unseen
+    )
     cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
     meta = AssetMeta(
         name=cmd.name,
@@ -57,7 +60,12 @@ async def update_credential(cmd: UpdateCredential, *, vault: CredentialVault) ->
     stream = await vault.load(cmd.asset_id)
     current = credentials.live(credentials.fold(stream.events), cmd.kind, cmd.asset_id)
     await access.require(
-        cmd.metadata, current.meta.lineage, "editor", "update credentials", streams=vault
+        cmd.metadata,
+        current.meta.lineage,
+        "editor",
+        "update credentials",
+        streams=vault,
+        unseen=AssetNotFoundError(cmd.kind, cmd.asset_id),
     )
     events = credentials.update(
         current, cmd.kind, cmd.asset_id, name=cmd.name, description=cmd.description
@@ -85,7 +93,12 @@ async def delete_credential(
         raise AssetNotFoundError(cmd.kind, cmd.asset_id)
     # A deleted credential keeps its scope, so deleting it again is checked (and a no-op) alike.
     await access.require(
-        cmd.metadata, state.meta.lineage, "editor", "delete credentials", streams=vault
+        cmd.metadata,
+        state.meta.lineage,
+        "editor",
+        "delete credentials",
+        streams=vault,
+        unseen=AssetNotFoundError(cmd.kind, cmd.asset_id),
     )
     events = credentials.delete(
         state, cmd.kind, cmd.asset_id, used_by=await usage.users_of(cmd.asset_id)

@@ -59,7 +59,10 @@ async def create_department(
     """Create the department and return its new id."""
     cluster_scope = ScopeRef("cluster", str(cmd.cluster_id))
     lineage = await access.lineage_of(cluster_scope, streams=streams, field="/clusterId")
-    await access.require(cmd.metadata, lineage, "admin", "create departments", streams=streams)
+    unseen = org_units.UnknownScopeError("cluster", str(cmd.cluster_id), field="/clusterId")
+    await access.require(
+        cmd.metadata, lineage, "admin", "create departments", streams=streams, unseen=unseen
+    )
     cluster = org_units.fold((await streams.load(cmd.cluster_id)).events)
     assert cluster is not None  # lineage_of found it
     department_id = str(await ids.next_id())
@@ -89,7 +92,10 @@ async def create_project(cmd: CreateProject, *, streams: NamedStreams, ids: IdSe
     else:
         parent_scope, field = ScopeRef("department", cmd.department_id), "/parentId"
     lineage = await access.lineage_of(parent_scope, streams=streams, field=field)
-    await access.require(cmd.metadata, lineage, "admin", "create projects", streams=streams)
+    unseen = org_units.UnknownScopeError(parent_scope.kind, parent_scope.id, field=field)
+    await access.require(
+        cmd.metadata, lineage, "admin", "create projects", streams=streams, unseen=unseen
+    )
     cluster = org_units.parent(
         org_units.fold((await streams.load(cmd.cluster_id)).events),
         "cluster",
@@ -157,7 +163,10 @@ async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams, tree: Or
         raise org_units.OrgUnitNotFoundError(cmd.scope.kind, cmd.scope.id)
     # A deleted unit keeps its lineage, so deleting it again is checked (and a no-op) alike.
     action = f"delete {cmd.scope.kind}s"
-    await access.require(cmd.metadata, state.lineage, "admin", action, streams=streams)
+    unseen = org_units.OrgUnitNotFoundError(cmd.scope.kind, cmd.scope.id)
+    await access.require(
+        cmd.metadata, state.lineage, "admin", action, streams=streams, unseen=unseen
+    )
     events = org_units.delete_unit(
         state,
         cmd.scope.kind,
@@ -178,7 +187,8 @@ async def _require_admin_on(
         lineage = await access.lineage_of(scope, streams=streams, field="")
     except org_units.UnknownScopeError as exc:
         raise org_units.OrgUnitNotFoundError(scope.kind, scope.id) from exc
-    await access.require(metadata, lineage, "admin", action, streams=streams)
+    unseen = org_units.OrgUnitNotFoundError(scope.kind, scope.id)
+    await access.require(metadata, lineage, "admin", action, streams=streams, unseen=unseen)
 
 
 def _claim(kind: ScopeKind, cluster: org_units.OrgUnit | None, name: str) -> NameClaim:

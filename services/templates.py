@@ -54,7 +54,10 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
     )
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
     lineage = await access.lineage_of(cmd.scope, streams=loader, field=field)
-    await access.require(cmd.metadata, lineage, "editor", "create templates", streams=loader)
+    unseen = access.unseen_scope(cmd.scope, field=field)
+    await access.require(
+        cmd.metadata, lineage, "editor", "create templates", streams=loader, unseen=unseen
+    )
     cluster_id, department_id, project_id = placement(lineage, None)
     meta = TemplateMeta(
         name=cmd.name,
@@ -85,7 +88,12 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
     stream = await streams.load(cmd.template_id)
     current = templates.live(templates.fold(stream.events), cmd.template_id)
     await access.require(
-        cmd.metadata, current.meta.lineage, "editor", "update templates", streams=streams
+        cmd.metadata,
+        current.meta.lineage,
+        "editor",
+        "update templates",
+        streams=streams,
+        unseen=templates.TemplateNotFoundError(cmd.template_id),
     )
     if cmd.expected_version is not None and cmd.expected_version != stream.version:
         raise PreconditionFailedError(cmd.expected_version, stream.version)
@@ -116,7 +124,12 @@ async def delete_template(cmd: DeleteTemplate, *, streams: NamedStreams) -> None
     stream = await streams.load(cmd.template_id)
     current = templates.live(templates.fold(stream.events), cmd.template_id)
     await access.require(
-        cmd.metadata, current.meta.lineage, "editor", "delete templates", streams=streams
+        cmd.metadata,
+        current.meta.lineage,
+        "editor",
+        "delete templates",
+        streams=streams,
+        unseen=templates.TemplateNotFoundError(cmd.template_id),
     )
     if cmd.expected_version is not None and cmd.expected_version != stream.version:
         raise PreconditionFailedError(cmd.expected_version, stream.version)

@@ -39,10 +39,19 @@ async def request_workload(
             tenant_settings.STREAM,
         ],
     )
-    project = await _project(project_ref, cmd.cluster_id, loader)
+    project = await _project(project_ref, loader)
     await access.require(
-        cmd.metadata, project.lineage, "submitter", "submit workloads", streams=loader
+        cmd.metadata,
+        project.lineage,
+        "submitter",
+        "submit workloads",
+        streams=loader,
+        unseen=org_units.UnknownScopeError("project", cmd.project_id, field="/projectId"),
     )
+    if project.cluster_id != cmd.cluster_id:  # told only to who may see the project
+        raise InvalidWorkloadError(
+            "/clusterId", f"project {cmd.project_id} belongs to cluster {project.cluster_id}"
+        )
     name = f"{cmd.name}-{cmd.workload_id.hex[:5]}" if cmd.use_given_name_as_prefix else cmd.name
     workloads.check_name(name)
     if cmd.template_id is None:
@@ -108,7 +117,12 @@ async def change_workload(cmd: ChangeWorkload, *, streams: NamedStreams) -> Work
         current.request.department_id,
     )
     await access.require(
-        cmd.metadata, lineage, "submitter", f"{cmd.action} workloads", streams=streams
+        cmd.metadata,
+        lineage,
+        "submitter",
+        f"{cmd.action} workloads",
+        streams=streams,
+        unseen=workloads.WorkloadNotFoundError(cmd.workload_id),
     )
     decide = {
         "suspend": workloads.suspend,
@@ -143,22 +157,17 @@ def name_claim(project_id: str, name: str) -> NameClaim:
     return NameClaim(namespace=f"workload@project:{project_id}", name=name, field="/name")
 
 
-async def _project(ref: ScopeRef, cluster_id: UUID, streams: StreamLoader) -> OrgUnit:
+async def _project(ref: ScopeRef, streams: StreamLoader) -> OrgUnit:
     try:
         stream_id = org_units.stream_of(ref)
     except ValueError:
         raise org_units.UnknownScopeError("project", ref.id, field="/projectId") from None
-    project = org_units.parent(
+    return org_units.parent(
         org_units.fold((await streams.load(stream_id)).events),
         "project",
         ref.id,
         field="/projectId",
     )
-    if project.cluster_id != cluster_id:
-        raise InvalidWorkloadError(
-            "/clusterId", f"project {ref.id} belongs to cluster {project.cluster_id}"
-        )
-    return project
 
 
 async def _template(

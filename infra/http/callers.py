@@ -43,24 +43,12 @@ async def seen_scopes(caller: Caller, streams: StreamLoader, tree: OrgTree) -> s
 
 
 async def may_see(caller: Caller, scope: ScopeRef, streams: StreamLoader, *, field: str) -> bool:
-    """Whether the caller may see the things of `scope`: a grant on it or above it, or on a
-    scope below it (the things above are usable there). From the write side, as authorisation
+    """Whether the caller may see the things of `scope`. From the write side, as authorisation
     is: a unit or a grant made a moment ago counts. A scope that does not exist raises
     UnknownScopeError naming `field`."""
     lineage = await access.lineage_of(scope, streams=streams, field=field)
     grants = await access.grants_of(actor(caller), streams=streams)
-    if access_rules.permits(grants, lineage, "viewer"):
-        return True
-    for grant in grants:
-        try:
-            below = await access.lineage_of(
-                access_rules.granted_scope(grant), streams=streams, field=field
-            )
-        except UnknownScopeError:  # a grant on a unit since deleted shows nothing
-            continue
-        if scope in below:
-            return True
-    return False
+    return await access.sees(grants, lineage, streams=streams)
 
 
 def visible_or_missing(

@@ -57,9 +57,10 @@ async def test_a_rule_gives_a_service_account_a_role_until_it_is_deleted(
     account = await call(app, "POST", "/api/v1/service-accounts", admin, json={"name": "ci-bot"})
     bot_id, secret = account.json()["id"], account.json()["clientSecret"]
     bot = await login(app, "ci-bot", secret)
-    assert (
-        await call(app, "POST", "/api/v1/asset/environment", bot, json=environment("e", llm))
-    ).status_code == 403
+    # With no role anywhere, the project is out of the bot's sight: as if it did not exist.
+    refused = await call(app, "POST", "/api/v1/asset/environment", bot, json=environment("e", llm))
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["type"].endswith("/unknown-scope")
 
     body = {
         "subjectId": bot_id,
@@ -80,7 +81,9 @@ async def test_a_rule_gives_a_service_account_a_role_until_it_is_deleted(
     elsewhere = await call(
         app, "POST", "/api/v1/asset/environment", bot, json=environment("e", vision)
     )
-    assert elsewhere.status_code == 403
+    # a project out of the caller's sight answers as one that does not exist
+    assert elsewhere.status_code == 400, elsewhere.text
+    assert elsewhere.json()["type"].endswith("/unknown-scope")
 
     await project_all(clean_pool)
     listed = await call(app, "GET", RULES, admin, params={"subjectId": bot_id})
@@ -93,7 +96,7 @@ async def test_a_rule_gives_a_service_account_a_role_until_it_is_deleted(
     assert refused.status_code == 403
     assert (await call(app, "DELETE", f"{RULES}/{created.json()['id']}", admin)).status_code == 204
     revoked = await call(app, "POST", "/api/v1/asset/environment", bot, json=environment("f", llm))
-    assert revoked.status_code == 403
+    assert revoked.status_code == 400  # with its only role gone, the project is out of sight
 
 
 @pytest.mark.parametrize(

@@ -298,7 +298,9 @@ async def test_grants_limit_what_a_caller_sees_and_changes(
     denied = await call(
         app, "POST", ENVIRONMENTS, editor, json=environment("x", in_project(vision))
     )
-    assert denied.status_code == 403, denied.text
+    # a project out of the caller's sight answers as one that does not exist
+    assert denied.status_code == 400, denied.text
+    assert denied.json()["type"].endswith("/unknown-scope")
     assert (
         await call(app, "POST", ENVIRONMENTS, viewer, json=environment("y", in_project(llm)))
     ).status_code == 403

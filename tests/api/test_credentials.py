@@ -274,7 +274,9 @@ async def test_a_project_editor_sees_and_manages_only_credentials_it_may(
     mine = await call(app, "POST", f"{BASE}/password", editor, json=body(llm, "mine"))
     assert mine.status_code == 202, mine.text
     denied = await call(app, "POST", f"{BASE}/password", editor, json=body(vision, "theirs"))
-    assert denied.status_code == 403
+    # a project out of the caller's sight answers as one that does not exist
+    assert denied.status_code == 400, denied.text
+    assert denied.json()["type"].endswith("/unknown-scope")
     theirs = await call(app, "POST", f"{BASE}/password", admin, json=body(vision, "theirs"))
     await project_all(clean_pool)
     hidden = await call(app, "GET", f"{BASE}/password/{theirs.json()['meta']['id']}", editor)
@@ -282,4 +284,4 @@ async def test_a_project_editor_sees_and_manages_only_credentials_it_may(
     listed = await call(app, "GET", BASE, editor)
     assert [e["meta"]["name"] for e in listed.json()["entries"]] == ["mine"]
     gone = await call(app, "DELETE", f"{BASE}/password/{theirs.json()['meta']['id']}", editor)
-    assert gone.status_code == 403
+    assert gone.status_code == 404  # out of sight: as if missing

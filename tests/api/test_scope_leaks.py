@@ -160,3 +160,69 @@ async def test_a_write_to_a_template_at_another_kinds_id_answers_as_for_no_templ
     path = f"{TEMPLATES}/{world['environment']}"
     answer = await call(app, "PATCH", path, world["admin"], json={"meta": {"name": "x"}})
     assert answer.status_code == 404, answer.text
+
+
+def _probes(world: dict[str, Any], project: str) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    """Writes that name a project: the same request at b (out of the viewer's sight) and at a
+    project that does not exist must be refused alike."""
+    env = {"image": "pt:2"}
+    return {
+        "template": ("POST", TEMPLATES, {
+            "meta": {"name": "t", "scopeType": "project", "scopeId": project},
+            "spec": {"distributedFramework": "PyTorch", "numWorkers": 2},
+        }),
+        "environment": ("POST", "/api/v1/asset/environment", {
+            "meta": {"name": "e", "scope": "project", "projectId": int(project)}, "spec": env,
+        }),
+        "credential": ("POST", "/api/v1/asset/credentials/password", {
+            "meta": {"name": "p", "scope": "project", "projectId": int(project)},
+            "spec": {"user": "u", "password": "p"},
+        }),
+        "access rule": ("POST", "/api/v1/authorization/access-rules", {
+            "subjectId": "someone", "subjectType": "user", "roleId": 1,
+            "scopeId": project, "scopeType": "project",
+        }),
+        "workload": ("POST", "/api/v1/workloads/distributed", {
+            "name": "w", "projectId": project, "clusterId": str(uuid4()),
+            "templateId": world["template"],
+        }),
+        "project delete": ("DELETE", f"/api/v1/org-unit/projects/{project}", {}),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("probe", list(_probes({"template": ""}, "1")))
+async def test_a_write_naming_a_scope_out_of_sight_answers_as_for_no_scope(
+    app: Litestar, world: dict[str, Any], clean_pool: asyncpg.Pool, probe: str
+) -> None:
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    method, path, body = _probes(world, world["projects"]["b"]["id"])[probe]
+    hidden = await call(app, method, path, world["viewer"], json=body or None)
+    method, path, body = _probes(world, "999")[probe]
+    missing = await call(app, method, path, world["viewer"], json=body or None)
+    assert hidden.status_code == missing.status_code, (hidden.text, missing.text)
+    assert hidden.status_code in (400, 404), hidden.text
+    assert hidden.json()["type"] == missing.json()["type"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+
+
+async def test_access_rules_out_of_sight_are_neither_listed_nor_revocable(
+    app: Litestar, world: dict[str, Any], clean_pool: asyncpg.Pool
+) -> None:
+    rules = "/api/v1/authorization/access-rules"
+    grant = {
+        "subjectId": "b-member", "subjectType": "user", "roleId": 1,
+        "scopeId": world["projects"]["b"]["id"], "scopeType": "project",
+    }  # fmt: skip
+    made = await call(app, "POST", rules, world["admin"], json=grant)
+    assert made.status_code == 201, made.text
+    await project_all(clean_pool)
+    listed = await call(app, "GET", rules, world["viewer"])
+    assert listed.status_code == 200, listed.text
+    assert "b-member" not in listed.text
+    rule_id = made.json()["id"]
+    hidden = await call(app, "GET", f"{rules}/{rule_id}", world["viewer"])
+    assert hidden.status_code == 404, hidden.text
+    revoked = await call(app, "DELETE", f"{rules}/{rule_id}", world["viewer"])
+    missing = await call(app, "DELETE", f"{rules}/{rule_id + 1000}", world["viewer"])
+    assert revoked.status_code == missing.status_code == 404, revoked.text
+    assert revoked.json()["type"] == missing.json()["type"]
