@@ -31,15 +31,25 @@ SELECT count(*) AS behind,
 
 async def status(conn: Connection, names: Sequence[str]) -> list[ProjectionStatus]:
     """Where each projection stands: its position and how far behind the log it is."""
-    return [await follower_status(conn, f"projection:{name}", name) for name in names]
+    return await followers_status(conn, [(name, f"projection:{name}") for name in names])
 
 
-async def follower_status(conn: Connection, checkpoint: str, name: str) -> ProjectionStatus:
-    """Where any follower of the log (a projection, the relay) stands, by its checkpoint."""
+async def followers_status(
+    conn: Connection, followers: Sequence[tuple[str, str]]
+) -> list[ProjectionStatus]:
+    """Where each follower of the log (a projection, the relay), given as (name, checkpoint),
+    stands; the faults are read once for all of them."""
+    stuck = await faults.stuck(conn)
+    return [await _status_of(conn, checkpoint, name, stuck) for name, checkpoint in followers]
+
+
+async def _status_of(
+    conn: Connection, checkpoint: str, name: str, stuck: dict[str, faults.Fault]
+) -> ProjectionStatus:
     cursor = await global_log.load_checkpoint(conn, checkpoint)
     row = await conn.fetchrow(_STATUS, cursor.transaction_id, cursor.position)
     assert row is not None
-    fault = await faults.fault_of(conn, checkpoint)
+    fault = stuck.get(checkpoint)
     return ProjectionStatus(
         name=name,
         position=cursor.position,

@@ -12,7 +12,7 @@ from typing import Final
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from infra.followers.lag import follower_status
+from infra.followers.lag import followers_status
 from infra.postgres.connections import Connection
 
 CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
@@ -66,8 +66,8 @@ async def lag_exposition(conn: Connection, followers: Sequence[tuple[str, str]])
         ["follower"],
         registry=registry,
     )
-    for label, checkpoint in followers:
-        found = await follower_status(conn, checkpoint, label)
+    for found in await followers_status(conn, followers):
+        label = found.name
         behind.labels(label).set(found.behind)
         seconds.labels(label).set(found.lag_s)
         position.labels(label).set(found.position)
