@@ -23,6 +23,7 @@ from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresIdSequence
 from infra.postgres.read_model_ports import PostgresOrgTree
@@ -42,10 +43,10 @@ class AccessRuleCreationRequest(
     msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"
 ):
     subject_id: str
-    subject_type: SubjectType
-    role_id: int
+    subject_type: Annotated[SubjectType, never("group")]
+    role_id: Annotated[int, only(*ROLE_IDS)]
     scope_id: str
-    scope_type: Literal["system", "tenant", "cluster", "department", "project"]
+    scope_type: ScopeOfRequest
     cluster_id: UUID | None = None
 
 
@@ -213,7 +214,7 @@ async def list_rules(
     servers: NamedDependency[Resources],
     subject_id: Annotated[str | None, QueryParameter(name="subjectId")] = None,
     role_id: Annotated[int | None, QueryParameter(name="roleId")] = None,
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 500,
 ) -> AccessRuleList:
     rows = await _visible(request, store, tree, servers)

@@ -9,6 +9,7 @@ from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
+from litestar.openapi import OpenAPIConfig
 
 from infra.bootstrap import Resources, open_resources
 from infra.http.access_rules import ACCESS_RULE_ROUTES
@@ -24,6 +25,7 @@ from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.health import healthz, metrics, readyz
 from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
+from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.service_accounts import (
@@ -133,6 +135,9 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *SETTING_ROUTES,
         ],
         lifespan=[lifespan],
+        openapi_config=OpenAPIConfig(
+            title="trainplate", version="1.0.0", render_plugins=[DecoderExactJson()]
+        ),
         dependencies={
             "settings": Provide(provide_settings, sync_to_thread=False),
             "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),

@@ -9,6 +9,7 @@ import msgspec
 from litestar.params import FromQuery, QueryParameter
 
 from domain.specs import ComputeSpec, DistFramework, EnvironmentSpec, WorkloadSupportedTypes
+from infra.http.openapi_document import ScopeOfRequest
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services.errors import InvalidRequestError
 
@@ -24,7 +25,7 @@ class RequestBody(
 class AssetCreationMeta(RequestBody, frozen=True, kw_only=True):
     name: str
     description: str | None = None
-    scope: Literal["system", "tenant", "cluster", "department", "project"]
+    scope: ScopeOfRequest
     cluster_id: UUID | None = None
     department_id: str | None = None
     project_id: int | None = None

@@ -23,6 +23,7 @@ from domain import access
 from domain.values import TENANT, ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor
+from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.hashchain import first_missing, verify_all, verify_stream
 from infra.postgres.named_streams import PostgresNamedStreams
 from infra.postgres.read_model_ports import PostgresOrgTree
@@ -149,7 +150,7 @@ FILTERED: Final = {"wanted": Provide(audit_filter)}
 async def query_events(
     wanted: NamedDependency[AuditFilter],
     servers: NamedDependency[Resources],
-    after: Annotated[int | None, QueryParameter(ge=0)] = None,
+    after: Annotated[int | None, NOT_NEGATIVE] = None,
     order: Annotated[Literal["asc", "desc"], QueryParameter()] = "asc",
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
 ) -> AuditPage:
@@ -165,7 +166,7 @@ async def tail_events(
     request: Caller,
     wanted: NamedDependency[AuditFilter],
     servers: NamedDependency[Resources],
-    after: Annotated[int | None, QueryParameter(ge=0)] = None,
+    after: Annotated[int | None, NOT_NEGATIVE] = None,
     max_events: Annotated[int | None, QueryParameter(name="maxEvents", ge=1)] = None,
 ) -> ServerSentEvent:
     """Server-sent events, oldest first, each with its cursor as the SSE id: from `after` (or

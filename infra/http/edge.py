@@ -42,7 +42,7 @@ class RefusedInputError(Exception):
         source: str,
         *,
         status: int = 400,
-        slug: str = "invalid-request",
+        slug: str = "unstorable-input",
     ) -> None:
         super().__init__(detail)
         self.status, self.slug, self.pointer, self.source = status, slug, pointer, source
@@ -91,6 +91,7 @@ def check_target(scope: Scope) -> None:
                     f"{MIN_POSITION} must be a log position (a non-negative 64-bit integer)",
                     MIN_POSITION,
                     "header",
+                    slug="invalid-request",
                 )
 
 

@@ -1,7 +1,6 @@
 """Request and response bodies of the template endpoints, in Run:ai's shapes."""
 
 from datetime import datetime
-from typing import Literal
 
 import msgspec
 
@@ -12,8 +11,7 @@ from domain.template_specs import (
     MasterTemplateSpec,
     TemplateAssets,
 )
-
-ScopeType = Literal["system", "tenant", "cluster", "department", "project"]
+from infra.http.openapi_document import ScopeOfRequest
 
 
 class RequestBody(
@@ -25,7 +23,7 @@ class RequestBody(
 class CreationMeta(RequestBody, frozen=True, kw_only=True):
     name: str
     description: str | None = None
-    scope_type: ScopeType
+    scope_type: ScopeOfRequest
     scope_id: str | None = None
 
 

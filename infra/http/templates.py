@@ -32,6 +32,7 @@ from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor, may_see, seen_scopes, visible_or_missing
+from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.problems import pointer_in
 from infra.http.template_patch import clear, merge
 from infra.http.template_schemas import (
@@ -130,7 +131,7 @@ async def list_distributed(
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
     servers: NamedDependency[Resources],
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_by: Annotated[
         Literal[
@@ -168,7 +169,7 @@ async def list_any(
     streams: NamedDependency[PostgresNamedStreams],
     tree: NamedDependency[PostgresOrgTree],
     servers: NamedDependency[Resources],
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,

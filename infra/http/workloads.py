@@ -24,6 +24,7 @@ from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.workload_schemas import (
     Accepted,
     DistributedCreationRequest,
@@ -157,7 +158,7 @@ async def list_workloads(
     tree: NamedDependency[PostgresOrgTree],
     servers: NamedDependency[Resources],
     deleted: Annotated[bool, QueryParameter()] = False,
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     filter_by: Annotated[list[str] | None, QueryParameter(name="filterBy")] = None,
 ) -> WorkloadList:
@@ -196,7 +197,7 @@ async def get_workload(
 async def history(
     row: NamedDependency[WorkloadRow],
     store: NamedDependency[PostgresEventStore],
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
 ) -> HistoryList:
     """Every phase change and every event of the workload, oldest first."""
@@ -209,7 +210,7 @@ async def history(
 async def events(
     row: NamedDependency[WorkloadRow],
     store: NamedDependency[PostgresEventStore],
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "desc",
 ) -> EventList:
