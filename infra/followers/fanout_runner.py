@@ -8,6 +8,8 @@ from domain.events import RecordedEvent
 from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.connections import Connection
 from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.positions import last_position
+from infra.postgres.read_marks import mark_downstream
 from infra.serialization import EventCodec
 from projections import Projection
 from projections.executor import Executor
@@ -58,6 +60,11 @@ def fanout_projection(codec: EventCodec, store: PostgresEventStore) -> Projectio
     async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         on_conn: Connection = conn  # type: ignore[assignment]  # the runner passes its connection
         within = PostgresBatchAppender(on_conn, codec, store.notifier)
+        last_position.set(None)
         await fanout.handle(recorded, index=PostgresLinkIndex(conn), store=within)
+        appended_up_to = last_position.get()
+        if appended_up_to is not None and recorded.metadata.actor_kind != "system":
+            # The caller's next read waits for these too (infra/postgres/read_marks.py).
+            await mark_downstream(on_conn, recorded.metadata.actor_subject, appended_up_to)
 
     return Projection(NAME, apply)

@@ -1,9 +1,15 @@
 """Read-your-writes over eventually consistent read models.
 
-Every write response carries `X-Trainplate-Position`, the log position of the last event the
-request appended. A read that sends it back as `X-Trainplate-Min-Position` waits (bounded by
-`TRAINPLATE_CONSISTENCY_WAIT_S`) until every read model has applied that event; if they have not
-by then it answers from the current state with `X-Trainplate-Stale: true`.
+By default, with no header: a caller's read waits until the read models have applied every
+write the caller made before it, and what the fan-out made of them (infra/postgres/read_marks.py:
+the mark is in PostgreSQL, so a write through one API process is read back through another).
+A caller with nothing pending pays one indexed query.
+
+Every write response also carries `X-Trainplate-Position`, the log position of the last event the
+request appended; a read that sends a position as `X-Trainplate-Min-Position` waits for that
+event as well (to read another caller's write). Both waits are bounded together by
+`TRAINPLATE_CONSISTENCY_WAIT_S`; a read whose wait runs out answers from the current state with
+`X-Trainplate-Stale: true`, counted by `trainplate_stale_reads_total`.
 """
 
 import asyncio
@@ -13,8 +19,11 @@ from typing import Any, Final
 
 import asyncpg
 from litestar import Request, Response
+from prometheus_client import CollectorRegistry, Counter
 
+from infra.followers.fanout_runner import NAME as FANOUT
 from infra.postgres.positions import last_position
+from infra.postgres.read_marks import own_writes_read
 from projections import ALL
 
 POSITION: Final = "X-Trainplate-Position"
@@ -30,6 +39,15 @@ SELECT count(*) FROM consumer_checkpoints c, events e
    AND (c.transaction_id, c.global_position) >= (e.transaction_id, e.global_position)
 """
 _NAMES: Final = [f"projection:{projection.name}" for projection in ALL]
+_FOLLOWERS: Final = [*_NAMES, f"projection:{FANOUT}"]
+
+# Process-wide, as reads are served per process; /metrics shows it beside the followers' lag.
+STALE_READS: Final = CollectorRegistry()
+_stale_reads: Final = Counter(
+    "trainplate_stale_reads",
+    "Reads answered before the read models reached what they had to wait for.",
+    registry=STALE_READS,
+)
 
 
 async def caught_up(pool: asyncpg.Pool, position: int, wait_s: float) -> bool:
@@ -43,17 +61,35 @@ async def caught_up(pool: asyncpg.Pool, position: int, wait_s: float) -> bool:
         await asyncio.sleep(_POLL_S)
 
 
+async def own_writes_caught_up(pool: asyncpg.Pool, subject: str, wait_s: float) -> bool:
+    """Whether the read models hold every write of `subject` and what the fan-out made of them,
+    waiting up to `wait_s`."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        async with pool.acquire() as conn:
+            if await own_writes_read(conn, subject, _FOLLOWERS, _NAMES):
+                return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(_POLL_S)
+
+
 def before_request(wait_s: float) -> Any:
     async def hook(request: Request[Any, Any, Any]) -> None:
         last_position.set(None)
         _stale.set(False)
-        wanted = request.headers.get(MIN_POSITION)
-        if wanted is None or request.method != "GET" or not wanted.isdigit():
-            return
-        if request.scope.get("user") is None:
+        if request.method != "GET" or request.scope.get("user") is None:
             return  # only a caller who wrote may make a read wait: no one holds a connection free
         pool: asyncpg.Pool = request.app.state.resources.pool
-        _stale.set(not await caught_up(pool, int(wanted), wait_s))
+        started = time.monotonic()
+        ready = await own_writes_caught_up(pool, request.user.subject, wait_s)
+        wanted = request.headers.get(MIN_POSITION)
+        if ready and wanted is not None and wanted.isdigit():
+            left = max(0.0, wait_s - (time.monotonic() - started))
+            ready = await caught_up(pool, int(wanted), left)
+        if not ready:
+            _stale.set(True)
+            _stale_reads.inc()
 
     return hook
 

@@ -8,11 +8,13 @@ from litestar import Response, get
 from litestar.di import NamedDependency
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 from nats.js.errors import NotFoundError
+from prometheus_client import generate_latest
 
 from infra.bootstrap import Resources
 from infra.followers import faults
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.followers.metrics import CONTENT_TYPE, lag_exposition
+from infra.http.consistency import STALE_READS
 from infra.postgres.migrate import pending_migrations
 from infra.settings import Settings
 from projections import ALL
@@ -92,4 +94,4 @@ async def metrics(
     followers += [(name, f"projection:{name}") for name in (*(p.name for p in ALL), FANOUT)]
     async with servers.pool.acquire() as conn:
         body = await lag_exposition(conn, followers)
-    return Response(body, media_type=CONTENT_TYPE)
+    return Response(body + generate_latest(STALE_READS), media_type=CONTENT_TYPE)

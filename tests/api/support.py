@@ -1,7 +1,7 @@
 """What API tests share: an app over the test servers, callers with tokens, and a way to bring
 every read model up to date before a read."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from uuid import uuid4
 
@@ -29,9 +29,10 @@ from infra.settings import (
     ProjectorSettings,
     Settings,
 )
-from projections import ALL
+from projections import ALL, Projection
 from services.applications import create_application
 from tests.api.client import client_for
+from tests.openapi import assert_answer_matches
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
 CREDENTIALS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")
@@ -39,11 +40,13 @@ CREDENTIALS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9
 
 @asynccontextmanager
 async def api_app(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    """The app over the test servers (the caller's pool is a clean one)."""
+    """The app over the test servers (the caller's pool is a clean one). No projector follows
+    the log here (tests bring the read models up with `project_all`), so a read after a write
+    would wait out the whole read-your-writes bound: it is short."""
     nc = await connect_nats(NatsSettings(url=nats_url), name="api-tests")
     try:
         yield create_app(
-            Settings(auth=AUTH, credentials=CREDENTIALS),
+            Settings(auth=AUTH, credentials=CREDENTIALS, consistency_wait_s=0.1),
             resources=Resources(pool, nc, nc.jetstream()),
         )
     finally:
@@ -67,18 +70,28 @@ async def call(
     headers: dict[str, str] | None = None,
     **kw: object,
 ) -> httpx.Response:
+    """One request, as a client sends it. Every answer whose body Run:ai's document describes
+    is checked against it, lists, deletes and refusals included."""
     headers = {**(headers or {}), **({"authorization": f"Bearer {token}"} if token else {})}
     async with client_for(app) as client:
-        return await client.request(method, path, headers=headers, **kw)  # type: ignore[arg-type]
+        answer = await client.request(method, path, headers=headers, **kw)  # type: ignore[arg-type]
+    if answer.content and answer.headers.get("content-type", "").endswith("json"):
+        assert_answer_matches(method, path, answer.status_code, answer.json())
+    return answer
 
 
 async def project_all(pool: asyncpg.Pool) -> None:
     """Bring every read model to the end of the log, as the projector process would."""
-    settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
     fanout = fanout_projection(DOMAIN_CODEC, PostgresEventStore(pool, DOMAIN_CODEC))
+    # The fan-out first: the template events it appends are then projected too.
+    await run_to_the_end(pool, (fanout, *ALL))
+
+
+async def run_to_the_end(pool: asyncpg.Pool, projections: Sequence[Projection]) -> None:
+    """Each of these followers of the log, in turn, to the end of the log as it is now."""
+    settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
     async with pool.acquire() as conn:
-        # The fan-out first: the template events it appends are then projected too.
-        for projection in (fanout, *ALL):
+        for projection in projections:
             runner = ProjectionRunner(pool, projection, DOMAIN_CODEC, settings)
             cursor = await load_checkpoint(conn, runner.checkpoint_name)
             while True:

@@ -69,7 +69,7 @@ async def app(clean_pool: asyncpg.Pool, nats_url: str, jwks_url: str) -> AsyncIt
     )
     nc = await connect_nats(NatsSettings(url=nats_url), name="idp-tests")
     try:
-        settings = Settings(auth=auth, credentials=CREDENTIALS)
+        settings = Settings(auth=auth, credentials=CREDENTIALS, consistency_wait_s=0.1)
         yield create_app(settings, resources=Resources(clean_pool, nc, nc.jetstream()))
     finally:
         await nc.close()

@@ -42,7 +42,8 @@ async def application(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) 
 async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
     await clean_pool.execute("TRUNCATE application_catalogue")
     nc = await connect_nats(NatsSettings(url=nats_url), name="service-account-tests")
-    yield create_app(Settings(auth=AUTH), resources=Resources(clean_pool, nc, nc.jetstream()))
+    settings = Settings(auth=AUTH, consistency_wait_s=0.1)  # no projector: reads need not wait
+    yield create_app(settings, resources=Resources(clean_pool, nc, nc.jetstream()))
     await nc.close()
 
 

@@ -46,7 +46,8 @@ async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar
     """The app over the test servers. Tests open its client themselves: the lifespan must be
     entered and left in one task."""
     nc = await connect_nats(NatsSettings(url=nats_url), name="token-tests")
-    yield create_app(Settings(auth=AUTH), resources=Resources(clean_pool, nc, nc.jetstream()))
+    settings = Settings(auth=AUTH, consistency_wait_s=0.1)  # no projector: reads need not wait
+    yield create_app(settings, resources=Resources(clean_pool, nc, nc.jetstream()))
     await nc.close()
 
 

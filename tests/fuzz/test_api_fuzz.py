@@ -40,22 +40,23 @@ SEED = os.environ.get("TRAINPLATE_FUZZ_SEED")
 
 @pytest.fixture(scope="module")
 def api(postgres_url: str, nats_url: str) -> Iterator[str]:
+    """The API, and the projector following the log as in production (reads wait for it)."""
     port = free_port()
-    process = serve(
-        "api",
-        postgres_url,
-        nats_url,
-        API_PORT=str(port),
-        AUTH__SIGNING_KEY=AUTH.signing_key or "",
-        CREDENTIALS__ENCRYPTION_KEY=CREDENTIALS.encryption_key or "",
-    )
+    keys = {
+        "AUTH__SIGNING_KEY": AUTH.signing_key or "",
+        "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key or "",
+    }
+    process = serve("api", postgres_url, nats_url, API_PORT=str(port), **keys)
+    projector = serve("projector", postgres_url, nats_url, PROJECTOR__POLL_INTERVAL_S="0.05")
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_up(url, process)
         yield url
     finally:
-        process.terminate()
-        process.wait(30)
+        for child in (process, projector):
+            child.terminate()
+        for child in (process, projector):
+            child.wait(30)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,63 @@
+"""How far the read models must be for a caller to read its own writes.
+
+A caller's writes are its events (`metadata.actorSubject`), so the mark is the newest of them
+in the order the followers apply the log (transaction id, then position), found by an index
+(migration 0014): nothing extra is written on the write path, and every API process sees the
+same mark. What those writes caused downstream (the linked-asset fan-out's template events, which
+belong to no caller) is marked by the fan-out itself, in its own transaction, under the caller's
+subject (`downstream_marks`).
+
+A read is ready when every follower (the read models and the fan-out) has passed the caller's
+own last event, and every read model has passed the downstream mark. The fan-out writes that
+mark in the transaction that moves its checkpoint, so once it has passed the caller's event the
+mark of what it made of it is there to be read.
+"""
+
+from collections.abc import Sequence
+from typing import Final
+
+from infra.postgres.connections import Connection
+
+_READY: Final = """
+WITH mine AS (
+    SELECT transaction_id, global_position FROM events
+     WHERE metadata->>'actorSubject' = $1
+     ORDER BY metadata->>'actorSubject' DESC, transaction_id DESC, global_position DESC
+     LIMIT 1
+), caused AS (
+    SELECT transaction_id, global_position FROM downstream_marks WHERE principal = $1
+)
+SELECT (NOT EXISTS (SELECT FROM mine) OR (
+            SELECT count(*) FROM consumer_checkpoints c, mine m
+             WHERE c.name = ANY($2::text[])
+               AND (c.transaction_id, c.global_position) >= (m.transaction_id, m.global_position)
+        ) = cardinality($2::text[]))
+   AND (NOT EXISTS (SELECT FROM caused) OR (
+            SELECT count(*) FROM consumer_checkpoints c, caused d
+             WHERE c.name = ANY($3::text[])
+               AND (c.transaction_id, c.global_position) >= (d.transaction_id, d.global_position)
+        ) = cardinality($3::text[]))
+"""
+
+_MARK_DOWNSTREAM: Final = """
+INSERT INTO downstream_marks (principal, transaction_id, global_position)
+VALUES ($1, pg_current_xact_id(), $2)
+ON CONFLICT (principal) DO UPDATE
+   SET transaction_id = excluded.transaction_id, global_position = excluded.global_position
+ WHERE (downstream_marks.transaction_id, downstream_marks.global_position)
+     < (excluded.transaction_id, excluded.global_position)
+"""
+
+
+async def own_writes_read(
+    conn: Connection, subject: str, followers: Sequence[str], read_models: Sequence[str]
+) -> bool:
+    """Whether `followers` (checkpoint names) have applied the subject's last event, and
+    `read_models` what the fan-out appended for the subject's events."""
+    return bool(await conn.fetchval(_READY, subject, list(followers), list(read_models)))
+
+
+async def mark_downstream(conn: Connection, subject: str, position: int) -> None:
+    """Within the fan-out's transaction: the events it appended for `subject`'s event end at
+    `position`."""
+    await conn.execute(_MARK_DOWNSTREAM, subject, position)
