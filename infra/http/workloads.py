@@ -23,10 +23,10 @@ from domain.submissions import Overrides
 from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
 from infra.bootstrap import Resources
+from infra.http.accepted import Accepted
 from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.workload_schemas import (
-    Accepted,
     DistributedCreationRequest,
     DistributedWorkload,
     EventList,
@@ -108,45 +108,40 @@ async def get_distributed(row: NamedDependency[WorkloadRow]) -> DistributedWorkl
     return distributed_of(row.workload, row.created_by, row)
 
 
-@delete(
-    f"{DISTRIBUTED}/{{workload_id:uuid}}",
-    status_code=202,
-    dependencies=ONE,
-    tags=["Distributed workloads"],
-)
+# Commands name their workload by id and the use case finds it on the write side (a workload
+# submitted a moment ago can be cancelled at once); unknown and out of sight are one 404 there.
+@delete(f"{DISTRIBUTED}/{{workload_id:uuid}}", status_code=202, tags=["Distributed workloads"])
 async def delete_workload(
-    request: Caller,
-    row: NamedDependency[WorkloadRow],
-    streams: NamedDependency[PostgresNamedStreams],
+    request: Caller, workload_id: FromPath[UUID], streams: NamedDependency[PostgresNamedStreams]
 ) -> Response[Accepted]:
-    return await _change(request, row, "delete", streams)
+    return await _change(request, workload_id, "delete", streams)
 
 
 @post(
     f"{DISTRIBUTED}/{{workload_id:uuid}}/{{action:str}}",
     status_code=202,
-    dependencies=ONE,
     tags=["Distributed workloads"],
 )
 async def suspend_or_resume(
     request: Caller,
-    row: NamedDependency[WorkloadRow],
+    workload_id: FromPath[UUID],
     action: FromPath[str],
     streams: NamedDependency[PostgresNamedStreams],
 ) -> Response[Accepted]:
     """`.../suspend` and `.../resume`."""
     if action not in ("suspend", "resume"):
         raise NotFoundException()
-    return await _change(request, row, "suspend" if action == "suspend" else "resume", streams)
+    verb: Literal["suspend", "resume"] = "suspend" if action == "suspend" else "resume"
+    return await _change(request, workload_id, verb, streams)
 
 
 async def _change(
     request: Caller,
-    row: WorkloadRow,
+    workload_id: UUID,
     action: Literal["suspend", "resume", "delete"],
     streams: NamedStreams,
 ) -> Response[Accepted]:
-    command = ChangeWorkload(workload_id=row.workload.id, action=action, metadata=actor(request))
+    command = ChangeWorkload(workload_id=workload_id, action=action, metadata=actor(request))
     await use_cases.change_workload(command, streams=streams)
     return Response(Accepted(), status_code=202)
 
