@@ -25,6 +25,7 @@ from domain.events import Event
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
+from infra.http.accepted import Accepted
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetUpdateMeta,
@@ -149,9 +150,10 @@ async def delete_environment(
     asset_id: FromPath[UUID],
     streams: NamedDependency[PostgresNamedStreams],
     usage: NamedDependency[PostgresAssetUsage],
-) -> None:
+) -> Accepted:
     command = DeleteAsset(asset_id=asset_id, kind="environment", metadata=actor(request))
     await assets.delete_asset(command, streams=streams, usage=usage)
+    return Accepted()
 
 
 @post("/api/v1/asset/compute", status_code=202, tags=["Compute"])
@@ -214,9 +216,10 @@ async def delete_compute(
     asset_id: FromPath[UUID],
     streams: NamedDependency[PostgresNamedStreams],
     usage: NamedDependency[PostgresAssetUsage],
-) -> None:
+) -> Accepted:
     command = DeleteAsset(asset_id=asset_id, kind="compute", metadata=actor(request))
     await assets.delete_asset(command, streams=streams, usage=usage)
+    return Accepted()
 
 
 ASSET_ROUTES: Final = (

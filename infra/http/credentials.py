@@ -21,6 +21,7 @@ from domain.commands import CreateCredential, DeleteCredential, SecretValues, Up
 from domain.credentials import Credential
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
 from infra.bootstrap import Resources
+from infra.http.accepted import Accepted
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -244,13 +245,6 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
             seen = await asset_catalogue.get_asset(conn, kind, asset_id)
         return _asset(written(request, updated, seen))
 
-    @delete(
-        f"{path}/{{asset_id:uuid}}",
-        status_code=delete_status,
-        tags=tags,
-        operation_id=f"delete_{ident}",
-        name=f"delete_{ident}",
-    )
     async def remove(
         request: Caller,
         asset_id: FromPath[UUID],
@@ -260,7 +254,26 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         command = DeleteCredential(asset_id=asset_id, kind=kind, metadata=actor(request))
         await delete_credential(command, vault=vault, usage=usage)
 
-    return [create, list_kind, get_one, update, remove]
+    async def remove_accepted(
+        request: Caller,
+        asset_id: FromPath[UUID],
+        vault: NamedDependency[PostgresCredentialVault],
+        usage: NamedDependency[PostgresAssetUsage],
+    ) -> Accepted:
+        await remove(request, asset_id, vault, usage)
+        return Accepted()
+
+    # 202 with Run:ai's body, or (generic secrets, NGC keys) 204 with none, as the document has
+    # each.
+    removal = delete(
+        f"{path}/{{asset_id:uuid}}",
+        status_code=delete_status,
+        tags=tags,
+        operation_id=f"delete_{ident}",
+        name=f"delete_{ident}",
+    )(remove_accepted if delete_status == 202 else remove)
+
+    return [create, list_kind, get_one, update, removal]
 
 
 @get("/api/v1/asset/credentials", tags=["Credentials"])

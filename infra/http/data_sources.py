@@ -18,6 +18,7 @@ from domain.commands import DeleteAsset
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
 from infra.bootstrap import Resources
+from infra.http.accepted import Accepted
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -173,9 +174,10 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         asset_id: FromPath[UUID],
         streams: NamedDependency[PostgresNamedStreams],
         usage: NamedDependency[PostgresAssetUsage],
-    ) -> None:
+    ) -> Accepted:
         command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
         await assets.delete_asset(command, streams=streams, usage=usage)
+        return Accepted()
 
     return [create, list_kind, get_one, update, remove]
 

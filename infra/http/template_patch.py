@@ -1,8 +1,22 @@
-"""PATCH of a template: merge the sent fields into its body, then clear `fieldsToClear`."""
+"""PATCH of a template: merge the sent fields into its body, then clear `fieldsToClear`.
+
+In a patch, JSON `null` means "not given", as Run:ai's clients send it: runapy's models send
+every member they have, unset ones as null. Clearing a field is what `fieldsToClear` is for.
+"""
 
 from typing import Any, Final
 
 from services.errors import InvalidRequestError
+
+
+def given(patch: dict[str, Any]) -> dict[str, Any]:
+    """The patch without its null members, at any depth of objects (a list is a value, kept
+    whole)."""
+    return {
+        key: given(value) if isinstance(value, dict) else value
+        for key, value in patch.items()
+        if value is not None
+    }
 
 
 def merge(base: dict[str, Any], top: dict[str, Any]) -> None:

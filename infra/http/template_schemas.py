@@ -75,7 +75,10 @@ class DistributedTemplate(msgspec.Struct, frozen=True, kw_only=True, rename="cam
     combined_master_spec: MasterTemplateSpec | None = None
 
 
-class PaginationInfo(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+class PaginationInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """On the last page there is no next offset: the member is left out, not null (Run:ai's
+    document types it as a number)."""
+
     limit: int
     offset: int
     next_offset: int | None = None

@@ -34,7 +34,7 @@ from infra.bootstrap import Resources
 from infra.http.callers import Caller, actor, may_see, seen_scopes, visible_or_missing
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.problems import pointer_in
-from infra.http.template_patch import clear, merge
+from infra.http.template_patch import clear, given, merge
 from infra.http.template_schemas import (
     Count,
     CreationMeta,
@@ -276,8 +276,10 @@ async def patch_template(
     servers: NamedDependency[Resources],
 ) -> Response[DistributedTemplate]:
     """Merge the sent fields into the template (objects field by field, lists and values
-    replaced), then clear `fieldsToClear` (dotted paths such as `spec.image`)."""
+    replaced; a null is a field not sent), then clear `fieldsToClear` (dotted paths such as
+    `spec.image`)."""
     current = templates.live(templates.fold((await streams.load(template_id)).events), template_id)
+    data = given(data)
     unknown = set(data) - {
         "meta",
         "spec",

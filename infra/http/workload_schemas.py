@@ -91,7 +91,10 @@ class Workload(Wire, frozen=True, kw_only=True, omit_defaults=True):
     arguments: str | None = None
 
 
-class WorkloadList(Wire, frozen=True, kw_only=True):
+class WorkloadList(Wire, frozen=True, kw_only=True, omit_defaults=True):
+    """On the last page `next` is left out, not null (Run:ai's document types it as an
+    integer)."""
+
     workloads: list[Workload]
     next: int | None = None
 
@@ -114,7 +117,10 @@ class WorkloadEventWire(Wire, frozen=True, kw_only=True):
     involved_object: InvolvedObject
 
 
-class EventList(Wire, frozen=True, kw_only=True):
+class EventList(Wire, frozen=True, kw_only=True, omit_defaults=True):
+    """On the last page `next` is left out, not null (Run:ai's document types it as an
+    integer)."""
+
     events: list[WorkloadEventWire]
     next: int | None = None
 
@@ -139,11 +145,9 @@ class HistoryRecord(Wire, frozen=True, kw_only=True):
     spec: HistorySpec
 
 
-class HistoryList(Wire, frozen=True, kw_only=True):
+class HistoryList(Wire, frozen=True, kw_only=True, omit_defaults=True):
+    """On the last page `next` is left out, not null (Run:ai's document types it as an
+    integer)."""
+
     records: list[HistoryRecord]
     next: int | None = None
-
-
-class Accepted(Wire, frozen=True, kw_only=True):
-    code: int = 202
-    message: str = "Request has been accepted."

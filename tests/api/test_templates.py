@@ -411,3 +411,26 @@ async def test_an_impact_preview_shows_what_an_asset_update_would_change(
         json=proposal,
     )
     assert missing.status_code == 404
+
+
+async def test_a_patch_built_by_runapy_changes_only_what_it_sets(app: Litestar, admin: str) -> None:
+    """runapy's models send every member they know, the unset ones as null: a null is a member
+    not given, never a value to store (clearing is what fieldsToClear is for)."""
+    from runai.models import DistributedTemplatePatchRequest
+
+    units = await org(app, admin)
+    body = template("nulls", units["project"], await assets(app, admin), backoffLimit=4)
+    body["meta"]["description"] = "kept"
+    made = await call(app, "POST", TEMPLATES, admin, json=body)
+    assert made.status_code == 202, made.text
+    patch = DistributedTemplatePatchRequest.from_dict({"spec": {"numWorkers": 3}}).to_dict()
+    assert patch["spec"]["distributedFramework"] is None  # as runapy sends it
+    assert patch["meta"] is None
+    path = f"{TEMPLATES}/{made.json()['meta']['id']}"
+    patched = await call(app, "PATCH", path, admin, json=patch)
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["spec"]["numWorkers"] == 3
+    assert patched.json()["spec"]["distributedFramework"] == "PyTorch"
+    assert patched.json()["spec"]["backoffLimit"] == 4
+    assert patched.json()["meta"]["description"] == "kept"
+    assert patched.json()["assets"]["compute"] is not None
