@@ -1,10 +1,16 @@
-"""The official Run:ai Python client (runapy), unmodified, against a running service: it logs in
-through /api/v1/token and manages environments and compute resources."""
+"""The official Run:ai Python client (runapy), unmodified, against the running service, used the
+way its users write scripts: create something, read it straight back, change it, delete it. No
+retries, no sleeps, no special headers: every read must see the writes before it.
+
+Each journey runs TRAINPLATE_RUNAPY_ROUNDS times (default 50) with no miss allowed, against one
+API process and against two, the client's calls going to each in turn (as behind a load
+balancer), with the projector following the log as in production."""
 
 import asyncio
+import itertools
+import os
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
 from uuid import uuid4
 
 import asyncpg
@@ -18,13 +24,14 @@ from runai.models import (
     AssetUpdateRequest,
     ComputeAssetSpec,
     ComputeCreationRequest,
-    ComputeUpdateRequest,
+    DistributedCreationRequest,
     DistributedTemplatePatchRequest,
-    DistributedTemplateSpec,
     EnvironmentAssetSpec,
     EnvironmentCreationRequest,
     EnvironmentUpdateRequest,
     ImagePullPolicy,
+    NFSAssetSpec,
+    NFSCreationRequest,
     Scope,
 )
 from runai.runai_client import RunaiClient
@@ -42,35 +49,28 @@ from tests.processes import serve
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SECRET = "runapy-secret-value"
-T = TypeVar("T")
+ROUNDS = int(os.environ.get("TRAINPLATE_RUNAPY_ROUNDS", "50"))
+IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 
 
 @pytest.fixture
-def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Iterator[str]:
-    """The API and the projector as the production entry points run them."""
-    port = free_port()
-    settings = {
-        "API_PORT": str(port),
-        "AUTH__SIGNING_KEY": AUTH.signing_key,
+def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Iterator[list[str]]:
+    """Two API processes and the projector, as the production entry points run them."""
+    ports = [free_port(), free_port()]
+    common = {
+        "AUTH__SIGNING_KEY": AUTH.signing_key or "",
         "AUTH__HASH_TIME_COST": str(AUTH.hash_time_cost),
         "AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
-        "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key,
+        "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key or "",
         "PROJECTOR__POLL_INTERVAL_S": "0.05",
     }
-    children = [serve(role, postgres_url, nats_url, **settings) for role in ("api", "projector")]
-    url = f"http://127.0.0.1:{port}"
+    children = [serve("api", postgres_url, nats_url, API_PORT=str(p), **common) for p in ports]
+    children.append(serve("projector", postgres_url, nats_url, **common))
+    urls = [f"http://127.0.0.1:{port}" for port in ports]
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        else:
-            pytest.fail("the API did not become ready")
-        yield url
+        for url in urls:
+            _wait_until_ready(url)
+        yield urls
     finally:
         for child in children:
             child.terminate()
@@ -78,77 +78,147 @@ def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Itera
             child.wait(timeout=15)
 
 
-def eventually(call: Callable[[], T], within_s: float = 15) -> T:
-    """Retry a read until the read model has caught up with the write before it."""
-    deadline = time.monotonic() + within_s
-    while True:
+def _wait_until_ready(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         try:
-            return call()
-        except (ApiException, AssertionError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"the API at {url} did not become ready")
 
 
-def drive(url: str) -> dict[str, Any]:
-    """What a user of runapy would write, run in a worker thread (the client blocks)."""
-    config = Configuration(client_id="runapy-admin", client_secret=SECRET, runai_base_url=url)
-    client = RunaiClient(ApiClient(config))
-    environments = client.workload_assets.environment
-    computes = client.workload_assets.compute
+def clients_over(urls: list[str]) -> Callable[[], RunaiClient]:
+    """The client a script would build, one per API process; each call takes the next."""
+    built = [
+        RunaiClient(
+            ApiClient(
+                Configuration(client_id="runapy-admin", client_secret=SECRET, runai_base_url=url)
+            )
+        )
+        for url in urls
+    ]
+    turns = itertools.cycle(built)
+    return lambda: next(turns)
 
-    created = environments.create_environment_asset(
+
+def missing(call: Callable[[], object]) -> int:
+    """The status of a call that must fail (a read after a delete)."""
+    try:
+        call()
+    except ApiException as error:
+        return int(error.status)
+    return 200
+
+
+def environment_journey(client: Callable[[], RunaiClient], round_: int) -> None:
+    name = f"env-{round_}"
+    created = client().workload_assets.environment.create_environment_asset(
         EnvironmentCreationRequest(
-            meta=AssetCreationRequest(name="pytorch-ddp", scope=Scope.TENANT),
-            spec=EnvironmentAssetSpec(
-                image="nvcr.io/nvidia/pytorch:24.05-py3",
-                imagePullPolicy=ImagePullPolicy.IFNOTPRESENT,
-            ),
+            meta=AssetCreationRequest(name=name, scope=Scope.TENANT),
+            spec=EnvironmentAssetSpec(image=IMAGE, imagePullPolicy=ImagePullPolicy.IFNOTPRESENT),
         )
     )
+    assert created.status_code == 202
     environment_id = created.data["meta"]["id"]
-
-    def listed_environment() -> list[str]:
-        names = [e["meta"]["name"] for e in environments.list_environment_assets().data["entries"]]
-        assert names == ["pytorch-ddp"], names
-        return names
-
-    eventually(listed_environment)
-    got = eventually(lambda: environments.get_environment_asset_by_id(environment_id))
-    updated = environments.update_environment_asset_by_id(
+    got = client().workload_assets.environment.get_environment_asset_by_id(environment_id)
+    assert got.data["spec"]["image"] == IMAGE, f"round {round_}: {got.data}"
+    listed = client().workload_assets.environment.list_environment_assets().data["entries"]
+    assert name in [e["meta"]["name"] for e in listed], f"round {round_}: not listed"
+    client().workload_assets.environment.update_environment_asset_by_id(
         environment_id,
         EnvironmentUpdateRequest(
-            meta=AssetUpdateRequest(name="pytorch-ddp", description="2.3"),
-            spec=EnvironmentAssetSpec(image="nvcr.io/nvidia/pytorch:24.06-py3"),
+            meta=AssetUpdateRequest(name=name, description="2.4"),
+            spec=EnvironmentAssetSpec(image=f"{IMAGE}-{round_}"),
         ),
     )
-    environments.delete_environment_asset_by_id(environment_id)
+    got = client().workload_assets.environment.get_environment_asset_by_id(environment_id)
+    assert got.data["spec"]["image"] == f"{IMAGE}-{round_}", f"round {round_}: old data"
+    assert got.data["meta"]["description"] == "2.4"
+    client().workload_assets.environment.delete_environment_asset_by_id(environment_id)
+    gone = missing(
+        lambda: client().workload_assets.environment.get_environment_asset_by_id(environment_id)
+    )
+    assert gone == 404, f"round {round_}: {gone} after the delete"
 
-    compute = computes.create_compute_asset(
+
+def template_journey(client: Callable[[], RunaiClient], round_: int) -> str:
+    """A template linking an environment and a compute resource and loading an NFS volume.
+    runapy's published creation model has no top-level `assets` block, so that body is passed
+    as a plain dict, which the client sends as it is. Returns the template's id."""
+    assets = client().workload_assets
+    environment = assets.environment.create_environment_asset(
+        EnvironmentCreationRequest(
+            meta=AssetCreationRequest(name=f"t-env-{round_}", scope=Scope.TENANT),
+            spec=EnvironmentAssetSpec(image=IMAGE),
+        )
+    ).data["meta"]["id"]
+    compute = assets.compute.create_compute_asset(
         ComputeCreationRequest(
-            meta=AssetCreationRequest(name="one-gpu", scope=Scope.TENANT),
-            spec=ComputeAssetSpec(gpuDevicesRequest=1, cpuCoreRequest=4.0, cpuMemoryRequest="16G"),
+            meta=AssetCreationRequest(name=f"t-gpu-{round_}", scope=Scope.TENANT),
+            spec=ComputeAssetSpec(gpuDevicesRequest=8),
+        )
+    ).data["meta"]["id"]
+    volume = (
+        client()
+        .workload_assets.nfs.create_nfs_asset(
+            NFSCreationRequest(
+                meta=AssetCreationRequest(name=f"t-nfs-{round_}", scope=Scope.TENANT),
+                spec=NFSAssetSpec(server="nfs.local", path="/datasets", mountPath="/data"),
+            )
+        )
+        .data["meta"]["id"]
+    )
+    templates = client().workloads.workload_templates
+    name = f"ddp-{round_}"
+    created = templates.create_distributed_template(
+        {
+            "meta": {"name": name, "scopeType": "tenant"},
+            "spec": {"distributedFramework": "PyTorch", "numWorkers": 2},
+            "assets": {
+                "environment": environment,
+                "compute": compute,
+                "datasources": [{"id": volume, "kind": "nfs"}],
+            },
+        }
+    )
+    assert created.status_code == 202
+    template_id = created.data["meta"]["id"]
+    got = client().workloads.workload_templates.get_distributed_template(template_id).data
+    assert got["combinedSpec"]["image"] == IMAGE, f"round {round_}: {got}"
+    assert got["combinedSpec"]["compute"]["gpuDevicesRequest"] == 8
+    listed = client().workloads.workload_templates.list_distributed_templates(
+        filter_by=[f"name=={name}"]
+    )
+    assert [t["meta"]["name"] for t in listed.data["entries"]] == [name], f"round {round_}"
+    patch = DistributedTemplatePatchRequest.from_dict({"spec": {"numWorkers": 4}})
+    client().workloads.workload_templates.patch_distributed_template(template_id, patch)
+    got = client().workloads.workload_templates.get_distributed_template(template_id).data
+    assert got["spec"]["numWorkers"] == 4, f"round {round_}: old data"
+    assert got["spec"]["distributedFramework"] == "PyTorch"  # a null in the patch is not given
+    assert got["assets"]["compute"] == compute
+    return str(template_id)
+
+
+def workload_journey(
+    client: Callable[[], RunaiClient], round_: int, template_id: str, org: dict[str, str]
+) -> None:
+    submitted = client().workloads.distributed.create_distributed(
+        DistributedCreationRequest(
+            name=f"run-{round_}",
+            projectId=org["project"],
+            clusterId=org["cluster"],
+            templateId=template_id,
         )
     )
-    compute_id = compute.data["meta"]["id"]
-    eventually(lambda: computes.get_compute_asset_by_id(compute_id))
-    compute_list = computes.list_compute_assets().data["entries"]
-    compute_updated = computes.update_compute_asset_by_id(
-        compute_id,
-        ComputeUpdateRequest(
-            meta=AssetUpdateRequest(name="one-gpu"),
-            spec=ComputeAssetSpec(gpuDevicesRequest=2),
-        ),
-    )
-    computes.delete_compute_asset_by_id(compute_id)
-    return {
-        "created": created.status_code,
-        "got": got.data,
-        "updated": updated.data,
-        "compute": compute.data,
-        "compute_list": compute_list,
-        "compute_updated": compute_updated.data,
-    }
+    assert submitted.status_code == 202
+    workload_id = submitted.data["workloadId"]
+    got = client().workloads.distributed.get_distributed(workload_id)
+    assert got.data["name"] == f"run-{round_}", f"round {round_}: {got.data}"
+    deleted = client().workloads.distributed.delete_distributed(workload_id)
+    assert deleted.status_code == 202, f"round {round_}: the new workload could not be deleted"
 
 
 async def register_admin(pool: asyncpg.Pool) -> None:
@@ -162,85 +232,41 @@ async def register_admin(pool: asyncpg.Pool) -> None:
     await create_application(command, secret=SECRET, registry=registry)
 
 
-async def test_the_official_client_manages_environments_and_compute(
-    service: str, clean_pool: asyncpg.Pool
+def an_org(url: str) -> dict[str, str]:
+    """A cluster and a project to submit into (set up over plain HTTP)."""
+    with httpx.Client(base_url=url, timeout=30) as http:
+        login = {"grantType": "app_token", "AppId": "runapy-admin", "AppSecret": SECRET}
+        token = http.post("/api/v1/token", json=login).json()["accessToken"]
+        http.headers["authorization"] = f"Bearer {token}"
+        cluster = http.post("/api/v1/clusters", json={"name": "east"}).json()["uuid"]
+        project = http.post(
+            "/api/v1/org-unit/projects", json={"name": "llm", "clusterId": cluster}
+        ).json()["id"]
+    return {"cluster": cluster, "project": str(project)}
+
+
+def run_journeys(urls: list[str]) -> int:
+    client = clients_over(urls)
+    org = an_org(urls[0])
+    for round_ in range(ROUNDS):
+        environment_journey(client, round_)
+        template_id = template_journey(client, round_)
+        workload_journey(client, round_, template_id, org)
+        client().workloads.workload_templates.delete_distributed_template(template_id)
+    return ROUNDS
+
+
+@pytest.mark.parametrize("processes", [1, 2], ids=["one API process", "two API processes"])
+async def test_runapy_scripts_read_their_own_writes(
+    service: list[str], clean_pool: asyncpg.Pool, processes: int
 ) -> None:
     await register_admin(clean_pool)
-
-    seen = await asyncio.to_thread(drive, service)
-
-    assert seen["created"] == 202
-    assert seen["got"]["spec"]["image"] == "nvcr.io/nvidia/pytorch:24.05-py3"
-    assert seen["updated"]["meta"]["description"] == "2.3"
-    assert seen["compute"]["spec"]["gpuDevicesRequest"] == 1
-    assert [c["meta"]["name"] for c in seen["compute_list"]] == ["one-gpu"]
-    assert seen["compute_updated"]["spec"]["gpuDevicesRequest"] == 2
-    types = await clean_pool.fetch("SELECT type FROM events ORDER BY global_position")
-    assert [row["type"] for row in types][1:] == [
-        "environment.created.v1",
-        "environment.updated.v1",
-        "environment.deleted.v1",
-        "compute.created.v1",
-        "compute.updated.v1",
-        "compute.deleted.v1",
-    ]
-
-
-def drive_templates(url: str) -> dict[str, Any]:
-    """A distributed template linking an environment and a compute resource, through runapy.
-    Its published request model has no top-level `assets` block, so the creation body is
-    passed as a plain dict, which the client sends as it is."""
-    config = Configuration(client_id="runapy-admin", client_secret=SECRET, runai_base_url=url)
-    client = RunaiClient(ApiClient(config))
-    environment = client.workload_assets.environment.create_environment_asset(
-        EnvironmentCreationRequest(
-            meta=AssetCreationRequest(name="pytorch-ddp", scope=Scope.TENANT),
-            spec=EnvironmentAssetSpec(image="nvcr.io/nvidia/pytorch:24.05-py3"),
-        )
-    ).data["meta"]["id"]
-    compute = client.workload_assets.compute.create_compute_asset(
-        ComputeCreationRequest(
-            meta=AssetCreationRequest(name="eight-gpus", scope=Scope.TENANT),
-            spec=ComputeAssetSpec(gpuDevicesRequest=8),
-        )
-    ).data["meta"]["id"]
-    api = client.workloads.workload_templates
-    created = api.create_distributed_template(
-        {
-            "meta": {"name": "ddp", "scopeType": "tenant"},
-            "spec": {"distributedFramework": "PyTorch", "numWorkers": 2},
-            "assets": {"environment": environment, "compute": compute},
-        }
+    rounds = await asyncio.to_thread(run_journeys, service[:processes])
+    assert rounds == ROUNDS
+    kinds = await clean_pool.fetch(
+        "SELECT type, count(*) AS n FROM events GROUP BY type ORDER BY type"
     )
-    template_id = created.data["meta"]["id"]
-    got = eventually(lambda: api.get_distributed_template(template_id))
-
-    def listed() -> list[str]:
-        entries = api.list_distributed_templates(filter_by=["name==ddp"]).data["entries"]
-        names = [t["meta"]["name"] for t in entries]
-        assert names == ["ddp"], names
-        return names
-
-    eventually(listed)
-    patched = api.patch_distributed_template(
-        template_id,
-        DistributedTemplatePatchRequest(spec=DistributedTemplateSpec(numWorkers=4)),
-    )
-    api.delete_distributed_template(template_id)
-    return {"created": created, "got": got.data, "patched": patched.data}
-
-
-async def test_the_official_client_manages_a_distributed_template(
-    service: str, clean_pool: asyncpg.Pool
-) -> None:
-    await register_admin(clean_pool)
-    seen = await asyncio.to_thread(drive_templates, service)
-    assert seen["created"].status_code == 202
-    assert seen["got"]["combinedSpec"]["image"] == "nvcr.io/nvidia/pytorch:24.05-py3"
-    assert seen["got"]["combinedSpec"]["compute"]["gpuDevicesRequest"] == 8
-    assert seen["patched"]["spec"]["numWorkers"] == 4
-    assert seen["patched"]["assets"]["compute"] is not None
-    deleted = await clean_pool.fetchval(
-        "SELECT count(*) FROM events WHERE type = 'template.deleted.v1'"
-    )
-    assert deleted == 1
+    counted = {row["type"]: row["n"] for row in kinds}
+    assert counted["environment.deleted.v1"] == ROUNDS
+    assert counted["template.deleted.v1"] == ROUNDS
+    assert counted["workload.deleted.v1"] == ROUNDS
