@@ -1,6 +1,8 @@
-"""The raw baseline of the template-create benchmark: a bare Litestar app whose one endpoint
-decodes the JSON body with msgspec and INSERTs it with asyncpg, nothing else (no auth, no rules,
-no events). Run by bench/template_create.py under the same uvicorn settings as the API.
+"""The raw baselines of the HTTP benchmarks: a bare Litestar app with asyncpg and nothing else
+(no auth, no rules, no events). Its POST decodes the JSON body with msgspec and INSERTs it
+(bench/template_create.py); its GETs select the rows our reads select from the template read
+model, by id and a page of 50 by name, and send them as they are stored (bench/read.py). Run
+under the same uvicorn settings as the API.
 
     BARE_DATABASE_URL=... python -m bench.bare_api <port>
 """
@@ -10,12 +12,12 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import asyncpg
 import msgspec
 import uvicorn
-from litestar import Litestar, post
+from litestar import Litestar, Response, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
@@ -43,6 +45,29 @@ async def create(data: JSONBody[dict[str, Any]], state: State) -> Created:
     return Created(str(template_id))
 
 
+@get("/templates/{template_id:uuid}")
+async def one(template_id: UUID, state: State) -> Response[bytes]:
+    pool: asyncpg.Pool = state.pool
+    row = await pool.fetchrow(
+        "SELECT meta::text, body::text FROM template_catalogue WHERE template_id = $1",
+        template_id,
+    )
+    assert row is not None
+    return Response(f'{{"meta":{row[0]},"spec":{row[1]}}}'.encode(), media_type="application/json")
+
+
+@get("/templates")
+async def page(state: State, prefix: str = "") -> Response[bytes]:
+    pool: asyncpg.Pool = state.pool
+    rows = await pool.fetch(
+        "SELECT meta::text, body::text FROM template_catalogue WHERE name LIKE $1 || '%'"
+        " ORDER BY name LIMIT 50",
+        prefix,
+    )
+    entries = ",".join(f'{{"meta":{r[0]},"spec":{r[1]}}}' for r in rows)
+    return Response(f'{{"entries":[{entries}]}}'.encode(), media_type="application/json")
+
+
 @asynccontextmanager
 async def lifespan(app: Litestar) -> AsyncIterator[None]:
     pool = await asyncpg.create_pool(os.environ["BARE_DATABASE_URL"], min_size=1, max_size=10)
@@ -53,7 +78,7 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     await pool.close()
 
 
-app = Litestar(route_handlers=[create], lifespan=[lifespan], logging_config=None)
+app = Litestar(route_handlers=[create, one, page], lifespan=[lifespan], logging_config=None)
 
 if __name__ == "__main__":
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 from uuid import uuid4
 
 import aiohttp
@@ -64,7 +65,22 @@ async def drive(
     seconds: float,
     connections: int,
 ) -> tuple[float, list[float]]:
-    """Requests/s and latencies (s) with `connections` requests in flight for `seconds`.
+    """POSTs/s and latencies (s) with `connections` requests in flight for `seconds`."""
+    return await in_flight(
+        base, headers, seconds, connections, lambda s: s.post(path, json=body()), expect=202
+    )
+
+
+async def in_flight(
+    base: str,
+    headers: dict[str, str],
+    seconds: float,
+    connections: int,
+    request: Callable[[aiohttp.ClientSession], Any],
+    *,
+    expect: int,
+) -> tuple[float, list[float]]:
+    """Requests/s and latencies (s) of `request` with `connections` in flight for `seconds`.
     aiohttp, not httpx: on two cores the client must cost as little as it can."""
     latencies: list[float] = []
     connector = aiohttp.TCPConnector(limit=connections)
@@ -74,9 +90,9 @@ async def drive(
         async def worker() -> None:
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
-                async with session.post(path, json=body()) as response:
+                async with request(session) as response:
                     text = await response.read()
-                    if response.status != 202:
+                    if response.status != expect:
                         raise RuntimeError(f"{response.status}: {text[:300]!r}")
                 latencies.append(time.perf_counter() - started)
 
