@@ -143,11 +143,11 @@ async def _linked_asset_updates(
     )
 
 
-_COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created_at, created_by,
+COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created_at, created_by,
     updated_at, updated_by, version"""
 
 
-def _row(record: asyncpg.Record) -> TemplateRow:
+def row_of(record: asyncpg.Record) -> TemplateRow:
     body = _decode_body(record["body"])
     meta = _decode_meta(record["meta"])
     template = Template(
@@ -172,21 +172,21 @@ def _row(record: asyncpg.Record) -> TemplateRow:
 
 
 async def list_templates(conn: Executor) -> list[TemplateRow]:
-    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM template_catalogue ORDER BY name, template_id")
-    return [_row(r) for r in rows]
+    rows = await conn.fetch(f"SELECT {COLUMNS} FROM template_catalogue ORDER BY name, template_id")
+    return [row_of(r) for r in rows]
 
 
 async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM template_catalogue WHERE template_id = $1", template_id
+        f"SELECT {COLUMNS} FROM template_catalogue WHERE template_id = $1", template_id
     )
-    return None if row is None else _row(row)
+    return None if row is None else row_of(row)
 
 
-_IN_SCOPES: Final = "(scope_kind, scope_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))"
+IN_SCOPES: Final = "(scope_kind, scope_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))"
 
 
-def _scope_columns(scopes: Iterable[ScopeRef]) -> tuple[list[str], list[str]]:
+def scope_columns(scopes: Iterable[ScopeRef]) -> tuple[list[str], list[str]]:
     chosen = sorted(scopes)
     return [scope.kind for scope in chosen], [scope.id for scope in chosen]
 
@@ -199,9 +199,9 @@ async def templates_using(
     rows = await conn.fetch(
         "SELECT a.asset_id, t.template_id, t.name FROM template_catalogue t"
         " CROSS JOIN LATERAL unnest(t.asset_ids) AS a(asset_id)"
-        f" WHERE a.asset_id = ANY($1::uuid[]) AND {_IN_SCOPES} ORDER BY t.name",
+        f" WHERE a.asset_id = ANY($1::uuid[]) AND {IN_SCOPES} ORDER BY t.name",
         asset_ids,
-        *_scope_columns(scopes),
+        *scope_columns(scopes),
     )
     found: dict[UUID, list[tuple[UUID, str]]] = {}
     for row in rows:
@@ -214,9 +214,9 @@ async def templates_with(
 ) -> list[TemplateRow]:
     """The templates in `scopes` (those the caller may see) that link or load the asset."""
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM template_catalogue"
-        f" WHERE $1 = ANY (asset_ids) AND {_IN_SCOPES} ORDER BY name",
+        f"SELECT {COLUMNS} FROM template_catalogue"
+        f" WHERE $1 = ANY (asset_ids) AND {IN_SCOPES} ORDER BY name",
         asset_id,
-        *_scope_columns(scopes),
+        *scope_columns(scopes),
     )
-    return [_row(r) for r in rows]
+    return [row_of(r) for r in rows]

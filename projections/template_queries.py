@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import msgspec
+
 FIELDS: Final = (
     "name",
     "workloadType",
@@ -42,9 +44,17 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def parse_filters(items: Sequence[str]) -> list[Filter]:
-    """Each item as a predicate; InvalidFilterError names a bad one."""
-    found: list[Filter] = []
+class Condition(msgspec.Struct, frozen=True):
+    """One `filterBy` item: a field, an operator, and the value (a time for the date fields)."""
+
+    field: str
+    operator: str
+    value: str | datetime
+
+
+def parse_conditions(items: Sequence[str]) -> list[Condition]:
+    """Each item as a condition; InvalidFilterError names a bad one."""
+    found: list[Condition] = []
     for index, item in enumerate(items):
         match = _FILTER.match(item)
         if match is None:
@@ -59,10 +69,22 @@ def parse_filters(items: Sequence[str]) -> list[Filter]:
                 raise InvalidFilterError(index, f"{wanted!r} is not an ISO-8601 time") from None
             if moment.tzinfo is None:  # a time without a zone is read as UTC
                 moment = moment.replace(tzinfo=UTC)
-            found.append(_compare_dates(field, operator, moment))
+            found.append(Condition(field, operator, moment))
         else:
-            found.append(_compare_text(field, operator, wanted))
+            found.append(Condition(field, operator, wanted))
     return found
+
+
+def parse_filters(items: Sequence[str]) -> list[Filter]:
+    """Each item as a predicate over a row's fields; InvalidFilterError names a bad one."""
+    return [predicate(condition) for condition in parse_conditions(items)]
+
+
+def predicate(condition: Condition) -> Filter:
+    """The condition as a test of a row's fields."""
+    if isinstance(condition.value, datetime):
+        return _compare_dates(condition.field, condition.operator, condition.value)
+    return _compare_text(condition.field, condition.operator, condition.value)
 
 
 def _compare_dates(field: str, operator: str, moment: datetime) -> Filter:

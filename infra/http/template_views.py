@@ -4,34 +4,88 @@ and the wire shape of one template with its combined specs."""
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from domain.combined import Combined
 from domain.templates import Template
+from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate, ResponseMeta
-from projections import template_catalogue, template_queries
+from projections import template_catalogue, template_pages, template_queries
 from projections.template_catalogue import TemplateRow
 from services import templates as use_cases
 from services.errors import InvalidRequestError
 from services.ports import NamedStreams, OrgTree
 
 
-async def chosen(
+class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
+    """A template list request in Run:ai's grammar."""
+
+    filter_by: str | None
+    search: str | None
+    sort_by: str | None
+    sort_order: str
+
+
+def _conditions(query: ListQuery) -> list[template_queries.Condition]:
+    items = [item for item in (query.filter_by or "").split(",") if item]
+    try:
+        return template_queries.parse_conditions(items)
+    except template_queries.InvalidFilterError as exc:
+        raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
+
+
+async def page_of(
     request: Caller,
     streams: NamedStreams,
     tree: OrgTree,
     resources: Resources,
-    filter_by: str | None,
-    search: str | None,
-    sort_by: str | None,
-    sort_order: str,
-) -> list[TemplateRow]:
-    items = [item for item in (filter_by or "").split(",") if item]
-    try:
-        filters = template_queries.parse_filters(items)
-    except template_queries.InvalidFilterError as exc:
-        raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
+    query: ListQuery,
+    offset: int,
+    limit: int,
+) -> tuple[list[TemplateRow], bool]:
+    """The page of templates the caller may see that the query selects, and whether more
+    follow: in SQL, unless the query is about `runnable`."""
+    conditions = _conditions(query)
     seen = await seen_scopes(request, streams, tree)
+    if template_pages.takes(conditions, query.sort_by):
+        async with resources.pool.acquire() as conn:
+            return await template_pages.page(
+                conn,
+                seen,
+                conditions,
+                search=query.search,
+                sort_by=query.sort_by,
+                descending=query.sort_order == "desc",
+                offset=offset,
+                limit=limit,
+            )
+    rows = await _chosen(request, streams, resources, conditions, seen, query)
+    return rows[offset : offset + limit], offset + limit < len(rows)
+
+
+async def count_of(
+    request: Caller, streams: NamedStreams, tree: OrgTree, resources: Resources, query: ListQuery
+) -> int:
+    """How many templates the caller may see the query selects."""
+    conditions = _conditions(query)
+    seen = await seen_scopes(request, streams, tree)
+    if template_pages.takes(conditions, query.sort_by):
+        async with resources.pool.acquire() as conn:
+            return await template_pages.count(conn, seen, conditions, search=query.search)
+    return len(await _chosen(request, streams, resources, conditions, seen, query))
+
+
+async def _chosen(
+    request: Caller,
+    streams: NamedStreams,
+    resources: Resources,
+    conditions: list[template_queries.Condition],
+    seen: set[ScopeRef],
+    query: ListQuery,
+) -> list[TemplateRow]:
+    """In memory, for a query about `runnable` (worked out per template from its assets)."""
     async with resources.pool.acquire() as conn:
         rows = [
             r
@@ -41,17 +95,16 @@ async def chosen(
     fields = {}
     for row in rows:
         summary = summary_of(row)
-        if sort_by == "runnable" or any("runnable" in item for item in items):
-            summary["runnable"] = (
-                await use_cases.combined(row.template, streams=streams)
-            ).runnable.is_runnable
+        summary["runnable"] = (
+            await use_cases.combined(row.template, streams=streams)
+        ).runnable.is_runnable
         fields[row.template.id] = summary
     chosen = template_queries.select(
         list(fields.values()),
-        filters=filters,
-        search=search,
-        sort_by=sort_by,
-        descending=sort_order == "desc",
+        filters=[template_queries.predicate(c) for c in conditions],
+        search=query.search,
+        sort_by=query.sort_by,
+        descending=query.sort_order == "desc",
     )
     by_id = {row.template.id: row for row in rows}
     return [by_id[summary["id"]] for summary in chosen]

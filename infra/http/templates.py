@@ -44,14 +44,14 @@ from infra.http.template_schemas import (
     TemplateList,
     UpdateRequest,
 )
-from infra.http.template_views import chosen, wire_of
+from infra.http.template_views import ListQuery, count_of, page_of, wire_of
 from infra.postgres.named_streams import PostgresNamedStreams, name_holder
 from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError
 from services.kinds import fold_as
-from services.ports import NamedStreams
+from services.ports import NamedStreams, OrgTree
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -154,13 +154,8 @@ async def list_distributed(
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
-    rows = await chosen(request, streams, tree, servers, filter_by, search, sort_by, sort_order)
-    page = rows[offset : offset + limit]
-    entries = [await wire_of(request, row.template, row, streams) for row in page]
-    next_offset = offset + limit if offset + limit < len(rows) else None
-    return TemplateList(
-        entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
-    )
+    query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
+    return await _listed(request, streams, tree, servers, query, offset, limit)
 
 
 @get(BASE, tags=["Templates"])
@@ -176,13 +171,8 @@ async def list_any(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
-    rows = await chosen(request, streams, tree, servers, filter_by, search, None, sort_order)
-    page = rows[offset : offset + limit]
-    entries = [await wire_of(request, row.template, row, streams) for row in page]
-    next_offset = offset + limit if offset + limit < len(rows) else None
-    return TemplateList(
-        entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
-    )
+    query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order=sort_order)
+    return await _listed(request, streams, tree, servers, query, offset, limit)
 
 
 @get(f"{BASE}/count", tags=["Templates"])
@@ -194,8 +184,25 @@ async def count_templates(
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> Count:
-    rows = await chosen(request, streams, tree, servers, filter_by, search, None, "asc")
-    return Count(len(rows))
+    query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order="asc")
+    return Count(await count_of(request, streams, tree, servers, query))
+
+
+async def _listed(
+    request: Caller,
+    streams: NamedStreams,
+    tree: OrgTree,
+    servers: Resources,
+    query: ListQuery,
+    offset: int,
+    limit: int,
+) -> TemplateList:
+    rows, more = await page_of(request, streams, tree, servers, query, offset, limit)
+    entries = [await wire_of(request, row.template, row, streams) for row in rows]
+    next_offset = offset + limit if more else None
+    return TemplateList(
+        entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
+    )
 
 
 @get(f"{BASE}/name-availability", status_code=204, tags=["Templates"])

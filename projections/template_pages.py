@@ -1,0 +1,156 @@
+"""A page of the template read model in Run:ai's list grammar (projections/template_queries.py),
+decided in SQL: the scopes the caller may see, `filterBy`, `search`, the sort and the page, so a
+list costs a page, not the catalogue.
+
+It answers exactly as `template_queries.select` does over the same rows: text compares by code
+point (`COLLATE "C"`), a missing value reads as the empty string, a project id sorts as a number,
+and ties fall to the id. `runnable` is not a column (it is worked out from the linked assets), so
+a query that filters or sorts by it is not one this module takes (`takes`).
+"""
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from domain.values import ScopeRef
+from projections.executor import Executor
+from projections.template_catalogue import COLUMNS, TemplateRow, row_of
+from projections.template_queries import Condition
+
+_TEXT: Final = {
+    "name": "name",
+    "workloadType": "'Distributed'",
+    "scopeType": "scope_kind",
+    "clusterId": "coalesce(meta->>'clusterId', '')",
+    "projectId": "coalesce(meta->>'projectId', '')",
+    "departmentId": "coalesce(meta->>'departmentId', '')",
+    "createdBy": "created_by",
+    "updatedBy": "updated_by",
+}
+_DATES: Final = {"createdAt": "created_at", "updatedAt": "updated_at"}
+# How each field sorts: text by code point; a project id as a number (zero-padded, as the
+# in-memory order has it); times as times.
+_SORT: Final = {
+    **{field: f'{expression} COLLATE "C"' for field, expression in _TEXT.items()},
+    "projectId": "lpad(coalesce(meta->>'projectId', ''), 12, '0') COLLATE \"C\"",
+    **_DATES,
+}
+_TEXT_TESTS: Final = {
+    "==": "{e} = {v}",
+    "!=": "{e} <> {v}",
+    "<=": '{e} COLLATE "C" <= {v}',
+    ">=": '{e} COLLATE "C" >= {v}',
+    "=@": "strpos({e}, {v}) > 0",
+    "!@": "strpos({e}, {v}) = 0",
+    "=$": "right({e}, length({v})) = {v}",
+}
+_DATE_TESTS: Final = {"==": "=", "!=": "<>", "<=": "<=", ">=": ">="}
+
+
+def takes(conditions: Iterable[Condition], sort_by: str | None) -> bool:
+    """Whether the query is one of columns alone (not `runnable`)."""
+    return sort_by != "runnable" and all(c.field != "runnable" for c in conditions)
+
+
+class _Query:
+    """The WHERE clause and its parameters, numbered as they are added."""
+
+    def __init__(self, scopes: Iterable[ScopeRef]) -> None:
+        chosen = sorted(scopes)
+        self.params: list[Any] = [[s.kind for s in chosen], [s.id for s in chosen]]
+        self.where = ["(scope_kind, scope_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))"]
+
+    def param(self, value: Any) -> str:
+        self.params.append(value)
+        return f"${len(self.params)}"
+
+    def condition(self, condition: Condition) -> None:
+        if isinstance(condition.value, datetime):
+            test = _DATE_TESTS[condition.operator]
+            column = _DATES[condition.field]
+            self.where.append(f"{column} {test} {self.param(condition.value)}::timestamptz")
+            return
+        expression = _TEXT[condition.field]
+        if condition.operator == "=^":
+            self.starts_with(expression, condition.value)
+            return
+        value = self.param(condition.value)
+        self.where.append(_TEXT_TESTS[condition.operator].format(e=expression, v=value))
+
+    def starts_with(self, expression: str, prefix: str) -> None:
+        """As a range of the code-point order (an index on the column serves it), then the
+        prefix itself."""
+        low = self.param(prefix)
+        self.where.append(f'{expression} COLLATE "C" >= {low}')
+        if (high := _successor(prefix)) is not None:
+            self.where.append(f'{expression} COLLATE "C" < {self.param(high)}')
+        self.where.append(f"left({expression}, length({low})) = {low}")
+
+    def search(self, text: str) -> None:
+        needle = self.param(text.lower())
+        self.where.append(
+            f"(strpos(lower(name), {needle}) > 0"
+            f" OR strpos(lower(coalesce(meta->>'description', '')), {needle}) > 0)"
+        )
+
+
+def _successor(prefix: str) -> str | None:
+    """The least string above every string that starts with `prefix`, by code point."""
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        following = 0xE000 if last == 0xD7FF else last + 1  # no surrogate is a character
+        if following <= 0x10FFFF:
+            return "".join(chars) + chr(following)
+    return None
+
+
+def _query(
+    scopes: Iterable[ScopeRef], conditions: Sequence[Condition], search: str | None
+) -> _Query:
+    query = _Query(scopes)
+    for condition in conditions:
+        query.condition(condition)
+    if search:
+        query.search(search)
+    return query
+
+
+async def page(
+    conn: Executor,
+    scopes: Iterable[ScopeRef],
+    conditions: Sequence[Condition],
+    *,
+    search: str | None,
+    sort_by: str | None,
+    descending: bool,
+    offset: int,
+    limit: int,
+) -> tuple[list[TemplateRow], bool]:
+    """The page of templates in these scopes that the query selects, and whether more follow."""
+    query = _query(scopes, conditions, search)
+    direction = "DESC" if descending else "ASC"
+    order = f"{_SORT[sort_by or 'name']} {direction}, template_id {direction}"
+    rows = await conn.fetch(
+        f"SELECT {COLUMNS} FROM template_catalogue WHERE {' AND '.join(query.where)}"
+        f" ORDER BY {order} OFFSET {query.param(offset)} LIMIT {query.param(limit + 1)}",
+        *query.params,
+    )
+    return [row_of(row) for row in rows[:limit]], len(rows) > limit
+
+
+async def count(
+    conn: Executor,
+    scopes: Iterable[ScopeRef],
+    conditions: Sequence[Condition],
+    *,
+    search: str | None,
+) -> int:
+    """How many templates in these scopes the query selects."""
+    query = _query(scopes, conditions, search)
+    row = await conn.fetchrow(
+        f"SELECT count(*) FROM template_catalogue WHERE {' AND '.join(query.where)}",
+        *query.params,
+    )
+    assert row is not None  # an aggregate always answers
+    return int(row[0])

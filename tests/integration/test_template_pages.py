@@ -1,0 +1,168 @@
+"""A list decided in SQL (projections/template_pages.py) answers exactly as the in-memory reading
+of Run:ai's grammar (projections/template_queries.select) over the same rows: generated
+catalogues and queries, names with any characters, against a real PostgreSQL."""
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import UUID, uuid4
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from domain.template_specs import DistributedTemplateSpec
+from domain.values import ScopeRef, TemplateMeta
+from infra.bootstrap import create_pool
+from infra.http.template_views import summary_of
+from infra.postgres.migrate import apply_migrations
+from infra.settings import DatabaseSettings
+from projections import template_pages, template_queries
+from projections.template_catalogue import COLUMNS, StoredBody, TemplateRow, row_of
+
+pytestmark = [pytest.mark.integration]
+
+CLUSTER = UUID("6f1b8e0e-3b8e-4c59-9a34-7c1f5d2a9b10")
+SCOPES = [
+    ScopeRef("tenant"),
+    ScopeRef("cluster", str(CLUSTER)),
+    ScopeRef("project", "7"),
+    ScopeRef("project", "12"),
+]
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+# Names as people write them, and the awkward ones: case, digits, non-ASCII, astral code points.
+NAMES = st.text(alphabet=st.sampled_from("abxyzAXZ09-_ é中😀\U0010fffd"), min_size=1, max_size=6)
+TEXT_FIELDS = ("name", "workloadType", "scopeType", "clusterId", "projectId", "createdBy")
+TEXT_OPS = ("==", "!=", "<=", ">=", "=@", "!@", "=^", "=$")
+
+
+def _meta(name: str, description: str | None, scope: ScopeRef) -> TemplateMeta:
+    if scope.kind == "project":
+        return TemplateMeta(
+            name=name,
+            description=description,
+            scope="project",
+            cluster_id=CLUSTER,
+            project_id=int(scope.id),
+        )
+    if scope.kind == "cluster":
+        return TemplateMeta(name=name, description=description, scope="cluster", cluster_id=CLUSTER)
+    return TemplateMeta(name=name, description=description, scope="tenant")
+
+
+templates = st.lists(
+    st.tuples(
+        NAMES,
+        st.one_of(st.none(), NAMES),
+        st.sampled_from(SCOPES),
+        st.integers(0, 5),
+        st.sampled_from(["alice", "bob", "Bob"]),
+    ),
+    max_size=25,
+)
+
+
+@st.composite
+def queries(draw: st.DrawFn, names: list[str]) -> dict[str, Any]:
+    conditions = []
+    for _ in range(draw(st.integers(0, 2))):
+        field = draw(st.sampled_from((*TEXT_FIELDS, "createdAt")))
+        if field == "createdAt":
+            operator = draw(st.sampled_from(("==", "!=", "<=", ">=")))
+            at = EPOCH + timedelta(hours=draw(st.integers(0, 5)))
+            conditions.append(template_queries.Condition(field, operator, at))
+            continue
+        operator = draw(st.sampled_from(TEXT_OPS))
+        known = [n[: draw(st.integers(1, max(1, len(n))))] for n in names] or ["a"]
+        value = draw(st.one_of(st.sampled_from(known), NAMES, st.sampled_from(["7", "12"])))
+        conditions.append(template_queries.Condition(field, operator, value))
+    return {
+        "conditions": conditions,
+        "search": draw(st.one_of(st.none(), st.sampled_from(["a", "X", "é", "中"]), NAMES)),
+        "sort_by": draw(
+            st.sampled_from(
+                [None, "name", "projectId", "clusterId", "createdAt", "updatedBy", "scopeType"]
+            )
+        ),
+        "descending": draw(st.booleans()),
+        "offset": draw(st.integers(0, 6)),
+        "limit": draw(st.integers(1, 8)),
+        "seen": draw(st.sets(st.sampled_from(SCOPES), min_size=1)),
+    }
+
+
+async def _store(pool: Any, rows: list[tuple[Any, ...]]) -> list[TemplateRow]:
+    await pool.execute("DELETE FROM template_catalogue")
+    body = msgspec.json.encode(StoredBody(spec=DistributedTemplateSpec())).decode()
+    for name, description, scope, hours, who in rows:
+        meta = msgspec.json.encode(_meta(name, description, scope)).decode()
+        at = EPOCH + timedelta(hours=hours)
+        await pool.execute(
+            "INSERT INTO template_catalogue (template_id, name, scope_kind, scope_id, meta,"
+            " body, asset_ids, created_at, created_by, updated_at, updated_by, version)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, '{}', $7, $8, $7, $8, 1)",
+            uuid4(), name, scope.kind, scope.id, meta, body, at, who,
+        )  # fmt: skip
+    return [row_of(r) for r in await pool.fetch(f"SELECT {COLUMNS} FROM template_catalogue")]
+
+
+async def scenario(url: str, catalogue: list[tuple[Any, ...]], query: dict[str, Any]) -> None:
+    pool = await create_pool(DatabaseSettings(url=url, pool_max=2), application_name="pages")
+    try:
+        async with pool.acquire() as conn:
+            await apply_migrations(conn)
+            async with conn.transaction():  # rolled back: the shared database is left as it was
+                await _check(conn, catalogue, query)
+                raise _RollBackError
+    except _RollBackError:
+        pass
+    finally:
+        await pool.close()
+
+
+class _RollBackError(Exception):
+    pass
+
+
+async def _check(conn: Any, catalogue: list[tuple[Any, ...]], query: dict[str, Any]) -> None:
+    stored = await _store(conn, catalogue)
+    seen = query["seen"]
+    visible = [summary_of(row) for row in stored if row.template.meta.scope_ref in seen]
+    expected = template_queries.select(
+        visible,
+        filters=[template_queries.predicate(c) for c in query["conditions"]],
+        search=query["search"],
+        sort_by=query["sort_by"],
+        descending=query["descending"],
+    )
+    offset, limit = query["offset"], query["limit"]
+    page, more = await template_pages.page(
+        conn,
+        seen,
+        query["conditions"],
+        search=query["search"],
+        sort_by=query["sort_by"],
+        descending=query["descending"],
+        offset=offset,
+        limit=limit,
+    )
+    counted = await template_pages.count(conn, seen, query["conditions"], search=query["search"])
+    assert [row.template.id for row in page] == [
+        row["id"] for row in expected[offset : offset + limit]
+    ]
+    assert more == (offset + limit < len(expected))
+    assert counted == len(expected)
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data(), catalogue=templates)
+def test_a_page_in_sql_is_the_page_in_memory(
+    postgres_url: str, data: st.DataObject, catalogue: list[tuple[Any, ...]]
+) -> None:
+    query = data.draw(queries([row[0] for row in catalogue]))
+    asyncio.run(scenario(postgres_url, catalogue, query))
