@@ -3,9 +3,10 @@
 A caller's writes are its events (`metadata.actorSubject`), so the mark is the newest of them
 in the order the followers apply the log (transaction id, then position), found by an index
 (migration 0014): nothing extra is written on the write path, and every API process sees the
-same mark. What those writes caused downstream (the linked-asset fan-out's template events, which
-belong to no caller) is marked by the fan-out itself, in its own transaction, under the caller's
-subject (`downstream_marks`).
+same mark. The index holds callers' events only; the service's own (`actorKind` system) have
+no caller to read them back. What those writes caused downstream (the linked-asset fan-out's
+template events, which belong to no caller) is marked by the fan-out itself, in its own
+transaction, under the caller's subject (`downstream_marks`).
 
 A read is ready when every follower (the read models and the fan-out) has passed the caller's
 own last event, and every read model has passed the downstream mark. The fan-out writes that
@@ -21,7 +22,7 @@ from infra.postgres.connections import Connection
 _READY: Final = """
 WITH mine AS (
     SELECT transaction_id, global_position FROM events
-     WHERE metadata->>'actorSubject' = $1
+     WHERE metadata->>'actorSubject' = $1 AND metadata->>'actorKind' <> 'system'
      ORDER BY metadata->>'actorSubject' DESC, transaction_id DESC, global_position DESC
      LIMIT 1
 ), caused AS (
