@@ -43,7 +43,7 @@ ALL: tuple[Projection, ...] = (
     Projection(
         template_catalogue.NAME,
         template_catalogue.apply,
-        (template_catalogue.NAME,),
+        (template_catalogue.NAME, "template_asset_states"),
         template_catalogue.apply_batch,
     ),
     Projection(workload_catalogue.NAME, workload_catalogue.apply, (workload_catalogue.NAME,)),

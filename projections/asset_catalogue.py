@@ -67,7 +67,7 @@ DATA_SOURCE_SPECS: Final[Mapping[str, type[DataSourceSpec]]] = {
     "config-map": ConfigMapSpec,
     "secret-volume": SecretVolumeSpec,
 }
-_SPECS: Final[Mapping[str, type[CatalogueSpec] | type[DataSourceSpec]]] = {
+SPECS: Final[Mapping[str, type[CatalogueSpec] | type[DataSourceSpec]]] = {
     **DATA_SOURCE_SPECS,
     "environment": EnvironmentSpec,
     "compute": ComputeSpec,
@@ -184,7 +184,7 @@ def _row(record: asyncpg.Record) -> AssetRow:
         asset_id=record["asset_id"],
         kind=record["kind"],
         meta=_decode_meta(record["meta"]),
-        spec=cast(CatalogueSpec, msgspec.json.decode(record["spec"], type=_SPECS[record["kind"]])),
+        spec=cast(CatalogueSpec, msgspec.json.decode(record["spec"], type=SPECS[record["kind"]])),
         created_at=record["created_at"],
         created_by=record["created_by"],
         updated_at=record["updated_at"],

@@ -1,13 +1,24 @@
-"""Read model of templates: one row per live template, with the assets it uses indexed."""
+"""Read model of templates: one row per live template, with the assets it uses indexed and its
+combined specs and runnable state worked out.
+
+A template follows the version of each linked asset its stream records (the fan-out moves it),
+so the combined specs are of those versions: the projection keeps every asset's state at each of
+its versions (`template_asset_states`) as the asset events pass, before any template event that
+names that version (the fan-out appends it after the asset's event, and a template is created
+after the assets it names). A read is then one row; no read loads an event stream.
+"""
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 import asyncpg
 import msgspec
 
+from domain import assets as asset_rules
+from domain.assets import Asset
+from domain.combined import Combined, combine
 from domain.events import (
     AssetVersion,
     RecordedEvent,
@@ -18,7 +29,8 @@ from domain.events import (
 )
 from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
 from domain.templates import Template, TemplateBody
-from domain.values import ScopeRef, TemplateMeta
+from domain.values import AssetMeta, ScopeRef, TemplateMeta
+from projections.asset_catalogue import SPECS
 from projections.executor import Executor
 
 NAME: Final = "template_catalogue"
@@ -34,6 +46,7 @@ class StoredBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
 
 class TemplateRow(msgspec.Struct, frozen=True, kw_only=True):
     template: Template
+    combined: Combined  # as of `template.version`
     created_at: datetime
     created_by: str
     updated_at: datetime
@@ -43,6 +56,82 @@ class TemplateRow(msgspec.Struct, frozen=True, kw_only=True):
 _encode = msgspec.json.Encoder().encode
 _decode_body = msgspec.json.Decoder(StoredBody).decode
 _decode_meta = msgspec.json.Decoder(TemplateMeta).decode
+_decode_combined = msgspec.json.Decoder(Combined).decode
+_decode_asset_meta = msgspec.json.Decoder(AssetMeta).decode
+
+
+def _template_body(body: StoredBody) -> TemplateBody:
+    return TemplateBody(
+        spec=body.spec,
+        assets=body.assets,
+        master_spec_same_as_worker=body.master_spec_same_as_worker,
+        master=body.master,
+    )
+
+
+async def _asset_states(
+    conn: Executor, versions: Iterable[AssetVersion]
+) -> dict[tuple[UUID, int], Asset]:
+    """The assets at the versions given that still exist then, by (id, version): one query."""
+    wanted = list(versions)
+    if not wanted:
+        return {}
+    rows = await conn.fetch(
+        "SELECT s.asset_id, s.version, s.kind, s.meta::text AS meta, s.spec::text AS spec"
+        " FROM template_asset_states s"
+        " JOIN unnest($1::uuid[], $2::int[]) AS w(asset_id, version) USING (asset_id, version)"
+        " WHERE NOT s.deleted",
+        [v.asset_id for v in wanted],
+        [v.version for v in wanted],
+    )
+    return {
+        (row["asset_id"], row["version"]): _asset_of(row, row["asset_id"], row["version"])
+        for row in rows
+    }
+
+
+def _asset_of(row: Any, asset_id: UUID, version: int) -> Asset:
+    return Asset(
+        id=asset_id,
+        kind=row["kind"],
+        meta=_decode_asset_meta(row["meta"]),
+        spec=msgspec.json.decode(row["spec"], type=SPECS[row["kind"]]),  # type: ignore[arg-type]
+        deleted=row.get("deleted", False),
+        version=version,
+    )
+
+
+async def _combined(conn: Executor, body: StoredBody) -> str:
+    """The combined specs of the body, from the asset versions it records, as stored."""
+    states = await _asset_states(conn, body.asset_versions)
+    return _encode(_combine_with(body, states)).decode()
+
+
+async def _record_asset(conn: Executor, recorded: RecordedEvent) -> None:
+    """The asset's state at this event's version, from its state at the one before."""
+    event = recorded.event
+    assert asset_rules.is_asset_event(event)
+    before = None
+    if recorded.version > 1:
+        before = await _asset_states_any(conn, recorded.stream_id, recorded.version - 1)
+    state = asset_rules.evolve(before, event)
+    await conn.execute(
+        "INSERT INTO template_asset_states (asset_id, version, kind, meta, spec, deleted)"
+        " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6) ON CONFLICT DO NOTHING",
+        recorded.stream_id, recorded.version, state.kind, _encode(state.meta).decode(),
+        _encode(state.spec).decode(), state.deleted,
+    )  # fmt: skip
+
+
+async def _asset_states_any(conn: Executor, asset_id: UUID, version: int) -> Asset | None:
+    """The asset at `version`, deleted or not (the next event builds on it)."""
+    row = await conn.fetchrow(
+        "SELECT kind, meta::text AS meta, spec::text AS spec, deleted FROM template_asset_states"
+        " WHERE asset_id = $1 AND version = $2",
+        asset_id,
+        version,
+    )
+    return None if row is None else _asset_of(row, asset_id, version)
 
 
 def _body(e: TemplateCreated | TemplateUpdated) -> StoredBody:
@@ -67,37 +156,34 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
             scope = e.meta.scope_ref
             await conn.execute(
                 "INSERT INTO template_catalogue (template_id, name, scope_kind, scope_id, meta,"
-                " body, asset_ids, created_at, created_by, updated_at, updated_by, version)"
-                " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $8, $9, $10)"
+                " body, asset_ids, created_at, created_by, updated_at, updated_by, version,"
+                " combined)"
+                " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $8, $9, $10,"
+                " $11::jsonb)"
                 " ON CONFLICT (template_id) DO NOTHING",
                 e.template_id, e.meta.name, scope.kind, scope.id, _encode(e.meta).decode(),
                 _encode(_body(e)).decode(), _asset_ids(e), at, by, version,
+                await _combined(conn, _body(e)),
             )  # fmt: skip
         case TemplateUpdated() as e:
             await conn.execute(
                 "UPDATE template_catalogue SET name = $2,"
                 " meta = jsonb_set(jsonb_set(meta, '{name}', to_jsonb($2::text)),"
                 "                  '{description}', coalesce(to_jsonb($3::text), 'null'::jsonb)),"
-                " body = $4::jsonb, asset_ids = $5, updated_at = $6, updated_by = $7, version = $8"
+                " body = $4::jsonb, asset_ids = $5, updated_at = $6, updated_by = $7, version = $8,"
+                " combined = $9::jsonb"
                 " WHERE template_id = $1 AND version < $8",
                 e.template_id, e.name, e.description, _encode(_body(e)).decode(),
-                _asset_ids(e), at, by, version,
+                _asset_ids(e), at, by, version, await _combined(conn, _body(e)),
             )  # fmt: skip
         case TemplateLinkedAssetUpdated() as e:
-            # Only the recorded version of one asset moves; the combined spec follows on read.
-            await conn.execute(
-                "UPDATE template_catalogue SET body = jsonb_set(body, '{assetVersions}',"
-                " (SELECT coalesce(jsonb_agg(CASE WHEN v->>'assetId' = $2::text"
-                "   THEN jsonb_set(v, '{version}', to_jsonb($3::int)) ELSE v END), '[]'::jsonb)"
-                "  FROM jsonb_array_elements(body->'assetVersions') AS v)),"
-                " updated_at = $4, updated_by = $5, version = $6"
-                " WHERE template_id = $1 AND version < $6",
-                e.template_id, str(e.asset_id), e.asset_version, at, by, version,
-            )  # fmt: skip
+            await _linked_asset_updates(conn, [(recorded, e)])
         case TemplateDeleted() as e:
             await conn.execute(
                 "DELETE FROM template_catalogue WHERE template_id = $1", e.template_id
             )
+        case event if asset_rules.is_asset_event(event):
+            await _record_asset(conn, recorded)
         case _:
             pass  # not an event this read model cares about
 
@@ -123,28 +209,60 @@ async def apply_batch(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
 async def _linked_asset_updates(
     conn: Executor, run: Sequence[tuple[RecordedEvent, TemplateLinkedAssetUpdated]]
 ) -> None:
+    """Each template moves on to its asset's new version, and its combined specs with it: the
+    rows, then the asset states they need, each read once for the whole run (the templates are
+    distinct), and one statement for the writes."""
     if not run:
         return
-    await conn.execute(
-        "UPDATE template_catalogue t SET body = jsonb_set(t.body, '{assetVersions}',"
-        " (SELECT coalesce(jsonb_agg(CASE WHEN v->>'assetId' = u.asset_id"
-        "   THEN jsonb_set(v, '{version}', to_jsonb(u.asset_version)) ELSE v END), '[]'::jsonb)"
-        "  FROM jsonb_array_elements(t.body->'assetVersions') AS v)),"
-        " updated_at = u.at, updated_by = u.by, version = u.version"
-        " FROM unnest($1::uuid[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::int[])"
-        "   AS u(template_id, asset_id, asset_version, at, by, version)"
-        " WHERE t.template_id = u.template_id AND t.version < u.version",
+    rows = await conn.fetch(
+        "SELECT template_id, body::text AS body, version FROM template_catalogue"
+        " WHERE template_id = ANY($1::uuid[])",
         [r.stream_id for r, _ in run],
-        [str(e.asset_id) for _, e in run],
-        [e.asset_version for _, e in run],
-        [r.recorded_at for r, _ in run],
-        [r.metadata.actor_subject for r, _ in run],
-        [r.version for r, _ in run],
+    )
+    current = {row["template_id"]: (_decode_body(row["body"]), row["version"]) for row in rows}
+    moved: list[tuple[RecordedEvent, StoredBody]] = []
+    for recorded, event in run:
+        found = current.get(recorded.stream_id)
+        if found is None or found[1] >= recorded.version:
+            continue  # deleted since, or applied already
+        body = found[0]
+        versions = tuple(
+            msgspec.structs.replace(v, version=event.asset_version)
+            if v.asset_id == event.asset_id
+            else v
+            for v in body.asset_versions
+        )
+        moved.append((recorded, msgspec.structs.replace(body, asset_versions=versions)))
+    if not moved:
+        return
+    states = await _asset_states(conn, {v for _, b in moved for v in b.asset_versions})
+    await conn.execute(
+        "UPDATE template_catalogue t SET body = u.body, combined = u.combined,"
+        " updated_at = u.at, updated_by = u.by, version = u.version"
+        " FROM unnest($1::uuid[], $2::jsonb[], $3::jsonb[], $4::timestamptz[], $5::text[],"
+        "   $6::int[]) AS u(template_id, body, combined, at, by, version)"
+        " WHERE t.template_id = u.template_id AND t.version < u.version",
+        [r.stream_id for r, _ in moved],
+        [_encode(b).decode() for _, b in moved],
+        [_encode(_combine_with(b, states)).decode() for _, b in moved],
+        [r.recorded_at for r, _ in moved],
+        [r.metadata.actor_subject for r, _ in moved],
+        [r.version for r, _ in moved],
     )
 
 
+def _combine_with(body: StoredBody, states: dict[tuple[UUID, int], Asset]) -> Combined:
+    """The body combined with the assets at the versions it records (gone: absent)."""
+    found = {
+        v.asset_id: states[key]
+        for v in body.asset_versions
+        if (key := (v.asset_id, v.version)) in states
+    }
+    return combine(_template_body(body), found)
+
+
 COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created_at, created_by,
-    updated_at, updated_by, version"""
+    updated_at, updated_by, version, combined::text AS combined"""
 
 
 def row_of(record: asyncpg.Record) -> TemplateRow:
@@ -153,17 +271,13 @@ def row_of(record: asyncpg.Record) -> TemplateRow:
     template = Template(
         id=record["template_id"],
         meta=meta,
-        body=TemplateBody(
-            spec=body.spec,
-            assets=body.assets,
-            master_spec_same_as_worker=body.master_spec_same_as_worker,
-            master=body.master,
-        ),
+        body=_template_body(body),
         asset_versions=body.asset_versions,
         version=record["version"],
     )
     return TemplateRow(
         template=template,
+        combined=_decode_combined(record["combined"]),
         created_at=record["created_at"],
         created_by=record["created_by"],
         updated_at=record["updated_at"],

@@ -4,8 +4,7 @@ list costs a page, not the catalogue.
 
 It answers exactly as `template_queries.select` does over the same rows: text compares by code
 point (`COLLATE "C"`), a missing value reads as the empty string, a project id sorts as a number,
-and ties fall to the id. `runnable` is not a column (it is worked out from the linked assets), so
-a query that filters or sorts by it is not one this module takes (`takes`).
+`runnable` reads as `true` or `false` (the projection works it out), and ties fall to the id.
 """
 
 from collections.abc import Iterable, Sequence
@@ -26,6 +25,7 @@ _TEXT: Final = {
     "departmentId": "coalesce(meta->>'departmentId', '')",
     "createdBy": "created_by",
     "updatedBy": "updated_by",
+    "runnable": "(combined->'runnable'->>'isRunnable')",
 }
 _DATES: Final = {"createdAt": "created_at", "updatedAt": "updated_at"}
 # How each field sorts: text by code point; a project id as a number (zero-padded, as the
@@ -45,11 +45,6 @@ _TEXT_TESTS: Final = {
     "=$": "right({e}, length({v})) = {v}",
 }
 _DATE_TESTS: Final = {"==": "=", "!=": "<>", "<=": "<=", ">=": ">="}
-
-
-def takes(conditions: Iterable[Condition], sort_by: str | None) -> bool:
-    """Whether the query is one of columns alone (not `runnable`)."""
-    return sort_by != "runnable" and all(c.field != "runnable" for c in conditions)
 
 
 class _Query:

@@ -29,6 +29,7 @@ from infra.postgres.read_model_ports import PostgresOrgTree
 from projections.template_catalogue import TemplateRow
 from services import history
 from services.ports import NamedStreams, OrgTree, RecordedHistory
+from services.templates import combined
 
 TEMPLATES: Final = "/api/v1/workload-templates/{template_id:uuid}"
 ASSETS: Final = "/api/v1/asset/{asset_id:uuid}"
@@ -153,6 +154,7 @@ async def template_as_of(
     first, last = recorded[0], recorded[count - 1]
     row = TemplateRow(
         template=template,
+        combined=await combined(template, streams=streams),  # of the assets as they were then
         created_at=first.recorded_at,
         created_by=first.metadata.actor_subject,
         updated_at=last.recorded_at,

@@ -8,11 +8,10 @@ import msgspec
 
 from domain.combined import Combined
 from domain.templates import Template
-from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate, ResponseMeta
-from projections import template_catalogue, template_pages, template_queries
+from projections import template_pages, template_queries
 from projections.template_catalogue import TemplateRow
 from services import templates as use_cases
 from services.errors import InvalidRequestError
@@ -46,23 +45,20 @@ async def page_of(
     limit: int,
 ) -> tuple[list[TemplateRow], bool]:
     """The page of templates the caller may see that the query selects, and whether more
-    follow: in SQL, unless the query is about `runnable`."""
+    follow."""
     conditions = _conditions(query)
     seen = await seen_scopes(request, streams, tree)
-    if template_pages.takes(conditions, query.sort_by):
-        async with resources.pool.acquire() as conn:
-            return await template_pages.page(
-                conn,
-                seen,
-                conditions,
-                search=query.search,
-                sort_by=query.sort_by,
-                descending=query.sort_order == "desc",
-                offset=offset,
-                limit=limit,
-            )
-    rows = await _chosen(request, streams, resources, conditions, seen, query)
-    return rows[offset : offset + limit], offset + limit < len(rows)
+    async with resources.pool.acquire() as conn:
+        return await template_pages.page(
+            conn,
+            seen,
+            conditions,
+            search=query.search,
+            sort_by=query.sort_by,
+            descending=query.sort_order == "desc",
+            offset=offset,
+            limit=limit,
+        )
 
 
 async def count_of(
@@ -71,43 +67,8 @@ async def count_of(
     """How many templates the caller may see the query selects."""
     conditions = _conditions(query)
     seen = await seen_scopes(request, streams, tree)
-    if template_pages.takes(conditions, query.sort_by):
-        async with resources.pool.acquire() as conn:
-            return await template_pages.count(conn, seen, conditions, search=query.search)
-    return len(await _chosen(request, streams, resources, conditions, seen, query))
-
-
-async def _chosen(
-    request: Caller,
-    streams: NamedStreams,
-    resources: Resources,
-    conditions: list[template_queries.Condition],
-    seen: set[ScopeRef],
-    query: ListQuery,
-) -> list[TemplateRow]:
-    """In memory, for a query about `runnable` (worked out per template from its assets)."""
     async with resources.pool.acquire() as conn:
-        rows = [
-            r
-            for r in await template_catalogue.list_templates(conn)
-            if r.template.meta.scope_ref in seen
-        ]
-    fields = {}
-    for row in rows:
-        summary = summary_of(row)
-        summary["runnable"] = (
-            await use_cases.combined(row.template, streams=streams)
-        ).runnable.is_runnable
-        fields[row.template.id] = summary
-    chosen = template_queries.select(
-        list(fields.values()),
-        filters=[template_queries.predicate(c) for c in conditions],
-        search=query.search,
-        sort_by=query.sort_by,
-        descending=query.sort_order == "desc",
-    )
-    by_id = {row.template.id: row for row in rows}
-    return [by_id[summary["id"]] for summary in chosen]
+        return await template_pages.count(conn, seen, conditions, search=query.search)
 
 
 def summary_of(row: TemplateRow) -> dict[str, Any]:
@@ -136,7 +97,10 @@ async def wire_of(
     *,
     combined: Combined | None = None,
 ) -> DistributedTemplate:
-    """The template as Run:ai shows it; times from the read model when it has the row."""
+    """The template as Run:ai shows it; times and combined specs from the read model when it
+    has the row (worked out from the assets by the write side only for a write's answer)."""
+    if combined is None and row is not None and row.template.version == template.version:
+        combined = row.combined
     if combined is None:
         combined = await use_cases.combined(template, streams=streams)
     now, by = datetime.now(UTC), request.user.subject

@@ -434,3 +434,35 @@ async def test_a_patch_built_by_runapy_changes_only_what_it_sets(app: Litestar, 
     assert patched.json()["spec"]["backoffLimit"] == 4
     assert patched.json()["meta"]["description"] == "kept"
     assert patched.json()["assets"]["compute"] is not None
+
+
+async def test_the_read_models_combined_specs_are_the_logs(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """What a GET or a list shows (worked out by the projection) is what the log gives (the
+    as-of answer is folded from the events), after the linked assets have moved on."""
+    units = await org(app, admin)
+    linked = await assets(app, admin)
+    runnable = await call(
+        app, "POST", TEMPLATES, admin, json=template("a", units["project"], linked)
+    )
+    bare = template("b", units["project"], {"compute": linked["compute"]})  # no image anywhere
+    not_runnable = await call(app, "POST", TEMPLATES, admin, json=bare)
+    assert runnable.status_code == not_runnable.status_code == 202
+    environment = f"/api/v1/asset/environment/{linked['environment']}"
+    for image in ("pt:2", "pt:3"):
+        changed = {"meta": {"name": "env-pytorch"}, "spec": {"image": image}}
+        assert (await call(app, "PUT", environment, admin, json=changed)).status_code == 202
+        await project_all(clean_pool)
+    path = f"{TEMPLATES}/{runnable.json()['meta']['id']}"
+    got = (await call(app, "GET", path, admin)).json()
+    version = int((await call(app, "GET", path, admin)).headers["etag"].strip('"'))
+    as_of = f"/api/v1/workload-templates/{runnable.json()['meta']['id']}/as-of"
+    logged = (await call(app, "GET", as_of, admin, params={"version": version})).json()
+    assert got["combinedSpec"] == logged["combinedSpec"]
+    assert got["combinedSpec"]["image"] == "pt:3"
+    assert got["runnable"] == logged["runnable"]
+    listed = await call(app, "GET", TEMPLATES, admin, params={"filterBy": "runnable==false"})
+    assert [t["meta"]["name"] for t in listed.json()["entries"]] == ["b"]
+    by_runnable = await call(app, "GET", TEMPLATES, admin, params={"sortBy": "runnable"})
+    assert [t["meta"]["name"] for t in by_runnable.json()["entries"]] == ["b", "a"]

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from domain.combined import Combined, Runnable
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import ScopeRef, TemplateMeta
 from infra.bootstrap import create_pool
@@ -33,7 +34,9 @@ SCOPES = [
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 # Names as people write them, and the awkward ones: case, digits, non-ASCII, astral code points.
 NAMES = st.text(alphabet=st.sampled_from("abxyzAXZ09-_ é中😀\U0010fffd"), min_size=1, max_size=6)
-TEXT_FIELDS = ("name", "workloadType", "scopeType", "clusterId", "projectId", "createdBy")
+TEXT_FIELDS = (
+    "name", "workloadType", "scopeType", "clusterId", "projectId", "createdBy", "runnable",
+)  # fmt: skip
 TEXT_OPS = ("==", "!=", "<=", ">=", "=@", "!@", "=^", "=$")
 
 
@@ -58,6 +61,7 @@ templates = st.lists(
         st.sampled_from(SCOPES),
         st.integers(0, 5),
         st.sampled_from(["alice", "bob", "Bob"]),
+        st.booleans(),
     ),
     max_size=25,
 )
@@ -75,14 +79,25 @@ def queries(draw: st.DrawFn, names: list[str]) -> dict[str, Any]:
             continue
         operator = draw(st.sampled_from(TEXT_OPS))
         known = [n[: draw(st.integers(1, max(1, len(n))))] for n in names] or ["a"]
-        value = draw(st.one_of(st.sampled_from(known), NAMES, st.sampled_from(["7", "12"])))
+        value = draw(
+            st.one_of(st.sampled_from(known), NAMES, st.sampled_from(["7", "12", "true", "false"]))
+        )
         conditions.append(template_queries.Condition(field, operator, value))
     return {
         "conditions": conditions,
         "search": draw(st.one_of(st.none(), st.sampled_from(["a", "X", "é", "中"]), NAMES)),
         "sort_by": draw(
             st.sampled_from(
-                [None, "name", "projectId", "clusterId", "createdAt", "updatedBy", "scopeType"]
+                [
+                    None,
+                    "name",
+                    "projectId",
+                    "clusterId",
+                    "createdAt",
+                    "updatedBy",
+                    "scopeType",
+                    "runnable",
+                ]
             )
         ),
         "descending": draw(st.booleans()),
@@ -95,14 +110,18 @@ def queries(draw: st.DrawFn, names: list[str]) -> dict[str, Any]:
 async def _store(pool: Any, rows: list[tuple[Any, ...]]) -> list[TemplateRow]:
     await pool.execute("DELETE FROM template_catalogue")
     body = msgspec.json.encode(StoredBody(spec=DistributedTemplateSpec())).decode()
-    for name, description, scope, hours, who in rows:
+    for name, description, scope, hours, who, runnable in rows:
         meta = msgspec.json.encode(_meta(name, description, scope)).decode()
+        combined = Combined(
+            spec=DistributedTemplateSpec(), master=None, runnable=Runnable(runnable)
+        )
         at = EPOCH + timedelta(hours=hours)
         await pool.execute(
             "INSERT INTO template_catalogue (template_id, name, scope_kind, scope_id, meta,"
-            " body, asset_ids, created_at, created_by, updated_at, updated_by, version)"
-            " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, '{}', $7, $8, $7, $8, 1)",
+            " body, asset_ids, created_at, created_by, updated_at, updated_by, version, combined)"
+            " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, '{}', $7, $8, $7, $8, 1, $9::jsonb)",
             uuid4(), name, scope.kind, scope.id, meta, body, at, who,
+            msgspec.json.encode(combined).decode(),
         )  # fmt: skip
     return [row_of(r) for r in await pool.fetch(f"SELECT {COLUMNS} FROM template_catalogue")]
 
@@ -128,7 +147,11 @@ class _RollBackError(Exception):
 async def _check(conn: Any, catalogue: list[tuple[Any, ...]], query: dict[str, Any]) -> None:
     stored = await _store(conn, catalogue)
     seen = query["seen"]
-    visible = [summary_of(row) for row in stored if row.template.meta.scope_ref in seen]
+    visible = [
+        {**summary_of(row), "runnable": row.combined.runnable.is_runnable}
+        for row in stored
+        if row.template.meta.scope_ref in seen
+    ]
     expected = template_queries.select(
         visible,
         filters=[template_queries.predicate(c) for c in query["conditions"]],
