@@ -38,7 +38,13 @@ from projections import ALL
 from services import assets, templates
 
 SYSTEM = EventMetadata(actor_subject="property", actor_kind="system")
-READ_MODELS = ("org_units", "asset_catalogue", "template_catalogue", "access_rules")
+READ_MODELS = (
+    "org_units",
+    "asset_catalogue",
+    "template_catalogue",
+    "template_asset_states",
+    "access_rules",
+)
 
 # A command: (verb, slot, value). Slots name assets and templates across the history.
 commands = st.lists(
