@@ -7,7 +7,7 @@ from uuid import UUID
 from domain.events import EventMetadata, stream_type_of
 from infra.postgres.commit_notifier import CommitNotifier
 from infra.postgres.connections import Connection, translated
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.eventstore import PostgresEventStore, caller_of
 from infra.postgres.hashchain import Content, content_digests
 from infra.postgres.positions import note_append
 from infra.postgres.sql import wake_up
@@ -61,6 +61,7 @@ class PostgresBatchAppender:
                 digests,
                 stream_type,
                 meta,
+                caller_of(metadata),
             )
         assert row is not None
         if row["appended"] != len(appends):

@@ -93,12 +93,17 @@ class PostgresEventStore:
     ) -> AppendResult | None:
         """Create a stream with its first event and claim its name in one statement; None
         (nothing written) when another stream holds the name."""
-        args = self._encode(stream_id, [event], metadata, None).single(0)
+        args = self._encode(stream_id, [event], metadata, None).single(0)[:-1]
         carried_at = self.notifier.claim()
         try:
             async with translated("append"):
                 rows = await self._pool.fetch(
-                    wake_up("append_first_named", carried_at), *args, GENESIS, namespace, name
+                    wake_up("append_first_named", carried_at),
+                    *args,
+                    GENESIS,
+                    namespace,
+                    name,
+                    caller_of(metadata),
                 )
         except asyncpg.UniqueViolationError as exc:  # the stream exists already
             raise VersionConflictError(stream_id, expected=0, actual=None) from exc
@@ -194,7 +199,7 @@ class PostgresEventStore:
                 for i, e in enumerate(encoded)
             ),
         )
-        return _Batch(stream_id, stream_type, ids, encoded, meta, digests)
+        return _Batch(stream_id, stream_type, ids, encoded, meta, digests, caller_of(metadata))
 
     async def _fetch_deciding_races(
         self,
@@ -282,6 +287,7 @@ class _Batch(NamedTuple):
     encoded: list[EncodedEvent]
     metadata: str
     digests: list[bytes]
+    caller: str | None  # the events' `caller` column (infra/postgres/read_marks.py)
 
     def uuids(self) -> list[UUID]:
         return [UUID(bytes=self.ids[i : i + 16]) for i in range(0, len(self.ids), 16)]
@@ -299,6 +305,7 @@ class _Batch(NamedTuple):
             e.data,
             self.metadata,
             self.digests[0],
+            self.caller,
         )
 
     def chained(self, version_before: int, head: bytes) -> tuple[tuple[object, ...], bytes]:
@@ -320,6 +327,7 @@ class _Batch(NamedTuple):
                 recorded_at,
                 head,
                 hashes[0],
+                self.caller,
             )
             return one, hashes[0]
         # Packed (see append_known_many.sql): one line per event. Tags match the codec's
@@ -339,6 +347,7 @@ class _Batch(NamedTuple):
             head,
             b"".join(hashes),
             version_before,
+            self.caller,
         )
         return many, hashes[-1]
 
@@ -354,7 +363,14 @@ class _Batch(NamedTuple):
             [e.data for e in self.encoded],
             self.metadata,
             self.digests,
+            self.caller,
         )
+
+
+def caller_of(metadata: EventMetadata) -> str | None:
+    """Who reads these events back (a user or an application), or None for the service's own
+    writes: the events' `caller` column, which read-your-writes finds the caller's last event by."""
+    return None if metadata.actor_kind == "system" else metadata.actor_subject
 
 
 def random_ids(count: int) -> bytes:

@@ -1,12 +1,12 @@
 """How far the read models must be for a caller to read its own writes.
 
-A caller's writes are its events (`metadata.actorSubject`), so the mark is the newest of them
-in the order the followers apply the log (transaction id, then position), found by an index
-(migration 0014): nothing extra is written on the write path, and every API process sees the
-same mark. The index holds callers' events only; the service's own (`actorKind` system) have
-no caller to read them back. What those writes caused downstream (the linked-asset fan-out's
-template events, which belong to no caller) is marked by the fan-out itself, in its own
-transaction, under the caller's subject (`downstream_marks`).
+A caller's writes are its events (each append writes its `caller`, the subject of its user or
+application, infra/postgres/eventstore.py `caller_of`), so the mark is the newest of them in the
+order the followers apply the log (transaction id, then position), found by an index (migration
+0014): no statement is added to the write path, and every API process sees the same mark. The
+service's own writes have no caller (NULL) and are not indexed. What a caller's writes caused
+downstream (the linked-asset fan-out's template events, which belong to no caller) is marked by
+the fan-out itself, in its own transaction, under the caller's subject (`downstream_marks`).
 
 A read is ready when every follower (the read models and the fan-out) has passed the caller's
 own last event, and every read model has passed the downstream mark. The fan-out writes that
@@ -22,8 +22,8 @@ from infra.postgres.connections import Connection
 _READY: Final = """
 WITH mine AS (
     SELECT transaction_id, global_position FROM events
-     WHERE metadata->>'actorSubject' = $1 AND metadata->>'actorKind' <> 'system'
-     ORDER BY metadata->>'actorSubject' DESC, transaction_id DESC, global_position DESC
+     WHERE caller = $1
+     ORDER BY caller DESC, transaction_id DESC, global_position DESC
      LIMIT 1
 ), caused AS (
     SELECT transaction_id, global_position FROM downstream_marks WHERE principal = $1

@@ -38,6 +38,7 @@ async def _append(conn: Connection, stream_id: UUID, name: str) -> int:
         data,
         "{}",
         digest,
+        None,  # no caller: written by the service itself
     )
     assert row is not None
     position: int = row["positions"][0]

@@ -3,7 +3,7 @@
 -- A stream that has moved on gets nothing: the caller compares `appended` with what it asked
 -- for, and rolls its transaction back on a shortfall.
 -- $1 stream_ids, $2 expected versions, $3 event_ids, $4 types, $5 schema_versions, $6 data,
--- $7 digests, $8 stream_type, $9 metadata (one for all).
+-- $7 digests, $8 stream_type, $9 metadata (one for all), $10 caller (NULL: the service itself).
 WITH wanted AS (
     SELECT *
       FROM unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[], $5::smallint[], $6::text[],
@@ -16,9 +16,9 @@ heads AS (
 ),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
-                        metadata, recorded_at, prev_hash, hash)
+                        metadata, recorded_at, prev_hash, hash, caller)
     SELECT event_id, $8, stream_id, head_version + 1, type, schema_version, data::json, $9,
-           now(), head_hash, trainplate_link(head_hash, digest, head_version + 1, micros)
+           now(), head_hash, trainplate_link(head_hash, digest, head_version + 1, micros), $10
       FROM heads
      WHERE head_version = expected
     RETURNING global_position

@@ -3,7 +3,8 @@
 -- holds it, nothing is written and `claimed` is false. A concurrent creator of the same name
 -- waits on the unique key and then finds it taken.
 -- $1 stream_id, $2 stream_type, $3 version before (0), $4 event_id, $5 type, $6 schema_version,
--- $7 data, $8 metadata, $9 digest, $10 hash before (genesis), $11 name namespace, $12 name.
+-- $7 data, $8 metadata, $9 digest, $10 hash before (genesis), $11 name namespace, $12 name,
+-- $13 caller (NULL: the service itself).
 WITH claim AS (
     INSERT INTO stream_names (namespace, name, stream_id) VALUES ($11, $12, $1)
     ON CONFLICT (namespace, name) DO NOTHING
@@ -11,9 +12,9 @@ WITH claim AS (
 ),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
-                        metadata, recorded_at, prev_hash, hash)
+                        metadata, recorded_at, prev_hash, hash, caller)
     SELECT $4, $2, $1, $3 + 1, $5, $6, $7, $8, now(), $10,
-           trainplate_link($10, $9, $3 + 1, trainplate_micros(now()))
+           trainplate_link($10, $9, $3 + 1, trainplate_micros(now())), $13
       FROM claim
     RETURNING version, hash, global_position
 )

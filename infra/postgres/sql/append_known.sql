@@ -5,8 +5,8 @@
 -- unique (stream_id, version) refuses the row and the caller falls back to append_one.sql,
 -- which reads the head and reports the actual version. The answer is the event's position.
 -- $1 stream_id, $2 stream_type, $3 event_id, $4 version, $5 type, $6 schema_version, $7 data,
--- $8 metadata, $9 recorded_at, $10 prev_hash, $11 hash.
+-- $8 metadata, $9 recorded_at, $10 prev_hash, $11 hash, $12 caller (NULL: the service itself).
 INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
-                    metadata, recorded_at, prev_hash, hash)
-VALUES ($3, $2, $1, $4, $5, $6, $7, $8, $9, $10, $11)
+                    metadata, recorded_at, prev_hash, hash, caller)
+VALUES ($3, $2, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 RETURNING global_position /* , notify */

@@ -10,7 +10,8 @@
 -- each in one bytea, links 32 bytes each in another; tags, schema versions and payloads are
 -- one per line (compact JSON escapes every newline). The answer is the events' positions.
 -- $1 stream_id, $2 stream_type, $3 event ids, $4 types, $5 schema versions, $6 data,
--- $7 metadata (one for all), $8 recorded_at, $9 the head's hash, $10 hashes, $11 version before.
+-- $7 metadata (one for all), $8 recorded_at, $9 the head's hash, $10 hashes, $11 version before,
+-- $12 caller (NULL: the service itself).
 WITH batch AS (
     SELECT n::int AS n, type, schema_version::smallint, data
       FROM unnest(string_to_array($4, E'\n'), string_to_array($5, E'\n'),
@@ -19,11 +20,11 @@ WITH batch AS (
 ),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
-                        metadata, recorded_at, prev_hash, hash)
+                        metadata, recorded_at, prev_hash, hash, caller)
     SELECT encode(substring($3::bytea FROM 16 * n - 15 FOR 16), 'hex')::uuid, $2, $1, $11 + n,
            type, schema_version, data::json, $7, $8,
            CASE n WHEN 1 THEN $9::bytea ELSE substring($10::bytea FROM 32 * n - 63 FOR 32) END,
-           substring($10::bytea FROM 32 * n - 31 FOR 32)
+           substring($10::bytea FROM 32 * n - 31 FOR 32), $12
       FROM batch
     RETURNING global_position
 )

@@ -1,7 +1,8 @@
 -- Append several events, or events whose ids the caller chose (an idempotency key, a
 -- deterministic fan-out): one statement, one round trip.
 -- $1 stream_id, $2 stream_type, $3 expected version (-1: none), $4 event_ids, $5 types,
--- $6 schema_versions, $7 data, $8 metadata (one for all), $9 digests.
+-- $6 schema_versions, $7 data, $8 metadata (one for all), $9 digests, $10 caller (NULL: the
+-- service itself).
 -- One row comes back: `version` (the stream's new version) and `positions`, or on a mismatch
 -- `version` NULL and `current` = the stream's actual version. If the first event id is stored
 -- already, this is a retry: nothing is inserted and a second row (replayed = true) carries the
@@ -25,9 +26,9 @@ chain AS (  -- the links, one after another; empty on a mismatch or a retry
 ),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
-                        metadata, recorded_at, prev_hash, hash)
+                        metadata, recorded_at, prev_hash, hash, caller)
     SELECT ($4::uuid[])[c.n], $2, $1, c.version, ($5::text[])[c.n], ($6::smallint[])[c.n],
-           ($7::text[])[c.n]::json, $8, now(), c.prev_hash, c.hash
+           ($7::text[])[c.n]::json, $8, now(), c.prev_hash, c.hash, $10
       FROM chain c ORDER BY c.n
     RETURNING version, global_position, hash
 )
