@@ -1,9 +1,13 @@
 """Starting one of the service's processes (`trainplate serve <process>`) against test servers,
-for the tests that kill them."""
+for the tests that kill them, and waiting for one to answer."""
 
 import os
 import subprocess
 import sys
+import time
+from typing import Any
+
+import httpx
 
 
 def serve(
@@ -18,3 +22,22 @@ def serve(
         **{f"TRAINPLATE_{name}": value for name, value in settings.items()},
     }
     return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", process], env=env)
+
+
+def wait_until_ready(url: str, process: "subprocess.Popen[bytes]", within_s: float) -> Any:
+    """Until `url` answers 200 (its JSON body is returned), failing at once if the process
+    exits, and naming the last answer if `within_s` runs out."""
+    deadline = time.monotonic() + within_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"{process.args!r} exited with {process.returncode}")
+        try:
+            response = httpx.get(url, timeout=2)
+            if response.status_code == 200:
+                return response.json()
+            last = response.text
+        except httpx.HTTPError as exc:
+            last = repr(exc)
+        time.sleep(0.25)
+    raise AssertionError(f"not ready after {within_s} s: {last}")

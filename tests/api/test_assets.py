@@ -1,31 +1,19 @@
 """Environment and compute assets over HTTP: Run:ai's shapes, validation, scopes and grants."""
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 from litestar import Litestar
 
-from domain.values import TENANT_ADMIN, Grant
-from tests.api.support import api_app, call, project_all, token_for
+from domain.values import Grant
+from tests.api.support import call, project_all, token_for
 from tests.openapi import assert_matches
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 ENVIRONMENTS = "/api/v1/asset/environment"
 COMPUTES = "/api/v1/asset/compute"
-
-
-@pytest.fixture
-async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    async with api_app(clean_pool, nats_url) as app:
-        yield app
-
-
-@pytest.fixture
-async def admin(clean_pool: asyncpg.Pool) -> str:
-    return await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
 
 
 @pytest.fixture

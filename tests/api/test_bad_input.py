@@ -5,15 +5,13 @@ and text refuse, so an event carrying one would wedge every read model that appl
 past 64 bits, JSON nested a thousand levels deep, a body that is not JSON, a 20-digit log position.
 """
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 from litestar import Litestar
 
-from domain.values import TENANT_ADMIN
-from tests.api.support import api_app, call, project_all, token_for
+from tests.api.support import call, project_all
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -22,17 +20,6 @@ ENVIRONMENT: dict[str, Any] = {
     "meta": {"name": "ok", "scope": "tenant"},
     "spec": {"image": "python:3.12"},
 }
-
-
-@pytest.fixture
-async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    async with api_app(clean_pool, nats_url) as app:
-        yield app
-
-
-@pytest.fixture
-async def admin(clean_pool: asyncpg.Pool) -> str:
-    return await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
 
 
 async def events(pool: asyncpg.Pool) -> int:

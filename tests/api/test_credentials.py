@@ -1,7 +1,6 @@
 """Credentials: every kind over HTTP, and their values found nowhere they must not be."""
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 from uuid import UUID
 
@@ -9,7 +8,7 @@ import asyncpg
 import pytest
 from litestar import Litestar
 
-from domain.values import TENANT_ADMIN, Grant
+from domain.values import Grant
 from infra.bootstrap import connect_nats
 from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay, ensure_stream
@@ -18,7 +17,7 @@ from infra.postgres.eventstore import PostgresEventStore
 from infra.security.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings
-from tests.api.support import CREDENTIALS, api_app, call, project_all, token_for
+from tests.api.support import CREDENTIALS, call, project_all, token_for
 from tests.jetstream import read_stream
 from tests.openapi import assert_matches
 
@@ -48,17 +47,6 @@ BODIES: dict[str, tuple[str, dict[str, Any], int]] = {
     ),
     "ngc-api-key": ("NgcApiKeyCreationRequest", {"ngc_api_key": f"{MARK}-6"}, 204),
 }
-
-
-@pytest.fixture
-async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    async with api_app(clean_pool, nats_url) as app:
-        yield app
-
-
-@pytest.fixture
-async def admin(clean_pool: asyncpg.Pool) -> str:
-    return await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
 
 
 def assert_no_secret(text: str | bytes, where: str) -> None:

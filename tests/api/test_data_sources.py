@@ -1,15 +1,14 @@
 """Data sources of every kind over HTTP: Run:ai's shapes, per-kind rules, scopes and the
 credentials they read."""
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 from litestar import Litestar
 
-from domain.values import TENANT_ADMIN, Grant
-from tests.api.support import api_app, call, project_all, token_for
+from domain.values import Grant
+from tests.api.support import call, project_all, token_for
 from tests.openapi import assert_matches
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
@@ -116,17 +115,6 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         "/spec/defaultMode",
     ),
 ]
-
-
-@pytest.fixture
-async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    async with api_app(clean_pool, nats_url) as app:
-        yield app
-
-
-@pytest.fixture
-async def admin(clean_pool: asyncpg.Pool) -> str:
-    return await token_for(clean_pool, "root-admin", (TENANT_ADMIN,))
 
 
 @pytest.mark.parametrize("segment", list(KINDS))

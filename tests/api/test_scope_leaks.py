@@ -2,7 +2,6 @@
 would probe: through a shared asset's usage and impact preview, name availability, or a write
 whose refusal would tell the template exists. An object out of sight answers as a missing one."""
 
-from collections.abc import AsyncIterator
 from typing import Any
 from uuid import uuid4
 
@@ -11,18 +10,12 @@ import pytest
 from litestar import Litestar
 
 from domain.values import TENANT_ADMIN, Grant
-from tests.api.support import api_app, call, project_all, token_for
+from tests.api.support import call, project_all, token_for
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 TEMPLATES = "/api/v1/workload-templates/distributed"
 SECRET_NAME = "b-secret-pretraining-run"
-
-
-@pytest.fixture
-async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
-    async with api_app(clean_pool, nats_url) as app:
-        yield app
 
 
 @pytest.fixture

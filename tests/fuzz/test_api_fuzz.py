@@ -9,7 +9,6 @@ or set TRAINPLATE_FUZZ_SEED, to look further.
 """
 
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +26,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 from domain.values import TENANT_ADMIN
 from infra.cli.embedded import free_port
 from tests.api.support import AUTH, CREDENTIALS, token_for
-from tests.processes import serve
+from tests.processes import serve, wait_until_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.fuzz]
 
@@ -50,7 +49,7 @@ def api(postgres_url: str, nats_url: str) -> Iterator[str]:
     projector = serve("projector", postgres_url, nats_url, PROJECTOR__POLL_INTERVAL_S="0.05")
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(url, process)
+        wait_until_ready(f"{url}/healthz", process, within_s=60)
         yield url
     finally:
         for child in (process, projector):
@@ -139,17 +138,3 @@ def _refused_for_its_shape(response: Any) -> bool:
     if response.status_code != 400:
         return False
     return bool(str(response.json().get("detail", "")).startswith("Validation failed for"))
-
-
-def _wait_until_up(url: str, process: "subprocess.Popen[bytes]") -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the API exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("the API did not start")

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from infra.cli.embedded import free_port
+from tests.processes import wait_until_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -75,7 +76,7 @@ def _run_dev_once(data_dir: Path) -> str:
     port = free_port()
     dev = start_dev(data_dir, port)
     try:
-        body = _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
+        body = wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
         assert body["status"] == "ready"
         assert {name: check["ready"] for name, check in body["checks"].items()} == {
             "database": True,
@@ -108,23 +109,6 @@ def _run_dev_once(data_dir: Path) -> str:
     return output
 
 
-def _wait_until_ready(url: str, dev: "subprocess.Popen[bytes]", within_s: float) -> dict:  # type: ignore[type-arg]
-    deadline = time.monotonic() + within_s
-    last = "no answer"
-    while time.monotonic() < deadline:
-        if dev.poll() is not None:
-            raise AssertionError(f"trainplate dev exited with {dev.returncode}")
-        try:
-            response = httpx.get(url, timeout=2)
-            if response.status_code == 200:
-                return response.json()  # type: ignore[no-any-return]
-            last = response.text
-        except httpx.HTTPError as exc:
-            last = repr(exc)
-        time.sleep(0.25)
-    raise AssertionError(f"not ready after {within_s} s: {last}")
-
-
 def _child(parent: int, process: str) -> int | None:
     """The pid of `parent`'s child running `trainplate serve <process>`, if there is one."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -144,7 +128,7 @@ def test_a_child_killed_with_sigkill_is_restarted_and_the_service_stays_up(
     port = free_port()
     dev = start_dev(tmp_path / "data", port)
     try:
-        _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
+        wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
         killed = {}
         for process in ("projector", "relay"):
             pid = _child(dev.pid, process)
@@ -159,7 +143,7 @@ def test_a_child_killed_with_sigkill_is_restarted_and_the_service_stays_up(
             time.sleep(0.2)
         assert dev.poll() is None, "trainplate dev stopped"
         assert all(pid not in (None, killed[process]) for process, pid in now.items()), now
-        _wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=30)
+        wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=30)
     finally:
         dev.send_signal(signal.SIGTERM)
         output = dev.communicate(timeout=60)[0].decode(errors="replace")

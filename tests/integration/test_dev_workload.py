@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from infra.cli.embedded import free_port
-from tests.integration.test_dev_smoke import ADMIN_SECRET, _wait_until_ready, start_dev
+from tests.integration.test_dev_smoke import ADMIN_SECRET, start_dev
+from tests.processes import wait_until_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -27,7 +28,7 @@ def test_a_workload_submitted_over_http_runs_locally_and_completes(
     dev = start_dev(tmp_path / "data", port)
     api = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_ready(f"{api}/readyz", dev, within_s=120)
+        wait_until_ready(f"{api}/readyz", dev, within_s=120)
         login = {"grantType": "app_token", "AppId": "trainplate-admin", "AppSecret": ADMIN_SECRET}
         token = httpx.post(f"{api}/api/v1/token", json=login, timeout=10).json()["accessToken"]
         with httpx.Client(base_url=api, headers={"authorization": f"Bearer {token}"}) as http:

@@ -4,17 +4,13 @@ The attack as a project editor would make it: a command that prints its environm
 identity, and tries to read a file of the service's (its signing key, mode 0600).
 """
 
-import asyncio
 import os
-import time
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 import asyncpg
 import pytest
 
-from domain import workloads
 from domain.workloads import Workload
 from infra.backends.local import LocalBackend
 from infra.postgres.eventstore import PostgresEventStore
@@ -22,6 +18,7 @@ from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import reports_to
 from services import submitter
 from tests.conftest import ACTOR
+from tests.integration.test_local_backend import finished
 from tests.workload_samples import requested_workload
 
 pytestmark = pytest.mark.integration
@@ -51,16 +48,6 @@ async def run(pool: asyncpg.Pool, work_dir: Path, command: str, **spec: Any) -> 
     backend = LocalBackend(work_dir / "workloads", reports_to(store), stop_grace_s=5)
     await submitter.reconcile(event.workload_id, store=store, backend=backend)
     return await finished(store, event.workload_id, 60)
-
-
-async def finished(store: PostgresEventStore, workload_id: UUID, within_s: float) -> Workload:
-    deadline = time.monotonic() + within_s
-    while True:
-        state = workloads.fold((await store.load(workload_id)).events)
-        assert state is not None
-        if state.actual in workloads.FINISHED or time.monotonic() > deadline:
-            return state
-        await asyncio.sleep(0.1)
 
 
 def log_of(work_dir: Path, state: Workload) -> str:

@@ -9,7 +9,6 @@ balancer), with the projector following the log as in production."""
 import asyncio
 import itertools
 import os
-import time
 from collections.abc import Callable, Iterator
 from uuid import uuid4
 
@@ -44,7 +43,7 @@ from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.security.secret_hashing import SecretHasher
 from services.applications import create_application
 from tests.api.support import AUTH, CREDENTIALS
-from tests.processes import serve
+from tests.processes import serve, wait_until_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -68,26 +67,14 @@ def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Itera
     children.append(serve("projector", postgres_url, nats_url, **common))
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     try:
-        for url in urls:
-            _wait_until_ready(url)
+        for url, child in zip(urls, children, strict=False):  # the API processes come first
+            wait_until_ready(f"{url}/readyz", child, within_s=30)
         yield urls
     finally:
         for child in children:
             child.terminate()
         for child in children:
             child.wait(timeout=15)
-
-
-def _wait_until_ready(url: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"the API at {url} did not become ready")
 
 
 def clients_over(urls: list[str]) -> Callable[[], RunaiClient]:
