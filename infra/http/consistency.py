@@ -14,6 +14,7 @@ event as well (to read another caller's write). Both waits are bounded together 
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -22,6 +23,7 @@ from litestar import Request, Response
 from prometheus_client import CollectorRegistry, Counter
 
 from infra.followers.fanout_runner import NAME as FANOUT
+from infra.postgres.connections import Connection
 from infra.postgres.positions import last_position
 from infra.postgres.read_marks import own_writes_read
 from projections import ALL
@@ -52,22 +54,33 @@ _stale_reads: Final = Counter(
 
 async def caught_up(pool: asyncpg.Pool, position: int, wait_s: float) -> bool:
     """Whether every read model has applied the event at `position`, waiting up to `wait_s`."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        if await pool.fetchval(_CAUGHT_UP, position, _NAMES) == len(_NAMES):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        await asyncio.sleep(_POLL_S)
+
+    async def check(conn: Connection) -> bool:
+        return bool(await conn.fetchval(_CAUGHT_UP, position, _NAMES) == len(_NAMES))
+
+    return await _polled(pool, check, wait_s)
 
 
 async def own_writes_caught_up(pool: asyncpg.Pool, subject: str, wait_s: float) -> bool:
     """Whether the read models hold every write of `subject` and what the fan-out made of them,
     waiting up to `wait_s`."""
+
+    async def check(conn: Connection) -> bool:
+        return await own_writes_read(conn, subject, _FOLLOWERS, _NAMES)
+
+    return await _polled(pool, check, wait_s)
+
+
+async def _polled(
+    pool: asyncpg.Pool,
+    check: Callable[[Connection], Awaitable[bool]],
+    wait_s: float,
+) -> bool:
+    """`check` until it holds or `wait_s` has passed; at least once."""
     deadline = time.monotonic() + wait_s
     while True:
         async with pool.acquire() as conn:
-            if await own_writes_read(conn, subject, _FOLLOWERS, _NAMES):
+            if await check(conn):
                 return True
         if time.monotonic() >= deadline:
             return False
