@@ -285,11 +285,6 @@ def row_of(record: asyncpg.Record) -> TemplateRow:
     )
 
 
-async def list_templates(conn: Executor) -> list[TemplateRow]:
-    rows = await conn.fetch(f"SELECT {COLUMNS} FROM template_catalogue ORDER BY name, template_id")
-    return [row_of(r) for r in rows]
-
-
 async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
     row = await conn.fetchrow(
         f"SELECT {COLUMNS} FROM template_catalogue WHERE template_id = $1", template_id

@@ -2,7 +2,8 @@
 decided in SQL: the scopes the caller may see, `filterBy`, `search`, the sort and the page, so a
 list costs a page, not the catalogue.
 
-It answers exactly as `template_queries.select` does over the same rows: text compares by code
+It answers exactly as the grammar read in memory row by row would (its property test holds
+it to tests/template_grammar.py): text compares by code
 point (`COLLATE "C"`), a missing value reads as the empty string, a project id sorts as a number,
 `runnable` reads as `true` or `false` (the projection works it out), and ties fall to the id.
 """

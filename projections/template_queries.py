@@ -1,10 +1,11 @@
 """Run:ai's template list grammar: `filterBy` (field, operator, value), `sortBy`/`sortOrder`,
-`search`, over the fields a template list can be filtered and sorted by."""
+`search`, over the fields a template list can be filtered and sorted by. Parsed here; decided
+in SQL (projections/template_pages.py)."""
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
@@ -31,17 +32,6 @@ class InvalidFilterError(ValueError):
     def __init__(self, index: int, reason: str) -> None:
         super().__init__(reason)
         self.index = index
-
-
-Filter = Callable[[Mapping[str, Any]], bool]
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return "" if value is None else str(value)
 
 
 class Condition(msgspec.Struct, frozen=True):
@@ -73,73 +63,3 @@ def parse_conditions(items: Sequence[str]) -> list[Condition]:
         else:
             found.append(Condition(field, operator, wanted))
     return found
-
-
-def parse_filters(items: Sequence[str]) -> list[Filter]:
-    """Each item as a predicate over a row's fields; InvalidFilterError names a bad one."""
-    return [predicate(condition) for condition in parse_conditions(items)]
-
-
-def predicate(condition: Condition) -> Filter:
-    """The condition as a test of a row's fields."""
-    if isinstance(condition.value, datetime):
-        return _compare_dates(condition.field, condition.operator, condition.value)
-    return _compare_text(condition.field, condition.operator, condition.value)
-
-
-def _compare_dates(field: str, operator: str, moment: datetime) -> Filter:
-    tests: dict[str, Callable[[datetime], bool]] = {
-        "==": lambda v: v == moment,
-        "!=": lambda v: v != moment,
-        "<=": lambda v: v <= moment,
-        ">=": lambda v: v >= moment,
-    }
-    test = tests[operator]
-    return lambda row: isinstance(row.get(field), datetime) and test(row[field])
-
-
-def _compare_text(field: str, operator: str, wanted: str) -> Filter:
-    tests: dict[str, Callable[[str], bool]] = {
-        "==": lambda v: v == wanted,
-        "!=": lambda v: v != wanted,
-        "<=": lambda v: v <= wanted,
-        ">=": lambda v: v >= wanted,
-        "=@": lambda v: wanted in v,
-        "!@": lambda v: wanted not in v,
-        "=^": lambda v: v.startswith(wanted),
-        "=$": lambda v: v.endswith(wanted),
-    }
-    test = tests[operator]
-    return lambda row: test(_text(row.get(field)))
-
-
-def select(
-    rows: Sequence[Mapping[str, Any]],
-    *,
-    filters: Sequence[Filter] = (),
-    search: str | None = None,
-    sort_by: str | None = None,
-    descending: bool = False,
-) -> list[Mapping[str, Any]]:
-    """Rows passing every filter and the free-text search (name and description), sorted."""
-    chosen = [row for row in rows if all(f(row) for f in filters)]
-    if search:
-        needle = search.lower()
-        chosen = [
-            row
-            for row in chosen
-            if needle in _text(row.get("name")).lower()
-            or needle in _text(row.get("description")).lower()
-        ]
-    key = sort_by or "name"
-
-    def order(row: Mapping[str, Any]) -> tuple[str, str]:
-        value = row.get(key)
-        text = (
-            f"{value:012d}"
-            if isinstance(value, int) and not isinstance(value, bool)
-            else _text(value)
-        )
-        return text, _text(row.get("id"))
-
-    return sorted(chosen, key=order, reverse=descending)

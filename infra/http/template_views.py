@@ -2,7 +2,6 @@
 and the wire shape of one template with its combined specs."""
 
 from datetime import UTC, datetime
-from typing import Any
 
 import msgspec
 
@@ -69,24 +68,6 @@ async def count_of(
     seen = await seen_scopes(request, streams, tree)
     async with resources.pool.acquire() as conn:
         return await template_pages.count(conn, seen, conditions, search=query.search)
-
-
-def summary_of(row: TemplateRow) -> dict[str, Any]:
-    meta = row.template.meta
-    return {
-        "id": row.template.id,
-        "name": meta.name,
-        "description": meta.description,
-        "workloadType": "Distributed",
-        "scopeType": meta.scope,
-        "clusterId": meta.cluster_id,
-        "projectId": meta.project_id,
-        "departmentId": meta.department_id,
-        "createdAt": row.created_at,
-        "updatedAt": row.updated_at,
-        "createdBy": row.created_by,
-        "updatedBy": row.updated_by,
-    }
 
 
 async def wire_of(

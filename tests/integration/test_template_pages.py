@@ -1,5 +1,5 @@
 """A list decided in SQL (projections/template_pages.py) answers exactly as the in-memory reading
-of Run:ai's grammar (projections/template_queries.select) over the same rows: generated
+of Run:ai's grammar (tests/template_grammar.py) over the same rows: generated
 catalogues and queries, names with any characters, against a real PostgreSQL."""
 
 import asyncio
@@ -16,11 +16,11 @@ from domain.combined import Combined, Runnable
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import ScopeRef, TemplateMeta
 from infra.bootstrap import create_pool
-from infra.http.template_views import summary_of
 from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings
 from projections import template_pages, template_queries
 from projections.template_catalogue import COLUMNS, StoredBody, TemplateRow, row_of
+from tests import template_grammar
 
 pytestmark = [pytest.mark.integration]
 
@@ -148,13 +148,13 @@ async def _check(conn: Any, catalogue: list[tuple[Any, ...]], query: dict[str, A
     stored = await _store(conn, catalogue)
     seen = query["seen"]
     visible = [
-        {**summary_of(row), "runnable": row.combined.runnable.is_runnable}
+        {**template_grammar.summary_of(row), "runnable": row.combined.runnable.is_runnable}
         for row in stored
         if row.template.meta.scope_ref in seen
     ]
-    expected = template_queries.select(
+    expected = template_grammar.select(
         visible,
-        filters=[template_queries.predicate(c) for c in query["conditions"]],
+        filters=[template_grammar.predicate(c) for c in query["conditions"]],
         search=query["search"],
         sort_by=query["sort_by"],
         descending=query["descending"],
