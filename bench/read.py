@@ -22,7 +22,15 @@ from collections.abc import Callable
 from uuid import uuid4
 
 from bench.harness import Figure, nats, postgres, report
-from bench.template_create import _created, drive, in_flight, percentile, server, setup
+from bench.template_create import (
+    _created,
+    drive,
+    in_flight,
+    percentile,
+    server,
+    service_env,
+    setup,
+)
 from infra.bootstrap import create_pool
 from infra.cli.embedded import free_port
 from infra.followers.fanout_runner import NAME as FANOUT
@@ -123,13 +131,7 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
     with postgres() as database_url, nats() as nats_url:
         token, _ = await setup(database_url)
         ours_port, bare_port = free_port(), free_port()
-        env = {
-            "TRAINPLATE_DATABASE_URL": database_url,
-            "TRAINPLATE_NATS_URL": nats_url,
-            "TRAINPLATE_API_PORT": str(ours_port),
-            "TRAINPLATE_AUTH__SIGNING_KEY": "b" * 48,
-            "TRAINPLATE_LOG_LEVEL": "WARNING",
-        }
+        env = service_env(database_url, nats_url, ours_port)
         api = [sys.executable, "-m", "infra.cli", "serve", "api"]
         projector = [sys.executable, "-m", "infra.cli", "serve", "projector"]
         bare = [sys.executable, "-m", "bench.bare_api", str(bare_port)]

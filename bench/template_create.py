@@ -123,6 +123,18 @@ async def setup(database_url: str) -> tuple[str, dict[str, str]]:
     return TokenIssuer(AUTH).issue(command.application_id, "bench-admin").access_token, {}
 
 
+def service_env(database_url: str, nats_url: str, api_port: int) -> dict[str, str]:
+    """The environment the service's processes run with here: the benchmark's servers, its
+    signing key (the tokens `setup` issues), quiet logs."""
+    return {
+        "TRAINPLATE_DATABASE_URL": database_url,
+        "TRAINPLATE_NATS_URL": nats_url,
+        "TRAINPLATE_API_PORT": str(api_port),
+        "TRAINPLATE_AUTH__SIGNING_KEY": AUTH.signing_key or "",
+        "TRAINPLATE_LOG_LEVEL": "WARNING",
+    }
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
 
@@ -131,13 +143,7 @@ async def main(rounds: int, seconds: float, connections: int) -> None:
     with postgres() as database_url, nats() as nats_url:
         token, _ = await setup(database_url)
         ours_port, bare_port = free_port(), free_port()
-        env = {
-            "TRAINPLATE_DATABASE_URL": database_url,
-            "TRAINPLATE_NATS_URL": nats_url,
-            "TRAINPLATE_API_PORT": str(ours_port),
-            "TRAINPLATE_AUTH__SIGNING_KEY": AUTH.signing_key,
-            "TRAINPLATE_LOG_LEVEL": "WARNING",
-        }
+        env = service_env(database_url, nats_url, ours_port)
         api = [sys.executable, "-m", "infra.cli", "serve", "api"]
         bare = [sys.executable, "-m", "bench.bare_api", str(bare_port)]
         ours_url, bare_url = f"http://127.0.0.1:{ours_port}", f"http://127.0.0.1:{bare_port}"
