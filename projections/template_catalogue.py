@@ -10,7 +10,7 @@ after the assets it names). A read is then one row; no read loads an event strea
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 from uuid import UUID
 
 import asyncpg
@@ -70,68 +70,81 @@ def _template_body(body: StoredBody) -> TemplateBody:
 
 
 async def _asset_states(
-    conn: Executor, versions: Iterable[AssetVersion]
+    conn: Executor, versions: Iterable[AssetVersion], *, deleted_too: bool = False
 ) -> dict[tuple[UUID, int], Asset]:
-    """The assets at the versions given that still exist then, by (id, version): one query."""
+    """The assets at the versions given, by (id, version): one query. Deleted ones (an asset's
+    last version) only when asked for: a template's combined specs lack them, and the next
+    event of an asset builds on them."""
     wanted = list(versions)
     if not wanted:
         return {}
     rows = await conn.fetch(
-        "SELECT s.asset_id, s.version, s.kind, s.meta::text AS meta, s.spec::text AS spec"
-        " FROM template_asset_states s"
+        "SELECT s.asset_id, s.version, s.kind, s.meta::text AS meta, s.spec::text AS spec,"
+        " s.deleted FROM template_asset_states s"
         " JOIN unnest($1::uuid[], $2::int[]) AS w(asset_id, version) USING (asset_id, version)"
-        " WHERE NOT s.deleted",
+        " WHERE $3 OR NOT s.deleted",
         [v.asset_id for v in wanted],
         [v.version for v in wanted],
+        deleted_too,
     )
     return {
-        (row["asset_id"], row["version"]): _asset_of(row, row["asset_id"], row["version"])
+        (row["asset_id"], row["version"]): Asset(
+            id=row["asset_id"],
+            kind=row["kind"],
+            meta=_decode_asset_meta(row["meta"]),
+            spec=msgspec.json.decode(row["spec"], type=SPECS[row["kind"]]),  # type: ignore[arg-type]
+            deleted=row["deleted"],
+            version=row["version"],
+        )
         for row in rows
     }
 
 
-def _asset_of(row: Any, asset_id: UUID, version: int) -> Asset:
-    return Asset(
-        id=asset_id,
-        kind=row["kind"],
-        meta=_decode_asset_meta(row["meta"]),
-        spec=msgspec.json.decode(row["spec"], type=SPECS[row["kind"]]),  # type: ignore[arg-type]
-        deleted=row.get("deleted", False),
-        version=version,
+async def _record_assets(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
+    """Each asset's state at each version these events make, from its state at the version
+    before (read once per asset, for its first event here): one read, one write."""
+    if not batch:
+        return
+    firsts: dict[UUID, int] = {}
+    for recorded in batch:
+        firsts.setdefault(recorded.stream_id, recorded.version)
+    known = await _asset_states(
+        conn,
+        (AssetVersion(asset_id=a, version=v - 1) for a, v in firsts.items() if v > 1),
+        deleted_too=True,
     )
-
-
-async def _combined(conn: Executor, body: StoredBody) -> str:
-    """The combined specs of the body, from the asset versions it records, as stored."""
-    states = await _asset_states(conn, body.asset_versions)
-    return _encode(_combine_with(body, states)).decode()
-
-
-async def _record_asset(conn: Executor, recorded: RecordedEvent) -> None:
-    """The asset's state at this event's version, from its state at the one before."""
-    event = recorded.event
-    assert asset_rules.is_asset_event(event)
-    before = None
-    if recorded.version > 1:
-        before = await _asset_states_any(conn, recorded.stream_id, recorded.version - 1)
-    state = asset_rules.evolve(before, event)
+    latest: dict[UUID, Asset | None] = {a: known.get((a, v - 1)) for a, v in firsts.items()}
+    made: list[tuple[UUID, int, Asset]] = []
+    for recorded in batch:
+        event = recorded.event
+        assert asset_rules.is_asset_event(event)
+        state = asset_rules.evolve(latest[recorded.stream_id], event)
+        latest[recorded.stream_id] = state
+        made.append((recorded.stream_id, recorded.version, state))
     await conn.execute(
         "INSERT INTO template_asset_states (asset_id, version, kind, meta, spec, deleted)"
-        " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6) ON CONFLICT DO NOTHING",
-        recorded.stream_id, recorded.version, state.kind, _encode(state.meta).decode(),
-        _encode(state.spec).decode(), state.deleted,
-    )  # fmt: skip
-
-
-async def _asset_states_any(conn: Executor, asset_id: UUID, version: int) -> Asset | None:
-    """The asset at `version`, deleted or not (the next event builds on it)."""
-    row = await conn.fetchrow(
-        "SELECT kind, meta::text AS meta, spec::text AS spec, deleted FROM template_asset_states"
-        " WHERE asset_id = $1 AND version = $2",
-        asset_id,
-        version,
+        " SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::jsonb[], $5::jsonb[],"
+        "   $6::bool[])"
+        " ON CONFLICT DO NOTHING",
+        [a for a, _, _ in made],
+        [v for _, v, _ in made],
+        [s.kind for _, _, s in made],
+        [_encode(s.meta).decode() for _, _, s in made],
+        [_encode(s.spec).decode() for _, _, s in made],
+        [s.deleted for _, _, s in made],
     )
-    return None if row is None else _asset_of(row, asset_id, version)
+
+
+class _Draft(msgspec.Struct, kw_only=True):
+    """A template's row while a batch folds into it."""
+
+    meta: TemplateMeta
+    body: StoredBody
+    created_at: datetime
+    created_by: str
+    updated_at: datetime
+    updated_by: str
+    version: int
 
 
 def _body(e: TemplateCreated | TemplateUpdated) -> StoredBody:
@@ -144,111 +157,125 @@ def _body(e: TemplateCreated | TemplateUpdated) -> StoredBody:
     )
 
 
-def _asset_ids(e: TemplateCreated | TemplateUpdated) -> list[UUID]:
-    return [v.asset_id for v in e.asset_versions]
-
-
-async def apply(conn: Executor, recorded: RecordedEvent) -> None:
-    """Fold one event in; safe to run twice (updates carry the stream version)."""
+def _evolve(draft: _Draft | None, recorded: RecordedEvent) -> _Draft | None:
+    """The row after one template event; None when there is none (deleted, or never made)."""
     at, by, version = recorded.recorded_at, recorded.metadata.actor_subject, recorded.version
     match recorded.event:
         case TemplateCreated() as e:
-            scope = e.meta.scope_ref
-            await conn.execute(
-                "INSERT INTO template_catalogue (template_id, name, scope_kind, scope_id, meta,"
-                " body, asset_ids, created_at, created_by, updated_at, updated_by, version,"
-                " combined)"
-                " VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $8, $9, $10,"
-                " $11::jsonb)"
-                " ON CONFLICT (template_id) DO NOTHING",
-                e.template_id, e.meta.name, scope.kind, scope.id, _encode(e.meta).decode(),
-                _encode(_body(e)).decode(), _asset_ids(e), at, by, version,
-                await _combined(conn, _body(e)),
+            return _Draft(meta=e.meta, body=_body(e), created_at=at, created_by=by,
+                          updated_at=at, updated_by=by, version=version)  # fmt: skip
+        case TemplateUpdated() as e if draft is not None:
+            meta = msgspec.structs.replace(draft.meta, name=e.name, description=e.description)
+            return _Draft(meta=meta, body=_body(e), created_at=draft.created_at,
+                          created_by=draft.created_by, updated_at=at, updated_by=by,
+                          version=version)  # fmt: skip
+        case TemplateLinkedAssetUpdated() as e if draft is not None:
+            versions = tuple(
+                msgspec.structs.replace(v, version=e.asset_version) if v.asset_id == e.asset_id
+                else v
+                for v in draft.body.asset_versions
             )  # fmt: skip
-        case TemplateUpdated() as e:
-            await conn.execute(
-                "UPDATE template_catalogue SET name = $2,"
-                " meta = jsonb_set(jsonb_set(meta, '{name}', to_jsonb($2::text)),"
-                "                  '{description}', coalesce(to_jsonb($3::text), 'null'::jsonb)),"
-                " body = $4::jsonb, asset_ids = $5, updated_at = $6, updated_by = $7, version = $8,"
-                " combined = $9::jsonb"
-                " WHERE template_id = $1 AND version < $8",
-                e.template_id, e.name, e.description, _encode(_body(e)).decode(),
-                _asset_ids(e), at, by, version, await _combined(conn, _body(e)),
-            )  # fmt: skip
-        case TemplateLinkedAssetUpdated() as e:
-            await _linked_asset_updates(conn, [(recorded, e)])
-        case TemplateDeleted() as e:
-            await conn.execute(
-                "DELETE FROM template_catalogue WHERE template_id = $1", e.template_id
+            body = msgspec.structs.replace(draft.body, asset_versions=versions)
+            return msgspec.structs.replace(
+                draft, body=body, updated_at=at, updated_by=by, version=version
             )
-        case event if asset_rules.is_asset_event(event):
-            await _record_asset(conn, recorded)
-        case _:
-            pass  # not an event this read model cares about
+        case _:  # deleted; or a change to a row there is not (deleted before)
+            return None
+
+
+async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
+    """Fold each template's events of the batch into its row in memory, from the row as stored
+    (read once for all), then write every row that moved and its combined specs in one
+    statement, and delete in one more. An event at or below the row's version is applied
+    already (a replay) and skipped."""
+    if not batch:
+        return
+    ids = list(dict.fromkeys(r.stream_id for r in batch))
+    stored = await conn.fetch(
+        "SELECT template_id, meta::text AS meta, body::text AS body, created_at, created_by,"
+        " updated_at, updated_by, version FROM template_catalogue"
+        " WHERE template_id = ANY($1::uuid[])",
+        ids,
+    )
+    drafts: dict[UUID, _Draft | None] = {
+        row["template_id"]: _Draft(
+            meta=_decode_meta(row["meta"]),
+            body=_decode_body(row["body"]),
+            created_at=row["created_at"],
+            created_by=row["created_by"],
+            updated_at=row["updated_at"],
+            updated_by=row["updated_by"],
+            version=row["version"],
+        )
+        for row in stored
+    }
+    moved: set[UUID] = set()
+    for recorded in batch:
+        draft = drafts.get(recorded.stream_id)
+        if draft is not None and draft.version >= recorded.version:
+            continue
+        drafts[recorded.stream_id] = _evolve(draft, recorded)
+        moved.add(recorded.stream_id)
+    gone = [t for t in ids if t in moved and drafts.get(t) is None]
+    if gone:
+        await conn.execute(
+            "DELETE FROM template_catalogue WHERE template_id = ANY($1::uuid[])", gone
+        )
+    kept = [(t, d) for t in ids if t in moved and (d := drafts.get(t)) is not None]
+    if not kept:
+        return
+    states = await _asset_states(conn, {v for _, d in kept for v in d.body.asset_versions})
+    await conn.execute(
+        "INSERT INTO template_catalogue AS t (template_id, name, scope_kind, scope_id, meta,"
+        " body, asset_ids, created_at, created_by, updated_at, updated_by, version, combined)"
+        " SELECT u.template_id, u.name, u.scope_kind, u.scope_id, u.meta, u.body,"
+        "   ARRAY(SELECT (jsonb_array_elements(u.body->'assetVersions')->>'assetId')::uuid),"
+        "   u.created_at, u.created_by, u.updated_at, u.updated_by, u.version, u.combined"
+        " FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[],"
+        "   $7::timestamptz[], $8::text[], $9::timestamptz[], $10::text[], $11::int[],"
+        "   $12::jsonb[]) AS u(template_id, name, scope_kind, scope_id, meta, body, created_at,"
+        "   created_by, updated_at, updated_by, version, combined)"
+        " ON CONFLICT (template_id) DO UPDATE SET name = excluded.name, meta = excluded.meta,"
+        "   body = excluded.body, asset_ids = excluded.asset_ids,"
+        "   updated_at = excluded.updated_at, updated_by = excluded.updated_by,"
+        "   version = excluded.version, combined = excluded.combined"
+        " WHERE t.version < excluded.version",
+        [t for t, _ in kept],
+        [d.meta.name for _, d in kept],
+        [d.meta.scope_ref.kind for _, d in kept],
+        [d.meta.scope_ref.id for _, d in kept],
+        [_encode(d.meta).decode() for _, d in kept],
+        [_encode(d.body).decode() for _, d in kept],
+        [d.created_at for _, d in kept],
+        [d.created_by for _, d in kept],
+        [d.updated_at for _, d in kept],
+        [d.updated_by for _, d in kept],
+        [d.version for _, d in kept],
+        [_encode(_combine_with(d.body, states)).decode() for _, d in kept],
+    )
+
+
+_TEMPLATE_EVENTS: Final = (
+    TemplateCreated,
+    TemplateUpdated,
+    TemplateLinkedAssetUpdated,
+    TemplateDeleted,
+)
 
 
 async def apply_batch(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
-    """As `apply` event by event, but each run of linked-asset updates to distinct templates (a
-    fan-out writes thousands in a row) is one statement."""
-    run: list[tuple[RecordedEvent, TemplateLinkedAssetUpdated]] = []
-    for recorded in batch:
-        event = recorded.event
-        if not isinstance(event, TemplateLinkedAssetUpdated):
-            await _linked_asset_updates(conn, run)
-            run = []
-            await apply(conn, recorded)
-            continue
-        if any(r.stream_id == recorded.stream_id for r, _ in run):  # one row, updated in order
-            await _linked_asset_updates(conn, run)
-            run = []
-        run.append((recorded, event))
-    await _linked_asset_updates(conn, run)
+    """Fold a batch in; safe to run twice (rows carry their stream version, asset states are
+    written once). The assets' states first: a template event names asset versions that come
+    before it in the log, and a state, once written, never changes, so writing the batch's
+    states before its template events changes nothing a template event reads. Then every
+    template's events, one read and at most two writes for the batch."""
+    await _record_assets(conn, [r for r in batch if asset_rules.is_asset_event(r.event)])
+    await _fold_templates(conn, [r for r in batch if isinstance(r.event, _TEMPLATE_EVENTS)])
 
 
-async def _linked_asset_updates(
-    conn: Executor, run: Sequence[tuple[RecordedEvent, TemplateLinkedAssetUpdated]]
-) -> None:
-    """Each template moves on to its asset's new version, and its combined specs with it: the
-    rows, then the asset states they need, each read once for the whole run (the templates are
-    distinct), and one statement for the writes."""
-    if not run:
-        return
-    rows = await conn.fetch(
-        "SELECT template_id, body::text AS body, version FROM template_catalogue"
-        " WHERE template_id = ANY($1::uuid[])",
-        [r.stream_id for r, _ in run],
-    )
-    current = {row["template_id"]: (_decode_body(row["body"]), row["version"]) for row in rows}
-    moved: list[tuple[RecordedEvent, StoredBody]] = []
-    for recorded, event in run:
-        found = current.get(recorded.stream_id)
-        if found is None or found[1] >= recorded.version:
-            continue  # deleted since, or applied already
-        body = found[0]
-        versions = tuple(
-            msgspec.structs.replace(v, version=event.asset_version)
-            if v.asset_id == event.asset_id
-            else v
-            for v in body.asset_versions
-        )
-        moved.append((recorded, msgspec.structs.replace(body, asset_versions=versions)))
-    if not moved:
-        return
-    states = await _asset_states(conn, {v for _, b in moved for v in b.asset_versions})
-    await conn.execute(
-        "UPDATE template_catalogue t SET body = u.body, combined = u.combined,"
-        " updated_at = u.at, updated_by = u.by, version = u.version"
-        " FROM unnest($1::uuid[], $2::jsonb[], $3::jsonb[], $4::timestamptz[], $5::text[],"
-        "   $6::int[]) AS u(template_id, body, combined, at, by, version)"
-        " WHERE t.template_id = u.template_id AND t.version < u.version",
-        [r.stream_id for r, _ in moved],
-        [_encode(b).decode() for _, b in moved],
-        [_encode(_combine_with(b, states)).decode() for _, b in moved],
-        [r.recorded_at for r, _ in moved],
-        [r.metadata.actor_subject for r, _ in moved],
-        [r.version for r, _ in moved],
-    )
+async def apply(conn: Executor, recorded: RecordedEvent) -> None:
+    """Fold one event in: a batch of one."""
+    await apply_batch(conn, [recorded])
 
 
 def _combine_with(body: StoredBody, states: dict[tuple[UUID, int], Asset]) -> Combined:
