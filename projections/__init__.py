@@ -37,7 +37,7 @@ ALL: tuple[Projection, ...] = (
     Projection(
         application_catalogue.NAME, application_catalogue.apply, (application_catalogue.NAME,)
     ),
-    Projection(org_units.NAME, org_units.apply, (org_units.NAME,)),
+    Projection(org_units.NAME, org_units.apply, (org_units.NAME, "org_units_epoch")),
     Projection(asset_catalogue.NAME, asset_catalogue.apply, (asset_catalogue.NAME,)),
     Projection(access_rules.NAME, access_rules.apply, (access_rules.NAME,)),
     Projection(

@@ -112,7 +112,25 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         case ProjectDeleted() as e:
             await _delete(conn, "project", e.project_id)
         case _:
-            pass  # not an event this read model cares about
+            return  # not an event this read model cares about
+    if isinstance(recorded.event, _RESHAPING):
+        await conn.execute(_TOUCH)
+
+
+# The events that add or remove a unit, and so change lineages; readers keep lineages in memory
+# until the epoch they were read at moves (migration 0017).
+_RESHAPING: Final = (
+    ClusterCreated,
+    DepartmentCreated,
+    ProjectCreated,
+    ClusterDeleted,
+    DepartmentDeleted,
+    ProjectDeleted,
+)
+_TOUCH: Final = """
+INSERT INTO org_units_epoch (epoch) VALUES (pg_current_xact_id()::text::bigint)
+ON CONFLICT (only_row) DO UPDATE SET epoch = excluded.epoch
+"""
 
 
 async def _update_fields(

@@ -12,12 +12,13 @@ from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 
 from infra.bootstrap import Resources, open_resources
+from infra.http.access_cache import AccessCache
 from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.asset_schemas import provide_asset_filter
 from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
-from infra.http.consistency import after_request, before_request
+from infra.http.consistency import after_request, settler
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.edge import EdgeGuardMiddleware
@@ -91,6 +92,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         app.state.streams = PostgresNamedStreams(opened.pool, store)
         app.state.ids = PostgresIdSequence(opened.pool)
         app.state.tree = PostgresOrgTree(opened.pool)
+        app.state.access = AccessCache(store, app.state.tree)
         app.state.vault = PostgresCredentialVault(opened.pool, store, sealer)
         app.state.usage = PostgresAssetUsage(opened.pool)
         app.state.store = store
@@ -159,13 +161,15 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             },
             "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
-        before_request=before_request(settings.consistency_wait_s),
         after_request=after_request,
         middleware=[
             # First: what the store cannot hold never reaches authentication or a handler.
             EdgeGuardMiddleware,  # type: ignore[list-item]  # plain ASGI, loosely typed
             DefineMiddleware(
-                BearerAuthenticationMiddleware, issuer=token_issuer, external=external
+                BearerAuthenticationMiddleware,
+                issuer=token_issuer,
+                external=external,
+                settle=settler(settings.consistency_wait_s),
             ),
         ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]

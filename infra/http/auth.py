@@ -1,5 +1,11 @@
 """Bearer authentication: every route needs a valid access token unless it opts out
-(`exclude_from_auth=True`: health, readiness and the token endpoint itself)."""
+(`exclude_from_auth=True`: health, readiness and the token endpoint itself).
+
+After the token's signature, one query settles the request (infra/http/consistency.py
+`settle`): whether the caller's own writes are read, and whether what this process keeps about
+the caller's access (infra/http/access_cache.py) still holds. A caller's token generation and
+grants are then usually known without reading its stream.
+"""
 
 import asyncio
 from collections.abc import Callable
@@ -13,21 +19,27 @@ from litestar.middleware.authentication import (
     AbstractAuthenticationMiddleware,
     AuthenticationResult,
 )
-from litestar.types import ASGIApp
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from domain import applications
+from domain.values import Grant
 from infra.errors import TokenSigningUnconfiguredError
+from infra.http import consistency
+from infra.http.access_cache import AccessCache
 from infra.security.access_tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
 from services.errors import NotAuthenticatedError
-from services.ports import StreamLoader
 
 
 class Principal(msgspec.Struct, frozen=True, kw_only=True):
-    """Who is calling: the application a verified token names."""
+    """Who is calling: the application a verified token names, or an identity provider's user;
+    with what it holds as of the request's start (`grants`) and the org tree's epoch then
+    (`tree_epoch`: which lineages its reads see)."""
 
     subject: str
     client_id: str
     kind: str
+    grants: tuple[Grant, ...] = ()
+    tree_epoch: int | None = None
 
 
 # What each verification failure is called in the 401 body; the token itself is never echoed.
@@ -49,11 +61,18 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         app: ASGIApp,
         issuer: TokenIssuer | None,
         external: ExternalTokenVerifier | None = None,
+        *,
+        settle: consistency.Settle,
         **options: Any,
     ) -> None:
         super().__init__(app, **options)
         self._issuer = issuer
         self._external = external
+        self._settle = settle
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        consistency.begin()  # every request, authenticated or not, starts with nothing carried
+        await super().__call__(scope, receive, send)
 
     async def authenticate_request(
         self, connection: ASGIConnection[Any, Any, Any, Any]
@@ -68,48 +87,54 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
             except jwt.InvalidTokenError as exc:
                 raise NotAuthenticatedError("the token is malformed") from exc
             if algorithm != ALGORITHM:
-                return await self._as_user(token)
+                return await self._as_user(connection, token)
         issuer = self._issuer
         if issuer is None:
             raise TokenSigningUnconfiguredError()
         claims = _checked(lambda: issuer.verify(token))
-        await _still_current(connection, claims)
+        try:
+            application_id = UUID(str(claims["sub"]))
+            generation = int(str(claims.get("gen", 0)))
+        except ValueError as exc:
+            raise NotAuthenticatedError("the token is malformed") from exc
+        standing = await self._settle(connection, str(application_id))
+        access: AccessCache = connection.app.state.access
+        state = await access.application(application_id, standing.access_epoch)
+        if state is None or not applications.token_is_current(state, generation):
+            raise NotAuthenticatedError(
+                "the token was revoked: its application's secret was regenerated since, or the"
+                " application was disabled or deleted"
+            )
         principal = Principal(
-            subject=str(claims["sub"]),
+            subject=str(application_id),
             client_id=str(claims.get("client_id", "")),
             kind=str(claims.get("kind", "application")),
+            grants=state.effective_grants,
+            tree_epoch=standing.org_epoch,
         )
         return AuthenticationResult(user=principal, auth=claims)
 
-    async def _as_user(self, token: str) -> AuthenticationResult:
+    async def _as_user(
+        self, connection: ASGIConnection[Any, Any, Any, Any], token: str
+    ) -> AuthenticationResult:
         external = self._external
         assert external is not None
         try:
             claims = await asyncio.to_thread(_checked, lambda: external.verify(token))
         except jwt.PyJWKClientError as exc:
             raise NotAuthenticatedError("the token's signing key is not known") from exc
-        principal = Principal(subject=str(claims["sub"]), client_id="", kind="user")
-        return AuthenticationResult(user=principal, auth=claims)
-
-
-async def _still_current(
-    connection: ASGIConnection[Any, Any, Any, Any], claims: dict[str, object]
-) -> None:
-    """A token of ours speaks for its application only while the application is live and has
-    not moved past the token's generation (a rotated secret, a disabling): read from its stream
-    on every request, so a revocation applies at once, on every API process."""
-    try:
-        application_id = UUID(str(claims["sub"]))
-        generation = int(str(claims.get("gen", 0)))
-    except ValueError as exc:
-        raise NotAuthenticatedError("the token is malformed") from exc
-    registry: StreamLoader = connection.app.state.registry
-    state = applications.fold((await registry.load(application_id)).events)
-    if not applications.token_is_current(state, generation):
-        raise NotAuthenticatedError(
-            "the token was revoked: its application's secret was regenerated since, or the"
-            " application was disabled or deleted"
+        subject = str(claims["sub"])
+        standing = await self._settle(connection, subject)
+        access: AccessCache = connection.app.state.access
+        grants = await access.user_grants(subject, standing.access_epoch)
+        principal = Principal(
+            subject=subject,
+            client_id="",
+            kind="user",
+            grants=grants,
+            tree_epoch=standing.org_epoch,
         )
+        return AuthenticationResult(user=principal, auth=claims)
 
 
 def _checked(verify: Callable[[], dict[str, object]]) -> dict[str, object]:

@@ -14,6 +14,7 @@ from domain import access as access_rules
 from domain.events import ActorKind, Event, EventMetadata
 from domain.org_units import UnknownScopeError
 from domain.values import ScopeRef
+from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
 from services import access
 from services.ports import OrgTree, StreamLoader
@@ -31,10 +32,12 @@ def actor(caller: Caller) -> EventMetadata:
 async def visibility(
     caller: Caller, streams: StreamLoader, tree: OrgTree
 ) -> tuple[set[ScopeRef], dict[ScopeRef, tuple[ScopeRef, ...]]]:
-    """The scopes whose things the caller may see, and every live scope's lineage."""
-    grants = await access.grants_of(actor(caller), streams=streams)
-    lineages = await tree.lineages()
-    return access_rules.visible_scopes(grants, lineages), lineages
+    """The scopes whose things the caller may see, and every live scope's lineage: from its
+    grants and the org tree as of the request's start, which authentication settled
+    (infra/http/access_cache.py keeps them)."""
+    cache: AccessCache = caller.app.state.access
+    lineages = await cache.lineages(caller.user.tree_epoch)
+    return access_rules.visible_scopes(caller.user.grants, lineages), lineages
 
 
 async def seen_scopes(caller: Caller, streams: StreamLoader, tree: OrgTree) -> set[ScopeRef]:

@@ -3,7 +3,9 @@
 By default, with no header: a caller's read waits until the read models have applied every
 write the caller made before it, and what the fan-out made of them (infra/postgres/read_marks.py:
 the mark is in PostgreSQL, so a write through one API process is read back through another).
-A caller with nothing pending pays one indexed query.
+A caller with nothing pending pays one indexed query, the request's standing query, which also
+says whether what the process keeps about access still holds (infra/http/access_cache.py); it is
+run by authentication (infra/http/auth.py), as every authenticated request needs it.
 
 Every write response also carries `X-Trainplate-Position`, the log position of the last event the
 request appended; a read that sends a position as `X-Trainplate-Min-Position` waits for that
@@ -19,13 +21,14 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 import asyncpg
-from litestar import Request, Response
+from litestar import Response
+from litestar.connection import ASGIConnection
 from prometheus_client import CollectorRegistry, Counter
 
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.postgres.connections import Connection
 from infra.postgres.positions import last_position
-from infra.postgres.read_marks import own_writes_read
+from infra.postgres.read_marks import Standing, standing
 from projections import ALL
 
 POSITION: Final = "X-Trainplate-Position"
@@ -61,16 +64,6 @@ async def caught_up(pool: asyncpg.Pool, position: int, wait_s: float) -> bool:
     return await _polled(pool, check, wait_s)
 
 
-async def own_writes_caught_up(pool: asyncpg.Pool, subject: str, wait_s: float) -> bool:
-    """Whether the read models hold every write of `subject` and what the fan-out made of them,
-    waiting up to `wait_s`."""
-
-    async def check(conn: Connection) -> bool:
-        return await own_writes_read(conn, subject, _FOLLOWERS, _NAMES)
-
-    return await _polled(pool, check, wait_s)
-
-
 async def _polled(
     pool: asyncpg.Pool,
     check: Callable[[Connection], Awaitable[bool]],
@@ -87,24 +80,51 @@ async def _polled(
         await asyncio.sleep(_POLL_S)
 
 
-def before_request(wait_s: float) -> Any:
-    async def hook(request: Request[Any, Any, Any]) -> None:
-        last_position.set(None)
-        _stale.set(False)
-        if request.method != "GET" or request.scope.get("user") is None:
-            return  # only a caller who wrote may make a read wait: no one holds a connection free
-        pool: asyncpg.Pool = request.app.state.resources.pool
-        started = time.monotonic()
-        ready = await own_writes_caught_up(pool, request.user.subject, wait_s)
-        wanted = request.headers.get(MIN_POSITION)
-        if ready and wanted is not None and wanted.isdigit():
-            left = max(0.0, wait_s - (time.monotonic() - started))
-            ready = await caught_up(pool, int(wanted), left)
-        if not ready:
-            _stale.set(True)
-            _stale_reads.inc()
+def begin() -> None:
+    """A request starts: it has appended nothing and read nothing stale yet."""
+    last_position.set(None)
+    _stale.set(False)
 
-    return hook
+
+# How authentication settles a request for a caller (a fake in unit tests of authentication).
+Settle = Callable[[ASGIConnection[Any, Any, Any, Any], str], Awaitable[Standing]]
+
+
+def settler(wait_s: float) -> Settle:
+    """`settle`, with reads waiting up to `wait_s`."""
+
+    async def settled(connection: ASGIConnection[Any, Any, Any, Any], subject: str) -> Standing:
+        return await settle(connection, subject, wait_s)
+
+    return settled
+
+
+async def settle(
+    connection: ASGIConnection[Any, Any, Any, Any], subject: str, wait_s: float
+) -> Standing:
+    """The request's standing: for a read (GET), once the read models hold the caller's own
+    writes (and the `X-Trainplate-Min-Position` event, when sent), or the wait ran out (then it
+    answers stale); for a write, at once, as nothing waits for a writer."""
+    pool: asyncpg.Pool = connection.app.state.resources.pool
+    reads = connection.scope.get("method") == "GET"
+    started = time.monotonic()
+    found: list[Standing] = []
+
+    async def check(conn: Connection) -> bool:
+        found[:] = [await standing(conn, subject, _FOLLOWERS, _NAMES, reads=reads)]
+        return found[0].ready
+
+    ready = await _polled(pool, check, wait_s)
+    wanted = connection.headers.get(MIN_POSITION)
+    if reads and ready and wanted is not None and wanted.isdigit():
+        left = max(0.0, wait_s - (time.monotonic() - started))
+        ready = await caught_up(pool, int(wanted), left)
+        async with pool.acquire() as conn:  # the epochs as of the end of the wait
+            found[:] = [await standing(conn, subject, _FOLLOWERS, _NAMES, reads=False)]
+    if not ready:
+        _stale.set(True)
+        _stale_reads.inc()
+    return found[0]
 
 
 async def after_request(response: Response[Any]) -> Response[Any]:

@@ -17,6 +17,8 @@ mark of what it made of it is there to be read.
 from collections.abc import Sequence
 from typing import Final
 
+import msgspec
+
 from infra.postgres.connections import Connection
 
 _READY: Final = """
@@ -40,6 +42,23 @@ SELECT (NOT EXISTS (SELECT FROM mine) OR (
         ) = cardinality($3::text[]))
 """
 
+# A request's standing, in one round trip: whether the caller's writes are read, and the epochs
+# of what an API process keeps in memory about access (migration 0017).
+_STANDING: Final = f"""
+SELECT (SELECT epoch FROM access_epoch) AS access_epoch,
+       (SELECT epoch FROM org_units_epoch) AS org_epoch,
+       (NOT $4::bool OR ({_READY})) AS ready
+"""
+
+
+class Standing(msgspec.Struct, frozen=True, kw_only=True):
+    """What one query tells a request about its caller."""
+
+    access_epoch: int | None  # of applications' and users' streams
+    org_epoch: int | None  # of the org tree's read model
+    ready: bool  # the caller's own writes are read (always, when not asked)
+
+
 _MARK_DOWNSTREAM: Final = """
 INSERT INTO downstream_marks (principal, transaction_id, global_position)
 VALUES ($1, pg_current_xact_id(), $2)
@@ -56,6 +75,22 @@ async def own_writes_read(
     """Whether `followers` (checkpoint names) have applied the subject's last event, and
     `read_models` what the fan-out appended for the subject's events."""
     return bool(await conn.fetchval(_READY, subject, list(followers), list(read_models)))
+
+
+async def standing(
+    conn: Connection,
+    subject: str,
+    followers: Sequence[str],
+    read_models: Sequence[str],
+    *,
+    reads: bool,
+) -> Standing:
+    """The access epochs and, when the request `reads`, whether `own_writes_read`."""
+    row = await conn.fetchrow(_STANDING, subject, list(followers), list(read_models), reads)
+    assert row is not None
+    return Standing(
+        access_epoch=row["access_epoch"], org_epoch=row["org_epoch"], ready=bool(row["ready"])
+    )
 
 
 async def mark_downstream(conn: Connection, subject: str, position: int) -> None:

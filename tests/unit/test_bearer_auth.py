@@ -10,8 +10,11 @@ from litestar.datastructures import State
 from litestar.middleware import DefineMiddleware
 
 from domain.events import ApplicationCreated, ApplicationSecretRotated, EventMetadata
+from domain.values import ScopeRef
+from infra.http.access_cache import AccessCache
 from infra.http.auth import BearerAuthenticationMiddleware, Principal
 from infra.http.problems import EXCEPTION_HANDLERS
+from infra.postgres.read_marks import Standing
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings
 from tests.fakes import InMemoryEventStore
@@ -46,12 +49,29 @@ async def applications(*, rotated: bool = False) -> InMemoryEventStore:
     return store
 
 
+class NoOrgTree:
+    """The org tree port, which authentication never asks."""
+
+    async def lineages(self) -> dict[ScopeRef, tuple[ScopeRef, ...]]:
+        raise AssertionError("authentication reads no lineages")
+
+    async def children(self, scope: ScopeRef) -> int:
+        raise AssertionError("authentication counts no units")
+
+
+async def settled(connection: object, subject: str) -> Standing:
+    """Every request finds the caller's writes read and the epochs unmoved."""
+    return Standing(access_epoch=None, org_epoch=None, ready=True)
+
+
 def app(issuer: TokenIssuer | None, registry: InMemoryEventStore) -> Litestar:
     return Litestar(
         route_handlers=[open_route, closed_route],
-        middleware=[DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer)],
+        middleware=[
+            DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer, settle=settled)
+        ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        state=State({"registry": registry}),
+        state=State({"access": AccessCache(registry, NoOrgTree())}),
     )
 
 

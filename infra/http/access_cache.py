@@ -1,0 +1,74 @@
+"""What an API process keeps in memory about access, so that a read costs one query for it.
+
+A caller's standing (its token still current, its grants) is folded from its own stream, and
+the org tree's lineages are read from their read model; both are kept here under the epoch they
+were read at (migration 0017), and the request's one standing query (infra/postgres/read_marks.py
+`standing`) says whether that epoch still holds. A grant, a revocation, a rotated secret or a
+disabling moves the write side's epoch in its own transaction, so the next request anywhere
+reloads: nothing is applied later than when the stream was read on every request.
+"""
+
+from collections import OrderedDict
+from typing import Final
+from uuid import UUID
+
+from domain import applications, users
+from domain.applications import Application
+from domain.values import TENANT, Grant, ScopeRef
+from services.ports import OrgTree, StreamLoader
+
+_CALLERS: Final = 4096  # the callers kept; the least recently used go first
+_NONE: Final = object()  # kept for an application that does not exist
+
+
+class AccessCache:
+    def __init__(self, streams: StreamLoader, tree: OrgTree, *, size: int = _CALLERS) -> None:
+        self._streams = streams
+        self._tree = tree
+        self._size = size
+        self._callers: OrderedDict[str, tuple[int | None, object]] = OrderedDict()
+        self._lineages: tuple[int | None, dict[ScopeRef, tuple[ScopeRef, ...]]] | None = None
+
+    async def application(self, application_id: UUID, epoch: int | None) -> Application | None:
+        """The application as its stream says (None: never created)."""
+        key = f"application:{application_id}"
+        kept = self._kept(key, epoch)
+        if kept is not None:
+            return kept if isinstance(kept, Application) else None
+        state = applications.fold((await self._streams.load(application_id)).events)
+        self._keep(key, epoch, _NONE if state is None else state)
+        return state
+
+    async def user_grants(self, subject: str, epoch: int | None) -> tuple[Grant, ...]:
+        """A user's grants (none for a user never granted anything)."""
+        key = f"user:{subject}"
+        kept = self._kept(key, epoch)
+        if isinstance(kept, tuple):
+            return kept
+        user = users.fold((await self._streams.load(users.stream_of(subject))).events)
+        grants = () if user is None else user.grants
+        self._keep(key, epoch, grants)
+        return grants
+
+    async def lineages(self, epoch: int | None) -> dict[ScopeRef, tuple[ScopeRef, ...]]:
+        """Every live scope, the tenant included, with its lineage."""
+        kept = self._lineages
+        if kept is not None and kept[0] == epoch:
+            return kept[1]
+        found = await self._tree.lineages()
+        found.setdefault(TENANT, (TENANT,))
+        self._lineages = (epoch, found)
+        return found
+
+    def _kept(self, key: str, epoch: int | None) -> object | None:
+        kept = self._callers.get(key)
+        if kept is None or kept[0] != epoch:
+            return None
+        self._callers.move_to_end(key)
+        return kept[1]
+
+    def _keep(self, key: str, epoch: int | None, found: object) -> None:
+        self._callers[key] = (epoch, found)
+        self._callers.move_to_end(key)
+        while len(self._callers) > self._size:
+            self._callers.popitem(last=False)
