@@ -22,11 +22,9 @@ from domain.applications import AccessRuleNotFoundError
 from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.named_streams import PostgresIdSequence
-from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from services.access_rules import create_access_rule, delete_access_rule
@@ -163,9 +161,7 @@ async def get_role(role_id: FromPath[int]) -> RoleResponse:
 async def create_rule(
     request: Caller,
     data: JSONBody[AccessRuleCreationRequest],
-    store: NamedDependency[PostgresEventStore],
-    ids: NamedDependency[PostgresIdSequence],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> AccessRuleResponse:
     if data.subject_type == "group":
         raise InvalidRequestError("/subjectType", "groups are not supported; grant users or apps")
@@ -185,8 +181,8 @@ async def create_rule(
     command = CreateAccessRule(
         subject_kind=subject_kind, subject_id=data.subject_id, grant=grant, metadata=actor(request)
     )
-    rule = await create_access_rule(command, store=store, ids=ids)
-    async with servers.pool.acquire() as conn:
+    rule = await create_access_rule(command, store=adapters.store, ids=adapters.ids)
+    async with adapters.resources.pool.acquire() as conn:
         seen = await access_rules.get_rule(conn, rule.rule_id)
     now = datetime.now(UTC)
     return _wire(
@@ -209,15 +205,13 @@ async def create_rule(
 @get("/api/v1/authorization/access-rules", tags=["Access rules"])
 async def list_rules(
     request: Caller,
-    store: NamedDependency[PostgresEventStore],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     subject_id: Annotated[str | None, QueryParameter(name="subjectId")] = None,
     role_id: Annotated[int | None, QueryParameter(name="roleId")] = None,
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 500,
 ) -> AccessRuleList:
-    rows = await _visible(request, store, tree, servers)
+    rows = await _visible(request, adapters.store, adapters.tree, adapters.resources)
     chosen = [
         row
         for row in rows
@@ -232,11 +226,9 @@ async def list_rules(
 async def get_rule(
     request: Caller,
     rule_id: FromPath[int],
-    store: NamedDependency[PostgresEventStore],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> AccessRuleResponse:
-    rows = await _visible(request, store, tree, servers)
+    rows = await _visible(request, adapters.store, adapters.tree, adapters.resources)
     row = next((r for r in rows if r.rule_id == rule_id), None)
     if row is None:
         raise AccessRuleNotFoundError(rule_id)
@@ -247,10 +239,9 @@ async def get_rule(
 async def delete_rule(
     request: Caller,
     rule_id: FromPath[int],
-    store: NamedDependency[PostgresEventStore],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> None:
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         row = await access_rules.get_rule(conn, rule_id)
     if row is None:
         raise AccessRuleNotFoundError(rule_id)
@@ -260,7 +251,7 @@ async def delete_rule(
         rule_id=rule_id,
         metadata=actor(request),
     )
-    await delete_access_rule(command, store=store)
+    await delete_access_rule(command, store=adapters.store)
 
 
 ACCESS_RULE_ROUTES: Final = (list_roles, get_role, create_rule, list_rules, get_rule, delete_rule)

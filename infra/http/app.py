@@ -3,7 +3,6 @@
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from litestar import Litestar
 from litestar.datastructures import State
@@ -14,6 +13,7 @@ from litestar.openapi import OpenAPIConfig
 from infra.bootstrap import Resources, open_resources
 from infra.http.access_cache import AccessCache
 from infra.http.access_rules import ACCESS_RULE_ROUTES
+from infra.http.adapters import Adapters
 from infra.http.asset_schemas import provide_asset_filter
 from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
@@ -60,15 +60,9 @@ from infra.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def _from_state(attribute: str) -> Provide:
-    """A dependency read off the app's state. Handlers annotate it with the adapter's own class:
-    Litestar checks each injected value against its annotation, and a runtime Protocol check
-    walks the protocol's members on every request."""
-
-    def provide(state: State) -> Any:
-        return getattr(state, attribute)
-
-    return Provide(provide, sync_to_thread=False)
+def _adapters(state: State) -> Adapters:
+    adapters: Adapters = state.adapters
+    return adapters
 
 
 def create_app(settings: Settings, *, resources: Resources | None = None) -> Litestar:
@@ -81,22 +75,32 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         log.warning("no token signing key configured: POST /api/v1/token answers 503")
 
     def _wire(app: Litestar, opened: Resources) -> None:
+        store = PostgresEventStore(opened.pool, DOMAIN_CODEC)
+        tree = PostgresOrgTree(opened.pool)
+        adapters = Adapters(
+            settings=settings,
+            token_issuer=token_issuer,
+            resources=opened,
+            registry=PostgresApplicationRegistry(opened.pool, SecretHasher(settings.auth)),
+            streams=PostgresNamedStreams(opened.pool, store),
+            ids=PostgresIdSequence(opened.pool),
+            tree=tree,
+            vault=PostgresCredentialVault(opened.pool, store, sealer),
+            usage=PostgresAssetUsage(opened.pool),
+            registries=PostgresRegistryCredentials(opened.pool),
+            store=store,
+            access=AccessCache(store, tree),
+        )
+        app.state.adapters = adapters
+        # What middleware and guards, which take no dependencies, read off the state.
         app.state.resources = opened
+        app.state.streams = adapters.streams
+        app.state.access = adapters.access
         app.state.logins = LoginThrottle(
             per_client=settings.auth.login_failures_per_client,
             per_address=settings.auth.login_failures_per_address,
             window_s=settings.auth.login_window_s,
         )
-        app.state.registry = PostgresApplicationRegistry(opened.pool, SecretHasher(settings.auth))
-        store = PostgresEventStore(opened.pool, DOMAIN_CODEC)
-        app.state.streams = PostgresNamedStreams(opened.pool, store)
-        app.state.ids = PostgresIdSequence(opened.pool)
-        app.state.tree = PostgresOrgTree(opened.pool)
-        app.state.access = AccessCache(store, app.state.tree)
-        app.state.vault = PostgresCredentialVault(opened.pool, store, sealer)
-        app.state.usage = PostgresAssetUsage(opened.pool)
-        app.state.store = store
-        app.state.registries = PostgresRegistryCredentials(opened.pool)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -107,9 +111,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         async with open_resources(settings, role="api") as opened:
             _wire(app, opened)
             yield
-
-    def provide_settings() -> Settings:
-        return settings
 
     return Litestar(
         route_handlers=[
@@ -141,25 +142,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             title="trainplate", version="1.0.0", render_plugins=[DecoderExactJson()]
         ),
         dependencies={
-            "settings": Provide(provide_settings, sync_to_thread=False),
+            "adapters": Provide(_adapters, sync_to_thread=False),
             "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),
-            # The adapters _wire put on the app's state, each under its dependency name.
-            **{
-                name: _from_state(attribute)
-                for name, attribute in (
-                    ("servers", "resources"),  # not "resources": a body field is named so
-                    ("registry", "registry"),
-                    ("streams", "streams"),
-                    ("ids", "ids"),
-                    ("tree", "tree"),
-                    ("vault", "vault"),
-                    ("usage", "usage"),
-                    ("registries", "registries"),
-                    ("store", "store"),
-                    ("history_store", "store"),  # the Postgres store keeps every envelope
-                )
-            },
-            "token_issuer": Provide(lambda: token_issuer, sync_to_thread=False),
         },
         after_request=after_request,
         middleware=[

@@ -26,6 +26,7 @@ from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.accepted import Accepted
+from infra.http.adapters import Adapters
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetUpdateMeta,
@@ -43,8 +44,6 @@ from infra.http.asset_schemas import (
     used_by,
 )
 from infra.http.callers import Caller, actor, seen_scopes, visibility, visible_or_missing
-from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
 from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
@@ -94,9 +93,9 @@ def visible_asset(
 async def create_environment(
     request: Caller,
     data: JSONBody[EnvironmentCreationRequest],
-    streams: NamedDependency[PostgresNamedStreams],
+    adapters: NamedDependency[Adapters],
 ) -> EnvironmentAsset:
-    created = await create_from(request, data.meta, data.spec, streams)
+    created = await create_from(request, data.meta, data.spec, adapters.streams)
     return _environment(written(request, created, None))
 
 
@@ -104,13 +103,15 @@ async def create_environment(
 async def list_environments(
     request: Caller,
     asset_filter: NamedDependency[AssetFilter],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
-    rows = await visible_rows(request, ("environment",), asset_filter, streams, tree, servers)
-    usage = await usage_of(request, streams, tree, servers, rows, usage_info)
+    rows = await visible_rows(
+        request, ("environment",), asset_filter, adapters.streams, adapters.tree, adapters.resources
+    )
+    usage = await usage_of(
+        request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
+    )
     return EnvironmentListResponse([_environment(row, usage) for row in rows])
 
 
@@ -118,13 +119,18 @@ async def list_environments(
 async def get_environment(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
-    row = await one_visible(request, "environment", asset_id, streams, tree, servers)
-    return _environment(row, await usage_of(request, streams, tree, servers, [row], usage_info))
+    row = await one_visible(
+        request, "environment", asset_id, adapters.streams, adapters.tree, adapters.resources
+    )
+    return _environment(
+        row,
+        await usage_of(
+            request, adapters.streams, adapters.tree, adapters.resources, [row], usage_info
+        ),
+    )
 
 
 @put(
@@ -137,10 +143,11 @@ async def update_environment(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[EnvironmentUpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> EnvironmentAsset:
-    row = await update_from(request, asset_id, data.meta, data.spec, streams, servers)
+    row = await update_from(
+        request, asset_id, data.meta, data.spec, adapters.streams, adapters.resources
+    )
     return _environment(row)
 
 
@@ -148,11 +155,10 @@ async def update_environment(
 async def delete_environment(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    usage: NamedDependency[PostgresAssetUsage],
+    adapters: NamedDependency[Adapters],
 ) -> Accepted:
     command = DeleteAsset(asset_id=asset_id, kind="environment", metadata=actor(request))
-    await assets.delete_asset(command, streams=streams, usage=usage)
+    await assets.delete_asset(command, streams=adapters.streams, usage=adapters.usage)
     return Accepted()
 
 
@@ -160,9 +166,9 @@ async def delete_environment(
 async def create_compute(
     request: Caller,
     data: JSONBody[ComputeCreationRequest],
-    streams: NamedDependency[PostgresNamedStreams],
+    adapters: NamedDependency[Adapters],
 ) -> ComputeAsset:
-    created = await create_from(request, data.meta, data.spec or ComputeSpec(), streams)
+    created = await create_from(request, data.meta, data.spec or ComputeSpec(), adapters.streams)
     return _compute(written(request, created, None))
 
 
@@ -170,13 +176,15 @@ async def create_compute(
 async def list_computes(
     request: Caller,
     asset_filter: NamedDependency[AssetFilter],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
-    rows = await visible_rows(request, ("compute",), asset_filter, streams, tree, servers)
-    usage = await usage_of(request, streams, tree, servers, rows, usage_info)
+    rows = await visible_rows(
+        request, ("compute",), asset_filter, adapters.streams, adapters.tree, adapters.resources
+    )
+    usage = await usage_of(
+        request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
+    )
     return ComputeListResponse([_compute(row, usage) for row in rows])
 
 
@@ -184,13 +192,18 @@ async def list_computes(
 async def get_compute(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
-    row = await one_visible(request, "compute", asset_id, streams, tree, servers)
-    return _compute(row, await usage_of(request, streams, tree, servers, [row], usage_info))
+    row = await one_visible(
+        request, "compute", asset_id, adapters.streams, adapters.tree, adapters.resources
+    )
+    return _compute(
+        row,
+        await usage_of(
+            request, adapters.streams, adapters.tree, adapters.resources, [row], usage_info
+        ),
+    )
 
 
 @put(
@@ -203,22 +216,22 @@ async def update_compute(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[ComputeUpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> ComputeAsset:
     spec = data.spec or ComputeSpec()
-    return _compute(await update_from(request, asset_id, data.meta, spec, streams, servers))
+    return _compute(
+        await update_from(request, asset_id, data.meta, spec, adapters.streams, adapters.resources)
+    )
 
 
 @delete("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
 async def delete_compute(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    usage: NamedDependency[PostgresAssetUsage],
+    adapters: NamedDependency[Adapters],
 ) -> Accepted:
     command = DeleteAsset(asset_id=asset_id, kind="compute", metadata=actor(request))
-    await assets.delete_asset(command, streams=streams, usage=usage)
+    await assets.delete_asset(command, streams=adapters.streams, usage=adapters.usage)
     return Accepted()
 
 

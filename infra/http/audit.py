@@ -21,12 +21,10 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from domain import access
 from domain.values import TENANT, ScopeKind, ScopeRef
-from infra.bootstrap import Resources
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.hashchain import first_missing, verify_all, verify_stream
-from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresOrgTree
 from projections.audit_index import AuditFilter, AuditRow, find
 from services.access import grants_of
 from services.errors import InvalidRequestError, NotPermittedError
@@ -119,8 +117,7 @@ async def _scopes(
 
 async def audit_filter(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
+    adapters: NamedDependency[Adapters],
     stream_type: Annotated[str | None, QueryParameter(name="streamType")] = None,
     stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
     types: Annotated[list[str] | None, QueryParameter(name="type")] = None,
@@ -137,7 +134,9 @@ async def audit_filter(
         stream_id=stream_id,
         types=tuple(types or ()),
         actor=actor_subject,
-        scopes=await _scopes(request, streams, tree, scope_type, scope_id, include_descendants),
+        scopes=await _scopes(
+            request, adapters.streams, adapters.tree, scope_type, scope_id, include_descendants
+        ),
         since=since,
         until=until,
     )
@@ -149,13 +148,13 @@ FILTERED: Final = {"wanted": Provide(audit_filter)}
 @get(f"{BASE}/events", dependencies=FILTERED, tags=["Audit"])
 async def query_events(
     wanted: NamedDependency[AuditFilter],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     after: Annotated[int | None, NOT_NEGATIVE] = None,
     order: Annotated[Literal["asc", "desc"], QueryParameter()] = "asc",
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
 ) -> AuditPage:
     """A page of events; `next` is the cursor to pass as `after` for the following page."""
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         rows = await find(conn, wanted, after=after, newest_first=order == "desc", limit=limit)
     following = rows[-1].seq if len(rows) == limit else None
     return AuditPage(events=[wire(r) for r in rows], next=following)
@@ -165,7 +164,7 @@ async def query_events(
 async def tail_events(
     request: Caller,
     wanted: NamedDependency[AuditFilter],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     after: Annotated[int | None, NOT_NEGATIVE] = None,
     max_events: Annotated[int | None, QueryParameter(name="maxEvents", ge=1)] = None,
 ) -> ServerSentEvent:
@@ -179,13 +178,13 @@ async def tail_events(
         except ValueError:
             raise InvalidRequestError("Last-Event-ID", "a cursor this service sent") from None
     if after is None:
-        async with servers.pool.acquire() as conn:
+        async with adapters.resources.pool.acquire() as conn:
             after = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM audit_index"))
 
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         cursor, sent, idle = after, 0, 0.0
         while max_events is None or sent < max_events:
-            async with servers.pool.acquire() as conn:
+            async with adapters.resources.pool.acquire() as conn:
                 rows = await find(conn, wanted, after=cursor, newest_first=False, limit=100)
             for row in rows[: None if max_events is None else max_events - sent]:
                 body = msgspec.json.encode(wire(row)).decode()
@@ -204,15 +203,16 @@ async def tail_events(
 @get(f"{BASE}/verify", tags=["Audit"])
 async def verify(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     stream_id: Annotated[UUID | None, QueryParameter(name="streamId")] = None,
 ) -> Verification:
     """Walk the hash chains (one stream, or all) and report the first broken link. Needs a
     tenant-wide grant: it reads every stream."""
-    if not access.permits(await grants_of(actor(request), streams=streams), (TENANT,), "viewer"):
+    if not access.permits(
+        await grants_of(actor(request), streams=adapters.streams), (TENANT,), "viewer"
+    ):
         raise NotPermittedError("verify the event store")
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         reports = [await verify_stream(conn, stream_id)] if stream_id else await verify_all(conn)
         missing = None if stream_id else await first_missing(conn)
     broken = next((r for r in reports if not r.intact), missing)

@@ -20,8 +20,8 @@ from domain import credentials
 from domain.commands import CreateCredential, DeleteCredential, SecretValues, UpdateCredential
 from domain.credentials import Credential
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
-from infra.bootstrap import Resources
 from infra.http.accepted import Accepted
+from infra.http.adapters import Adapters
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -32,8 +32,6 @@ from infra.http.asset_schemas import (
 )
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
 from infra.http.callers import Caller, actor
-from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
 from projections import asset_catalogue
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services.credentials import create_credential, delete_credential, update_credential
@@ -189,32 +187,32 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
     async def create(
         request: Caller,
         data: JSONBody[CredentialCreationRequest],
-        vault: NamedDependency[PostgresCredentialVault],
+        adapters: NamedDependency[Adapters],
     ) -> CredentialAsset:
-        created = await create_credential(_command(kind, request, data), vault=vault)
+        created = await create_credential(_command(kind, request, data), vault=adapters.vault)
         return _asset(written(request, created, None))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
     async def list_kind(
         request: Caller,
-        vault: NamedDependency[PostgresCredentialVault],
-        tree: NamedDependency[PostgresOrgTree],
-        servers: NamedDependency[Resources],
+        adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialListResponse:
-        rows = await visible_rows(request, (kind,), AssetFilter(), vault, tree, servers)
+        rows = await visible_rows(
+            request, (kind,), AssetFilter(), adapters.vault, adapters.tree, adapters.resources
+        )
         return CredentialListResponse([_asset(row, usage_info) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
     async def get_one(
         request: Caller,
         asset_id: FromPath[UUID],
-        vault: NamedDependency[PostgresCredentialVault],
-        tree: NamedDependency[PostgresOrgTree],
-        servers: NamedDependency[Resources],
+        adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialAsset:
-        row = await one_visible(request, kind, asset_id, vault, tree, servers)
+        row = await one_visible(
+            request, kind, asset_id, adapters.vault, adapters.tree, adapters.resources
+        )
         return _asset(row, usage_info)
 
     @put(
@@ -229,10 +227,9 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         request: Caller,
         asset_id: FromPath[UUID],
         data: JSONBody[CredentialUpdateRequest],
-        vault: NamedDependency[PostgresCredentialVault],
-        servers: NamedDependency[Resources],
+        adapters: NamedDependency[Adapters],
     ) -> CredentialAsset:
-        current = await _current(vault, kind, asset_id)
+        current = await _current(adapters.vault, kind, asset_id)
         command = UpdateCredential(
             asset_id=asset_id,
             kind=kind,
@@ -240,27 +237,25 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
             description=data.meta.description,
             metadata=actor(request),
         )
-        updated = await update_credential(command, vault=vault)
-        async with servers.pool.acquire() as conn:
+        updated = await update_credential(command, vault=adapters.vault)
+        async with adapters.resources.pool.acquire() as conn:
             seen = await asset_catalogue.get_asset(conn, kind, asset_id)
         return _asset(written(request, updated, seen))
 
     async def remove(
         request: Caller,
         asset_id: FromPath[UUID],
-        vault: NamedDependency[PostgresCredentialVault],
-        usage: NamedDependency[PostgresAssetUsage],
+        adapters: NamedDependency[Adapters],
     ) -> None:
         command = DeleteCredential(asset_id=asset_id, kind=kind, metadata=actor(request))
-        await delete_credential(command, vault=vault, usage=usage)
+        await delete_credential(command, vault=adapters.vault, usage=adapters.usage)
 
     async def remove_accepted(
         request: Caller,
         asset_id: FromPath[UUID],
-        vault: NamedDependency[PostgresCredentialVault],
-        usage: NamedDependency[PostgresAssetUsage],
+        adapters: NamedDependency[Adapters],
     ) -> Accepted:
-        await remove(request, asset_id, vault, usage)
+        await remove(request, asset_id, adapters)
         return Accepted()
 
     # 202 with Run:ai's body, or (generic secrets, NGC keys) 204 with none, as the document has
@@ -279,12 +274,12 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
 @get("/api/v1/asset/credentials", tags=["Credentials"])
 async def list_credentials(
     request: Caller,
-    vault: NamedDependency[PostgresCredentialVault],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
-    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), vault, tree, servers)
+    rows = await visible_rows(
+        request, CREDENTIAL_KINDS, AssetFilter(), adapters.vault, adapters.tree, adapters.resources
+    )
     entries = []
     for row in rows:
         single = _asset(row, usage_info)

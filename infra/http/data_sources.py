@@ -17,8 +17,8 @@ from litestar.params import FromPath, JSONBody
 from domain.commands import DeleteAsset
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
-from infra.bootstrap import Resources
 from infra.http.accepted import Accepted
+from infra.http.adapters import Adapters
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -41,8 +41,6 @@ from infra.http.assets import (
 )
 from infra.http.callers import Caller, actor
 from infra.http.problems import pointer_in
-from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresAssetUsage, PostgresOrgTree
 from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
@@ -114,35 +112,42 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
     async def create(
         request: Caller,
         data: JSONBody[DataSourceCreationRequest],
-        streams: NamedDependency[PostgresNamedStreams],
+        adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
-        created = await create_from(request, data.meta, _spec(kind, data.spec), streams)
+        created = await create_from(request, data.meta, _spec(kind, data.spec), adapters.streams)
         return _asset(written(request, created, None))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
     async def list_kind(
         request: Caller,
         asset_filter: NamedDependency[AssetFilter],
-        streams: NamedDependency[PostgresNamedStreams],
-        tree: NamedDependency[PostgresOrgTree],
-        servers: NamedDependency[Resources],
+        adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> DataSourceListResponse:
-        rows = await visible_rows(request, (kind,), asset_filter, streams, tree, servers)
-        usage = await usage_of(request, streams, tree, servers, rows, usage_info)
+        rows = await visible_rows(
+            request, (kind,), asset_filter, adapters.streams, adapters.tree, adapters.resources
+        )
+        usage = await usage_of(
+            request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
+        )
         return DataSourceListResponse([_asset(row, usage) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
     async def get_one(
         request: Caller,
         asset_id: FromPath[UUID],
-        streams: NamedDependency[PostgresNamedStreams],
-        tree: NamedDependency[PostgresOrgTree],
-        servers: NamedDependency[Resources],
+        adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> DataSourceAsset:
-        row = await one_visible(request, kind, asset_id, streams, tree, servers)
-        return _asset(row, await usage_of(request, streams, tree, servers, [row], usage_info))
+        row = await one_visible(
+            request, kind, asset_id, adapters.streams, adapters.tree, adapters.resources
+        )
+        return _asset(
+            row,
+            await usage_of(
+                request, adapters.streams, adapters.tree, adapters.resources, [row], usage_info
+            ),
+        )
 
     @put(
         f"{path}/{{asset_id:uuid}}",
@@ -156,11 +161,14 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         request: Caller,
         asset_id: FromPath[UUID],
         data: JSONBody[DataSourceUpdateRequest],
-        streams: NamedDependency[PostgresNamedStreams],
-        servers: NamedDependency[Resources],
+        adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
         spec = _spec(kind, data.spec)
-        return _asset(await update_from(request, asset_id, data.meta, spec, streams, servers))
+        return _asset(
+            await update_from(
+                request, asset_id, data.meta, spec, adapters.streams, adapters.resources
+            )
+        )
 
     @delete(
         f"{path}/{{asset_id:uuid}}",
@@ -172,11 +180,10 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
     async def remove(
         request: Caller,
         asset_id: FromPath[UUID],
-        streams: NamedDependency[PostgresNamedStreams],
-        usage: NamedDependency[PostgresAssetUsage],
+        adapters: NamedDependency[Adapters],
     ) -> Accepted:
         command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
-        await assets.delete_asset(command, streams=streams, usage=usage)
+        await assets.delete_asset(command, streams=adapters.streams, usage=adapters.usage)
         return Accepted()
 
     return [create, list_kind, get_one, update, remove]
@@ -196,14 +203,16 @@ class CombinedListResponse(msgspec.Struct, frozen=True):
 async def list_data_sources(
     request: Caller,
     asset_filter: NamedDependency[AssetFilter],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
     """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
-    rows = await visible_rows(request, tuple(_KINDS), asset_filter, streams, tree, servers)
-    usage = await usage_of(request, streams, tree, servers, rows, usage_info)
+    rows = await visible_rows(
+        request, tuple(_KINDS), asset_filter, adapters.streams, adapters.tree, adapters.resources
+    )
+    usage = await usage_of(
+        request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
+    )
     return CombinedListResponse(
         [
             CombinedEntry(

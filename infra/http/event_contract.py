@@ -9,15 +9,17 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
 from domain.events import event_tag
+from infra.http.adapters import Adapters
 from infra.jetstream.asyncapi import asyncapi, event_types, payload_schema
-from infra.settings import Settings
 
 BASE: Final = "/api/v1/events"
 
 
 @get(f"{BASE}/asyncapi.json", exclude_from_auth=True, tags=["Event contract"])
-async def asyncapi_document(settings: NamedDependency[Settings]) -> dict[str, Any]:
-    return asyncapi(settings.nats)
+async def asyncapi_document(
+    adapters: NamedDependency[Adapters],
+) -> dict[str, Any]:
+    return asyncapi(adapters.settings.nats)
 
 
 @get(f"{BASE}/schemas/{{event_type:str}}", exclude_from_auth=True, tags=["Event contract"])

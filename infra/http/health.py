@@ -14,6 +14,7 @@ from infra.bootstrap import Resources
 from infra.followers import faults
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.followers.metrics import CONTENT_TYPE, lag_exposition
+from infra.http.adapters import Adapters
 from infra.http.consistency import STALE_READS
 from infra.postgres.migrate import pending_migrations
 from infra.settings import Settings
@@ -39,14 +40,13 @@ def healthz() -> dict[str, str]:
 
 @get("/readyz", include_in_schema=False, exclude_from_auth=True)
 async def readyz(
-    servers: NamedDependency[Resources],
-    settings: NamedDependency[Settings],
+    adapters: NamedDependency[Adapters],
 ) -> Response[Readiness]:
-    database, migrations, followers = await _database_checks(servers.pool)
+    database, migrations, followers = await _database_checks(adapters.resources.pool)
     checks = {
         "database": database,
         "migrations": migrations,
-        "broker": await _broker(servers, settings),
+        "broker": await _broker(adapters.resources, adapters.settings),
         "followers": followers,
     }
     ready = all(check.ready for check in checks.values())
@@ -86,12 +86,12 @@ async def _broker(resources: Resources, settings: Settings) -> Check:
 
 @get("/metrics", include_in_schema=False, exclude_from_auth=True)
 async def metrics(
-    servers: NamedDependency[Resources], settings: NamedDependency[Settings]
+    adapters: NamedDependency[Adapters],
 ) -> Response[bytes]:
     """Prometheus text: how far the relay (the outbox backlog) and each read model trail the
     log, in events and seconds. No secret is in it, so scrapers need no token."""
-    followers = [("relay", f"relay:{settings.relay.name}")]
+    followers = [("relay", f"relay:{adapters.settings.relay.name}")]
     followers += [(name, f"projection:{name}") for name in (*(p.name for p in ALL), FANOUT)]
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         body = await lag_exposition(conn, followers)
     return Response(body + generate_latest(STALE_READS), media_type=CONTENT_TYPE)

@@ -20,12 +20,10 @@ from domain.combined import FieldChange
 from domain.events import RecordedEvent
 from domain.templates import TemplateNotFoundError
 from domain.values import ScopeRef
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate
 from infra.http.template_views import wire_of
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresOrgTree
 from projections.template_catalogue import TemplateRow
 from services import history
 from services.ports import NamedStreams, OrgTree, RecordedHistory
@@ -127,13 +125,13 @@ To = Annotated[int | None, QueryParameter(name="to", ge=1)]
 async def template_history(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    history_store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
 ) -> HistoryWire:
     """Every version, oldest first: which event made it, when, by whom (a linked asset's
     update names its cause)."""
-    recorded = await _template(request, template_id, streams, tree, history_store)
+    recorded = await _template(
+        request, template_id, adapters.streams, adapters.tree, adapters.store
+    )
     return _versions(template_id, recorded)
 
 
@@ -141,26 +139,28 @@ async def template_history(
 async def template_as_of(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    history_store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
     version: Version = None,
     moment: Moment = None,
 ) -> Response[DistributedTemplate]:
     """The template as it was at `version`, or at `time` (ISO 8601), combined specs included."""
-    recorded = await _template(request, template_id, streams, tree, history_store)
+    recorded = await _template(
+        request, template_id, adapters.streams, adapters.tree, adapters.store
+    )
     count = history.upto(recorded, version=version, at=_utc(moment))
     template = history.template_at(recorded, count)
     first, last = recorded[0], recorded[count - 1]
     row = TemplateRow(
         template=template,
-        combined=await combined(template, streams=streams),  # of the assets as they were then
+        combined=await combined(
+            template, streams=adapters.streams
+        ),  # of the assets as they were then
         created_at=first.recorded_at,
         created_by=first.metadata.actor_subject,
         updated_at=last.recorded_at,
         updated_by=last.metadata.actor_subject,
     )
-    wire = await wire_of(request, template, row, streams)
+    wire = await wire_of(request, template, row, adapters.streams)
     return Response(wire, headers={"ETag": f'"{template.version}"'})
 
 
@@ -168,18 +168,18 @@ async def template_as_of(
 async def template_diff(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    history_store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
     old: From,
     new: To = None,
 ) -> DiffWire:
     """What changed from version `from` to version `to` (default: the latest), field by field,
     as JSON pointers into the template's response."""
-    recorded = await _template(request, template_id, streams, tree, history_store)
+    recorded = await _template(
+        request, template_id, adapters.streams, adapters.tree, adapters.store
+    )
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)
-    found = await history.template_diff(recorded, older, newer, streams=streams)
+    found = await history.template_diff(recorded, older, newer, streams=adapters.streams)
     return _diff(template_id, older, newer, found)
 
 
@@ -187,25 +187,23 @@ async def template_diff(
 async def asset_history(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    history_store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
 ) -> HistoryWire:
     """Every version of an environment, compute resource or data source, oldest first."""
-    return _versions(asset_id, await _asset(request, asset_id, streams, tree, history_store))
+    return _versions(
+        asset_id, await _asset(request, asset_id, adapters.streams, adapters.tree, adapters.store)
+    )
 
 
 @get(f"{ASSETS}/as-of", tags=["Asset history"])
 async def asset_as_of(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    history_store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
     version: Version = None,
     moment: Moment = None,
 ) -> AssetAsOf:
-    recorded = await _asset(request, asset_id, streams, tree, history_store)
+    recorded = await _asset(request, asset_id, adapters.streams, adapters.tree, adapters.store)
     asset = history.asset_at(recorded, history.upto(recorded, version=version, at=_utc(moment)))
     return AssetAsOf(
         id=asset_id,
@@ -221,13 +219,11 @@ async def asset_as_of(
 async def asset_diff(
     request: Caller,
     asset_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    history_store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
     old: From,
     new: To = None,
 ) -> DiffWire:
-    recorded = await _asset(request, asset_id, streams, tree, history_store)
+    recorded = await _asset(request, asset_id, adapters.streams, adapters.tree, adapters.store)
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)
     return _diff(asset_id, older, newer, history.asset_diff(recorded, older, newer))

@@ -11,11 +11,10 @@ from litestar.params import FromPath, JSONBody
 
 from domain.specs import ComputeSpec
 from infra.bootstrap import Resources
+from infra.http.adapters import Adapters
 from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequest
 from infra.http.assets import one_visible
 from infra.http.callers import Caller, seen_scopes
-from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import template_catalogue
 from services.ports import NamedStreams, OrgTree
 from services.templates import preview_asset_update
@@ -69,11 +68,17 @@ async def environment_impact(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[EnvironmentUpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> ImpactReport:
-    return await _report(request, "environment", asset_id, data.spec, streams, tree, servers)
+    return await _report(
+        request,
+        "environment",
+        asset_id,
+        data.spec,
+        adapters.streams,
+        adapters.tree,
+        adapters.resources,
+    )
 
 
 @post("/api/v1/asset/compute/{asset_id:uuid}/impact", status_code=200, tags=["Compute"])
@@ -81,12 +86,12 @@ async def compute_impact(
     request: Caller,
     asset_id: FromPath[UUID],
     data: JSONBody[ComputeUpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()
-    return await _report(request, "compute", asset_id, spec, streams, tree, servers)
+    return await _report(
+        request, "compute", asset_id, spec, adapters.streams, adapters.tree, adapters.resources
+    )
 
 
 IMPACT_ROUTES: Final = (environment_impact, compute_impact)

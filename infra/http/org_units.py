@@ -29,6 +29,7 @@ from domain.commands import (
 from domain.org_units import OrgUnitNotFoundError
 from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from infra.http.org_unit_schemas import (
     TENANT_ID,
@@ -48,8 +49,6 @@ from infra.http.org_unit_schemas import (
     project_wire,
     totals,
 )
-from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresOrgTree
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
 from services import access, org_units
@@ -60,7 +59,7 @@ from services.ports import NamedStreams
 async def create_cluster(
     request: Caller,
     data: JSONBody[ClusterCreationRequest],
-    streams: NamedDependency[PostgresNamedStreams],
+    adapters: NamedDependency[Adapters],
 ) -> DisplayedCluster:
     command = CreateCluster(
         cluster_id=uuid4(),
@@ -69,7 +68,7 @@ async def create_cluster(
         version=data.version,
         metadata=actor(request),
     )
-    await org_units.create_cluster(command, streams=streams)
+    await org_units.create_cluster(command, streams=adapters.streams)
     return DisplayedCluster(
         uuid=str(command.cluster_id),
         tenant_id=TENANT_ID,
@@ -83,20 +82,23 @@ async def create_cluster(
 @get("/api/v1/clusters", tags=["Clusters"])
 async def list_clusters(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> list[DisplayedCluster]:
-    return [cluster_wire(u) for u in await _visible(request, "cluster", streams, servers)]
+    return [
+        cluster_wire(u)
+        for u in await _visible(request, "cluster", adapters.streams, adapters.resources)
+    ]
 
 
 @get("/api/v1/clusters/{cluster_uuid:uuid}", tags=["Clusters"])
 async def get_cluster(
     request: Caller,
     cluster_uuid: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> DisplayedCluster:
-    return cluster_wire(await _one(request, "cluster", str(cluster_uuid), streams, servers))
+    return cluster_wire(
+        await _one(request, "cluster", str(cluster_uuid), adapters.streams, adapters.resources)
+    )
 
 
 @put("/api/v1/clusters/{cluster_uuid:uuid}", status_code=204, tags=["Clusters"])
@@ -104,29 +106,27 @@ async def update_cluster(
     request: Caller,
     cluster_uuid: FromPath[UUID],
     data: JSONBody[ClusterUpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
+    adapters: NamedDependency[Adapters],
 ) -> None:
     command = RenameCluster(cluster_id=cluster_uuid, name=data.name, metadata=actor(request))
-    await org_units.rename_cluster(command, streams=streams)
+    await org_units.rename_cluster(command, streams=adapters.streams)
 
 
 @delete("/api/v1/clusters/{cluster_uuid:uuid}", tags=["Clusters"])
 async def delete_cluster(
     request: Caller,
     cluster_uuid: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
+    adapters: NamedDependency[Adapters],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("cluster", str(cluster_uuid)), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=streams, tree=tree)
+    await org_units.delete_org_unit(command, streams=adapters.streams, tree=adapters.tree)
 
 
 @post("/api/v1/org-unit/departments", status_code=201, tags=["Departments"])
 async def create_department(
     request: Caller,
     data: JSONBody[DepartmentCreationRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    ids: NamedDependency[PostgresIdSequence],
+    adapters: NamedDependency[Adapters],
 ) -> Department:
     command = CreateDepartment(
         cluster_id=data.cluster_id,
@@ -135,7 +135,9 @@ async def create_department(
         resources=data.resources,
         metadata=actor(request),
     )
-    department_id = await org_units.create_department(command, streams=streams, ids=ids)
+    department_id = await org_units.create_department(
+        command, streams=adapters.streams, ids=adapters.ids
+    )
     now, by = datetime.now(UTC), request.user.subject
     return Department(
         id=department_id,
@@ -154,10 +156,9 @@ async def create_department(
 @get("/api/v1/org-unit/departments", tags=["Departments"])
 async def list_departments(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> DepartmentList:
-    units = await _visible(request, "department", streams, servers)
+    units = await _visible(request, "department", adapters.streams, adapters.resources)
     return DepartmentList([department_wire(u) for u in units])
 
 
@@ -165,10 +166,11 @@ async def list_departments(
 async def get_department(
     request: Caller,
     department_id: FromPath[str],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Department:
-    return department_wire(await _one(request, "department", department_id, streams, servers))
+    return department_wire(
+        await _one(request, "department", department_id, adapters.streams, adapters.resources)
+    )
 
 
 @put("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -176,10 +178,11 @@ async def update_department(
     request: Caller,
     department_id: FromPath[str],
     data: JSONBody[OrgUnitUpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Department:
-    unit = await _update(request, "department", department_id, data, streams, servers)
+    unit = await _update(
+        request, "department", department_id, data, adapters.streams, adapters.resources
+    )
     return department_wire(unit)
 
 
@@ -187,19 +190,17 @@ async def update_department(
 async def delete_department(
     request: Caller,
     department_id: FromPath[str],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
+    adapters: NamedDependency[Adapters],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("department", department_id), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=streams, tree=tree)
+    await org_units.delete_org_unit(command, streams=adapters.streams, tree=adapters.tree)
 
 
 @post("/api/v1/org-unit/projects", status_code=201, tags=["Projects"])
 async def create_project(
     request: Caller,
     data: JSONBody[ProjectCreationRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    ids: NamedDependency[PostgresIdSequence],
+    adapters: NamedDependency[Adapters],
 ) -> Project:
     command = CreateProject(
         cluster_id=data.cluster_id,
@@ -210,7 +211,7 @@ async def create_project(
         resources=data.resources,
         metadata=actor(request),
     )
-    project_id = await org_units.create_project(command, streams=streams, ids=ids)
+    project_id = await org_units.create_project(command, streams=adapters.streams, ids=adapters.ids)
     now, by = datetime.now(UTC), request.user.subject
     return project_wire(
         project_id=project_id,
@@ -228,10 +229,9 @@ async def create_project(
 @get("/api/v1/org-unit/projects", tags=["Projects"])
 async def list_projects(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> ProjectList:
-    units = await _visible(request, "project", streams, servers)
+    units = await _visible(request, "project", adapters.streams, adapters.resources)
     return ProjectList([project_from_row(u) for u in units])
 
 
@@ -239,10 +239,11 @@ async def list_projects(
 async def get_project(
     request: Caller,
     project_id: FromPath[str],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Project:
-    return project_from_row(await _one(request, "project", project_id, streams, servers))
+    return project_from_row(
+        await _one(request, "project", project_id, adapters.streams, adapters.resources)
+    )
 
 
 @put("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -250,21 +251,21 @@ async def update_project(
     request: Caller,
     project_id: FromPath[str],
     data: JSONBody[OrgUnitUpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Project:
-    return project_from_row(await _update(request, "project", project_id, data, streams, servers))
+    return project_from_row(
+        await _update(request, "project", project_id, data, adapters.streams, adapters.resources)
+    )
 
 
 @delete("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
 async def delete_project(
     request: Caller,
     project_id: FromPath[str],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
+    adapters: NamedDependency[Adapters],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("project", project_id), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=streams, tree=tree)
+    await org_units.delete_org_unit(command, streams=adapters.streams, tree=adapters.tree)
 
 
 ORG_UNIT_ROUTES: Final = (

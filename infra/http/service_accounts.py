@@ -21,10 +21,8 @@ from domain.commands import (
     SetApplicationEnabled,
 )
 from domain.values import TENANT
-from infra.bootstrap import Resources
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
-from infra.postgres.application_registry import PostgresApplicationRegistry
-from infra.postgres.eventstore import PostgresEventStore
 from projections import application_catalogue
 from services import access
 from services.applications import (
@@ -68,9 +66,9 @@ async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, a
 async def create_service_account(
     request: Caller,
     data: JSONBody[ServiceAccountCreationRequest],
-    registry: NamedDependency[PostgresApplicationRegistry],
+    adapters: NamedDependency[Adapters],
 ) -> ServiceAccountPostResponse:
-    await _require_tenant_admin(request, registry, "create service accounts")
+    await _require_tenant_admin(request, adapters.registry, "create service accounts")
     secret = secrets.token_urlsafe(32)
     command = CreateApplication(
         application_id=uuid4(),
@@ -78,7 +76,7 @@ async def create_service_account(
         grants=(),  # roles come from access rules, granted separately
         metadata=actor(request),
     )
-    await create_application(command, secret=secret, registry=registry)
+    await create_application(command, secret=secret, registry=adapters.registry)
     return ServiceAccountPostResponse(
         id=str(command.application_id), name=data.name, client_id=data.name, client_secret=secret
     )
@@ -87,11 +85,10 @@ async def create_service_account(
 @get("/api/v1/service-accounts", tags=["Service Accounts"])
 async def list_service_accounts(
     request: Caller,
-    registry: NamedDependency[PostgresApplicationRegistry],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> list[ServiceAccount]:
-    await _require_tenant_admin(request, registry, "list service accounts")
-    async with servers.pool.acquire() as conn:
+    await _require_tenant_admin(request, adapters.registry, "list service accounts")
+    async with adapters.resources.pool.acquire() as conn:
         return [_wire(a) for a in await application_catalogue.list_applications(conn)]
 
 
@@ -99,11 +96,10 @@ async def list_service_accounts(
 async def get_service_account(
     request: Caller,
     service_account_id: FromPath[UUID],
-    registry: NamedDependency[PostgresApplicationRegistry],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> ServiceAccount:
-    await _require_tenant_admin(request, registry, "read service accounts")
-    async with servers.pool.acquire() as conn:
+    await _require_tenant_admin(request, adapters.registry, "read service accounts")
+    async with adapters.resources.pool.acquire() as conn:
         found = await application_catalogue.get_application(conn, service_account_id)
     if found is None:
         raise applications.ApplicationNotFoundError(service_account_id)
@@ -114,13 +110,13 @@ async def get_service_account(
 async def delete_service_account(
     request: Caller,
     service_account_id: FromPath[UUID],
-    registry: NamedDependency[PostgresApplicationRegistry],
+    adapters: NamedDependency[Adapters],
 ) -> None:
     """204; the credential is destroyed with it, so its secret logs in no more."""
-    await _require_tenant_admin(request, registry, "delete service accounts")
+    await _require_tenant_admin(request, adapters.registry, "delete service accounts")
     metadata = actor(request)
     command = DeleteApplication(application_id=service_account_id, metadata=metadata)
-    await delete_application(command, registry=registry)
+    await delete_application(command, registry=adapters.registry)
 
 
 class RegenerateServiceAccountSecretResponse(msgspec.Struct, frozen=True, rename="camel"):
@@ -135,14 +131,14 @@ class RegenerateServiceAccountSecretResponse(msgspec.Struct, frozen=True, rename
 async def regenerate_service_account_secret(
     request: Caller,
     service_account_id: FromPath[UUID],
-    registry: NamedDependency[PostgresApplicationRegistry],
+    adapters: NamedDependency[Adapters],
 ) -> RegenerateServiceAccountSecretResponse:
     """The new secret is shown in this response only; the old one logs in no more."""
-    await _require_tenant_admin(request, registry, "regenerate service account secrets")
+    await _require_tenant_admin(request, adapters.registry, "regenerate service account secrets")
     secret = secrets.token_urlsafe(32)
     metadata = actor(request)
     command = RotateApplicationSecret(application_id=service_account_id, metadata=metadata)
-    await rotate_application_secret(command, secret=secret, registry=registry)
+    await rotate_application_secret(command, secret=secret, registry=adapters.registry)
     return RegenerateServiceAccountSecretResponse(secret)
 
 
@@ -168,17 +164,15 @@ async def patch_service_account(
     request: Caller,
     service_account_id: FromPath[UUID],
     data: JSONBody[ServiceAccountPatchRequest],
-    registry: NamedDependency[PostgresApplicationRegistry],
-    store: NamedDependency[PostgresEventStore],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> ServiceAccount:
     """Disable or enable: a disabled account cannot log in, and its tokens carry no roles."""
-    await _require_tenant_admin(request, registry, "update service accounts")
+    await _require_tenant_admin(request, adapters.registry, "update service accounts")
     command = SetApplicationEnabled(
         application_id=service_account_id, enabled=data.enabled, metadata=actor(request)
     )
-    state = await set_application_enabled(command, store=store)
-    async with servers.pool.acquire() as conn:
+    state = await set_application_enabled(command, store=adapters.store)
+    async with adapters.resources.pool.acquire() as conn:
         seen = await application_catalogue.get_application(conn, service_account_id)
     now = datetime.now(UTC)
     return ServiceAccount(

@@ -31,6 +31,7 @@ from domain.template_specs import (
 from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, may_see, seen_scopes, visible_or_missing
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.problems import pointer_in
@@ -45,8 +46,7 @@ from infra.http.template_schemas import (
     UpdateRequest,
 )
 from infra.http.template_views import ListQuery, count_of, page_of, wire_of
-from infra.postgres.named_streams import PostgresNamedStreams, name_holder
-from infra.postgres.read_model_ports import PostgresOrgTree
+from infra.postgres.named_streams import name_holder
 from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError
@@ -98,18 +98,22 @@ def _respond(wire: DistributedTemplate, version: int, status: int) -> Response[D
 
 @post(DISTRIBUTED, status_code=202, tags=["Distributed templates"])
 async def create_template(
-    request: Caller, data: JSONBody[CreationRequest], streams: NamedDependency[PostgresNamedStreams]
+    request: Caller,
+    data: JSONBody[CreationRequest],
+    adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
     scope = _scope(data.meta)
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
     key = request.headers.get("idempotency-key")
     template_id = uuid5(_IDEMPOTENCY, f"{request.user.subject}:{key}") if key else uuid4()
     if key:
-        existing = templates.fold((await streams.load(template_id)).events)
+        existing = templates.fold((await adapters.streams.load(template_id)).events)
         if existing is not None:
             if (existing.meta.name, existing.body) != (data.meta.name, templates.normalized(body)):
                 raise IdempotencyKeyReusedError(template_id)
-            return _respond(await wire_of(request, existing, None, streams), existing.version, 202)
+            return _respond(
+                await wire_of(request, existing, None, adapters.streams), existing.version, 202
+            )
     command = CreateTemplate(
         template_id=template_id,
         new_id=key is None,
@@ -119,18 +123,16 @@ async def create_template(
         body=body,
         metadata=actor(request),
     )
-    async with streams.session() as session:  # one connection for the reads and the write
+    async with adapters.streams.session() as session:  # one connection for the reads and the write
         view = await use_cases.create_template(command, streams=session)
-    wire = await wire_of(request, view.template, None, streams, combined=view.combined)
+    wire = await wire_of(request, view.template, None, adapters.streams, combined=view.combined)
     return _respond(wire, view.template.version, 202)
 
 
 @get(DISTRIBUTED, tags=["Distributed templates"])
 async def list_distributed(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_by: Annotated[
@@ -155,15 +157,15 @@ async def list_distributed(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
-    return await _listed(request, streams, tree, servers, query, offset, limit)
+    return await _listed(
+        request, adapters.streams, adapters.tree, adapters.resources, query, offset, limit
+    )
 
 
 @get(BASE, tags=["Templates"])
 async def list_any(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
@@ -172,20 +174,22 @@ async def list_any(
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order=sort_order)
-    return await _listed(request, streams, tree, servers, query, offset, limit)
+    return await _listed(
+        request, adapters.streams, adapters.tree, adapters.resources, query, offset, limit
+    )
 
 
 @get(f"{BASE}/count", tags=["Templates"])
 async def count_templates(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> Count:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order="asc")
-    return Count(await count_of(request, streams, tree, servers, query))
+    return Count(
+        await count_of(request, adapters.streams, adapters.tree, adapters.resources, query)
+    )
 
 
 async def _listed(
@@ -208,8 +212,7 @@ async def _listed(
 @get(f"{BASE}/name-availability", status_code=204, tags=["Templates"])
 async def name_availability(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     template_name: Annotated[str, QueryParameter(name="templateName", min_length=1)],
     scope_type: Annotated[
         Literal["tenant", "cluster", "department", "project"], QueryParameter(name="scopeType")
@@ -219,10 +222,12 @@ async def name_availability(
     """204 when the name is free in the scope, 409 when a template there holds it. A scope the
     caller may not see is answered as one that does not exist: its names are not its to know."""
     scope_key = "" if scope_type == "tenant" else scope_id or ""
-    if not await may_see(request, ScopeRef(scope_type, scope_key), streams, field="/scopeId"):
+    if not await may_see(
+        request, ScopeRef(scope_type, scope_key), adapters.streams, field="/scopeId"
+    ):
         raise UnknownScopeError(scope_type, scope_key, field="/scopeId")
     namespace = f"template@{scope_type}:{scope_key}"
-    if await name_holder(servers.pool, namespace, template_name) is not None:
+    if await name_holder(adapters.resources.pool, namespace, template_name) is not None:
         raise NameTakenError(template_name, namespace=namespace, field="/templateName")
 
 
@@ -233,16 +238,18 @@ async def name_availability(
 async def get_template(
     request: Caller,
     template_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
     """One template, at its distributed path or the any-type one."""
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         row = await template_catalogue.get_template(conn, template_id)
-    if row is None or row.template.meta.scope_ref not in await seen_scopes(request, streams, tree):
+    if row is None or row.template.meta.scope_ref not in await seen_scopes(
+        request, adapters.streams, adapters.tree
+    ):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    return _respond(await wire_of(request, row.template, row, streams), row.template.version, 200)
+    return _respond(
+        await wire_of(request, row.template, row, adapters.streams), row.template.version, 200
+    )
 
 
 def _live_scope(events: Iterable[Event]) -> ScopeRef | None:
@@ -263,12 +270,17 @@ async def replace_template(
     request: Caller,
     template_id: FromPath[UUID],
     data: JSONBody[UpdateRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
     return await _update(
-        request, template_id, data.meta.name, data.meta.description, body, streams, servers
+        request,
+        template_id,
+        data.meta.name,
+        data.meta.description,
+        body,
+        adapters.streams,
+        adapters.resources,
     )
 
 
@@ -279,13 +291,14 @@ async def patch_template(
     request: Caller,
     template_id: FromPath[UUID],
     data: JSONBody[dict[str, Any]],
-    streams: NamedDependency[PostgresNamedStreams],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
     """Merge the sent fields into the template (objects field by field, lists and values
     replaced; a null is a field not sent), then clear `fieldsToClear` (dotted paths such as
     `spec.image`)."""
-    current = templates.live(templates.fold((await streams.load(template_id)).events), template_id)
+    current = templates.live(
+        templates.fold((await adapters.streams.load(template_id)).events), template_id
+    )
     data = given(data)
     unknown = set(data) - {
         "meta",
@@ -320,21 +333,25 @@ async def patch_template(
     except msgspec.ValidationError as exc:
         raise InvalidRequestError(pointer_in(str(exc)), str(exc)) from None
     name = meta.get("name") or current.meta.name
-    return await _update(request, template_id, name, description, body, streams, servers)
+    return await _update(
+        request, template_id, name, description, body, adapters.streams, adapters.resources
+    )
 
 
 @delete(
     f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"], guards=[visible_template]
 )
 async def delete_template(
-    request: Caller, template_id: FromPath[UUID], streams: NamedDependency[PostgresNamedStreams]
+    request: Caller,
+    template_id: FromPath[UUID],
+    adapters: NamedDependency[Adapters],
 ) -> None:
     command = DeleteTemplate(
         template_id=template_id,
         expected_version=_expected(request.headers.get("if-match")),
         metadata=actor(request),
     )
-    await use_cases.delete_template(command, streams=streams)
+    await use_cases.delete_template(command, streams=adapters.streams)
 
 
 TEMPLATE_ROUTES: Final = (

@@ -13,9 +13,9 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain.tenant_settings import FIXED, info_of
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from infra.http.template_schemas import RequestBody
-from infra.postgres.named_streams import PostgresNamedStreams
 from services.errors import InvalidRequestError
 from services.tenant_settings import change_setting, current
 
@@ -59,30 +59,35 @@ def _wire(key: str, value: bool) -> Setting:
 
 
 @get(BASE, tags=["Settings"])
-async def list_settings(streams: NamedDependency[PostgresNamedStreams]) -> list[Setting]:
+async def list_settings(
+    adapters: NamedDependency[Adapters],
+) -> list[Setting]:
     """Every fixed setting, and every per-cluster one that was ever set."""
-    settings = await current(streams)
+    settings = await current(adapters.streams)
     keys = [*FIXED, *sorted(k for k in settings.values if k not in FIXED)]
     return [_wire(key, settings.get(key)) for key in keys]
 
 
 @get(f"{BASE}/{{setting_key:str}}", tags=["Settings"])
 async def get_setting(
-    setting_key: FromPath[str], streams: NamedDependency[PostgresNamedStreams]
+    setting_key: FromPath[str],
+    adapters: NamedDependency[Adapters],
 ) -> bool:
-    return (await current(streams)).get(setting_key)
+    return (await current(adapters.streams)).get(setting_key)
 
 
 @put(BASE, tags=["Settings"])
 async def put_setting(
-    request: Caller, data: JSONBody[SettingRequest], streams: NamedDependency[PostgresNamedStreams]
+    request: Caller,
+    data: JSONBody[SettingRequest],
+    adapters: NamedDependency[Adapters],
 ) -> SettingResponse:
     value = data.value
     if isinstance(value, str):
         if value not in ("true", "false"):
             raise InvalidRequestError("/value", "true or false")
         value = value == "true"
-    await change_setting(data.key, value, metadata=actor(request), streams=streams)
+    await change_setting(data.key, value, metadata=actor(request), streams=adapters.streams)
     return SettingResponse()
 
 

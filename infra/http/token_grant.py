@@ -13,8 +13,7 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from infra.errors import TokenSigningUnconfiguredError
-from infra.postgres.application_registry import PostgresApplicationRegistry
-from infra.security.access_tokens import TokenIssuer
+from infra.http.adapters import Adapters
 from infra.security.login_throttle import LoginThrottle
 from services.errors import AuthenticationFailedError, InvalidRequestError
 
@@ -40,8 +39,7 @@ class TokenResponse(msgspec.Struct, frozen=True, rename="camel"):
 async def grant_token(
     request: Request[Any, Any, Any],
     data: JSONBody[dict[str, Any]],
-    registry: NamedDependency[PostgresApplicationRegistry],
-    token_issuer: NamedDependency[TokenIssuer | None],
+    adapters: NamedDependency[Adapters],
 ) -> TokenResponse:
     fields = {key.lower(): value for key, value in data.items()}
     grant = fields.get("granttype")
@@ -50,16 +48,16 @@ async def grant_token(
         raise InvalidRequestError("/grantType", f"must be one of {supported}, not {grant!r}")
     id_key, secret_key = GRANTS[grant]
     client_id, secret = _text(fields, id_key), _text(fields, secret_key)
-    if token_issuer is None:
+    if adapters.token_issuer is None:
         raise TokenSigningUnconfiguredError()
     throttle: LoginThrottle = request.app.state.logins
     address = request.client.host if request.client is not None else ""
     throttle.check(client_id, address)
-    found = await registry.authenticate(client_id, secret)
+    found = await adapters.registry.authenticate(client_id, secret)
     if found is None:
         throttle.failed(client_id, address)
         raise AuthenticationFailedError()
-    issued = token_issuer.issue(found.application_id, client_id, found.token_generation)
+    issued = adapters.token_issuer.issue(found.application_id, client_id, found.token_generation)
     return TokenResponse(issued.access_token, issued.expires_in)
 
 

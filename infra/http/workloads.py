@@ -22,8 +22,8 @@ from domain.commands import ChangeWorkload, RequestWorkload
 from domain.submissions import Overrides
 from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
-from infra.bootstrap import Resources
 from infra.http.accepted import Accepted
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.workload_schemas import (
@@ -41,10 +41,6 @@ from infra.http.workload_views import (
     history_of,
     workload_of,
 )
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresOrgTree, PostgresRegistryCredentials
-from infra.settings import Settings
 from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow
 from services import workloads as use_cases
@@ -60,8 +56,7 @@ FILTERS: Final = {"projectId", "templateId", "phase", "name", "clusterId", "dist
 async def submit(
     request: Caller,
     data: JSONBody[DistributedCreationRequest],
-    streams: NamedDependency[PostgresNamedStreams],
-    registries: NamedDependency[PostgresRegistryCredentials],
+    adapters: NamedDependency[Adapters],
 ) -> DistributedWorkload:
     command = RequestWorkload(
         workload_id=uuid4(),
@@ -77,7 +72,9 @@ async def submit(
         ),
         metadata=actor(request),
     )
-    state = await use_cases.request_workload(command, streams=streams, registries=registries)
+    state = await use_cases.request_workload(
+        command, streams=adapters.streams, registries=adapters.registries
+    )
     return distributed_of(state, actor(request).actor_subject, None)
 
 
@@ -86,16 +83,14 @@ async def submit(
 async def _visible(
     request: Caller,
     workload_id: FromPath[UUID],
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> WorkloadRow:
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         row = await workload_catalogue.get_workload(conn, workload_id)
     if row is None:
         raise WorkloadNotFoundError(workload_id)
     project = ScopeRef("project", row.workload.request.project_id)
-    if project not in await seen_scopes(request, streams, tree):
+    if project not in await seen_scopes(request, adapters.streams, adapters.tree):
         raise WorkloadNotFoundError(workload_id)  # out of sight: the same answer
     return row
 
@@ -112,9 +107,11 @@ async def get_distributed(row: NamedDependency[WorkloadRow]) -> DistributedWorkl
 # submitted a moment ago can be cancelled at once); unknown and out of sight are one 404 there.
 @delete(f"{DISTRIBUTED}/{{workload_id:uuid}}", status_code=202, tags=["Distributed workloads"])
 async def delete_workload(
-    request: Caller, workload_id: FromPath[UUID], streams: NamedDependency[PostgresNamedStreams]
+    request: Caller,
+    workload_id: FromPath[UUID],
+    adapters: NamedDependency[Adapters],
 ) -> Response[Accepted]:
-    return await _change(request, workload_id, "delete", streams)
+    return await _change(request, workload_id, "delete", adapters.streams)
 
 
 @post(
@@ -126,13 +123,13 @@ async def suspend_or_resume(
     request: Caller,
     workload_id: FromPath[UUID],
     action: FromPath[str],
-    streams: NamedDependency[PostgresNamedStreams],
+    adapters: NamedDependency[Adapters],
 ) -> Response[Accepted]:
     """`.../suspend` and `.../resume`."""
     if action not in ("suspend", "resume"):
         raise NotFoundException()
     verb: Literal["suspend", "resume"] = "suspend" if action == "suspend" else "resume"
-    return await _change(request, workload_id, verb, streams)
+    return await _change(request, workload_id, verb, adapters.streams)
 
 
 async def _change(
@@ -149,9 +146,7 @@ async def _change(
 @get(BASE, tags=["Workloads"])
 async def list_workloads(
     request: Caller,
-    streams: NamedDependency[PostgresNamedStreams],
-    tree: NamedDependency[PostgresOrgTree],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
     deleted: Annotated[bool, QueryParameter()] = False,
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
@@ -160,10 +155,10 @@ async def list_workloads(
     """Newest first. `filterBy` takes `field==value` terms (AND), over projectId, templateId,
     phase, name, clusterId and distributedFramework."""
     wanted = _filters(filter_by or [])
-    seen = await seen_scopes(request, streams, tree)
+    seen = await seen_scopes(request, adapters.streams, adapters.tree)
     projects = [ref.id for ref in seen if ref.kind == "project"]
     template = wanted.pop("templateId", None)
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         rows = await workload_catalogue.list_workloads(
             conn,
             project_ids=projects,
@@ -182,21 +177,21 @@ async def list_workloads(
 @get(f"{BASE}/{{workload_id:uuid}}", dependencies=ONE, tags=["Workloads"])
 async def get_workload(
     row: NamedDependency[WorkloadRow],
-    servers: NamedDependency[Resources],
+    adapters: NamedDependency[Adapters],
 ) -> Workload:
-    async with servers.pool.acquire() as conn:
+    async with adapters.resources.pool.acquire() as conn:
         return workload_of(row, await department_names(conn, [row]))
 
 
 @get(f"{BASE}/{{workload_id:uuid}}/history", dependencies=ONE, tags=["Workloads"])
 async def history(
     row: NamedDependency[WorkloadRow],
-    store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
 ) -> HistoryList:
     """Every phase change and every event of the workload, oldest first."""
-    records = history_of(row, await store.load_recorded(row.workload.id))
+    records = history_of(row, await adapters.store.load_recorded(row.workload.id))
     following = offset + limit if offset + limit < len(records) else None
     return HistoryList(records=records[offset : offset + limit], next=following)
 
@@ -204,12 +199,12 @@ async def history(
 @get(f"{BASE}/{{workload_id:uuid}}/events", dependencies=ONE, tags=["Workloads"])
 async def events(
     row: NamedDependency[WorkloadRow],
-    store: NamedDependency[PostgresEventStore],
+    adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "desc",
 ) -> EventList:
-    found = events_of(row, await store.load_recorded(row.workload.id))
+    found = events_of(row, await adapters.store.load_recorded(row.workload.id))
     if sort_order == "desc":
         found.reverse()
     following = offset + limit if offset + limit < len(found) else None
@@ -224,13 +219,15 @@ async def events(
 )
 async def logs(
     row: NamedDependency[WorkloadRow],
-    settings: NamedDependency[Settings],
+    adapters: NamedDependency[Adapters],
     replica: Annotated[str, QueryParameter(pattern=r"^(master|chief|launcher|worker)-\d+$")],
     run: Annotated[int | None, QueryParameter(ge=1)] = None,
 ) -> str:
     """A local replica's output (`replica=worker-0`), of the current run unless `run` is given.
     Kubernetes workloads' logs are the cluster's: read them with kubectl."""
-    chosen = settings.submitter.work_dir or str(Path(settings.data_dir) / "workloads")
+    chosen = adapters.settings.submitter.work_dir or str(
+        Path(adapters.settings.data_dir) / "workloads"
+    )
     path = Path(chosen) / row.workload.request.job_name / f"run-{run or row.workload.run}"
     text = _read_log(path / f"{replica}.log")
     if text is None:
