@@ -193,15 +193,12 @@ def update(
             ]
 
 
-def delete(
-    state: Asset | None, kind: AssetKind, asset_id: UUID, *, used_by: Sequence[str]
-) -> list[AssetEvent]:
-    """Refused while templates use the asset (they are named); a deleted asset is a no-op."""
+def delete(state: Asset | None, kind: AssetKind, asset_id: UUID) -> list[AssetEvent]:
+    """A deleted asset is a no-op. Whether something still uses it is decided where the
+    deletion is written, in its transaction (AssetInUseError, services/ports.py `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     live(state, kind, asset_id)
-    if used_by:
-        raise AssetInUseError(kind, asset_id, used_by)
     if kind == "environment":
         return [EnvironmentDeleted(asset_id=asset_id)]
     if kind == "compute":

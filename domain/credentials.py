@@ -177,13 +177,10 @@ def update(
     return [CredentialUpdated(asset_id=asset_id, name=name, description=description)]
 
 
-def delete(
-    state: Credential | None, kind: CredentialKind, asset_id: UUID, *, used_by: Iterable[str]
-) -> list[CredentialEvent]:
+def delete(state: Credential | None, kind: CredentialKind, asset_id: UUID) -> list[CredentialEvent]:
+    """A deleted credential is a no-op. Whether something still reads it is decided where the
+    deletion is written, in its transaction (CredentialInUseError, services/ports.py `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     live(state, kind, asset_id)
-    users = list(used_by)
-    if users:
-        raise CredentialInUseError(asset_id, users)
     return [CredentialDeleted(asset_id=asset_id)]

@@ -261,27 +261,6 @@ def _supports(meta: AssetMeta, wanted: AssetFilter) -> bool:
     return True
 
 
-# A template uses the assets it links or loads; an environment uses a credential through its
-# variables' `credential.assetId`; S3, Git and secret-volume data sources through the id fields
-# of their specs. The template side is the template catalogue's `asset_ids`.
-_USERS: Final = """
-SELECT 'template' AS kind, name FROM template_catalogue WHERE $1::text::uuid = ANY (asset_ids)
-UNION ALL
-SELECT kind, name FROM asset_catalogue
- WHERE jsonb_path_exists(spec, '$.environmentVariables[*].credential.assetId ? (@ == $id)',
-                         jsonb_build_object('id', $1::text))
-    OR $1 IN (spec->>'accessKeyAssetId', spec->>'credentialId', spec->>'passwordAssetId',
-              spec->>'credentialAssetId')
- ORDER BY kind, name
-"""
-
-
-async def users_of(conn: Executor, asset_id: UUID) -> list[str]:
-    """What uses an asset, each as "<kind> <name>": templates, and assets that read it."""
-    rows = await conn.fetch(_USERS, str(asset_id))
-    return [f"{row['kind']} {row['name']}" for row in rows]
-
-
 async def registry_credentials_shared_in(conn: Executor, lineage: Sequence[ScopeRef]) -> list[UUID]:
     """The docker-registry credentials a scope's workloads may pull with: those of the scope and
     its ancestors (`lineage`) that are not private."""

@@ -16,7 +16,7 @@ from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, tenant_settings
 from services.kinds import fold_as
-from services.ports import AssetUsage, NameClaim, NamedStreams
+from services.ports import NameClaim, NamedStreams, Uses
 
 # Where a request names each kind of scope (Run:ai's asset meta).
 SCOPE_FIELDS = {
@@ -59,6 +59,7 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=name_claim(kind, meta),
+        uses=uses_of(kind, cmd.name, cmd.spec),
     )
     return _after(stream.events, events)
 
@@ -89,14 +90,15 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
             expected_version=stream.version,
             metadata=cmd.metadata,
             name=name_claim(kind, updated.meta),
+            uses=uses_of(kind, updated.meta.name, cmd.spec),
         )
         return updated
     return current
 
 
-async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams, usage: AssetUsage) -> None:
+async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:
     """Delete the asset and free its name; refused while templates or other assets use it
-    (as the read side knows); deleting it again is a no-op."""
+    (decided in the deletion's own transaction); deleting it again is a no-op."""
     stream = await streams.load(cmd.asset_id)
     state = assets.fold(stream.events)
     if state is None or state.kind != cmd.kind:
@@ -106,11 +108,16 @@ async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams, usage: AssetU
     await access.require(
         cmd.metadata, state.meta.lineage, "editor", action, streams=streams, unseen=unseen
     )
-    users = [] if state.deleted else await usage.users_of(cmd.asset_id)
-    events = assets.delete(state, cmd.kind, cmd.asset_id, used_by=users)
+    events = assets.delete(state, cmd.kind, cmd.asset_id)
     if events:
         await streams.append(
-            cmd.asset_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+            cmd.asset_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=None,
+            uses=Uses(user=f"{cmd.kind} {state.meta.name}"),
+            unused=lambda users: assets.AssetInUseError(cmd.kind, cmd.asset_id, users),
         )
 
 
@@ -163,6 +170,14 @@ async def _check_credentials(
         keys = found.spec.keys
         if key is not None and found.kind == "genericSecret" and keys and key not in keys:
             raise InvalidAssetError(f"{field}/key", f"the credential has no key {key!r}")
+
+
+def uses_of(kind: AssetKind, name: str, spec: AssetSpec) -> Uses:
+    """The credentials the asset reads, each with the field that names it."""
+    found: dict[UUID, str] = {}
+    for field, asset_id, _, _ in _credential_refs(spec):
+        found.setdefault(asset_id, f"{field}/assetId" if field.endswith("/credential") else field)
+    return Uses(user=f"{kind} {name}", assets=tuple(found.items()))
 
 
 def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:

@@ -13,7 +13,7 @@ from domain.events import CredentialEvent, Event
 from domain.values import AssetMeta
 from services import access
 from services.assets import SCOPE_FIELDS, placement
-from services.ports import AssetUsage, CredentialVault, NameClaim
+from services.ports import CredentialVault, NameClaim
 
 
 async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) -> Credential:
@@ -83,10 +83,9 @@ async def update_credential(cmd: UpdateCredential, *, vault: CredentialVault) ->
     return updated
 
 
-async def delete_credential(
-    cmd: DeleteCredential, *, vault: CredentialVault, usage: AssetUsage
-) -> None:
-    """Refused while something uses it; otherwise its values are destroyed with it."""
+async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) -> None:
+    """Refused while something uses it (decided in the deletion's own transaction); otherwise
+    its values are destroyed with it."""
     stream = await vault.load(cmd.asset_id)
     state = credentials.fold(stream.events)
     if state is None or state.kind != cmd.kind:
@@ -100,12 +99,15 @@ async def delete_credential(
         streams=vault,
         unseen=AssetNotFoundError(cmd.kind, cmd.asset_id),
     )
-    events = credentials.delete(
-        state, cmd.kind, cmd.asset_id, used_by=await usage.users_of(cmd.asset_id)
-    )
+    events = credentials.delete(state, cmd.kind, cmd.asset_id)
     if events:
         await vault.append(
-            cmd.asset_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+            cmd.asset_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=None,
+            unused=lambda users: credentials.CredentialInUseError(cmd.asset_id, users),
         )
 
 

@@ -1,6 +1,6 @@
 """Ports: what the application layer needs from the outside world, as Protocols."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 from uuid import UUID
 
@@ -118,6 +118,24 @@ class NameClaim(msgspec.Struct, frozen=True, kw_only=True):
     field: str = "/name"
 
 
+class Uses(msgspec.Struct, frozen=True, kw_only=True):
+    """What a stream uses once its events are appended (a template its assets, an asset the
+    credentials it reads), written with them in one transaction. With `unused` on a deletion's
+    append, this is what keeps an asset in use from being deleted and a deleted asset from
+    coming into use, however the two writes interleave.
+
+    `user` is how the stream is named to whoever finds the asset in use ("template my-run");
+    each asset comes with the request field that named it, for the error when it was deleted
+    meanwhile. No assets: the stream uses nothing (as after its deletion)."""
+
+    user: str
+    assets: tuple[tuple[UUID, str], ...] = ()
+
+
+# Builds the refusal of a deletion from the names of what still uses the asset.
+InUse = Callable[[Sequence[str]], Exception]
+
+
 class NamedStreams(Protocol):
     """Streams of named things (scopes, assets, templates): each append also states the name the
     stream holds afterwards, and both are written in one transaction."""
@@ -136,10 +154,15 @@ class NamedStreams(Protocol):
         expected_version: int,
         metadata: EventMetadata,
         name: NameClaim | None,
+        uses: Uses | None = None,
+        unused: InUse | None = None,
     ) -> AppendResult:
         """Append the events; afterwards the stream holds exactly `name` (None: it holds none,
         as a deleted thing frees its name). Raises NameTakenError, writing nothing, when another
-        stream holds the name in that namespace."""
+        stream holds the name in that namespace. With `uses`, the stream uses exactly those
+        assets afterwards; InvalidRequestError naming the field, writing nothing, when one of
+        them is deleted. With `unused`, what it builds is raised, writing nothing, when anything
+        uses the stream's asset."""
         ...
 
 
@@ -186,18 +209,10 @@ class CredentialVault(Protocol):
         metadata: EventMetadata,
         name: NameClaim | None,
         values: Mapping[str, str] | None = None,
+        unused: InUse | None = None,
     ) -> AppendResult:
         """As NamedStreams.append; `values` are sealed and kept with the events, and an append
         that frees the name (a deletion) destroys the stored values."""
-        ...
-
-
-class AssetUsage(Protocol):
-    """Who uses an asset, as the read side knows it (an asset that uses another, e.g. an
-    environment whose variable reads a credential)."""
-
-    async def users_of(self, asset_id: UUID) -> list[str]:
-        """Names of the things that use the asset, each as "<kind> <name>"."""
         ...
 
 

@@ -25,7 +25,7 @@ from services import access
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
-from services.ports import NameClaim, NamedStreams, Stream, StreamLoader
+from services.ports import NameClaim, NamedStreams, Stream, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.tenant_settings import current as settings_of
 
@@ -79,6 +79,7 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=name_claim(meta),
+        uses=uses_of(cmd.name, cmd.body),
     )
     created = _after(stream.events, events)
     return TemplateView(created, combine(created.body, found))
@@ -116,6 +117,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=name_claim(updated.meta),
+        uses=uses_of(updated.meta.name, cmd.body),
     )
     return updated
 
@@ -135,7 +137,12 @@ async def delete_template(cmd: DeleteTemplate, *, streams: NamedStreams) -> None
         raise PreconditionFailedError(cmd.expected_version, stream.version)
     events = templates.delete(current, cmd.template_id)
     await streams.append(
-        cmd.template_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+        cmd.template_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=None,
+        uses=Uses(user=f"template {current.meta.name}"),
     )
 
 
@@ -204,6 +211,24 @@ def name_claim(meta: TemplateMeta) -> NameClaim:
     return NameClaim(
         namespace=f"template@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
     )
+
+
+def uses_of(name: str, body: TemplateBody) -> Uses:
+    """The assets the template uses (links or loads), each with the field that names it."""
+    found: dict[UUID, str] = {}
+    for at, links in (("/assets", body.assets), ("/master/assets", _master_links(body))):
+        if links is None:
+            continue
+        for field, asset_id in (("environment", links.environment), ("compute", links.compute)):
+            if asset_id is not None:
+                found.setdefault(asset_id, f"{at}/{field}")
+        for i, link in enumerate(links.datasources or ()):
+            found.setdefault(link.id, f"{at}/datasources/{i}/id")
+    return Uses(user=f"template {name}", assets=tuple(found.items()))
+
+
+def _master_links(body: TemplateBody) -> TemplateAssets | None:
+    return body.master.assets if body.master else None
 
 
 def referenced(body: TemplateBody) -> list[UUID]:

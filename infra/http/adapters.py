@@ -15,7 +15,6 @@ from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
 from infra.postgres.read_model_ports import (
-    PostgresAssetUsage,
     PostgresOrgTree,
     PostgresRegistryCredentials,
 )
@@ -33,7 +32,6 @@ class Adapters:
     ids: PostgresIdSequence
     tree: PostgresOrgTree
     vault: PostgresCredentialVault
-    usage: PostgresAssetUsage
     registries: PostgresRegistryCredentials
     store: PostgresEventStore  # it keeps every envelope, so history reads it too
     access: AccessCache

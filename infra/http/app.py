@@ -46,7 +46,6 @@ from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
 from infra.postgres.read_model_ports import (
-    PostgresAssetUsage,
     PostgresOrgTree,
     PostgresRegistryCredentials,
 )
@@ -86,7 +85,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             ids=PostgresIdSequence(opened.pool),
             tree=tree,
             vault=PostgresCredentialVault(opened.pool, store, sealer),
-            usage=PostgresAssetUsage(opened.pool),
             registries=PostgresRegistryCredentials(opened.pool),
             store=store,
             access=AccessCache(store, tree),

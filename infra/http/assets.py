@@ -158,7 +158,7 @@ async def delete_environment(
     adapters: NamedDependency[Adapters],
 ) -> Accepted:
     command = DeleteAsset(asset_id=asset_id, kind="environment", metadata=actor(request))
-    await assets.delete_asset(command, streams=adapters.streams, usage=adapters.usage)
+    await assets.delete_asset(command, streams=adapters.streams)
     return Accepted()
 
 
@@ -231,7 +231,7 @@ async def delete_compute(
     adapters: NamedDependency[Adapters],
 ) -> Accepted:
     command = DeleteAsset(asset_id=asset_id, kind="compute", metadata=actor(request))
-    await assets.delete_asset(command, streams=adapters.streams, usage=adapters.usage)
+    await assets.delete_asset(command, streams=adapters.streams)
     return Accepted()
 
 

@@ -248,7 +248,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> None:
         command = DeleteCredential(asset_id=asset_id, kind=kind, metadata=actor(request))
-        await delete_credential(command, vault=adapters.vault, usage=adapters.usage)
+        await delete_credential(command, vault=adapters.vault)
 
     async def remove_accepted(
         request: Caller,

@@ -183,7 +183,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> Accepted:
         command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
-        await assets.delete_asset(command, streams=adapters.streams, usage=adapters.usage)
+        await assets.delete_asset(command, streams=adapters.streams)
         return Accepted()
 
     return [create, list_kind, get_one, update, remove]

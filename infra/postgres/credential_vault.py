@@ -11,11 +11,12 @@ import asyncpg
 
 from domain.events import Event, EventMetadata
 from domain.specs import SecretRef
+from infra.postgres.asset_uses import hold_unused
 from infra.postgres.connections import translated
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import hold_name
 from infra.security.sealing import CredentialKeyUnconfiguredError, Sealed, Sealer
-from services.ports import AppendResult, NameClaim, Stream
+from services.ports import AppendResult, InUse, NameClaim, Stream
 
 
 class PostgresCredentialVault:
@@ -42,10 +43,13 @@ class PostgresCredentialVault:
         metadata: EventMetadata,
         name: NameClaim | None,
         values: Mapping[str, str] | None = None,
+        unused: InUse | None = None,
     ) -> AppendResult:
         sealed = None if not values else self._require_sealer().seal(asset_id, values)
         async with translated("append"), self._pool.acquire() as conn, conn.transaction():
             await hold_name(conn, asset_id, name)
+            if unused is not None:
+                await hold_unused(conn, asset_id, unused)
             if sealed is not None:
                 await conn.execute(
                     "INSERT INTO credential_secrets (asset_id, key_id, nonce, sealed)"

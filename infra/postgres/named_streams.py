@@ -12,10 +12,11 @@ from uuid import UUID
 import asyncpg
 
 from domain.events import Event, EventMetadata
+from infra.postgres.asset_uses import hold_unused, hold_uses
 from infra.postgres.connections import Connection, translated
 from infra.postgres.eventstore import PostgresEventStore
 from services.errors import NameTakenError
-from services.ports import AppendResult, NameClaim, Stream
+from services.ports import AppendResult, InUse, NameClaim, Stream, Uses
 
 _RELEASE_OTHERS: Final = (
     "DELETE FROM stream_names WHERE stream_id = $1 AND (namespace, name) <> ($2, $3)"
@@ -67,8 +68,11 @@ class PostgresNamedStreams:
         expected_version: int,
         metadata: EventMetadata,
         name: NameClaim | None,
+        uses: Uses | None = None,
+        unused: InUse | None = None,
     ) -> AppendResult:
-        if expected_version == 0 and len(events) == 1 and name is not None:
+        plain = unused is None and (uses is None or not uses.assets)
+        if expected_version == 0 and len(events) == 1 and name is not None and plain:
             # Creating a named stream, the common case: one statement, one round trip.
             created = await self._store.append_first_named(
                 stream_id, events[0], metadata=metadata, namespace=name.namespace, name=name.name
@@ -78,6 +82,10 @@ class PostgresNamedStreams:
             return created
         async with translated("append"), self._connection() as conn, conn.transaction():
             await hold_name(conn, stream_id, name, new=expected_version == 0)
+            if unused is not None:
+                await hold_unused(conn, stream_id, unused)
+            if uses is not None:
+                await hold_uses(conn, stream_id, uses)
             return await self._store.append_within(
                 conn, stream_id, events, expected_version=expected_version, metadata=metadata
             )

@@ -27,15 +27,6 @@ class PostgresOrgTree:
             return await org_units.children(conn, scope)
 
 
-class PostgresAssetUsage:
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self._pool = pool
-
-    async def users_of(self, asset_id: UUID) -> list[str]:
-        async with translated("asset_usage"), self._pool.acquire() as conn:
-            return await asset_catalogue.users_of(conn, asset_id)
-
-
 class PostgresRegistryCredentials:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool

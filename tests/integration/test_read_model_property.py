@@ -31,7 +31,6 @@ from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.named_streams import PostgresNamedStreams
-from infra.postgres.read_model_ports import PostgresAssetUsage
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL
@@ -67,7 +66,6 @@ class History:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.streams = PostgresNamedStreams(pool, PostgresEventStore(pool, DOMAIN_CODEC))
-        self.usage = PostgresAssetUsage(pool)
         self.envs: dict[int, UUID] = {}
         self.computes: dict[int, UUID] = {}
         self.templates: dict[int, UUID] = {}
@@ -100,7 +98,7 @@ class History:
                 await assets.update_asset(update, streams=s)
             case "delete_env" if slot in self.envs:
                 delete = DeleteAsset(asset_id=self.envs[slot], kind="environment", metadata=SYSTEM)
-                await assets.delete_asset(delete, streams=s, usage=self.usage)
+                await assets.delete_asset(delete, streams=s)
             case "template":
                 links = TemplateAssets(
                     environment=self.envs.get(value), compute=self.computes.get(value % 2)

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from domain import assets, quantities
-from domain.assets import AssetInUseError, InvalidAssetError
+from domain.assets import InvalidAssetError
 from domain.specs import ComputeSpec, EnvironmentSpec, WorkloadSupportedTypes
 from domain.values import AssetMeta
 
@@ -126,20 +126,17 @@ def test_quantities_parse_with_binary_decimal_and_exponent_suffixes() -> None:
         quantities.parse("12XB")
 
 
-def test_update_changes_only_what_differs_and_delete_names_users() -> None:
+def test_update_changes_only_what_differs_and_delete_twice_is_a_no_op() -> None:
     asset_id = uuid4()
     state = assets.fold(assets.create(None, asset_id, META, environment()))
     same = assets.update(state, asset_id, name="pytorch", description=None, spec=environment())
     assert same == []
-    with pytest.raises(AssetInUseError) as caught:
-        assets.delete(state, "environment", asset_id, used_by=["ddp-template"])
-    assert "ddp-template" in str(caught.value)
     deleted = assets.fold(
         [
             *assets.create(None, asset_id, META, environment()),
-            *assets.delete(state, "environment", asset_id, used_by=()),
+            *assets.delete(state, "environment", asset_id),
         ]
     )
     assert deleted is not None
     assert deleted.deleted
-    assert assets.delete(deleted, "environment", asset_id, used_by=()) == []
+    assert assets.delete(deleted, "environment", asset_id) == []

@@ -1,0 +1,146 @@
+"""The write side's record of which streams use which assets: a use checked against an asset
+that was deleted before the use's transaction is refused there, naming the field; and the
+migration that brought the record in filled it from the log."""
+
+from uuid import UUID, uuid4
+
+import asyncpg
+import msgspec
+import pytest
+
+from domain.commands import CreateAsset, DeleteAsset
+from domain.events import (
+    AssetVersion,
+    DataSourceCreated,
+    EnvironmentCreated,
+    EnvironmentDeleted,
+    Event,
+    EventMetadata,
+    TemplateCreated,
+    TemplateDeleted,
+    TemplateUpdated,
+)
+from domain.specs import CredentialRef, EnvironmentSpec, EnvironmentVariable, S3Spec
+from domain.template_specs import DistributedTemplateSpec
+from domain.values import AssetMeta, ScopeRef, TemplateMeta
+from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.migrate import apply_migrations
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.serialization import DOMAIN_CODEC
+from services import assets
+from services.errors import InvalidRequestError
+from services.ports import NameClaim, Uses
+
+pytestmark = pytest.mark.integration
+
+SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
+SPEC = msgspec.convert({"distributedFramework": "PyTorch"}, DistributedTemplateSpec)
+
+
+async def test_a_use_of_an_asset_deleted_after_it_was_checked_is_refused_where_it_is_written(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
+    create = CreateAsset(
+        asset_id=uuid4(), scope=ScopeRef("tenant"), name="pt",
+        spec=EnvironmentSpec(image="pt:2"), metadata=SYSTEM,
+    )  # fmt: skip
+    env = (await assets.create_asset(create, streams=streams)).id
+    # The template's checks ran while the environment was live; it is deleted before the write.
+    await assets.delete_asset(
+        DeleteAsset(asset_id=env, kind="environment", metadata=SYSTEM), streams=streams
+    )
+    template_id = uuid4()
+    event = TemplateCreated(
+        template_id=template_id,
+        meta=TemplateMeta(name="llm", scope="tenant"),
+        spec=SPEC,
+        asset_versions=(AssetVersion(asset_id=env, version=1),),
+    )
+    with pytest.raises(InvalidRequestError) as refused:
+        await streams.append(
+            template_id,
+            [event],
+            expected_version=0,
+            metadata=SYSTEM,
+            name=NameClaim(namespace="template@tenant:", name="llm"),
+            uses=Uses(user="template llm", assets=((env, "/assets/environment"),)),
+        )
+    assert refused.value.field == "/assets/environment"
+    written = "SELECT count(*) FROM events WHERE stream_id = $1"
+    assert await clean_pool.fetchval(written, template_id) == 0
+    assert await clean_pool.fetchval("SELECT count(*) FROM asset_uses") == 0
+    assert await clean_pool.fetchval("SELECT count(*) FROM stream_names WHERE name = 'llm'") == 0
+
+
+async def test_the_migration_fills_the_record_from_the_log(postgres_url: str) -> None:
+    database = "asset_uses_backfill"
+    admin = await asyncpg.connect(postgres_url)
+    try:
+        await admin.execute(f"DROP DATABASE IF EXISTS {database}")
+        await admin.execute(f"CREATE DATABASE {database}")
+        url = postgres_url.rsplit("/", 1)[0] + f"/{database}"
+        pool = await asyncpg.create_pool(url, min_size=1, max_size=2)
+        assert pool is not None
+        try:
+            async with pool.acquire() as conn:
+                await apply_migrations(conn)
+            expected = await _history_without_record(PostgresEventStore(pool, DOMAIN_CODEC))
+            async with pool.acquire() as conn:  # as before migration 18
+                await conn.execute("DROP TABLE asset_uses")
+                await conn.execute("DELETE FROM schema_migrations WHERE version = 18")
+                assert await apply_migrations(conn) == [18]
+                rows = await conn.fetch("SELECT asset_id, user_id, user_name FROM asset_uses")
+            assert {(r["asset_id"], r["user_id"], r["user_name"]) for r in rows} == expected
+        finally:
+            await pool.close()
+    finally:
+        await admin.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        await admin.close()
+
+
+async def _history_without_record(
+    store: PostgresEventStore,
+) -> set[tuple[UUID, UUID, str]]:
+    """Events written straight to the store, as before the record existed; the uses they make."""
+    e1, e2, e3, e4, c1, c2, c3 = (uuid4() for _ in range(7))
+    live, gone, renamed, env, s3, dropped = (uuid4() for _ in range(6))
+
+    async def append(stream_id: UUID, event: Event, *, at: int = 0) -> None:
+        await store.append(stream_id, [event], expected_version=at, metadata=SYSTEM)
+
+    def created(template_id: UUID, *used: UUID) -> TemplateCreated:
+        versions = tuple(AssetVersion(asset_id=a, version=1) for a in used)
+        meta = TemplateMeta(name="alpha", scope="tenant")
+        return TemplateCreated(
+            template_id=template_id, meta=meta, spec=SPEC, asset_versions=versions
+        )
+
+    def environment(asset_id: UUID, name: str, credential: UUID) -> EnvironmentCreated:
+        reads = EnvironmentVariable(
+            name="T", credential=CredentialRef(asset_id=credential, key="k")
+        )
+        spec = EnvironmentSpec(image="pt", environment_variables=(reads,))
+        meta = AssetMeta(name=name, scope="tenant")
+        return EnvironmentCreated(asset_id=asset_id, meta=meta, spec=spec)
+
+    await append(live, created(live, e1, e2))
+    await append(gone, created(gone, e1))
+    await append(gone, TemplateDeleted(template_id=gone), at=1)
+    await append(renamed, created(renamed, e3))
+    versions = (AssetVersion(asset_id=e4, version=1),)
+    renaming = TemplateUpdated(template_id=renamed, name="beta", spec=SPEC, asset_versions=versions)
+    await append(renamed, renaming, at=1)
+    await append(env, environment(env, "pt", c1))
+    bucket = S3Spec(bucket="b", access_key_asset_id=c2)
+    meta = AssetMeta(name="bucket", scope="tenant")
+    await append(s3, DataSourceCreated(asset_id=s3, meta=meta, spec=bucket))
+    await append(dropped, environment(dropped, "old", c3))
+    await append(dropped, EnvironmentDeleted(asset_id=dropped), at=1)
+    return {
+        (e1, live, "template alpha"),
+        (e2, live, "template alpha"),
+        (e4, renamed, "template beta"),
+        (c1, env, "environment pt"),
+        (c2, s3, "s3 bucket"),
+    }
