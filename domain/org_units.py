@@ -9,7 +9,7 @@ Org units, layer by layer: domain/org_units.py the rules, services/org_units.py 
 projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final, assert_never
 from uuid import UUID, uuid5
 
@@ -96,11 +96,11 @@ class UnknownScopeError(DomainError):
 class OrgUnitNotEmptyError(DomainError):
     slug = "org-unit-not-empty"
 
-    def __init__(self, kind: ScopeKind, unit_id: str, children: int) -> None:
-        super().__init__(f"{kind} {unit_id} still holds {children} unit(s); delete them first")
+    def __init__(self, kind: ScopeKind, unit_id: str, holds: Sequence[str]) -> None:
+        super().__init__(f"{kind} {unit_id} still holds {', '.join(holds)}; delete them first")
         self.kind = kind
         self.unit_id = unit_id
-        self.children = children
+        self.holds = ", ".join(holds)
 
 
 def stream_of(scope: ScopeRef) -> UUID:
@@ -287,15 +287,13 @@ def update_unit(
     return [ProjectUpdated(project_id=unit_id, description=description, resources=resources)]
 
 
-def delete_unit(
-    state: OrgUnit | None, kind: ScopeKind, unit_id: str, *, children: int
-) -> list[OrgUnitEvent]:
-    """A unit that still holds others is refused; deleting a deleted unit is a no-op."""
+def delete_unit(state: OrgUnit | None, kind: ScopeKind, unit_id: str) -> list[OrgUnitEvent]:
+    """Deleting a deleted unit is a no-op. Whether the unit still holds units, templates,
+    assets or workloads is decided where the deletion is written, in its transaction
+    (OrgUnitNotEmptyError, services/ports.py `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     current = live(state, kind, unit_id)
-    if children:
-        raise OrgUnitNotEmptyError(kind, unit_id, children)
     match kind:
         case "cluster":
             return [ClusterDeleted(cluster_id=current.cluster_id)]

@@ -198,18 +198,3 @@ async def names_of(conn: Executor, kind: ScopeKind, ids: Iterable[str]) -> dict[
         "SELECT id, name FROM org_units WHERE kind = $1 AND id = ANY($2::text[])", kind, list(ids)
     )
     return {row["id"]: row["name"] for row in rows}
-
-
-async def children(conn: Executor, scope: ScopeRef) -> int:
-    """Live units directly below a scope (a cluster's departments and its direct projects)."""
-    match scope.kind:
-        case "cluster":
-            where = "cluster_id = $1::uuid AND (kind = 'department' OR (kind = 'project'"
-            where += " AND department_id IS NULL))"
-        case "department":
-            where = "kind = 'project' AND department_id = $1"
-        case _:
-            return 0
-    row = await conn.fetchrow(f"SELECT count(*) AS n FROM org_units WHERE {where}", scope.id)
-    assert row is not None
-    return int(row["n"])

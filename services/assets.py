@@ -14,7 +14,7 @@ from domain.events import AssetEvent, Event
 from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
-from services import access, tenant_settings
+from services import access, tenant_settings, uses
 from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, Uses
 
@@ -59,7 +59,7 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=name_claim(kind, meta),
-        uses=uses_of(kind, cmd.name, cmd.spec),
+        uses=uses_of(kind, meta, cmd.spec),
     )
     return _after(stream.events, events)
 
@@ -90,7 +90,7 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
             expected_version=stream.version,
             metadata=cmd.metadata,
             name=name_claim(kind, updated.meta),
-            uses=uses_of(kind, updated.meta.name, cmd.spec),
+            uses=uses_of(kind, updated.meta, cmd.spec),
         )
         return updated
     return current
@@ -172,12 +172,13 @@ async def _check_credentials(
             raise InvalidAssetError(f"{field}/key", f"the credential has no key {key!r}")
 
 
-def uses_of(kind: AssetKind, name: str, spec: AssetSpec) -> Uses:
-    """The credentials the asset reads, each with the field that names it."""
-    found: dict[UUID, str] = {}
+def uses_of(kind: AssetKind, meta: AssetMeta, spec: AssetSpec) -> Uses:
+    """The org unit the asset lives in and the credentials it reads, each with the field that
+    names it."""
+    found = dict(uses.of_scope(meta.scope_ref, SCOPE_FIELDS[meta.scope]))
     for field, asset_id, _, _ in _credential_refs(spec):
         found.setdefault(asset_id, f"{field}/assetId" if field.endswith("/credential") else field)
-    return Uses(user=f"{kind} {name}", assets=tuple(found.items()))
+    return Uses(user=f"{kind} {meta.name}", used=tuple(found.items()))
 
 
 def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:

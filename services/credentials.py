@@ -11,9 +11,9 @@ from domain.commands import CreateCredential, DeleteCredential, UpdateCredential
 from domain.credentials import Credential
 from domain.events import CredentialEvent, Event
 from domain.values import AssetMeta
-from services import access
+from services import access, uses
 from services.assets import SCOPE_FIELDS, placement
-from services.ports import CredentialVault, NameClaim
+from services.ports import CredentialVault, NameClaim, Uses
 
 
 async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) -> Credential:
@@ -51,6 +51,10 @@ async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) ->
         metadata=cmd.metadata,
         name=_claim(meta),
         values=given or None,
+        uses=Uses(
+            user=f"{cmd.kind} {cmd.name}",
+            used=uses.of_scope(cmd.scope, SCOPE_FIELDS[cmd.scope.kind]),
+        ),
     )
     return _after(stream.events, events)
 
@@ -107,6 +111,7 @@ async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) ->
             expected_version=stream.version,
             metadata=cmd.metadata,
             name=None,
+            uses=Uses(user=f"{cmd.kind} {state.meta.name}"),
             unused=lambda users: credentials.CredentialInUseError(cmd.asset_id, users),
         )
 

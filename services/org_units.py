@@ -16,8 +16,8 @@ from domain.commands import (
 )
 from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
-from services import access
-from services.ports import AppendResult, IdSequence, NameClaim, NamedStreams, OrgTree
+from services import access, uses
+from services.ports import AppendResult, IdSequence, NameClaim, NamedStreams, Uses
 
 
 async def create_cluster(cmd: CreateCluster, *, streams: NamedStreams) -> AppendResult:
@@ -81,6 +81,7 @@ async def create_department(
         expected_version=0,
         metadata=cmd.metadata,
         name=_claim("department", cluster, cmd.name),
+        uses=Uses(user=f"department {cmd.name}", used=uses.of_scope(cluster_scope, "/clusterId")),
     )
     return department_id
 
@@ -123,6 +124,7 @@ async def create_project(cmd: CreateProject, *, streams: NamedStreams, ids: IdSe
         expected_version=0,
         metadata=cmd.metadata,
         name=_claim("project", cluster, cmd.name),
+        uses=Uses(user=f"project {cmd.name}", used=uses.of_scope(parent_scope, field)),
     )
     return project_id
 
@@ -154,8 +156,9 @@ async def update_org_unit(cmd: UpdateOrgUnit, *, streams: NamedStreams) -> org_u
     )
 
 
-async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams, tree: OrgTree) -> None:
-    """Refused while units sit below it (counted on the read side); frees the unit's name."""
+async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams) -> None:
+    """Refused while it holds units, templates, assets, credentials or workloads (decided in the
+    deletion's transaction); frees the unit's name."""
     stream_id = org_units.stream_of(cmd.scope)
     stream = await streams.load(stream_id)
     state = org_units.fold(stream.events)
@@ -167,15 +170,18 @@ async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams, tree: Or
     await access.require(
         cmd.metadata, state.lineage, "admin", action, streams=streams, unseen=unseen
     )
-    events = org_units.delete_unit(
-        state,
-        cmd.scope.kind,
-        cmd.scope.id,
-        children=await tree.children(cmd.scope),
-    )
+    events = org_units.delete_unit(state, cmd.scope.kind, cmd.scope.id)
     if events:
         await streams.append(
-            stream_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+            stream_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=None,
+            uses=Uses(user=f"{state.kind} {state.name}"),
+            unused=lambda holds: org_units.OrgUnitNotEmptyError(
+                cmd.scope.kind, cmd.scope.id, holds
+            ),
         )
 
 

@@ -119,20 +119,21 @@ class NameClaim(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Uses(msgspec.Struct, frozen=True, kw_only=True):
-    """What a stream uses once its events are appended (a template its assets, an asset the
-    credentials it reads), written with them in one transaction. With `unused` on a deletion's
-    append, this is what keeps an asset in use from being deleted and a deleted asset from
+    """The streams a stream uses once its events are appended, written with them in one
+    transaction: a template its assets, an asset the credentials it reads, and every thing the
+    org unit it lives in (a project its cluster or department). With `unused` on a deletion's
+    append, this is what keeps a thing in use from being deleted and a deleted thing from
     coming into use, however the two writes interleave.
 
-    `user` is how the stream is named to whoever finds the asset in use ("template my-run");
-    each asset comes with the request field that named it, for the error when it was deleted
-    meanwhile. No assets: the stream uses nothing (as after its deletion)."""
+    `user` is how the stream is named to whoever finds the thing in use ("template my-run");
+    each used stream comes with the request field that named it, for the error when it was
+    deleted meanwhile. Nothing used: the stream uses nothing (as after its deletion)."""
 
     user: str
-    assets: tuple[tuple[UUID, str], ...] = ()
+    used: tuple[tuple[UUID, str], ...] = ()
 
 
-# Builds the refusal of a deletion from the names of what still uses the asset.
+# Builds the refusal of a deletion from the names of what still uses the stream.
 InUse = Callable[[Sequence[str]], Exception]
 
 
@@ -160,9 +161,9 @@ class NamedStreams(Protocol):
         """Append the events; afterwards the stream holds exactly `name` (None: it holds none,
         as a deleted thing frees its name). Raises NameTakenError, writing nothing, when another
         stream holds the name in that namespace. With `uses`, the stream uses exactly those
-        assets afterwards; InvalidRequestError naming the field, writing nothing, when one of
+        streams afterwards; InvalidRequestError naming the field, writing nothing, when one of
         them is deleted. With `unused`, what it builds is raised, writing nothing, when anything
-        uses the stream's asset."""
+        uses the stream."""
         ...
 
 
@@ -185,10 +186,6 @@ class OrgTree(Protocol):
         """Every live scope, the tenant included, with its lineage (itself, then ancestors)."""
         ...
 
-    async def children(self, scope: ScopeRef) -> int:
-        """How many live units sit directly below the scope."""
-        ...
-
 
 class CredentialVault(Protocol):
     """Credential streams with their values: sealed and stored with the creating event, and
@@ -209,6 +206,7 @@ class CredentialVault(Protocol):
         metadata: EventMetadata,
         name: NameClaim | None,
         values: Mapping[str, str] | None = None,
+        uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
         """As NamedStreams.append; `values` are sealed and kept with the events, and an append

@@ -21,7 +21,7 @@ from domain.template_specs import TemplateAssets
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import FeatureDisabledError, TenantSettings
 from domain.values import ScopeRef, TemplateMeta
-from services import access
+from services import access, uses
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
@@ -79,7 +79,7 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=name_claim(meta),
-        uses=uses_of(cmd.name, cmd.body),
+        uses=uses_of(cmd.name, cmd.scope, cmd.body),
     )
     created = _after(stream.events, events)
     return TemplateView(created, combine(created.body, found))
@@ -117,7 +117,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=name_claim(updated.meta),
-        uses=uses_of(updated.meta.name, cmd.body),
+        uses=uses_of(updated.meta.name, updated.meta.scope_ref, cmd.body),
     )
     return updated
 
@@ -213,9 +213,10 @@ def name_claim(meta: TemplateMeta) -> NameClaim:
     )
 
 
-def uses_of(name: str, body: TemplateBody) -> Uses:
-    """The assets the template uses (links or loads), each with the field that names it."""
-    found: dict[UUID, str] = {}
+def uses_of(name: str, scope: ScopeRef, body: TemplateBody) -> Uses:
+    """The org unit the template lives in and the assets it links or loads, each with the
+    field that names it."""
+    found = dict(uses.of_scope(scope, "/meta/scopeId"))
     for at, links in (("/assets", body.assets), ("/master/assets", _master_links(body))):
         if links is None:
             continue
@@ -224,7 +225,7 @@ def uses_of(name: str, body: TemplateBody) -> Uses:
                 found.setdefault(asset_id, f"{at}/{field}")
         for i, link in enumerate(links.datasources or ()):
             found.setdefault(link.id, f"{at}/datasources/{i}/id")
-    return Uses(user=f"template {name}", assets=tuple(found.items()))
+    return Uses(user=f"template {name}", used=tuple(found.items()))
 
 
 def _master_links(body: TemplateBody) -> TemplateAssets | None:

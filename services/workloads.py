@@ -18,9 +18,9 @@ from domain.org_units import OrgUnit
 from domain.submissions import snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
-from services import access
+from services import access, uses
 from services.kinds import fold_as
-from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader
+from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch
 from services.templates import combined
 from services.tenant_settings import current as settings_of
@@ -100,6 +100,8 @@ async def request_workload(
         expected_version=0,
         metadata=cmd.metadata,
         name=name_claim(project.id, name),
+        # It holds its project until it is deleted, finished or not: it is listed there.
+        uses=Uses(user=f"workload {name}", used=uses.of_scope(project_ref, "/projectId")),
     )
     state = workloads.fold(events)
     assert state is not None
@@ -142,6 +144,7 @@ async def change_workload(cmd: ChangeWorkload, *, streams: NamedStreams) -> Work
             expected_version=stream.version,
             metadata=cmd.metadata,
             name=claim,
+            uses=Uses(user=f"workload {current.request.name}") if claim is None else None,
         )
     state = workloads.fold((*stream.events, *events))
     assert state is not None

@@ -119,7 +119,7 @@ async def delete_cluster(
     adapters: NamedDependency[Adapters],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("cluster", str(cluster_uuid)), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=adapters.streams, tree=adapters.tree)
+    await org_units.delete_org_unit(command, streams=adapters.streams)
 
 
 @post("/api/v1/org-unit/departments", status_code=201, tags=["Departments"])
@@ -193,7 +193,7 @@ async def delete_department(
     adapters: NamedDependency[Adapters],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("department", department_id), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=adapters.streams, tree=adapters.tree)
+    await org_units.delete_org_unit(command, streams=adapters.streams)
 
 
 @post("/api/v1/org-unit/projects", status_code=201, tags=["Projects"])
@@ -265,7 +265,7 @@ async def delete_project(
     adapters: NamedDependency[Adapters],
 ) -> None:
     command = DeleteOrgUnit(scope=ScopeRef("project", project_id), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=adapters.streams, tree=adapters.tree)
+    await org_units.delete_org_unit(command, streams=adapters.streams)
 
 
 ORG_UNIT_ROUTES: Final = (

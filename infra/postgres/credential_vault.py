@@ -11,12 +11,12 @@ import asyncpg
 
 from domain.events import Event, EventMetadata
 from domain.specs import SecretRef
-from infra.postgres.asset_uses import hold_unused
 from infra.postgres.connections import translated
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import hold_name
+from infra.postgres.stream_uses import hold_unused, hold_uses
 from infra.security.sealing import CredentialKeyUnconfiguredError, Sealed, Sealer
-from services.ports import AppendResult, InUse, NameClaim, Stream
+from services.ports import AppendResult, InUse, NameClaim, Stream, Uses
 
 
 class PostgresCredentialVault:
@@ -43,6 +43,7 @@ class PostgresCredentialVault:
         metadata: EventMetadata,
         name: NameClaim | None,
         values: Mapping[str, str] | None = None,
+        uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
         sealed = None if not values else self._require_sealer().seal(asset_id, values)
@@ -50,6 +51,8 @@ class PostgresCredentialVault:
             await hold_name(conn, asset_id, name)
             if unused is not None:
                 await hold_unused(conn, asset_id, unused)
+            if uses is not None:
+                await hold_uses(conn, asset_id, uses)
             if sealed is not None:
                 await conn.execute(
                     "INSERT INTO credential_secrets (asset_id, key_id, nonce, sealed)"

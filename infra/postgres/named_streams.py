@@ -12,9 +12,9 @@ from uuid import UUID
 import asyncpg
 
 from domain.events import Event, EventMetadata
-from infra.postgres.asset_uses import hold_unused, hold_uses
 from infra.postgres.connections import Connection, translated
 from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.stream_uses import hold_unused, hold_uses
 from services.errors import NameTakenError
 from services.ports import AppendResult, InUse, NameClaim, Stream, Uses
 
@@ -71,7 +71,7 @@ class PostgresNamedStreams:
         uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
-        plain = unused is None and (uses is None or not uses.assets)
+        plain = unused is None and (uses is None or not uses.used)
         if expected_version == 0 and len(events) == 1 and name is not None and plain:
             # Creating a named stream, the common case: one statement, one round trip.
             created = await self._store.append_first_named(

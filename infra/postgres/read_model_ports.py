@@ -22,10 +22,6 @@ class PostgresOrgTree:
         found[TENANT] = (TENANT,)
         return found
 
-    async def children(self, scope: ScopeRef) -> int:
-        async with translated("org_tree"), self._pool.acquire() as conn:
-            return await org_units.children(conn, scope)
-
 
 class PostgresRegistryCredentials:
     def __init__(self, pool: asyncpg.Pool) -> None:

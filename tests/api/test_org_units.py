@@ -163,9 +163,9 @@ async def test_update_and_delete_follow_the_tree(
     assert updated.status_code == 200, updated.text
     assert updated.json()["description"] == "pre-training"
 
-    await project_all(clean_pool)
     refused = await call(app, "DELETE", department_path, admin)
     assert refused.status_code == 409, refused.text
+    assert f"project {made['project']['name']}" in refused.json()["detail"]
     assert (await call(app, "DELETE", project_path, admin)).status_code == 204
     await project_all(clean_pool)
     assert (await call(app, "GET", project_path, admin)).status_code == 404

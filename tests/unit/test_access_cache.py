@@ -33,9 +33,6 @@ class CountingTree:
         self.reads += 1
         return dict(self.units)
 
-    async def children(self, scope: ScopeRef) -> int:
-        return 0
-
 
 async def created(store: InMemoryEventStore, application_id: UUID = APP_ID) -> None:
     event = ApplicationCreated(

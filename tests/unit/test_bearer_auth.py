@@ -55,9 +55,6 @@ class NoOrgTree:
     async def lineages(self) -> dict[ScopeRef, tuple[ScopeRef, ...]]:
         raise AssertionError("authentication reads no lineages")
 
-    async def children(self, scope: ScopeRef) -> int:
-        raise AssertionError("authentication counts no units")
-
 
 async def settled(connection: object, subject: str) -> Standing:
     """Every request finds the caller's writes read and the epochs unmoved."""

@@ -1,6 +1,6 @@
-"""The write side's record of which streams use which assets: a use checked against an asset
-that was deleted before the use's transaction is refused there, naming the field; and the
-migration that brought the record in filled it from the log."""
+"""The write side's record of which streams use which: a use checked against an asset that was
+deleted before the use's transaction is refused there, naming the field; and the migration that
+brought the record in filled it from the log."""
 
 from uuid import UUID, uuid4
 
@@ -8,14 +8,18 @@ import asyncpg
 import msgspec
 import pytest
 
+from domain import org_units
 from domain.commands import CreateAsset, DeleteAsset
 from domain.events import (
     AssetVersion,
+    ClusterCreated,
     DataSourceCreated,
+    DepartmentCreated,
     EnvironmentCreated,
     EnvironmentDeleted,
     Event,
     EventMetadata,
+    ProjectCreated,
     TemplateCreated,
     TemplateDeleted,
     TemplateUpdated,
@@ -30,6 +34,7 @@ from infra.serialization import DOMAIN_CODEC
 from services import assets
 from services.errors import InvalidRequestError
 from services.ports import NameClaim, Uses
+from tests.workload_samples import requested_workload
 
 pytestmark = pytest.mark.integration
 
@@ -64,17 +69,17 @@ async def test_a_use_of_an_asset_deleted_after_it_was_checked_is_refused_where_i
             expected_version=0,
             metadata=SYSTEM,
             name=NameClaim(namespace="template@tenant:", name="llm"),
-            uses=Uses(user="template llm", assets=((env, "/assets/environment"),)),
+            uses=Uses(user="template llm", used=((env, "/assets/environment"),)),
         )
     assert refused.value.field == "/assets/environment"
     written = "SELECT count(*) FROM events WHERE stream_id = $1"
     assert await clean_pool.fetchval(written, template_id) == 0
-    assert await clean_pool.fetchval("SELECT count(*) FROM asset_uses") == 0
+    assert await clean_pool.fetchval("SELECT count(*) FROM stream_uses") == 0
     assert await clean_pool.fetchval("SELECT count(*) FROM stream_names WHERE name = 'llm'") == 0
 
 
 async def test_the_migration_fills_the_record_from_the_log(postgres_url: str) -> None:
-    database = "asset_uses_backfill"
+    database = "stream_uses_backfill"
     admin = await asyncpg.connect(postgres_url)
     try:
         await admin.execute(f"DROP DATABASE IF EXISTS {database}")
@@ -87,11 +92,11 @@ async def test_the_migration_fills_the_record_from_the_log(postgres_url: str) ->
                 await apply_migrations(conn)
             expected = await _history_without_record(PostgresEventStore(pool, DOMAIN_CODEC))
             async with pool.acquire() as conn:  # as before migration 18
-                await conn.execute("DROP TABLE asset_uses")
+                await conn.execute("DROP TABLE stream_uses")
                 await conn.execute("DELETE FROM schema_migrations WHERE version = 18")
                 assert await apply_migrations(conn) == [18]
-                rows = await conn.fetch("SELECT asset_id, user_id, user_name FROM asset_uses")
-            assert {(r["asset_id"], r["user_id"], r["user_name"]) for r in rows} == expected
+                rows = await conn.fetch("SELECT used_id, user_id, user_name FROM stream_uses")
+            assert {(r["used_id"], r["user_id"], r["user_name"]) for r in rows} == expected
         finally:
             await pool.close()
     finally:
@@ -137,7 +142,39 @@ async def _history_without_record(
     await append(s3, DataSourceCreated(asset_id=s3, meta=meta, spec=bucket))
     await append(dropped, environment(dropped, "old", c3))
     await append(dropped, EnvironmentDeleted(asset_id=dropped), at=1)
+    # The org tree, and things living in it.
+    cluster = uuid4()
+    department = org_units.stream_of(ScopeRef("department", "2"))
+    near = org_units.stream_of(ScopeRef("project", "3"))
+    far = org_units.stream_of(ScopeRef("project", "4"))
+    await append(cluster, ClusterCreated(cluster_id=cluster, name="east"))
+    await append(department, DepartmentCreated(department_id="2", cluster_id=cluster, name="ml"))
+    await append(
+        near, ProjectCreated(project_id="3", cluster_id=cluster, department_id="2", name="llm")
+    )
+    await append(far, ProjectCreated(project_id="4", cluster_id=cluster, name="cv"))
+    placed, job, shared = uuid4(), uuid4(), uuid4()
+    in_project = TemplateMeta(name="sft", scope="project", cluster_id=cluster, department_id="2",
+                              project_id=3)  # fmt: skip
+    await append(placed, TemplateCreated(template_id=placed, meta=in_project, spec=SPEC))
+    submitted = msgspec.structs.replace(
+        requested_workload({"distributedFramework": "PyTorch"}, name="w1", workload_id=job),
+        project_id="4",
+    )
+    await append(job, submitted)
+    in_department = AssetMeta(name="base", scope="department", cluster_id=cluster,
+                              department_id="2")  # fmt: skip
+    await append(
+        shared,
+        EnvironmentCreated(asset_id=shared, meta=in_department, spec=EnvironmentSpec(image="pt")),
+    )
     return {
+        (cluster, department, "department ml"),
+        (department, near, "project llm"),
+        (cluster, far, "project cv"),
+        (near, placed, "template sft"),
+        (far, job, "workload w1"),
+        (department, shared, "environment base"),
         (e1, live, "template alpha"),
         (e2, live, "template alpha"),
         (e4, renamed, "template beta"),

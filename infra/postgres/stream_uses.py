@@ -1,7 +1,7 @@
-"""Which streams use which assets, on the write side: kept in the transaction of each append
-that changes it (services/ports.py `Uses`), and asked in the transaction of each deletion.
+"""Which streams use which, on the write side: kept in the transaction of each append that
+changes it (services/ports.py `Uses`), and asked in the transaction of each deletion.
 
-The two meet on a PostgreSQL advisory lock per asset: a writer that comes to use an asset holds
+The two meet on a PostgreSQL advisory lock per used stream: a writer that comes to use one holds
 it shared until it commits, a deletion holds it exclusively. Whichever is second waits for the
 first to commit, then its next statement sees what the first wrote: the deletion finds the new
 use and is refused, or the user finds the deletion and is refused. Shared locks never wait for
@@ -15,7 +15,7 @@ from infra.postgres.connections import Connection
 from services.errors import InvalidRequestError
 from services.ports import InUse, Uses
 
-_LOCKS: Final = 7301  # the advisory locks' first key: the space of asset uses
+_LOCKS: Final = 7301  # the advisory locks' first key: the space of stream uses
 
 _HOLD_SHARED: Final = (
     "SELECT pg_advisory_xact_lock_shared($1, hashtext(a::text))"
@@ -26,36 +26,36 @@ _GONE: Final = (
     "SELECT DISTINCT stream_id FROM events"
     " WHERE stream_id = ANY($1::uuid[]) AND type LIKE '%.deleted.v1'"
 )
-_FORGET: Final = "DELETE FROM asset_uses WHERE user_id = $1"
+_FORGET: Final = "DELETE FROM stream_uses WHERE user_id = $1"
 _RECORD: Final = (
-    "INSERT INTO asset_uses (asset_id, user_id, user_name)"
+    "INSERT INTO stream_uses (used_id, user_id, user_name)"
     " SELECT a, $1, $2 FROM unnest($3::uuid[]) AS a"
 )
 _USERS: Final = (
-    "SELECT user_name FROM asset_uses WHERE asset_id = $1 AND user_id <> $1 ORDER BY user_name"
+    "SELECT user_name FROM stream_uses WHERE used_id = $1 AND user_id <> $1 ORDER BY user_name"
 )
 
 
 async def hold_uses(conn: Connection, stream_id: UUID, uses: Uses) -> None:
-    """Within the append's transaction: the stream now uses exactly `uses.assets`, each of them
+    """Within the append's transaction: the stream now uses exactly `uses.used`, each of them
     still live (else InvalidRequestError naming its field)."""
-    fields = dict(uses.assets)
+    fields = dict(uses.used)
     wanted = sorted(fields)
     if wanted:
         await conn.execute(_HOLD_SHARED, _LOCKS, wanted)
         gone = await conn.fetch(_GONE, wanted)
         if gone:
             field = fields[gone[0]["stream_id"]]
-            raise InvalidRequestError(field, "no such asset: it was deleted meanwhile")
+            raise InvalidRequestError(field, "it was deleted while this request was written")
     await conn.execute(_FORGET, stream_id)
     if wanted:
         await conn.execute(_RECORD, stream_id, uses.user, wanted)
 
 
-async def hold_unused(conn: Connection, asset_id: UUID, refuse: InUse) -> None:
-    """Within a deletion's transaction: nothing uses the asset (else what `refuse` builds from
+async def hold_unused(conn: Connection, stream_id: UUID, refuse: InUse) -> None:
+    """Within a deletion's transaction: nothing uses the stream (else what `refuse` builds from
     the users' names), and nothing comes to use it before the deletion commits."""
-    await conn.execute(_HOLD, _LOCKS, asset_id)
-    users = [row["user_name"] for row in await conn.fetch(_USERS, asset_id)]
+    await conn.execute(_HOLD, _LOCKS, stream_id)
+    users = [row["user_name"] for row in await conn.fetch(_USERS, stream_id)]
     if users:
         raise refuse(users)
