@@ -18,19 +18,25 @@ from services.ports import InUse, Uses
 _LOCKS: Final = 7301  # the advisory locks' first key: the space of stream uses
 
 _HOLD_SHARED: Final = (
-    "SELECT pg_advisory_xact_lock_shared($1, hashtext(a::text))"
-    " FROM unnest($2::uuid[]) AS a ORDER BY a"
+    "SELECT pg_advisory_xact_lock_shared($1, hashtext(a::text)) FROM unnest($2::uuid[]) AS a"
 )
 _HOLD: Final = "SELECT pg_advisory_xact_lock($1, hashtext($2::uuid::text))"
-_GONE: Final = (
-    "SELECT DISTINCT stream_id FROM events"
-    " WHERE stream_id = ANY($1::uuid[]) AND type LIKE '%.deleted.v1'"
+# After the locks, in one statement: unless one of them is deleted, the stream uses exactly
+# these (the rows it no longer uses go, the others are written or renamed); the deleted ones.
+_RECORD: Final = """
+WITH gone AS (
+    SELECT DISTINCT stream_id FROM events
+     WHERE stream_id = ANY($3::uuid[]) AND type LIKE '%.deleted.v1'
+), forgotten AS (
+    DELETE FROM stream_uses
+     WHERE user_id = $1 AND NOT used_id = ANY($3::uuid[]) AND NOT EXISTS (SELECT FROM gone)
+), recorded AS (
+    INSERT INTO stream_uses (used_id, user_id, user_name)
+    SELECT a, $1, $2 FROM unnest($3::uuid[]) AS a WHERE NOT EXISTS (SELECT FROM gone)
+    ON CONFLICT (used_id, user_id) DO UPDATE SET user_name = excluded.user_name
 )
-_FORGET: Final = "DELETE FROM stream_uses WHERE user_id = $1"
-_RECORD: Final = (
-    "INSERT INTO stream_uses (used_id, user_id, user_name)"
-    " SELECT a, $1, $2 FROM unnest($3::uuid[]) AS a"
-)
+SELECT stream_id FROM gone
+"""
 _USERS: Final = (
     "SELECT user_name FROM stream_uses WHERE used_id = $1 AND user_id <> $1 ORDER BY user_name"
 )
@@ -43,13 +49,11 @@ async def hold_uses(conn: Connection, stream_id: UUID, uses: Uses) -> None:
     wanted = sorted(fields)
     if wanted:
         await conn.execute(_HOLD_SHARED, _LOCKS, wanted)
-        gone = await conn.fetch(_GONE, wanted)
-        if gone:
-            field = fields[gone[0]["stream_id"]]
-            raise InvalidRequestError(field, "it was deleted while this request was written")
-    await conn.execute(_FORGET, stream_id)
-    if wanted:
-        await conn.execute(_RECORD, stream_id, uses.user, wanted)
+    # A new statement, so it sees what a deletion that held a lock first committed.
+    gone = await conn.fetch(_RECORD, stream_id, uses.user, wanted)
+    if gone:
+        field = fields[gone[0]["stream_id"]]
+        raise InvalidRequestError(field, "it was deleted while this request was written")
 
 
 async def hold_unused(conn: Connection, stream_id: UUID, refuse: InUse) -> None:
