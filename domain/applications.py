@@ -74,6 +74,18 @@ class ApplicationExistsError(DomainError):
         self.application_id = application_id
 
 
+class LastTenantAdminError(DomainError):
+    """The change would leave the tenant with no enabled admin, and no one could grant one."""
+
+    slug = "last-tenant-admin"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this is the tenant's last enabled admin: grant the tenant admin role to another"
+            " principal first"
+        )
+
+
 class ApplicationNotFoundError(DomainError):
     slug = "application-not-found"
 

@@ -25,6 +25,7 @@ from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
+from infra.postgres.rule_holders import rule_holder
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from services.access_rules import create_access_rule, delete_access_rule
@@ -241,13 +242,14 @@ async def delete_rule(
     rule_id: FromPath[int],
     adapters: NamedDependency[Adapters],
 ) -> None:
-    async with adapters.resources.pool.acquire() as conn:
-        row = await access_rules.get_rule(conn, rule_id)
-    if row is None:
+    # Its holder from the write side: a rule granted a moment ago is found.
+    holder = await rule_holder(adapters.resources.pool, rule_id)
+    if holder is None:
         raise AccessRuleNotFoundError(rule_id)
+    kind, subject_id = holder
     command = DeleteAccessRule(
-        subject_kind="user" if row.subject_type == "user" else "application",
-        subject_id=row.subject_id,
+        subject_kind="user" if kind == "user" else "application",
+        subject_id=subject_id,
         rule_id=rule_id,
         metadata=actor(request),
     )

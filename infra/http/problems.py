@@ -18,6 +18,7 @@ from domain.applications import (
     AccessRuleNotFoundError,
     ApplicationNotFoundError,
     InvalidApplicationNameError,
+    LastTenantAdminError,
 )
 from domain.assets import AssetExistsError, AssetInUseError, AssetNotFoundError, InvalidAssetError
 from domain.credentials import CredentialInUseError
@@ -104,6 +105,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AssetNotFoundError: 404,
     AssetExistsError: 409,
     AssetInUseError: 409,
+    LastTenantAdminError: 409,
     PreconditionFailedError: 412,
     InvalidTemplateError: 400,
     TemplateNotFoundError: 404,

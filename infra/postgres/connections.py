@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from domain.applications import LastTenantAdminError
 from infra.errors import StoreUnavailableError
 
 if TYPE_CHECKING:  # asyncpg's classes are generic only in its stubs
@@ -25,9 +26,14 @@ _UNAVAILABLE = (
 )
 
 
+# The invariants the database itself keeps, by the SQLSTATE its triggers raise (migrations).
+_REFUSALS: dict[str, type[Exception]] = {"TP409": LastTenantAdminError}
+
+
 def translated(operation: str) -> "_Translated":
     """`async with translated("append"):` turns a lost or refused connection into
-    StoreUnavailableError naming the operation."""
+    StoreUnavailableError naming the operation, and a refusal of an invariant the database
+    keeps into the domain's error for it."""
     return _Translated(operation)
 
 
@@ -50,3 +56,5 @@ class _Translated:
     ) -> None:  # (never swallows: any other error propagates as it is)
         if isinstance(exc, _UNAVAILABLE) and not isinstance(exc, asyncpg.DataError):
             raise StoreUnavailableError(self._operation) from exc
+        if isinstance(exc, asyncpg.PostgresError) and exc.sqlstate in _REFUSALS:
+            raise _REFUSALS[exc.sqlstate]() from exc

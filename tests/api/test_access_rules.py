@@ -144,3 +144,18 @@ async def test_only_admins_of_the_scope_grant_roles(
         "scopeType": "tenant",
     }
     assert (await call(app, "POST", RULES, editor, json=body)).status_code == 403
+
+
+async def test_a_rule_granted_a_moment_ago_is_revoked_at_once(app: Litestar, admin: str) -> None:
+    account = await call(app, "POST", "/api/v1/service-accounts", admin, json={"name": "bot"})
+    body = {
+        "subjectId": account.json()["id"],
+        "subjectType": "service-account",
+        "roleId": EDITOR,
+        "scopeType": "tenant",
+        "scopeId": "tenant",
+    }
+    rule = (await call(app, "POST", RULES, admin, json=body)).json()["id"]
+    assert (await call(app, "DELETE", f"{RULES}/{rule}", admin)).status_code == 204
+    again = await call(app, "DELETE", f"{RULES}/{rule}", admin)
+    assert again.status_code == 404, again.text
