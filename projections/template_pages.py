@@ -74,13 +74,16 @@ class _Query:
         self.where.append(_TEXT_TESTS[condition.operator].format(e=expression, v=value))
 
     def starts_with(self, expression: str, prefix: str) -> None:
-        """As a range of the code-point order (an index on the column serves it), then the
-        prefix itself."""
+        """As a range of the code-point order (an index on the column serves it), which is
+        exactly the strings that start with the prefix; a prefix with no successor (all
+        U+10FFFF) bounds it below only, and is tested itself. No redundant test otherwise: the
+        planner would take it for another filter and think the range holds few rows."""
         low = self.param(prefix)
         self.where.append(f'{expression} COLLATE "C" >= {low}')
         if (high := _successor(prefix)) is not None:
             self.where.append(f'{expression} COLLATE "C" < {self.param(high)}')
-        self.where.append(f"left({expression}, length({low})) = {low}")
+        else:
+            self.where.append(f"left({expression}, length({low})) = {low}")
 
     def search(self, text: str) -> None:
         needle = self.param(text.lower())
@@ -127,9 +130,14 @@ async def page(
     query = _query(scopes, conditions, search)
     direction = "DESC" if descending else "ASC"
     order = f"{_SORT[sort_by or 'name']} {direction}, template_id {direction}"
+    # The page is chosen on narrow rows, then only its rows are read whole: however the
+    # planner reaches the matching rows (an index in order, or a scan and a sort), it never
+    # sorts or converts the wide columns of rows that are not on the page.
     rows = await conn.fetch(
-        f"SELECT {COLUMNS} FROM template_catalogue WHERE {' AND '.join(query.where)}"
-        f" ORDER BY {order} OFFSET {query.param(offset)} LIMIT {query.param(limit + 1)}",
+        f"SELECT {COLUMNS} FROM template_catalogue JOIN ("
+        f" SELECT template_id FROM template_catalogue WHERE {' AND '.join(query.where)}"
+        f" ORDER BY {order} OFFSET {query.param(offset)} LIMIT {query.param(limit + 1)}"
+        f") AS chosen USING (template_id) ORDER BY {order}",
         *query.params,
     )
     return [row_of(row) for row in rows[:limit]], len(rows) > limit
