@@ -9,6 +9,8 @@ reloads: nothing is applied later than when the stream was read on every request
 """
 
 from collections import OrderedDict
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 from uuid import UUID
 
@@ -27,7 +29,7 @@ class AccessCache:
         self._tree = tree
         self._size = size
         self._callers: OrderedDict[str, tuple[int | None, object]] = OrderedDict()
-        self._lineages: tuple[int | None, dict[ScopeRef, tuple[ScopeRef, ...]]] | None = None
+        self._lineages: tuple[int | None, Mapping[ScopeRef, tuple[ScopeRef, ...]]] | None = None
 
     async def application(self, application_id: UUID, epoch: int | None) -> Application | None:
         """The application as its stream says (None: never created)."""
@@ -50,15 +52,17 @@ class AccessCache:
         self._keep(key, epoch, grants)
         return grants
 
-    async def lineages(self, epoch: int | None) -> dict[ScopeRef, tuple[ScopeRef, ...]]:
-        """Every live scope, the tenant included, with its lineage."""
+    async def lineages(self, epoch: int | None) -> Mapping[ScopeRef, tuple[ScopeRef, ...]]:
+        """Every live scope, the tenant included, with its lineage; read-only, as every request
+        of the epoch shares it."""
         kept = self._lineages
         if kept is not None and kept[0] == epoch:
             return kept[1]
         found = await self._tree.lineages()
         found.setdefault(TENANT, (TENANT,))
-        self._lineages = (epoch, found)
-        return found
+        shared = MappingProxyType(found)
+        self._lineages = (epoch, shared)
+        return shared
 
     def _kept(self, key: str, epoch: int | None) -> object | None:
         kept = self._callers.get(key)

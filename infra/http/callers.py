@@ -1,6 +1,6 @@
 """The authenticated caller of a request, and what its events record about it."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -31,7 +31,7 @@ def actor(caller: Caller) -> EventMetadata:
 
 async def visibility(
     caller: Caller, streams: StreamLoader, tree: OrgTree
-) -> tuple[set[ScopeRef], dict[ScopeRef, tuple[ScopeRef, ...]]]:
+) -> tuple[set[ScopeRef], Mapping[ScopeRef, tuple[ScopeRef, ...]]]:
     """The scopes whose things the caller may see, and every live scope's lineage: from its
     grants and the org tree as of the request's start, which authentication settled
     (infra/http/access_cache.py keeps them)."""
