@@ -30,7 +30,6 @@ from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from services.access_rules import create_access_rule, delete_access_rule
 from services.errors import InvalidRequestError
-from services.ports import EventStore, OrgTree
 
 TENANT_ID: Final = 1
 CREATED_AT: Final = datetime(2026, 1, 1, tzinfo=UTC)  # the built-in roles' fixed birthday
@@ -212,7 +211,7 @@ async def list_rules(
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 500,
 ) -> AccessRuleList:
-    rows = await _visible(request, adapters.store, adapters.tree, adapters.resources)
+    rows = await _visible(request, adapters.resources)
     chosen = [
         row
         for row in rows
@@ -229,7 +228,7 @@ async def get_rule(
     rule_id: FromPath[int],
     adapters: NamedDependency[Adapters],
 ) -> AccessRuleResponse:
-    rows = await _visible(request, adapters.store, adapters.tree, adapters.resources)
+    rows = await _visible(request, adapters.resources)
     row = next((r for r in rows if r.rule_id == rule_id), None)
     if row is None:
         raise AccessRuleNotFoundError(rule_id)
@@ -259,10 +258,8 @@ async def delete_rule(
 ACCESS_RULE_ROUTES: Final = (list_roles, get_role, create_rule, list_rules, get_rule, delete_rule)
 
 
-async def _visible(
-    request: Caller, store: EventStore, tree: OrgTree, resources: Resources
-) -> list[AccessRuleRow]:
-    seen = await seen_scopes(request, store, tree)
+async def _visible(request: Caller, resources: Resources) -> list[AccessRuleRow]:
+    seen = await seen_scopes(request)
     async with resources.pool.acquire() as conn:
         rows = await access_rules.list_rules(conn)
     return [

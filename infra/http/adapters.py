@@ -15,7 +15,6 @@ from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
 from infra.postgres.read_model_ports import (
-    PostgresOrgTree,
     PostgresRegistryCredentials,
 )
 from infra.security.access_tokens import TokenIssuer
@@ -30,7 +29,6 @@ class Adapters:
     registry: PostgresApplicationRegistry
     streams: PostgresNamedStreams
     ids: PostgresIdSequence
-    tree: PostgresOrgTree
     vault: PostgresCredentialVault
     registries: PostgresRegistryCredentials
     store: PostgresEventStore  # it keeps every envelope, so history reads it too

@@ -83,7 +83,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             registry=PostgresApplicationRegistry(opened.pool, SecretHasher(settings.auth)),
             streams=PostgresNamedStreams(opened.pool, store),
             ids=PostgresIdSequence(opened.pool),
-            tree=tree,
             vault=PostgresCredentialVault(opened.pool, store, sealer),
             registries=PostgresRegistryCredentials(opened.pool),
             store=store,

@@ -48,22 +48,17 @@ from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams, OrgTree, StreamLoader
+from services.ports import NamedStreams
 
 
 async def usage_of(
-    request: Caller,
-    streams: StreamLoader,
-    tree: OrgTree,
-    resources: Resources,
-    rows: list[AssetRow],
-    wanted: bool,
+    request: Caller, resources: Resources, rows: list[AssetRow], wanted: bool
 ) -> Usage:
     """With `usageInfo`, which templates use each of these assets (one query): only those the
     caller may see, as everywhere (a tenant asset is used in scopes a caller may not know)."""
     if not wanted:
         return None
-    seen = await seen_scopes(request, streams, tree)
+    seen = await seen_scopes(request)
     async with resources.pool.acquire() as conn:
         ids = [row.asset_id for row in rows]
         return await template_catalogue.templates_using(conn, ids, seen)
@@ -106,12 +101,8 @@ async def list_environments(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
-    rows = await visible_rows(
-        request, ("environment",), asset_filter, adapters.streams, adapters.tree, adapters.resources
-    )
-    usage = await usage_of(
-        request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
-    )
+    rows = await visible_rows(request, ("environment",), asset_filter, adapters.resources)
+    usage = await usage_of(request, adapters.resources, rows, usage_info)
     return EnvironmentListResponse([_environment(row, usage) for row in rows])
 
 
@@ -122,14 +113,10 @@ async def get_environment(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
-    row = await one_visible(
-        request, "environment", asset_id, adapters.streams, adapters.tree, adapters.resources
-    )
+    row = await one_visible(request, "environment", asset_id, adapters.resources)
     return _environment(
         row,
-        await usage_of(
-            request, adapters.streams, adapters.tree, adapters.resources, [row], usage_info
-        ),
+        await usage_of(request, adapters.resources, [row], usage_info),
     )
 
 
@@ -179,12 +166,8 @@ async def list_computes(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
-    rows = await visible_rows(
-        request, ("compute",), asset_filter, adapters.streams, adapters.tree, adapters.resources
-    )
-    usage = await usage_of(
-        request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
-    )
+    rows = await visible_rows(request, ("compute",), asset_filter, adapters.resources)
+    usage = await usage_of(request, adapters.resources, rows, usage_info)
     return ComputeListResponse([_compute(row, usage) for row in rows])
 
 
@@ -195,14 +178,10 @@ async def get_compute(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
-    row = await one_visible(
-        request, "compute", asset_id, adapters.streams, adapters.tree, adapters.resources
-    )
+    row = await one_visible(request, "compute", asset_id, adapters.resources)
     return _compute(
         row,
-        await usage_of(
-            request, adapters.streams, adapters.tree, adapters.resources, [row], usage_info
-        ),
+        await usage_of(request, adapters.resources, [row], usage_info),
     )
 
 
@@ -309,15 +288,10 @@ async def update_from(
 
 
 async def visible_rows(
-    request: Caller,
-    kinds: tuple[str, ...],
-    wanted: AssetFilter,
-    streams: StreamLoader,
-    tree: OrgTree,
-    resources: Resources,
+    request: Caller, kinds: tuple[str, ...], wanted: AssetFilter, resources: Resources
 ) -> list[AssetRow]:
     """The assets of these kinds the filter selects and the caller may see, by name."""
-    seen, lineages = await visibility(request, streams, tree)
+    seen, lineages = await visibility(request)
     async with resources.pool.acquire() as conn:
         rows = [
             r for kind in kinds for r in await asset_catalogue.list_assets(conn, kind, wanted.name)
@@ -328,20 +302,13 @@ async def visible_rows(
     )
 
 
-async def one_visible(
-    request: Caller,
-    kind: str,
-    asset_id: UUID,
-    streams: StreamLoader,
-    tree: OrgTree,
-    resources: Resources,
-) -> AssetRow:
+async def one_visible(request: Caller, kind: str, asset_id: UUID, resources: Resources) -> AssetRow:
     """One asset from the catalogue; unknown and out of the caller's sight are one 404."""
     async with resources.pool.acquire() as conn:
         row = await asset_catalogue.get_asset(conn, kind, asset_id)
     if row is None:
         raise AssetNotFoundError(kind, asset_id)
-    if row.meta.scope_ref not in await seen_scopes(request, streams, tree):
+    if row.meta.scope_ref not in await seen_scopes(request):
         raise AssetNotFoundError(kind, asset_id)  # existence must not leak
     return row
 

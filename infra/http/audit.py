@@ -22,13 +22,11 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from domain import access
 from domain.values import TENANT, ScopeKind, ScopeRef
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, lineages_of
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.hashchain import first_missing, verify_all, verify_stream
 from projections.audit_index import AuditFilter, AuditRow, find
-from services.access import grants_of
 from services.errors import InvalidRequestError, NotPermittedError
-from services.ports import NamedStreams, OrgTree
 
 BASE: Final = "/api/v1/audit"
 TAIL_POLL_S: Final = 0.2
@@ -92,16 +90,14 @@ def wire(row: AuditRow) -> AuditEvent:
 
 async def _scopes(
     request: Caller,
-    streams: NamedStreams,
-    tree: OrgTree,
     scope_type: str | None,
     scope_id: str | None,
     include_descendants: bool,
 ) -> tuple[ScopeRef, ...] | None:
     """The scopes whose events the caller asks for and may see (None: every one)."""
-    grants = await grants_of(actor(request), streams=streams)
+    grants = request.user.grants
     everything = access.permits(grants, (TENANT,), "viewer")
-    lineages = await tree.lineages()
+    lineages = await lineages_of(request)
     allowed = None if everything else access.governed_scopes(grants, lineages)
     if scope_type is None:
         return None if allowed is None else tuple(sorted(allowed))
@@ -134,9 +130,7 @@ async def audit_filter(
         stream_id=stream_id,
         types=tuple(types or ()),
         actor=actor_subject,
-        scopes=await _scopes(
-            request, adapters.streams, adapters.tree, scope_type, scope_id, include_descendants
-        ),
+        scopes=await _scopes(request, scope_type, scope_id, include_descendants),
         since=since,
         until=until,
     )
@@ -208,9 +202,7 @@ async def verify(
 ) -> Verification:
     """Walk the hash chains (one stream, or all) and report the first broken link. Needs a
     tenant-wide grant: it reads every stream."""
-    if not access.permits(
-        await grants_of(actor(request), streams=adapters.streams), (TENANT,), "viewer"
-    ):
+    if not access.permits(request.user.grants, (TENANT,), "viewer"):
         raise NotPermittedError("verify the event store")
     async with adapters.resources.pool.acquire() as conn:
         reports = [await verify_stream(conn, stream_id)] if stream_id else await verify_all(conn)

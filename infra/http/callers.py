@@ -17,7 +17,7 @@ from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
 from services import access
-from services.ports import OrgTree, StreamLoader
+from services.ports import StreamLoader
 
 Caller = Request[Principal, dict[str, Any], State]
 
@@ -29,20 +29,26 @@ def actor(caller: Caller) -> EventMetadata:
     return EventMetadata(actor_subject=caller.user.subject, actor_kind=kind, request_id=request_id)
 
 
-async def visibility(
-    caller: Caller, streams: StreamLoader, tree: OrgTree
-) -> tuple[set[ScopeRef], Mapping[ScopeRef, tuple[ScopeRef, ...]]]:
+Lineages = Mapping[ScopeRef, tuple[ScopeRef, ...]]
+
+
+async def visibility(caller: Caller) -> tuple[set[ScopeRef], Lineages]:
     """The scopes whose things the caller may see, and every live scope's lineage: from its
     grants and the org tree as of the request's start, which authentication settled
     (infra/http/access_cache.py keeps them)."""
-    cache: AccessCache = caller.app.state.access
-    lineages = await cache.lineages(caller.user.tree_epoch)
+    lineages = await lineages_of(caller)
     return access_rules.visible_scopes(caller.user.grants, lineages), lineages
 
 
-async def seen_scopes(caller: Caller, streams: StreamLoader, tree: OrgTree) -> set[ScopeRef]:
+async def lineages_of(caller: Caller) -> Lineages:
+    """Every live scope's lineage, as of the org tree's epoch at the request's start."""
+    cache: AccessCache = caller.app.state.access
+    return await cache.lineages(caller.user.tree_epoch)
+
+
+async def seen_scopes(caller: Caller) -> set[ScopeRef]:
     """The scopes whose things the caller may see."""
-    return (await visibility(caller, streams, tree))[0]
+    return (await visibility(caller))[0]
 
 
 async def may_see(caller: Caller, scope: ScopeRef, streams: StreamLoader, *, field: str) -> bool:

@@ -198,9 +198,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialListResponse:
-        rows = await visible_rows(
-            request, (kind,), AssetFilter(), adapters.vault, adapters.tree, adapters.resources
-        )
+        rows = await visible_rows(request, (kind,), AssetFilter(), adapters.resources)
         return CredentialListResponse([_asset(row, usage_info) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -210,9 +208,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialAsset:
-        row = await one_visible(
-            request, kind, asset_id, adapters.vault, adapters.tree, adapters.resources
-        )
+        row = await one_visible(request, kind, asset_id, adapters.resources)
         return _asset(row, usage_info)
 
     @put(
@@ -277,9 +273,7 @@ async def list_credentials(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
-    rows = await visible_rows(
-        request, CREDENTIAL_KINDS, AssetFilter(), adapters.vault, adapters.tree, adapters.resources
-    )
+    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), adapters.resources)
     entries = []
     for row in rows:
         single = _asset(row, usage_info)

@@ -124,12 +124,8 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> DataSourceListResponse:
-        rows = await visible_rows(
-            request, (kind,), asset_filter, adapters.streams, adapters.tree, adapters.resources
-        )
-        usage = await usage_of(
-            request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
-        )
+        rows = await visible_rows(request, (kind,), asset_filter, adapters.resources)
+        usage = await usage_of(request, adapters.resources, rows, usage_info)
         return DataSourceListResponse([_asset(row, usage) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -139,14 +135,10 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> DataSourceAsset:
-        row = await one_visible(
-            request, kind, asset_id, adapters.streams, adapters.tree, adapters.resources
-        )
+        row = await one_visible(request, kind, asset_id, adapters.resources)
         return _asset(
             row,
-            await usage_of(
-                request, adapters.streams, adapters.tree, adapters.resources, [row], usage_info
-            ),
+            await usage_of(request, adapters.resources, [row], usage_info),
         )
 
     @put(
@@ -207,12 +199,8 @@ async def list_data_sources(
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
     """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
-    rows = await visible_rows(
-        request, tuple(_KINDS), asset_filter, adapters.streams, adapters.tree, adapters.resources
-    )
-    usage = await usage_of(
-        request, adapters.streams, adapters.tree, adapters.resources, rows, usage_info
-    )
+    rows = await visible_rows(request, tuple(_KINDS), asset_filter, adapters.resources)
+    usage = await usage_of(request, adapters.resources, rows, usage_info)
     return CombinedListResponse(
         [
             CombinedEntry(

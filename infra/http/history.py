@@ -26,7 +26,7 @@ from infra.http.template_schemas import DistributedTemplate
 from infra.http.template_views import wire_of
 from projections.template_catalogue import TemplateRow
 from services import history
-from services.ports import NamedStreams, OrgTree, RecordedHistory
+from services.ports import RecordedHistory
 from services.templates import combined
 
 TEMPLATES: Final = "/api/v1/workload-templates/{template_id:uuid}"
@@ -89,21 +89,19 @@ def _diff(stream_id: UUID, old: int, new: int, found: list[FieldChange]) -> Diff
 
 
 async def _template(
-    request: Caller, template_id: UUID, streams: NamedStreams, tree: OrgTree, store: RecordedHistory
+    request: Caller, template_id: UUID, store: RecordedHistory
 ) -> list[RecordedEvent]:
     recorded = await history.template_history(template_id, history=store)
     scope = history.template_at(recorded, len(recorded)).meta.scope_ref
-    if scope not in await seen_scopes(request, streams, tree):
+    if scope not in await seen_scopes(request):
         raise TemplateNotFoundError(template_id)  # out of sight: the same answer
     return recorded
 
 
-async def _asset(
-    request: Caller, asset_id: UUID, streams: NamedStreams, tree: OrgTree, store: RecordedHistory
-) -> list[RecordedEvent]:
+async def _asset(request: Caller, asset_id: UUID, store: RecordedHistory) -> list[RecordedEvent]:
     recorded = await history.asset_history(asset_id, history=store)
     scope: ScopeRef = history.asset_at(recorded, len(recorded)).meta.scope_ref
-    if scope not in await seen_scopes(request, streams, tree):
+    if scope not in await seen_scopes(request):
         raise AssetNotFoundError("asset", asset_id)
     return recorded
 
@@ -129,9 +127,7 @@ async def template_history(
 ) -> HistoryWire:
     """Every version, oldest first: which event made it, when, by whom (a linked asset's
     update names its cause)."""
-    recorded = await _template(
-        request, template_id, adapters.streams, adapters.tree, adapters.store
-    )
+    recorded = await _template(request, template_id, adapters.store)
     return _versions(template_id, recorded)
 
 
@@ -144,9 +140,7 @@ async def template_as_of(
     moment: Moment = None,
 ) -> Response[DistributedTemplate]:
     """The template as it was at `version`, or at `time` (ISO 8601), combined specs included."""
-    recorded = await _template(
-        request, template_id, adapters.streams, adapters.tree, adapters.store
-    )
+    recorded = await _template(request, template_id, adapters.store)
     count = history.upto(recorded, version=version, at=_utc(moment))
     template = history.template_at(recorded, count)
     first, last = recorded[0], recorded[count - 1]
@@ -174,9 +168,7 @@ async def template_diff(
 ) -> DiffWire:
     """What changed from version `from` to version `to` (default: the latest), field by field,
     as JSON pointers into the template's response."""
-    recorded = await _template(
-        request, template_id, adapters.streams, adapters.tree, adapters.store
-    )
+    recorded = await _template(request, template_id, adapters.store)
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)
     found = await history.template_diff(recorded, older, newer, streams=adapters.streams)
@@ -190,9 +182,7 @@ async def asset_history(
     adapters: NamedDependency[Adapters],
 ) -> HistoryWire:
     """Every version of an environment, compute resource or data source, oldest first."""
-    return _versions(
-        asset_id, await _asset(request, asset_id, adapters.streams, adapters.tree, adapters.store)
-    )
+    return _versions(asset_id, await _asset(request, asset_id, adapters.store))
 
 
 @get(f"{ASSETS}/as-of", tags=["Asset history"])
@@ -203,7 +193,7 @@ async def asset_as_of(
     version: Version = None,
     moment: Moment = None,
 ) -> AssetAsOf:
-    recorded = await _asset(request, asset_id, adapters.streams, adapters.tree, adapters.store)
+    recorded = await _asset(request, asset_id, adapters.store)
     asset = history.asset_at(recorded, history.upto(recorded, version=version, at=_utc(moment)))
     return AssetAsOf(
         id=asset_id,
@@ -223,7 +213,7 @@ async def asset_diff(
     old: From,
     new: To = None,
 ) -> DiffWire:
-    recorded = await _asset(request, asset_id, adapters.streams, adapters.tree, adapters.store)
+    recorded = await _asset(request, asset_id, adapters.store)
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)
     return _diff(asset_id, older, newer, history.asset_diff(recorded, older, newer))

@@ -16,7 +16,7 @@ from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequ
 from infra.http.assets import one_visible
 from infra.http.callers import Caller, seen_scopes
 from projections import template_catalogue
-from services.ports import NamedStreams, OrgTree
+from services.ports import NamedStreams
 from services.templates import preview_asset_update
 
 
@@ -42,11 +42,10 @@ async def _report(
     asset_id: UUID,
     spec: Any,
     streams: NamedStreams,
-    tree: OrgTree,
     resources: Resources,
 ) -> ImpactReport:
-    await one_visible(request, kind, asset_id, streams, tree, resources)  # else a 404
-    seen = await seen_scopes(request, streams, tree)  # of the templates, only those it may see
+    await one_visible(request, kind, asset_id, resources)  # else a 404
+    seen = await seen_scopes(request)  # of the templates, only those it may see
     async with resources.pool.acquire() as conn:
         rows = await template_catalogue.templates_with(conn, asset_id, seen)
     dependents = [row.template for row in rows]
@@ -76,7 +75,6 @@ async def environment_impact(
         asset_id,
         data.spec,
         adapters.streams,
-        adapters.tree,
         adapters.resources,
     )
 
@@ -89,9 +87,7 @@ async def compute_impact(
     adapters: NamedDependency[Adapters],
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()
-    return await _report(
-        request, "compute", asset_id, spec, adapters.streams, adapters.tree, adapters.resources
-    )
+    return await _report(request, "compute", asset_id, spec, adapters.streams, adapters.resources)
 
 
 IMPACT_ROUTES: Final = (environment_impact, compute_impact)

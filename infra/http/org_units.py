@@ -17,7 +17,6 @@ from litestar import delete, get, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from domain import access as access_rules
 from domain.commands import (
     CreateCluster,
     CreateDepartment,
@@ -30,7 +29,7 @@ from domain.org_units import OrgUnitNotFoundError
 from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.org_unit_schemas import (
     TENANT_ID,
     ClusterCreationRequest,
@@ -51,7 +50,7 @@ from infra.http.org_unit_schemas import (
 )
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
-from services import access, org_units
+from services import org_units
 from services.ports import NamedStreams
 
 
@@ -84,10 +83,7 @@ async def list_clusters(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> list[DisplayedCluster]:
-    return [
-        cluster_wire(u)
-        for u in await _visible(request, "cluster", adapters.streams, adapters.resources)
-    ]
+    return [cluster_wire(u) for u in await _visible(request, "cluster", adapters.resources)]
 
 
 @get("/api/v1/clusters/{cluster_uuid:uuid}", tags=["Clusters"])
@@ -96,9 +92,7 @@ async def get_cluster(
     cluster_uuid: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> DisplayedCluster:
-    return cluster_wire(
-        await _one(request, "cluster", str(cluster_uuid), adapters.streams, adapters.resources)
-    )
+    return cluster_wire(await _one(request, "cluster", str(cluster_uuid), adapters.resources))
 
 
 @put("/api/v1/clusters/{cluster_uuid:uuid}", status_code=204, tags=["Clusters"])
@@ -158,7 +152,7 @@ async def list_departments(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> DepartmentList:
-    units = await _visible(request, "department", adapters.streams, adapters.resources)
+    units = await _visible(request, "department", adapters.resources)
     return DepartmentList([department_wire(u) for u in units])
 
 
@@ -168,9 +162,7 @@ async def get_department(
     department_id: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> Department:
-    return department_wire(
-        await _one(request, "department", department_id, adapters.streams, adapters.resources)
-    )
+    return department_wire(await _one(request, "department", department_id, adapters.resources))
 
 
 @put("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -231,7 +223,7 @@ async def list_projects(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> ProjectList:
-    units = await _visible(request, "project", adapters.streams, adapters.resources)
+    units = await _visible(request, "project", adapters.resources)
     return ProjectList([project_from_row(u) for u in units])
 
 
@@ -241,9 +233,7 @@ async def get_project(
     project_id: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> Project:
-    return project_from_row(
-        await _one(request, "project", project_id, adapters.streams, adapters.resources)
-    )
+    return project_from_row(await _one(request, "project", project_id, adapters.resources))
 
 
 @put("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -287,36 +277,28 @@ ORG_UNIT_ROUTES: Final = (
 )
 
 
-async def _visible(
-    request: Caller, kind: ScopeKind, streams: NamedStreams, resources: Resources
-) -> list[OrgUnitRow]:
-    grants = await access.grants_of(actor(request), streams=streams)
+async def _visible(request: Caller, kind: ScopeKind, resources: Resources) -> list[OrgUnitRow]:
+    seen = await seen_scopes(request)
     async with resources.pool.acquire() as conn:
-        units = await read_model.list_units(conn)
-    seen = access_rules.visible_scopes(grants, {ScopeRef(u.kind, u.id): u.lineage for u in units})
-    return [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
+        units = await read_model.list_units(conn, kind)
+    return [u for u in units if ScopeRef(u.kind, u.id) in seen]
 
 
-async def _one(
-    request: Caller, kind: ScopeKind, unit_id: str, streams: NamedStreams, resources: Resources
-) -> OrgUnitRow:
-    unit = await _find(request, kind, unit_id, streams, resources)
+async def _one(request: Caller, kind: ScopeKind, unit_id: str, resources: Resources) -> OrgUnitRow:
+    unit = await _find(request, kind, unit_id, resources)
     if unit is None:
         raise OrgUnitNotFoundError(kind, unit_id)
     return unit
 
 
 async def _find(
-    request: Caller, kind: ScopeKind, unit_id: str, streams: NamedStreams, resources: Resources
+    request: Caller, kind: ScopeKind, unit_id: str, resources: Resources
 ) -> OrgUnitRow | None:
     """The unit if the caller may see it; None when it is unknown or out of the caller's
     sight (one answer for both, so existence does not leak)."""
-    grants = await access.grants_of(actor(request), streams=streams)
     async with resources.pool.acquire() as conn:
         unit = await read_model.get_unit(conn, kind, unit_id)
-        units = [] if unit is None else await read_model.list_units(conn)
-    lineages = {ScopeRef(u.kind, u.id): u.lineage for u in units}
-    if unit is None or ScopeRef(kind, unit_id) not in access_rules.visible_scopes(grants, lineages):
+    if unit is None or ScopeRef(kind, unit_id) not in await seen_scopes(request):
         return None
     return unit
 
@@ -336,7 +318,7 @@ async def _update(
         metadata=actor(request),
     )
     unit = await org_units.update_org_unit(command, streams=streams)
-    seen = await _find(request, kind, unit_id, streams, resources)
+    seen = await _find(request, kind, unit_id, resources)
     # The read model may trail the write: answer with the unit as written, its times as read.
     now, by = datetime.now(UTC), request.user.subject
     return OrgUnitRow(

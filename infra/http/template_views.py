@@ -14,7 +14,7 @@ from projections import template_pages, template_queries
 from projections.template_catalogue import TemplateRow
 from services import templates as use_cases
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams, OrgTree
+from services.ports import NamedStreams
 
 
 class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,8 +36,6 @@ def _conditions(query: ListQuery) -> list[template_queries.Condition]:
 
 async def page_of(
     request: Caller,
-    streams: NamedStreams,
-    tree: OrgTree,
     resources: Resources,
     query: ListQuery,
     offset: int,
@@ -46,7 +44,7 @@ async def page_of(
     """The page of templates the caller may see that the query selects, and whether more
     follow."""
     conditions = _conditions(query)
-    seen = await seen_scopes(request, streams, tree)
+    seen = await seen_scopes(request)
     async with resources.pool.acquire() as conn:
         return await template_pages.page(
             conn,
@@ -60,12 +58,10 @@ async def page_of(
         )
 
 
-async def count_of(
-    request: Caller, streams: NamedStreams, tree: OrgTree, resources: Resources, query: ListQuery
-) -> int:
+async def count_of(request: Caller, resources: Resources, query: ListQuery) -> int:
     """How many templates the caller may see the query selects."""
     conditions = _conditions(query)
-    seen = await seen_scopes(request, streams, tree)
+    seen = await seen_scopes(request)
     async with resources.pool.acquire() as conn:
         return await template_pages.count(conn, seen, conditions, search=query.search)
 

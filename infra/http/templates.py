@@ -51,7 +51,7 @@ from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError
 from services.kinds import fold_as
-from services.ports import NamedStreams, OrgTree
+from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -157,9 +157,7 @@ async def list_distributed(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
-    return await _listed(
-        request, adapters.streams, adapters.tree, adapters.resources, query, offset, limit
-    )
+    return await _listed(request, adapters.streams, adapters.resources, query, offset, limit)
 
 
 @get(BASE, tags=["Templates"])
@@ -174,9 +172,7 @@ async def list_any(
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order=sort_order)
-    return await _listed(
-        request, adapters.streams, adapters.tree, adapters.resources, query, offset, limit
-    )
+    return await _listed(request, adapters.streams, adapters.resources, query, offset, limit)
 
 
 @get(f"{BASE}/count", tags=["Templates"])
@@ -187,21 +183,18 @@ async def count_templates(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> Count:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order="asc")
-    return Count(
-        await count_of(request, adapters.streams, adapters.tree, adapters.resources, query)
-    )
+    return Count(await count_of(request, adapters.resources, query))
 
 
 async def _listed(
     request: Caller,
     streams: NamedStreams,
-    tree: OrgTree,
     servers: Resources,
     query: ListQuery,
     offset: int,
     limit: int,
 ) -> TemplateList:
-    rows, more = await page_of(request, streams, tree, servers, query, offset, limit)
+    rows, more = await page_of(request, servers, query, offset, limit)
     entries = [await wire_of(request, row.template, row, streams) for row in rows]
     next_offset = offset + limit if more else None
     return TemplateList(
@@ -243,9 +236,7 @@ async def get_template(
     """One template, at its distributed path or the any-type one."""
     async with adapters.resources.pool.acquire() as conn:
         row = await template_catalogue.get_template(conn, template_id)
-    if row is None or row.template.meta.scope_ref not in await seen_scopes(
-        request, adapters.streams, adapters.tree
-    ):
+    if row is None or row.template.meta.scope_ref not in await seen_scopes(request):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
     return _respond(
         await wire_of(request, row.template, row, adapters.streams), row.template.version, 200

@@ -90,7 +90,7 @@ async def _visible(
     if row is None:
         raise WorkloadNotFoundError(workload_id)
     project = ScopeRef("project", row.workload.request.project_id)
-    if project not in await seen_scopes(request, adapters.streams, adapters.tree):
+    if project not in await seen_scopes(request):
         raise WorkloadNotFoundError(workload_id)  # out of sight: the same answer
     return row
 
@@ -155,7 +155,7 @@ async def list_workloads(
     """Newest first. `filterBy` takes `field==value` terms (AND), over projectId, templateId,
     phase, name, clusterId and distributedFramework."""
     wanted = _filters(filter_by or [])
-    seen = await seen_scopes(request, adapters.streams, adapters.tree)
+    seen = await seen_scopes(request)
     projects = [ref.id for ref in seen if ref.kind == "project"]
     template = wanted.pop("templateId", None)
     async with adapters.resources.pool.acquire() as conn:
