@@ -34,7 +34,7 @@ from bench.template_create import (
 from infra.bootstrap import create_pool
 from infra.cli.embedded import free_port
 from infra.followers.fanout_runner import NAME as FANOUT
-from infra.postgres.read_marks import own_writes_read
+from infra.postgres.read_marks import standing
 from infra.settings import DatabaseSettings
 from projections import ALL
 
@@ -104,8 +104,9 @@ async def caught_up(database_url: str) -> int:
 
 
 async def check_cost(database_url: str, subject: str, calls: int = 2000) -> tuple[float, float]:
-    """p50 (s) of the read-your-writes check for a caller with nothing pending, and of a bare
-    `SELECT 1` round trip on the same connection."""
+    """p50 (s) of a request's standing query (the read-your-writes check, with the access
+    epochs) for a caller with nothing pending, and of a bare `SELECT 1` round trip on the same
+    connection."""
     followers = [f"projection:{p.name}" for p in ALL]
     pool = await create_pool(DatabaseSettings(url=database_url, pool_max=1), application_name="b")
     ours: list[float] = []
@@ -114,11 +115,11 @@ async def check_cost(database_url: str, subject: str, calls: int = 2000) -> tupl
         async with pool.acquire() as conn:
             for _ in range(calls):
                 started = time.perf_counter()
-                ready = await own_writes_read(
-                    conn, subject, [*followers, f"projection:{FANOUT}"], followers
+                found = await standing(
+                    conn, subject, [*followers, f"projection:{FANOUT}"], followers, reads=True
                 )
                 ours.append(time.perf_counter() - started)
-                assert ready, "the caller has writes pending: the projector is not caught up"
+                assert found.ready, "the caller has writes pending: the projector is not caught up"
                 started = time.perf_counter()
                 await conn.fetchval("SELECT 1")
                 bare.append(time.perf_counter() - started)

@@ -69,14 +69,6 @@ ON CONFLICT (principal) DO UPDATE
 """
 
 
-async def own_writes_read(
-    conn: Connection, subject: str, followers: Sequence[str], read_models: Sequence[str]
-) -> bool:
-    """Whether `followers` (checkpoint names) have applied the subject's last event, and
-    `read_models` what the fan-out appended for the subject's events."""
-    return bool(await conn.fetchval(_READY, subject, list(followers), list(read_models)))
-
-
 async def standing(
     conn: Connection,
     subject: str,
@@ -85,7 +77,9 @@ async def standing(
     *,
     reads: bool,
 ) -> Standing:
-    """The access epochs and, when the request `reads`, whether `own_writes_read`."""
+    """The access epochs and, when the request `reads`, whether `followers` (checkpoint names)
+    have applied the subject's last event and `read_models` what the fan-out appended for the
+    subject's events."""
     row = await conn.fetchrow(_STANDING, subject, list(followers), list(read_models), reads)
     assert row is not None
     return Standing(
