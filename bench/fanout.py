@@ -37,7 +37,7 @@ from domain.templates import TemplateBody
 from domain.values import ScopeRef
 from infra.bootstrap import connect_nats, create_pool
 from infra.followers import global_log
-from infra.followers.fanout_runner import fanout_projection
+from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.projection_runner import ProjectionRunner
 from infra.jetstream.outbox_relay import checkpoint_name, ensure_stream
 from infra.postgres.eventstore import PostgresEventStore
@@ -47,7 +47,6 @@ from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, ProjectorSettings, RelaySettings
 from projections import ALL, template_catalogue
 from services.assets import create_asset, update_asset
-from services.errors import VersionConflictError
 from services.templates import create_template
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
@@ -98,10 +97,7 @@ async def our_seconds(pool: asyncpg.Pool, env_id: UUID, round_: int) -> float:
     store = PostgresEventStore(pool, DOMAIN_CODEC)
     streams = PostgresNamedStreams(pool, store)
     settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
-    fanout = ProjectionRunner(
-        pool, fanout_projection(DOMAIN_CODEC, store), DOMAIN_CODEC, settings,
-        retry_on=(VersionConflictError,),
-    )  # fmt: skip
+    fanout = FanoutRunner(pool, DOMAIN_CODEC, settings)
     [catalogue_projection] = [p for p in ALL if p.name == template_catalogue.NAME]
     catalogue = ProjectionRunner(pool, catalogue_projection, DOMAIN_CODEC, settings)
     stop = asyncio.Event()

@@ -27,16 +27,16 @@ from domain.events import EventMetadata, TemplateCreated, TemplateUpdated
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import TemplateMeta
 from infra.bootstrap import create_pool
-from infra.followers import global_log
-from infra.followers.fanout_runner import fanout_projection
+from infra.followers import fanout_runner, global_log
+from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import START
+from infra.followers.log_runner import LogRunner
 from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL, template_catalogue
-from services.errors import VersionConflictError
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="application")
 SETTINGS = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
@@ -77,7 +77,7 @@ async def our_throughput(pool: asyncpg.Pool, count: int) -> float:
     async with pool.acquire() as conn:
         started, cursor, done = time.perf_counter(), START, 0
         while done < count:
-            cursor, read = await runner.project_once(conn, cursor)
+            cursor, read = await runner.step(conn, cursor)
             done += read
         return done / (time.perf_counter() - started)
 
@@ -102,11 +102,8 @@ async def bare_throughput(pool: asyncpg.Pool, count: int) -> float:
 
 async def lag_under_load(pool: asyncpg.Pool, rate: int, seconds: float) -> list[float]:
     store = PostgresEventStore(pool, DOMAIN_CODEC)
-    runners = [ProjectionRunner(pool, p, DOMAIN_CODEC, SETTINGS) for p in ALL]
-    runners.append(
-        ProjectionRunner(pool, fanout_projection(DOMAIN_CODEC, store), DOMAIN_CODEC, SETTINGS,
-                         retry_on=(VersionConflictError,))
-    )  # fmt: skip
+    runners: list[LogRunner] = [ProjectionRunner(pool, p, DOMAIN_CODEC, SETTINGS) for p in ALL]
+    runners.append(FanoutRunner(pool, DOMAIN_CODEC, SETTINGS))
     catalogue = next(r for r in runners if r.checkpoint_name.endswith(template_catalogue.NAME))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(r.run(stop)) for r in runners]
@@ -173,12 +170,9 @@ async def main(rounds: int, backlog: int, rate: int, seconds: float) -> None:
                     " ORDER BY transaction_id DESC, global_position DESC LIMIT 1"
                 )
                 assert head is not None
-                for p in [
-                    *ALL,
-                    fanout_projection(DOMAIN_CODEC, PostgresEventStore(pool, DOMAIN_CODEC)),
-                ]:
+                for name in [*(f"projection:{p.name}" for p in ALL), fanout_runner.CHECKPOINT]:
                     await global_log.save_checkpoint(
-                        conn, f"projection:{p.name}",
+                        conn, name,
                         global_log.Cursor(head["transaction_id"], head["global_position"]),
                     )  # fmt: skip
             lags = await lag_under_load(pool, rate, seconds)

@@ -22,12 +22,11 @@ from projections.executor import Executor
 
 @dataclass(frozen=True)
 class Projection:
-    """`tables`: the read-model tables it alone writes, which a rebuild replaces. None means it
-    has effects beyond its tables (a process manager) and cannot be rebuilt."""
+    """`tables`: the read-model tables it alone writes, which a rebuild replaces."""
 
     name: str
     apply: Callable[[Executor, RecordedEvent], Awaitable[None]]
-    tables: tuple[str, ...] | None = None
+    tables: tuple[str, ...]
     # Optional: a whole batch at once, with the same effect as `apply` event by event (fewer
     # round trips where many events touch rows alike, as a fan-out's do).
     apply_batch: Callable[[Executor, Sequence[RecordedEvent]], Awaitable[None]] | None = None

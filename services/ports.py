@@ -215,14 +215,15 @@ class CredentialVault(Protocol):
 
 
 class LinkIndex(Protocol):
-    """The fan-out's own memory, kept in step with its position in the log: which templates
-    link which assets, and the latest version of each asset."""
+    """What the fan-out reads: which templates use an asset (the write side's record, kept in
+    the transaction of each template's append), and its own memory, kept in step with its
+    position in the log: the latest version of each asset it has read."""
 
-    async def templates_linking(self, asset_id: UUID) -> list[UUID]: ...
+    async def templates_using(self, asset_id: UUID) -> list[UUID]: ...
 
-    async def set_links(self, template_id: UUID, asset_ids: frozenset[UUID]) -> None: ...
-
-    async def latest_version(self, asset_id: UUID) -> int | None: ...
+    async def latest_versions(self, asset_ids: Sequence[UUID]) -> dict[UUID, int]:
+        """Those of the assets it has read a version of."""
+        ...
 
     async def set_latest_version(self, asset_id: UUID, version: int) -> None: ...
 
@@ -276,14 +277,16 @@ class OneAppend(msgspec.Struct, frozen=True, kw_only=True):
 class BatchAppender(Protocol):
     """Many streams read and written at once (the linked-asset fan-out)."""
 
-    async def load(self, stream_id: UUID) -> Stream: ...
-
     async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
         """Several streams at once; a stream with no events is absent."""
         ...
 
-    async def append_each(self, appends: Sequence[OneAppend], *, metadata: EventMetadata) -> int:
-        """Append every event or none (VersionConflictError when any stream moved on)."""
+    async def append_each(
+        self, appends: Sequence[OneAppend], *, metadata: EventMetadata
+    ) -> frozenset[UUID]:
+        """The streams that took their event. A stream that moved on since it was read, or
+        that already holds an event of that id (a replay), takes nothing, and the others are
+        written all the same."""
         ...
 
 

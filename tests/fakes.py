@@ -1,11 +1,11 @@
 """Fakes of our own ports, for unit tests. They keep the ports' contracts (see tests/contract)."""
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from uuid import UUID, uuid4
 
 from domain.events import Event, EventMetadata
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
-from services.ports import AppendResult, Stream
+from services.ports import AppendResult, OneAppend, Stream
 
 
 class InMemoryEventStore:
@@ -52,3 +52,57 @@ class InMemoryEventStore:
             positions.append(self._position)
             self.metadata.append(metadata)
         return AppendResult(stream_id=stream_id, version=len(current), positions=tuple(positions))
+
+
+class InMemoryBatchAppender:
+    """The fan-out's BatchAppender over an InMemoryEventStore. `before_append`, when set, runs
+    once before each append_each: a test writes there what a user writes meanwhile."""
+
+    def __init__(self, store: InMemoryEventStore) -> None:
+        self.store = store
+        self.before_append: Callable[[], Awaitable[None]] | None = None
+        self.appended: list[UUID] = []  # the streams, in the order they took an event
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        found = {i: await self.store.load(i) for i in stream_ids}
+        return {i: s for i, s in found.items() if s.version}
+
+    async def append_each(
+        self, appends: Sequence[OneAppend], *, metadata: EventMetadata
+    ) -> frozenset[UUID]:
+        if self.before_append is not None:
+            await self.before_append()
+        taken = set()
+        for one in appends:
+            try:
+                result = await self.store.append(
+                    one.stream_id,
+                    [one.event],
+                    expected_version=one.expected_version,
+                    metadata=metadata,
+                    event_ids=[one.event_id],
+                )
+            except VersionConflictError:
+                continue
+            if not result.replayed:
+                taken.add(one.stream_id)
+                self.appended.append(one.stream_id)
+        return frozenset(taken)
+
+
+class InMemoryLinkIndex:
+    """Which templates use which assets (a test says, as template appends record it), and the
+    latest asset versions the fan-out has read."""
+
+    def __init__(self) -> None:
+        self.users: dict[UUID, set[UUID]] = {}
+        self.versions: dict[UUID, int] = {}
+
+    async def templates_using(self, asset_id: UUID) -> list[UUID]:
+        return sorted(self.users.get(asset_id, set()))
+
+    async def latest_versions(self, asset_ids: Sequence[UUID]) -> dict[UUID, int]:
+        return {i: self.versions[i] for i in asset_ids if i in self.versions}
+
+    async def set_latest_version(self, asset_id: UUID, version: int) -> None:
+        self.versions[asset_id] = max(version, self.versions.get(asset_id, 0))

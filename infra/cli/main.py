@@ -183,7 +183,7 @@ def _export_contract(settings: Settings, output: Path | None) -> None:
 
 
 async def _rebuild(settings: Settings, name: str | None) -> int:
-    from infra.followers.rebuild import NotRebuildableError, rebuild
+    from infra.followers.rebuild import rebuild
     from infra.serialization import DOMAIN_CODEC
     from projections import ALL
 
@@ -191,17 +191,13 @@ async def _rebuild(settings: Settings, name: str | None) -> int:
     if name not in chosen:
         print(f"name one of: {', '.join(sorted(chosen))}", file=sys.stderr)
         return 2
-    try:
-        report = await rebuild(
-            settings.database.url,
-            chosen[name],
-            DOMAIN_CODEC,
-            settings.projector,
-            progress=lambda done: print(f"  {done} events applied", end="\r", flush=True),
-        )
-    except NotRebuildableError as error:
-        print(error, file=sys.stderr)
-        return 2
+    report = await rebuild(
+        settings.database.url,
+        chosen[name],
+        DOMAIN_CODEC,
+        settings.projector,
+        progress=lambda done: print(f"  {done} events applied", end="\r", flush=True),
+    )
     print(
         f"{report.name}: rebuilt from {report.events} events up to position {report.position} "
         f"in {report.seconds:.2f} s; swapped in with the live tables locked for "

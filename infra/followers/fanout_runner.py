@@ -1,48 +1,54 @@
-"""The linked-asset fan-out as a log follower: services/fanout.py decides, this module gives it
-its index (two tables) and an event store on the runner's connection, so the index, the
-template events it appends and its checkpoint commit in one transaction."""
+"""The linked-asset fan-out follows the log (services/fanout.py decides): on the runner's
+connection, the template events it appends, its memory of asset versions and its checkpoint
+commit in one transaction."""
 
+from collections.abc import Sequence
+from typing import Final
 from uuid import UUID
 
+import asyncpg
+
 from domain.events import RecordedEvent
+from infra.followers.log_runner import LogRunner
+from infra.followers.metrics import ProjectorMetrics
 from infra.postgres.batch_append import PostgresBatchAppender
+from infra.postgres.commit_notifier import CommitNotifier
 from infra.postgres.connections import Connection
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.positions import last_position
 from infra.postgres.read_marks import mark_downstream
 from infra.serialization import EventCodec
-from projections import Projection
-from projections.executor import Executor
+from infra.settings import ProjectorSettings
 from services import fanout
+from services.errors import VersionConflictError
 
-NAME = "linked_asset_fanout"
+NAME: Final = "linked_asset_fanout"
+CHECKPOINT: Final = f"projection:{NAME}"  # the name it has always been saved under
+
+# The templates that use an asset, as their appends record it (infra/postgres/stream_uses.py);
+# the asset's other users (none today) are not templates and are left out.
+_USING: Final = """
+SELECT u.user_id FROM stream_uses u
+ WHERE u.used_id = $1
+   AND EXISTS (SELECT FROM events e
+                WHERE e.stream_id = u.user_id AND e.version = 1 AND e.stream_type = 'template')
+ ORDER BY u.user_id
+"""
 
 
 class PostgresLinkIndex:
-    def __init__(self, conn: Executor) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    async def templates_linking(self, asset_id: UUID) -> list[UUID]:
+    async def templates_using(self, asset_id: UUID) -> list[UUID]:
+        return [row["user_id"] for row in await self._conn.fetch(_USING, asset_id)]
+
+    async def latest_versions(self, asset_ids: Sequence[UUID]) -> dict[UUID, int]:
+        if not asset_ids:
+            return {}
         rows = await self._conn.fetch(
-            "SELECT template_id FROM fanout_links WHERE asset_id = $1 ORDER BY template_id",
-            asset_id,
+            "SELECT asset_id, version FROM fanout_asset_versions WHERE asset_id = ANY($1::uuid[])",
+            list(asset_ids),
         )
-        return [row["template_id"] for row in rows]
-
-    async def set_links(self, template_id: UUID, asset_ids: frozenset[UUID]) -> None:
-        await self._conn.execute("DELETE FROM fanout_links WHERE template_id = $1", template_id)
-        for asset_id in sorted(asset_ids):
-            await self._conn.execute(
-                "INSERT INTO fanout_links (template_id, asset_id) VALUES ($1, $2)",
-                template_id,
-                asset_id,
-            )
-
-    async def latest_version(self, asset_id: UUID) -> int | None:
-        row = await self._conn.fetchrow(
-            "SELECT version FROM fanout_asset_versions WHERE asset_id = $1", asset_id
-        )
-        return None if row is None else int(row["version"])
+        return {row["asset_id"]: int(row["version"]) for row in rows}
 
     async def set_latest_version(self, asset_id: UUID, version: int) -> None:
         await self._conn.execute(
@@ -54,17 +60,37 @@ class PostgresLinkIndex:
         )
 
 
-def fanout_projection(codec: EventCodec, store: PostgresEventStore) -> Projection:
-    """The fan-out in the shape the projection runner drives (a name and an `apply`)."""
+class FanoutRunner(LogRunner):
+    """The fan-out's runner. A template that stays contended after fanout.ATTEMPTS reads
+    (VersionConflictError) rolls the batch back and tries it again from the checkpoint."""
 
-    async def apply(conn: Executor, recorded: RecordedEvent) -> None:
-        on_conn: Connection = conn  # type: ignore[assignment]  # the runner passes its connection
-        within = PostgresBatchAppender(on_conn, codec, store.notifier)
-        last_position.set(None)
-        await fanout.handle(recorded, index=PostgresLinkIndex(conn), store=within)
-        appended_up_to = last_position.get()
-        if appended_up_to is not None and recorded.metadata.actor_kind != "system":
-            # The caller's next read waits for these too (infra/postgres/read_marks.py).
-            await mark_downstream(on_conn, recorded.metadata.actor_subject, appended_up_to)
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        codec: EventCodec,
+        settings: ProjectorSettings,
+        *,
+        notifier: CommitNotifier | None = None,
+        metrics: ProjectorMetrics | None = None,
+    ) -> None:
+        super().__init__(
+            pool,
+            NAME,
+            codec,
+            settings,
+            checkpoint=CHECKPOINT,
+            retry_on=(VersionConflictError,),
+            metrics=metrics,
+        )
+        self._codec = codec
+        self._notifier = notifier or CommitNotifier(pool)
 
-    return Projection(NAME, apply)
+    async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
+        index = PostgresLinkIndex(conn)
+        appender = PostgresBatchAppender(conn, self._codec, self._notifier)
+        for recorded in events:
+            await fanout.handle(recorded, index=index, store=appender)
+            appended_up_to = appender.take_last_position()
+            if appended_up_to is not None and recorded.metadata.actor_kind != "system":
+                # The caller's next read waits for these too (infra/postgres/read_marks.py).
+                await mark_downstream(conn, recorded.metadata.actor_subject, appended_up_to)

@@ -10,8 +10,8 @@ the new ones into `public` and hands its position to the live projection's check
 and the live runner wait for that transaction only; the runner then goes on from where it was,
 re-applying a few events idempotently.
 
-Only projections that own their tables and do nothing else can be rebuilt: a process manager
-(the linked-asset fan-out) has effects beyond its tables, and they must not happen twice.
+Only read models are rebuilt: the linked-asset fan-out is a process manager whose effects are
+events, which must not happen twice.
 """
 
 import time
@@ -32,12 +32,6 @@ from projections import Projection
 PREFIX: Final = "rebuild_"
 
 
-class NotRebuildableError(Exception):
-    def __init__(self, name: str) -> None:
-        super().__init__(f"{name} has effects beyond its own tables: it cannot be rebuilt")
-        self.name = name
-
-
 class RebuildReport(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     events: int  # events read from the log, the final catch-up included
@@ -54,8 +48,6 @@ async def rebuild(
     *,
     progress: Callable[[int], None] | None = None,
 ) -> RebuildReport:
-    if projection.tables is None:
-        raise NotRebuildableError(projection.name)
     schema = f"{PREFIX}{projection.name}"
     started = time.perf_counter()
     # One connection whose search_path finds the fresh tables first (a pool of one, as the
@@ -82,7 +74,6 @@ async def _rebuild(
     progress: Callable[[int], None] | None,
     started: float,
 ) -> RebuildReport:
-    assert projection.tables is not None
     await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE; CREATE SCHEMA "{schema}"')
     for table in projection.tables:
         await conn.execute(
@@ -125,7 +116,7 @@ async def _catch_up(
 ) -> tuple[Cursor, int]:
     total = 0
     while True:
-        cursor, read = await runner.project_once(conn, cursor)
+        cursor, read = await runner.step(conn, cursor)
         total += read
         if progress is not None and read:
             progress(total)

@@ -1,5 +1,8 @@
 """PostgresBatchAppender: one event to each of many streams in one statement (the BatchAppender
-port), for the linked-asset fan-out, on the connection of the caller's transaction."""
+port), for the linked-asset fan-out, on the connection of the caller's transaction.
+
+`take_last_position` says the newest position its appends reached since it was last asked, for
+the caller to mark what a principal's next read waits for."""
 
 from collections.abc import Sequence
 from uuid import UUID
@@ -9,10 +12,8 @@ from infra.postgres.commit_notifier import CommitNotifier
 from infra.postgres.connections import Connection, translated
 from infra.postgres.eventstore import PostgresEventStore, caller_of
 from infra.postgres.hashchain import Content, content_digests
-from infra.postgres.positions import note_append
 from infra.postgres.sql import wake_up
 from infra.serialization import EventCodec, encode_metadata
-from services.errors import VersionConflictError
 from services.ports import OneAppend, Stream
 
 
@@ -22,17 +23,21 @@ class PostgresBatchAppender:
         self._codec = codec
         self._notifier = notifier
         self._store = PostgresEventStore(conn, codec, notifier=notifier)
+        self._last_position: int | None = None
 
-    async def load(self, stream_id: UUID) -> Stream:
-        return await self._store.load(stream_id)
+    def take_last_position(self) -> int | None:
+        taken, self._last_position = self._last_position, None
+        return taken
 
     async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
         return await self._store.load_many(stream_ids)
 
-    async def append_each(self, appends: Sequence[OneAppend], *, metadata: EventMetadata) -> int:
+    async def append_each(
+        self, appends: Sequence[OneAppend], *, metadata: EventMetadata
+    ) -> frozenset[UUID]:
         if not appends:
-            return 0
-        if not self._conn.is_in_transaction():  # a partial batch must be able to roll back
+            return frozenset()
+        if not self._conn.is_in_transaction():  # it commits with the caller's checkpoint
             raise RuntimeError("append_each runs inside the caller's transaction")
         encoded = [self._codec.encode(a.event) for a in appends]
         stream_types = {stream_type_of(e.type) for e in encoded}
@@ -64,12 +69,7 @@ class PostgresBatchAppender:
                 caller_of(metadata),
             )
         assert row is not None
-        if row["appended"] != len(appends):
-            # Some stream moved on since it was read: the caller's transaction must not commit.
-            moved = len(appends) - row["appended"]
-            raise VersionConflictError(appends[0].stream_id, expected=None, actual=None) from (
-                RuntimeError(f"{moved} of {len(appends)} streams moved on")
-            )
         self._notifier.committed(carried_at)
-        note_append(row["last_position"])
-        return int(row["appended"])
+        if row["last_position"] is not None:
+            self._last_position = max(self._last_position or 0, row["last_position"])
+        return frozenset(row["appended"])

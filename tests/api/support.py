@@ -13,26 +13,22 @@ from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import Grant
 from infra.bootstrap import Resources, connect_nats
-from infra.followers.fanout_runner import fanout_projection
 from infra.followers.global_log import load_checkpoint
-from infra.followers.projection_runner import ProjectionRunner
+from infra.followers.log_runner import LogRunner
 from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
-from infra.postgres.eventstore import PostgresEventStore
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
-from infra.serialization import DOMAIN_CODEC
 from infra.settings import (
     AuthSettings,
     CredentialSettings,
     NatsSettings,
-    ProjectorSettings,
     Settings,
 )
-from projections import ALL, Projection
 from services.applications import create_application
 from tests.api.client import client_for
 from tests.openapi import assert_answer_matches
+from tests.runners import every_runner
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
 CREDENTIALS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")
@@ -82,19 +78,16 @@ async def call(
 
 async def project_all(pool: asyncpg.Pool) -> None:
     """Bring every read model to the end of the log, as the projector process would."""
-    fanout = fanout_projection(DOMAIN_CODEC, PostgresEventStore(pool, DOMAIN_CODEC))
     # The fan-out first: the template events it appends are then projected too.
-    await run_to_the_end(pool, (fanout, *ALL))
+    await run_to_the_end(pool, every_runner(pool))
 
 
-async def run_to_the_end(pool: asyncpg.Pool, projections: Sequence[Projection]) -> None:
+async def run_to_the_end(pool: asyncpg.Pool, runners: Sequence[LogRunner]) -> None:
     """Each of these followers of the log, in turn, to the end of the log as it is now."""
-    settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
     async with pool.acquire() as conn:
-        for projection in projections:
-            runner = ProjectionRunner(pool, projection, DOMAIN_CODEC, settings)
+        for runner in runners:
             cursor = await load_checkpoint(conn, runner.checkpoint_name)
             while True:
-                cursor, read = await runner.project_once(conn, cursor)
+                cursor, read = await runner.step(conn, cursor)
                 if read == 0:
                     break

@@ -13,14 +13,19 @@ from litestar import Litestar
 
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats
-from infra.followers.fanout_runner import fanout_projection
-from infra.followers.projection_runner import ProjectionRunner
+from infra.followers.fanout_runner import FanoutRunner
 from infra.http.app import create_app
-from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, ProjectorSettings, Settings
-from projections import ALL, Projection
-from tests.api.support import AUTH, CREDENTIALS, call, project_all, run_to_the_end, token_for
+from tests.api.support import (
+    AUTH,
+    CREDENTIALS,
+    call,
+    project_all,
+    run_to_the_end,
+    token_for,
+)
+from tests.runners import every_runner, read_model_runners
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -44,10 +49,7 @@ async def app(clean_pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar
 async def projector(pool: asyncpg.Pool) -> AsyncIterator[None]:
     """The read models and the fan-out following the log, as `trainplate serve projector`."""
     stop = asyncio.Event()
-    settings = ProjectorSettings(batch_size=100, poll_interval_s=0.05)
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
-    every = [fanout_projection(DOMAIN_CODEC, store), *ALL]
-    runners = [ProjectionRunner(pool, p, DOMAIN_CODEC, settings) for p in every]
+    runners = every_runner(pool, batch_size=100)
     tasks = [asyncio.create_task(r.run(stop)) for r in runners]
     try:
         yield
@@ -117,8 +119,9 @@ async def test_a_read_never_passes_the_fan_out_s_effect_off_as_current(
     assert (
         await call(app, "PUT", f"{ENVIRONMENTS}/{environment_id}", admin, json=changed)
     ).status_code == 202
-    await run_to_the_end(clean_pool, ALL)  # the caller's update, and nothing after it
-    await run_to_the_end(clean_pool, [_fanout(clean_pool)])  # now the template event exists
+    await run_to_the_end(clean_pool, read_model_runners(clean_pool))  # the update, nothing after
+    fanout = FanoutRunner(clean_pool, DOMAIN_CODEC, ProjectorSettings())
+    await run_to_the_end(clean_pool, [fanout])  # now the template event exists
     after = await call(app, "GET", path, admin)
     assert after.headers.get("x-trainplate-stale") == "true" or (
         after.headers["etag"] != before.headers["etag"]
@@ -159,10 +162,6 @@ def _linking(environment_id: str) -> dict[str, Any]:
         "spec": {"distributedFramework": "PyTorch", "numWorkers": 2},
         "assets": {"environment": environment_id},
     }
-
-
-def _fanout(pool: asyncpg.Pool) -> Projection:
-    return fanout_projection(DOMAIN_CODEC, PostgresEventStore(pool, DOMAIN_CODEC))
 
 
 def _stale_reads(metrics: Any) -> float:

@@ -16,9 +16,8 @@ from domain.specs import EnvironmentSpec, WorkloadSupportedTypes
 from domain.template_specs import DistributedTemplateSpec, TemplateAssets
 from domain.templates import TemplateBody
 from domain.values import ScopeRef
-from infra.followers.fanout_runner import fanout_projection
+from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import load_checkpoint
-from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.named_streams import PostgresNamedStreams
@@ -27,21 +26,23 @@ from infra.settings import ProjectorSettings
 from services import assets
 from services import templates as template_use_cases
 from services.errors import VersionConflictError
+from services.ports import OneAppend
+from tests.conftest import ACTOR
+from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
 SYSTEM = EventMetadata(actor_subject="test", actor_kind="system")
 
 
-def runner(pool: asyncpg.Pool, batch_size: int = 50) -> ProjectionRunner:
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
+def runner(pool: asyncpg.Pool, batch_size: int = 50) -> FanoutRunner:
     settings = ProjectorSettings(batch_size=batch_size, poll_interval_s=0.05)
-    return ProjectionRunner(pool, fanout_projection(DOMAIN_CODEC, store), DOMAIN_CODEC, settings)
+    return FanoutRunner(pool, DOMAIN_CODEC, settings)
 
 
-async def catch_up(pool: asyncpg.Pool, fanout: ProjectionRunner) -> None:
+async def catch_up(pool: asyncpg.Pool, fanout: FanoutRunner) -> None:
     async with pool.acquire() as conn:
         cursor = await load_checkpoint(conn, fanout.checkpoint_name)
         while True:
-            cursor, read = await fanout.project_once(conn, cursor)
+            cursor, read = await fanout.step(conn, cursor)
             if not read:
                 return
 
@@ -136,7 +137,7 @@ async def test_a_replay_from_zero_writes_nothing_twice(clean_pool: asyncpg.Pool)
     await clean_pool.execute(
         "DELETE FROM consumer_checkpoints WHERE name = $1", fanout.checkpoint_name
     )
-    await clean_pool.execute("TRUNCATE fanout_links, fanout_asset_versions")
+    await clean_pool.execute("TRUNCATE fanout_asset_versions")
     await catch_up(clean_pool, fanout)
     assert await clean_pool.fetchval(count) == 1
     state = templates.fold(
@@ -150,7 +151,8 @@ async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
     clean_pool: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """1,200 linking templates fan out in three append statements per update. A crash after the
-    first leaves nothing (the batches, the index and the checkpoint share one transaction); the
+    first leaves nothing (the batches, the asset versions and the checkpoint share one
+    transaction); the
     restart, and a later replay from zero, write each template's event exactly once."""
     streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
     asset_id = await environment(streams, "env")
@@ -166,7 +168,9 @@ async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
     calls = 0
     real = PostgresBatchAppender.append_each
 
-    async def crash_on_the_second(self: PostgresBatchAppender, *args: Any, **kw: Any) -> int:
+    async def crash_on_the_second(
+        self: PostgresBatchAppender, *args: Any, **kw: Any
+    ) -> frozenset[UUID]:
         nonlocal calls
         calls += 1
         if calls == 2:  # the connection dies with the process: the transaction rolls back
@@ -184,6 +188,57 @@ async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
     await clean_pool.execute(
         "DELETE FROM consumer_checkpoints WHERE name = $1", fanout.checkpoint_name
     )
-    await clean_pool.execute("TRUNCATE fanout_links, fanout_asset_versions")
+    await clean_pool.execute("TRUNCATE fanout_asset_versions")
     await catch_up(clean_pool, fanout)  # a replay from zero
     assert await clean_pool.fetchval(count) == 2 * len(ids)
+
+
+async def test_append_each_writes_the_streams_that_stayed_and_skips_the_rest(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    """One stream moved on since it was read, one already holds the event (a replay), one is
+    being written by a user's transaction that commits while the statement waits on it: each
+    takes nothing, and the fourth is written all the same."""
+    store = PostgresEventStore(clean_pool, CODEC)
+    moved, replayed, contended, quiet = (uuid4() for _ in range(4))
+    for stream in (moved, replayed, contended, quiet):
+        await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    await store.append(moved, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    replayed_id = uuid4()  # its event went in as version 2 already
+    await store.append(
+        replayed, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR,
+        event_ids=[replayed_id],
+    )  # fmt: skip
+
+    def one(stream: UUID, event_id: UUID | None = None, after: int = 1) -> OneAppend:
+        return OneAppend(
+            stream_id=stream,
+            event=CounterIncremented(by=5),
+            expected_version=after,
+            event_id=event_id or uuid4(),
+        )
+
+    async with clean_pool.acquire() as user, clean_pool.acquire() as fanout:
+        user_tx = user.transaction()
+        await user_tx.start()
+        await PostgresEventStore(user, CODEC).append(
+            contended, [CounterIncremented(by=2)], expected_version=1, metadata=ACTOR
+        )
+        async with fanout.transaction():
+            appender = PostgresBatchAppender(fanout, CODEC, store.notifier)
+            writing = asyncio.create_task(
+                appender.append_each(
+                    [one(moved), one(replayed, replayed_id, after=2), one(contended), one(quiet)],
+                    metadata=ACTOR,
+                )
+            )
+            await asyncio.sleep(0.2)
+            assert not writing.done()  # it waits for the user's uncommitted version 2
+            await user_tx.commit()
+            taken = await writing
+            position = appender.take_last_position()
+        assert taken == frozenset({quiet})
+        assert position is not None
+        assert appender.take_last_position() is None
+    versions = {s: (await store.load(s)).version for s in (moved, replayed, contended, quiet)}
+    assert versions == {moved: 2, replayed: 2, contended: 2, quiet: 2}

@@ -52,7 +52,7 @@ async def catch_up(pool: asyncpg.Pool, projection: ProjectionRunner) -> int:
         cursor = await load_checkpoint(conn, projection.checkpoint_name)
         total = 0
         while True:
-            cursor, read = await projection.project_once(conn, cursor)
+            cursor, read = await projection.step(conn, cursor)
             total += read
             if read == 0:
                 return total

@@ -25,16 +25,15 @@ from domain.template_specs import DistributedTemplateSpec, TemplateAssets
 from domain.templates import TemplateBody
 from domain.values import ScopeRef
 from infra.bootstrap import create_pool
-from infra.followers.fanout_runner import fanout_projection
 from infra.followers.global_log import load_checkpoint
-from infra.followers.projection_runner import ProjectionRunner
+from infra.followers.log_runner import LogRunner
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.named_streams import PostgresNamedStreams
 from infra.serialization import DOMAIN_CODEC
-from infra.settings import DatabaseSettings, ProjectorSettings
-from projections import ALL
+from infra.settings import DatabaseSettings
 from services import assets, templates
+from tests.runners import every_runner
 
 SYSTEM = EventMetadata(actor_subject="property", actor_kind="system")
 READ_MODELS = (
@@ -130,11 +129,8 @@ class History:
                 pass
 
 
-def runners(pool: asyncpg.Pool, batch_size: int) -> list[ProjectionRunner]:
-    settings = ProjectorSettings(batch_size=batch_size, poll_interval_s=0.05)
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
-    every = [fanout_projection(DOMAIN_CODEC, store), *ALL]
-    return [ProjectionRunner(pool, p, DOMAIN_CODEC, settings) for p in every]
+def runners(pool: asyncpg.Pool, batch_size: int) -> list[LogRunner]:
+    return every_runner(pool, batch_size)
 
 
 async def step_all(pool: asyncpg.Pool, batch_size: int, *, to_end: bool) -> None:
@@ -143,7 +139,7 @@ async def step_all(pool: asyncpg.Pool, batch_size: int, *, to_end: bool) -> None
         for runner in runners(pool, batch_size):
             cursor = await load_checkpoint(conn, runner.checkpoint_name)
             while True:
-                cursor, read = await runner.project_once(conn, cursor)
+                cursor, read = await runner.step(conn, cursor)
                 if not read or not to_end:
                     break
 
@@ -175,7 +171,7 @@ async def scenario(url: str, history: list[tuple[str, int, int]], batch_size: in
         # Rebuild from zero: the fan-out's own writes are already in the log, so replaying it
         # must add nothing, and every read model must come out the same.
         events = await pool.fetchval("SELECT count(*) FROM events")
-        derived = ("consumer_checkpoints", "fanout_links", "fanout_asset_versions", *READ_MODELS)
+        derived = ("consumer_checkpoints", "fanout_asset_versions", *READ_MODELS)
         await pool.execute(f"TRUNCATE {', '.join(derived)}")
         await step_all(pool, 500, to_end=True)
         assert await pool.fetchval("SELECT count(*) FROM events") == events

@@ -55,7 +55,7 @@ async def catch_up(pool: asyncpg.Pool, runner: ProjectionRunner) -> None:
     async with pool.acquire() as conn:
         cursor = await load_checkpoint(conn, runner.checkpoint_name)
         while True:
-            cursor, read = await runner.project_once(conn, cursor)
+            cursor, read = await runner.step(conn, cursor)
             if read == 0:
                 return
 

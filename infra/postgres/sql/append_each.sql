@@ -1,7 +1,8 @@
 -- Append one event to each of several streams of one type, each after the version its writer
 -- read (the linked-asset fan-out): one statement, one round trip, however many streams.
--- A stream that has moved on gets nothing: the caller compares `appended` with what it asked
--- for, and rolls its transaction back on a shortfall.
+-- A stream that has moved on gets nothing, and neither does one that already holds the event
+-- id (a replay); a concurrent writer of the same stream is waited for, then wins. The caller
+-- learns which streams took their event and reads the others anew.
 -- $1 stream_ids, $2 expected versions, $3 event_ids, $4 types, $5 schema_versions, $6 data,
 -- $7 digests, $8 stream_type, $9 metadata (one for all), $10 caller (NULL: the service itself).
 WITH wanted AS (
@@ -21,7 +22,9 @@ inserted AS (
            now(), head_hash, trainplate_link(head_hash, digest, head_version + 1, micros), $10
       FROM heads
      WHERE head_version = expected
-    RETURNING global_position
+    ON CONFLICT DO NOTHING
+    RETURNING global_position, stream_id
 )
-SELECT count(*) AS appended, max(global_position) AS last_position /* , notify */
+SELECT coalesce(array_agg(stream_id), '{}') AS appended, max(global_position) AS last_position
+       /* , notify */
   FROM inserted

@@ -1,0 +1,123 @@
+"""What feeds a consumer of the global log (a read model, the fan-out) its events, exactly once.
+
+Each batch is consumed in one transaction together with the consumer's checkpoint, so a crash
+(or a SIGKILL) between two batches replays nothing twice and skips nothing. Event types this
+release does not know are skipped, never fatal (a newer writer may be deployed first). An event
+that cannot be consumed stops the runner there, loudly (infra/followers/faults.py).
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+import asyncpg
+
+from domain.events import RecordedEvent
+from infra.followers import faults, global_log
+from infra.followers.global_log import Cursor, LogEntry
+from infra.followers.log_follower import LogFollower
+from infra.followers.metrics import ProjectorMetrics
+from infra.postgres.connections import Connection
+from infra.serialization import EventCodec, decode_metadata
+from infra.settings import ProjectorSettings
+
+log = logging.getLogger(__name__)
+
+
+class LogRunner:
+    """A consumer of the log: `consume` one batch on the runner's connection, in the runner's
+    transaction."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        name: str,
+        codec: EventCodec,
+        settings: ProjectorSettings,
+        *,
+        checkpoint: str,
+        retry_on: tuple[type[Exception], ...] = (),
+        metrics: ProjectorMetrics | None = None,
+    ) -> None:
+        self.name = name
+        self._checkpoint = checkpoint
+        self._metrics = metrics
+        self._codec = codec
+        self._batch_size = settings.batch_size
+        self._transient = (*faults.TRANSIENT, *retry_on)
+        self._may_be_stuck = True  # until a batch commits: a fault from before may be recorded
+        self._follower = LogFollower(
+            pool,
+            name=checkpoint,
+            batch_size=settings.batch_size,
+            poll_interval_s=settings.poll_interval_s,
+            retry_on=retry_on,
+        )
+
+    async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
+        raise NotImplementedError
+
+    @property
+    def checkpoint_name(self) -> str:
+        return self._checkpoint
+
+    @property
+    def leading(self) -> bool:
+        return self._follower.leading
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self._follower.run(self.step, stop)
+
+    async def step(self, conn: Connection, cursor: Cursor) -> tuple[Cursor, int]:
+        """Consume the next batch after `cursor` and move the checkpoint, in one transaction."""
+        entries = await global_log.read_after(conn, cursor, self._batch_size)
+        if not entries:
+            return cursor, 0
+        started = time.perf_counter()
+        try:
+            await self._apply(conn, entries)
+        except self._transient:
+            raise
+        except Exception as error:
+            log.warning("%s: a batch failed (%s); applying it event by event", self.name, error)
+            await self._apply_one_by_one(conn, entries)
+        if self._metrics is not None:  # counted once committed: a rolled-back batch is not
+            self._metrics.batch_seconds.labels(self.name).observe(time.perf_counter() - started)
+            self._metrics.events_applied.labels(self.name).inc(len(entries))
+        return entries[-1].cursor, len(entries)
+
+    async def _apply(self, conn: Connection, entries: list[LogEntry]) -> None:
+        async with conn.transaction():
+            known = [self._recorded(entry) for entry in entries if self._codec.knows(entry.type)]
+            await self.consume(conn, known)
+            await global_log.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
+            if self._may_be_stuck:
+                await faults.clear(conn, self.checkpoint_name)
+        self._may_be_stuck = False
+
+    async def _apply_one_by_one(self, conn: Connection, entries: list[LogEntry]) -> None:
+        """Commit each event of a failed batch on its own, up to the one that fails: that one is
+        recorded as the fault, and the runner stops before it."""
+        for entry in entries:
+            try:
+                await self._apply(conn, [entry])
+            except self._transient:
+                raise
+            except Exception as error:
+                fault = await faults.record(conn, self.checkpoint_name, entry, error)
+                self._may_be_stuck = True
+                log.error("%s; it retries every %.0f s", fault.describe(), faults.STUCK_RETRY_S)
+                raise faults.FollowerStuckError(fault) from error
+
+    def _recorded(self, entry: LogEntry) -> RecordedEvent:
+        return RecordedEvent(
+            position=entry.cursor.position,
+            event_id=entry.event_id,
+            stream_type=entry.stream_type,
+            stream_id=entry.stream_id,
+            version=entry.version,
+            recorded_at=entry.recorded_at,
+            metadata=decode_metadata(entry.metadata),
+            event=self._codec.decode(entry.data),
+        )

@@ -1,0 +1,221 @@
+"""The linked-asset fan-out (services/fanout.py) and the rule it applies
+(domain/templates.follow_asset), against fakes of the fan-out's ports."""
+
+from datetime import UTC, datetime
+from uuid import UUID, uuid4
+
+import pytest
+
+from domain import templates
+from domain.events import (
+    AssetVersion,
+    EnvironmentCreated,
+    EnvironmentUpdated,
+    Event,
+    EventMetadata,
+    RecordedEvent,
+    TemplateLinkedAssetUpdated,
+)
+from domain.specs import EnvironmentSpec
+from domain.template_specs import DistributedTemplateSpec, TemplateAssets
+from domain.templates import TemplateBody
+from domain.values import AssetMeta, TemplateMeta
+from services import fanout
+from services.errors import VersionConflictError
+from tests.fakes import InMemoryBatchAppender, InMemoryEventStore, InMemoryLinkIndex
+
+USER = EventMetadata(actor_subject="alice", actor_kind="user")
+
+
+class World:
+    """An environment, templates that link it, and the fan-out's ports."""
+
+    def __init__(self) -> None:
+        self.store = InMemoryEventStore()
+        self.appender = InMemoryBatchAppender(self.store)
+        self.index = InMemoryLinkIndex()
+        self.asset_id = uuid4()
+        self.asset_version = 0
+
+    async def asset_event(self, event: Event) -> RecordedEvent:
+        self.asset_version += 1
+        await self.store.append(
+            self.asset_id, [event], expected_version=self.asset_version - 1, metadata=USER
+        )
+        return recorded(self.asset_id, self.asset_version, event)
+
+    async def created(self) -> RecordedEvent:
+        spec = EnvironmentSpec(image="pt:0")
+        return await self.asset_event(
+            EnvironmentCreated(
+                asset_id=self.asset_id, meta=AssetMeta(name="env", scope="tenant"), spec=spec
+            )
+        )
+
+    async def updated(self, image: str) -> RecordedEvent:
+        spec = EnvironmentSpec(image=image)
+        return await self.asset_event(
+            EnvironmentUpdated(asset_id=self.asset_id, name="env", spec=spec)
+        )
+
+    async def template(self, name: str, *, links: bool = True) -> RecordedEvent:
+        """A template written against the asset's version as it is now."""
+        template_id = uuid4()
+        body = TemplateBody(
+            spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2),
+            assets=TemplateAssets(environment=self.asset_id) if links else None,
+        )
+        versions = (
+            (AssetVersion(asset_id=self.asset_id, version=self.asset_version),) if links else ()
+        )
+        [event] = templates.create(
+            None, template_id, TemplateMeta(name=name, scope="tenant"), body, versions
+        )
+        await self.store.append(template_id, [event], expected_version=0, metadata=USER)
+        if links:  # as the template's append records its uses
+            self.index.users.setdefault(self.asset_id, set()).add(template_id)
+        return recorded(template_id, 1, event)
+
+    async def recorded_version(self, template_id: UUID) -> int:
+        state = templates.fold((await self.store.load(template_id)).events)
+        assert state is not None
+        return next(v.version for v in state.asset_versions if v.asset_id == self.asset_id)
+
+    async def handle(self, event: RecordedEvent) -> int:
+        return await fanout.handle(event, index=self.index, store=self.appender)
+
+
+def recorded(stream_id: UUID, version: int, event: Event) -> RecordedEvent:
+    return RecordedEvent(
+        position=0,
+        event_id=uuid4(),
+        stream_type="test",
+        stream_id=stream_id,
+        version=version,
+        recorded_at=datetime.now(UTC),
+        metadata=USER,
+        event=event,
+    )
+
+
+async def test_an_update_moves_every_linking_template_on_once() -> None:
+    world = World()
+    await world.handle(await world.created())
+    linking = [(await world.template(f"t{i}")).stream_id for i in range(3)]
+    await world.template("loose", links=False)
+    update = await world.updated("pt:1")
+    assert await world.handle(update) == 3
+    assert [await world.recorded_version(t) for t in linking] == [2, 2, 2]
+    assert sorted(world.appender.appended) == sorted(linking)
+    assert await world.handle(update) == 0  # the same event again (a replay): nothing more
+    assert len(world.appender.appended) == 3
+
+
+async def test_a_template_written_against_an_older_version_catches_up_when_it_is_read() -> None:
+    """The template's event comes after the update in the log, but was written against the
+    version before it: its own event does the catching up."""
+    world = World()
+    await world.handle(await world.created())
+    late = await world.template("late")  # written against version 1
+    world.index.users.clear()  # not yet among the asset's users when the update is read
+    assert await world.handle(await world.updated("pt:1")) == 0
+    assert await world.handle(late) == 1
+    assert await world.recorded_version(late.stream_id) == 2
+    assert await world.handle(late) == 0
+
+
+async def test_a_template_written_against_the_latest_version_is_left_alone() -> None:
+    world = World()
+    await world.handle(await world.created())
+    await world.handle(await world.updated("pt:1"))
+    current = await world.template("current")
+    assert await world.handle(current) == 0
+    assert world.appender.appended == []
+
+
+async def test_a_template_a_user_edits_meanwhile_is_read_again_alone() -> None:
+    world = World()
+    await world.handle(await world.created())
+    ids = [(await world.template(f"t{i}")).stream_id for i in range(4)]
+    edited = ids[2]
+    edits = 0
+
+    async def a_user_renames_it() -> None:
+        nonlocal edits
+        if edits == 0:
+            edits += 1
+            stream = await world.store.load(edited)
+            state = templates.fold(stream.events)
+            assert state is not None
+            events = templates.update(
+                state,
+                edited,
+                name="renamed",
+                description=None,
+                body=state.body,
+                asset_versions=state.asset_versions,
+            )
+            await world.store.append(edited, events, expected_version=stream.version, metadata=USER)
+
+    world.appender.before_append = a_user_renames_it
+    assert await world.handle(await world.updated("pt:1")) == 4
+    assert [await world.recorded_version(t) for t in ids] == [2, 2, 2, 2]
+    # Each template took one event: the edited one on the second try, the others on the first.
+    assert sorted(world.appender.appended) == sorted(ids)
+    assert world.appender.appended[-1] == edited
+    state = templates.fold((await world.store.load(edited)).events)
+    assert state is not None
+    assert state.meta.name == "renamed"
+
+
+async def test_a_template_that_keeps_moving_gives_up_the_batch() -> None:
+    world = World()
+    await world.handle(await world.created())
+    busy = (await world.template("busy")).stream_id
+
+    async def always_edited() -> None:
+        stream = await world.store.load(busy)
+        await world.store.append(
+            busy,
+            [TemplateLinkedAssetUpdated(template_id=busy, asset_id=uuid4(), asset_version=1)],
+            expected_version=stream.version,
+            metadata=USER,
+        )
+
+    world.appender.before_append = always_edited
+    with pytest.raises(VersionConflictError):
+        await world.handle(await world.updated("pt:1"))
+
+
+async def test_a_deleted_or_unlinked_template_does_not_follow() -> None:
+    world = World()
+    await world.handle(await world.created())
+    gone = (await world.template("gone")).stream_id
+    state = templates.fold((await world.store.load(gone)).events)
+    await world.store.append(gone, templates.delete(state, gone), expected_version=1, metadata=USER)
+    assert await world.handle(await world.updated("pt:1")) == 0
+
+
+def test_follow_asset_moves_only_forward_and_only_a_live_linking_template() -> None:
+    asset_id, template_id = uuid4(), uuid4()
+    body = TemplateBody(
+        spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=1),
+        assets=TemplateAssets(environment=asset_id),
+    )
+    meta = TemplateMeta(name="t", scope="tenant")
+    at_two = (AssetVersion(asset_id=asset_id, version=2),)
+    state = templates.fold(templates.create(None, template_id, meta, body, at_two))
+    assert templates.follow_asset(state, template_id, asset_id, 3) == [
+        TemplateLinkedAssetUpdated(template_id=template_id, asset_id=asset_id, asset_version=3)
+    ]
+    assert templates.follow_asset(state, template_id, asset_id, 2) == []
+    assert templates.follow_asset(state, template_id, asset_id, 1) == []
+    assert templates.follow_asset(state, template_id, uuid4(), 9) == []  # not linked
+    assert templates.follow_asset(None, template_id, asset_id, 3) == []
+    deleted = templates.fold(
+        [
+            *templates.create(None, template_id, meta, body, at_two),
+            *templates.delete(state, template_id),
+        ]
+    )
+    assert templates.follow_asset(deleted, template_id, asset_id, 3) == []
