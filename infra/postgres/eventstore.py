@@ -8,7 +8,6 @@ Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 
 import os
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Final, NamedTuple
 from uuid import UUID
 
@@ -17,7 +16,7 @@ import asyncpg
 from domain.events import Event, EventMetadata, RecordedEvent, stream_type_of
 from infra.postgres.commit_notifier import CommitNotifier
 from infra.postgres.connections import Connection, translated
-from infra.postgres.hashchain import GENESIS, Content, chain, content_digests
+from infra.postgres.hashchain import GENESIS, Content, content_digests
 from infra.postgres.positions import note_append
 from infra.postgres.sql import wake_up
 from infra.postgres.stream_heads import StreamHeads
@@ -227,20 +226,22 @@ class PostgresEventStore:
         self, version_before: int, head: bytes, batch: "_Batch"
     ) -> AppendResult | None:
         """Events with fresh ids (no retry to detect) after a head this process knows: the
-        writer stamps the time and links the chain, and the database only inserts. None when
-        another writer got there first (unique (stream_id, version) refused the rows)."""
+        database need not look the head up. None when another writer got there first (unique
+        (stream_id, version) refused the rows)."""
         carried_at = self.notifier.claim()
-        args, last_hash = batch.chained(version_before, head)
         count = len(batch.encoded)
         known = "append_known" if count == 1 else "append_known_many"
         try:
             async with translated("append"):
-                answer = await self._pool.fetchval(wake_up(known, carried_at), *args)
+                row = await self._pool.fetchrow(
+                    wake_up(known, carried_at), *batch.after(version_before, head)
+                )
         except asyncpg.UniqueViolationError:
             return None
-        positions = (answer,) if count == 1 else tuple(answer)
+        assert row is not None
+        positions = (row[0],) if count == 1 else tuple(row[0])
         version = version_before + count
-        self._heads.remember(batch.stream_id, version, last_hash)
+        self._heads.remember(batch.stream_id, version, row["hash"])
         self.notifier.committed(carried_at)
         note_append(positions[-1])
         return AppendResult(stream_id=batch.stream_id, version=version, positions=positions)
@@ -308,14 +309,11 @@ class _Batch(NamedTuple):
             self.caller,
         )
 
-    def chained(self, version_before: int, head: bytes) -> tuple[tuple[object, ...], bytes]:
-        """The arguments of append_known.sql for one event, else of append_known_many.sql: the
-        events stamped now and linked from the known head; and the new head's hash."""
-        recorded_at = datetime.now(UTC)
-        hashes = chain(head, self.digests, version_before + 1, recorded_at)
+    def after(self, version_before: int, head: bytes) -> tuple[object, ...]:
+        """The arguments of append_known.sql for one event, else of append_known_many.sql."""
         if len(self.encoded) == 1:
             e = self.encoded[0]
-            one = (
+            return (
                 self.stream_id,
                 self.stream_type,
                 self.ids.hex(),  # asyncpg takes a uuid as its 32 hex digits
@@ -324,18 +322,16 @@ class _Batch(NamedTuple):
                 e.schema_version,
                 e.data,
                 self.metadata,
-                recorded_at,
+                self.digests[0],
                 head,
-                hashes[0],
                 self.caller,
             )
-            return one, hashes[0]
         # Packed (see append_known_many.sql): one line per event. Tags match the codec's
         # pattern and payloads are compact JSON, where a newline is always escaped.
         data = "\n".join(e.data for e in self.encoded)
         if data.count("\n") != len(self.encoded) - 1:
             raise ValueError("an event payload holds a raw newline: not compact JSON")
-        many = (
+        return (
             self.stream_id,
             self.stream_type,
             self.ids,
@@ -343,13 +339,11 @@ class _Batch(NamedTuple):
             "\n".join(str(e.schema_version) for e in self.encoded),
             data,
             self.metadata,
-            recorded_at,
+            b"".join(self.digests),
             head,
-            b"".join(hashes),
             version_before,
             self.caller,
         )
-        return many, hashes[-1]
 
     def several(self, expected: int) -> tuple[object, ...]:
         """The arguments of append_many.sql."""

@@ -3,9 +3,8 @@
 Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, starting from 32 zero
 bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
 are `json` columns, which keep the bytes they were given). The writer computes the digest; the
-links are computed by the writer when it appends after a head it knows (it then stamps the time
-too), else by the database (`trainplate_link`, the same arithmetic). A verifier recomputes both
-from the row alone, here, trusting neither.
+database stamps the time and computes the links (`trainplate_link`) in every append. A verifier
+recomputes both from the row alone, here, trusting neither.
 """
 
 import hashlib
@@ -78,8 +77,8 @@ def chain(
     head: bytes, digests: Sequence[bytes], first_version: int, recorded_at: datetime
 ) -> list[bytes]:
     """Link consecutive events after `head`, the first at `first_version`, all recorded at one
-    time: each one's hash (the arithmetic of the SQL function trainplate_link); each one's
-    prev_hash is the hash before it, `head` for the first."""
+    time: each one's hash, as the SQL function trainplate_link computes it (the verifier's own
+    arithmetic); each one's prev_hash is the hash before it, `head` for the first."""
     micros = ((recorded_at - _EPOCH) // _MICROSECOND).to_bytes(8, "big", signed=True)
     sha256 = hashlib.sha256
     hashes = []
