@@ -91,9 +91,12 @@ class DeleteOrgUnit(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateAsset(msgspec.Struct, frozen=True, kw_only=True):
     """Create an environment or compute resource (the spec's type says which) in `scope`.
-    `cluster_id` is the cluster the request named, checked against the scope's own."""
+    `cluster_id` is the cluster the request named, checked against the scope's own. `new_id`:
+    the id was minted for this request, so no stream can hold it yet (else it came from an
+    idempotency key, services/idempotency.py)."""
 
     asset_id: UUID
+    new_id: bool = False
     scope: ScopeRef
     cluster_id: UUID | None = None
     name: str
@@ -213,9 +216,11 @@ class DeleteTemplate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
-    """Submit a distributed workload, from a template or from `overrides.spec` alone."""
+    """Submit a distributed workload, from a template or from `overrides.spec` alone.
+    `new_id`: the id was minted for this request (else it came from an idempotency key)."""
 
     workload_id: UUID
+    new_id: bool = False
     name: str
     use_given_name_as_prefix: bool = False
     cluster_id: UUID

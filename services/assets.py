@@ -5,16 +5,17 @@ Assets, layer by layer: domain/assets.py the rules, services/assets.py the use c
 infra/http/assets.py the HTTP routes.
 """
 
+from collections.abc import Sequence
 from uuid import UUID
 
 from domain import assets, credentials
 from domain.assets import Asset, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
-from domain.events import AssetEvent, Event
+from domain.events import Event
 from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
-from services import access, tenant_settings, uses
+from services import access, idempotency, tenant_settings, uses
 from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, Uses
 
@@ -51,17 +52,22 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
     )
     await _check_credentials(cmd.spec, meta.lineage, streams)
     await _check_settings(cmd.spec, streams)
-    stream = await streams.load(cmd.asset_id)
-    events = assets.create(assets.fold(stream.events), cmd.asset_id, meta, cmd.spec)
-    await streams.append(
+    events = assets.create(None, cmd.asset_id, meta, cmd.spec)
+    written, _ = await idempotency.create_once(
         cmd.asset_id,
         events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=name_claim(kind, meta),
-        uses=uses_of(kind, meta, cmd.spec),
+        new_id=cmd.new_id,
+        streams=streams,
+        append=lambda: streams.append(
+            cmd.asset_id,
+            events,
+            expected_version=0,
+            metadata=cmd.metadata,
+            name=name_claim(kind, meta),
+            uses=uses_of(kind, meta, cmd.spec),
+        ),
     )
-    return _after(stream.events, events)
+    return _after((), written)
 
 
 async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
@@ -208,7 +214,7 @@ def placement(
     return cluster_id, ids.get("department"), project_id
 
 
-def _after(history: tuple[Event, ...], events: list[AssetEvent]) -> Asset:
+def _after(history: Sequence[Event], events: Sequence[Event]) -> Asset:
     state = assets.fold((*history, *events))
     assert state is not None
     return state

@@ -6,6 +6,7 @@ Templates, layer by layer: domain/templates.py the rules, services/templates.py 
 infra/http/templates.py the HTTP routes.
 """
 
+from collections.abc import Sequence
 from uuid import UUID
 
 import msgspec
@@ -14,18 +15,18 @@ from domain import assets, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
-from domain.events import AssetVersion, Event, TemplateEvent
+from domain.events import AssetVersion, Event, TemplateCreated
 from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
 from domain.template_specs import TemplateAssets
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import FeatureDisabledError, TenantSettings
 from domain.values import ScopeRef, TemplateMeta
-from services import access, uses
+from services import access, idempotency, uses
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
-from services.ports import NameClaim, NamedStreams, Stream, StreamLoader, Uses
+from services.ports import NameClaim, NamedStreams, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.tenant_settings import current as settings_of
 
@@ -69,20 +70,37 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
     )
     _allowed(await settings_of(loader), cmd.body, cluster_id)
     versions, found = await _linked(cmd.body, lineage, loader)
-    stream = Stream(0, ()) if cmd.new_id else await streams.load(cmd.template_id)
-    events = templates.create(
-        templates.fold(stream.events), cmd.template_id, meta, cmd.body, versions
-    )
-    await streams.append(
+    events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
+    written, now = await idempotency.create_once(
         cmd.template_id,
         events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=name_claim(meta),
-        uses=uses_of(cmd.name, cmd.scope, cmd.body),
+        new_id=cmd.new_id,
+        streams=streams,
+        append=lambda: streams.append(
+            cmd.template_id,
+            events,
+            expected_version=0,
+            metadata=cmd.metadata,
+            name=name_claim(meta),
+            uses=uses_of(cmd.name, cmd.scope, cmd.body),
+        ),
+        same=_same_template,
     )
-    created = _after(stream.events, events)
+    created = _after((), written)
+    if not now:  # the first attempt's template, combined as it recorded its assets
+        return TemplateView(created, await combined(created, streams=streams))
     return TemplateView(created, combine(created.body, found))
+
+
+def _same_template(first: Event, second: Event) -> bool:
+    """The same request, whichever versions of its assets each attempt found."""
+
+    def request(event: Event) -> Event:
+        if isinstance(event, TemplateCreated):
+            return msgspec.structs.replace(event, asset_versions=())
+        return event
+
+    return request(first) == request(second)
 
 
 async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Template:
@@ -317,7 +335,7 @@ def _check_fit(field: str, environment: Asset, framework: str | None) -> None:
         )
 
 
-def _after(history: tuple[Event, ...], events: list[TemplateEvent]) -> Template:
+def _after(history: Sequence[Event], events: Sequence[Event]) -> Template:
     state = templates.fold((*history, *events))
     assert state is not None
     return state

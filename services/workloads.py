@@ -18,7 +18,7 @@ from domain.org_units import OrgUnit
 from domain.submissions import snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
-from services import access, uses
+from services import access, idempotency, uses
 from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch
@@ -94,16 +94,22 @@ async def request_workload(
         snapshot=snapshot,
     )
     events = workloads.request(None, requested)
-    await streams.append(
+    written, _ = await idempotency.create_once(
         cmd.workload_id,
         events,
-        expected_version=0,
-        metadata=cmd.metadata,
-        name=name_claim(project.id, name),
-        # It holds its project until it is deleted, finished or not: it is listed there.
-        uses=Uses(user=f"workload {name}", used=uses.of_scope(project_ref, "/projectId")),
+        new_id=cmd.new_id,
+        streams=streams,
+        append=lambda: streams.append(
+            cmd.workload_id,
+            events,
+            expected_version=0,
+            metadata=cmd.metadata,
+            name=name_claim(project.id, name),
+            # It holds its project until it is deleted, finished or not: it is listed there.
+            uses=Uses(user=f"workload {name}", used=uses.of_scope(project_ref, "/projectId")),
+        ),
     )
-    state = workloads.fold(events)
+    state = workloads.fold(written)
     assert state is not None
     return state
 

@@ -9,7 +9,7 @@ infra/http/assets.py the HTTP routes.
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Final
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from litestar import delete, get, post, put
 from litestar.di import NamedDependency
@@ -43,7 +43,14 @@ from infra.http.asset_schemas import (
     asset_meta,
     used_by,
 )
-from infra.http.callers import Caller, actor, seen_scopes, visibility, visible_or_missing
+from infra.http.callers import (
+    Caller,
+    actor,
+    creation_id,
+    seen_scopes,
+    visibility,
+    visible_or_missing,
+)
 from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
@@ -232,8 +239,10 @@ async def create_from(
     request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: NamedStreams
 ) -> Asset:
     """Create an asset of the spec's kind from Run:ai's creation meta."""
+    asset_id, new_id = creation_id(request, asset_rules.kind_of(spec))
     command = CreateAsset(
-        asset_id=uuid4(),
+        asset_id=asset_id,
+        new_id=new_id,
         scope=scope_of(meta),
         cluster_id=meta.cluster_id,
         name=meta.name,

@@ -16,7 +16,7 @@ from domain.org_units import UnknownScopeError
 from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
-from services import access
+from services import access, idempotency
 from services.ports import StreamLoader
 
 Caller = Request[Principal, dict[str, Any], State]
@@ -27,6 +27,12 @@ def actor(caller: Caller) -> EventMetadata:
     kind: ActorKind = "user" if caller.user.kind == "user" else "application"
     request_id = caller.headers.get("x-request-id")
     return EventMetadata(actor_subject=caller.user.subject, actor_kind=kind, request_id=request_id)
+
+
+def creation_id(caller: Caller, kind: str) -> tuple[UUID, bool]:
+    """The id of what this create makes, from its `Idempotency-Key` when it sends one
+    (services/idempotency.py), and whether it was minted for this request."""
+    return idempotency.creation_id(caller.user.subject, kind, caller.headers.get("idempotency-key"))
 
 
 Lineages = Mapping[ScopeRef, tuple[ScopeRef, ...]]

@@ -12,7 +12,7 @@ infra/http/templates.py the HTTP routes.
 
 from collections.abc import Iterable
 from typing import Annotated, Any, Final, Literal
-from uuid import UUID, uuid4, uuid5
+from uuid import UUID
 
 import msgspec
 from litestar import Response, delete, get, patch, post, put
@@ -32,7 +32,7 @@ from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, may_see, seen_scopes, visible_or_missing
+from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes, visible_or_missing
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.problems import pointer_in
 from infra.http.template_patch import clear, given, merge
@@ -49,13 +49,12 @@ from infra.http.template_views import ListQuery, count_of, page_of, wire_of
 from infra.postgres.named_streams import name_holder
 from projections import template_catalogue
 from services import templates as use_cases
-from services.errors import IdempotencyKeyReusedError, InvalidRequestError, NameTakenError
+from services.errors import InvalidRequestError, NameTakenError
 from services.kinds import fold_as
 from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
-_IDEMPOTENCY: Final = UUID("0c3e5a7b-9d1f-4e2a-8b6c-4d5e6f7a8b9c")
 
 
 def _scope(meta: CreationMeta) -> ScopeRef:
@@ -104,19 +103,10 @@ async def create_template(
 ) -> Response[DistributedTemplate]:
     scope = _scope(data.meta)
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
-    key = request.headers.get("idempotency-key")
-    template_id = uuid5(_IDEMPOTENCY, f"{request.user.subject}:{key}") if key else uuid4()
-    if key:
-        existing = templates.fold((await adapters.streams.load(template_id)).events)
-        if existing is not None:
-            if (existing.meta.name, existing.body) != (data.meta.name, templates.normalized(body)):
-                raise IdempotencyKeyReusedError(template_id)
-            return _respond(
-                await wire_of(request, existing, None, adapters.streams), existing.version, 202
-            )
+    template_id, new_id = creation_id(request, "template")
     command = CreateTemplate(
         template_id=template_id,
-        new_id=key is None,
+        new_id=new_id,
         scope=scope,
         name=data.meta.name,
         description=data.meta.description,

@@ -11,7 +11,7 @@ infra/http/workloads.py the HTTP routes.
 
 from pathlib import Path
 from typing import Annotated, Final, Literal
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from litestar import Response, delete, get, post
 from litestar.di import NamedDependency, Provide
@@ -24,7 +24,7 @@ from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.workload_schemas import (
     DistributedCreationRequest,
@@ -58,8 +58,10 @@ async def submit(
     data: JSONBody[DistributedCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> DistributedWorkload:
+    workload_id, new_id = creation_id(request, "workload")
     command = RequestWorkload(
-        workload_id=uuid4(),
+        workload_id=workload_id,
+        new_id=new_id,
         name=data.name,
         use_given_name_as_prefix=data.use_given_name_as_prefix,
         cluster_id=data.cluster_id,

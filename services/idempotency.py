@@ -1,0 +1,80 @@
+"""One way to make a create safe to retry: the caller's `Idempotency-Key` names what it creates.
+
+The new stream's id is derived from the caller and the key (`creation_id`), so a retry reaches
+the stream its first attempt made. The use case then compares what it would write with what
+the stream begins with (`create_once`): the same, and the answer is the first result, with
+nothing written; anything else, and the key was reused for another request (422). Two attempts
+racing each other meet on the stream's version (and the name claim): the loser reads the
+winner's events and answers them. Without a key the id is fresh, and nothing is looked up.
+
+Appends to a stream that exists already (a workload's runs, the fan-out) take event ids derived
+from what caused them instead (services/event_ids.py); the store's replay check turns a second
+attempt into the first result.
+"""
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final
+from uuid import UUID, uuid4, uuid5
+
+from domain.events import Event
+from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
+from services.ports import Stream, StreamLoader
+
+# A fixed namespace, so an id derived from a key is the same in every process and release.
+_CREATIONS: Final = UUID("9a3c1f62-4b7e-4d2a-8f15-6e0b7c9d2a41")
+
+
+def creation_id(subject: str, kind: str, key: str | None) -> tuple[UUID, bool]:
+    """The id of what a create makes, and whether it was minted for this request (no key: no
+    stream can hold it yet). Keys are the caller's own: two callers' equal keys name two things."""
+    if not key:
+        return uuid4(), True
+    return uuid5(_CREATIONS, f"{subject}\n{kind}\n{key}"), False
+
+
+Same = Callable[[Event, Event], bool]
+
+
+def _equal(first: Event, second: Event) -> bool:
+    return first == second
+
+
+def first_creation(
+    stream: Stream, would_write: Sequence[Event], stream_id: UUID, same: Same = _equal
+) -> tuple[Event, ...] | None:
+    """The events the stream began with, when they are this creation's (an earlier attempt
+    under the same key); None when the stream is new; IdempotencyKeyReusedError otherwise."""
+    if not stream.version:
+        return None
+    first = stream.events[: len(would_write)]
+    if len(first) == len(would_write) and all(map(same, first, would_write)):
+        return first
+    raise IdempotencyKeyReusedError(stream_id)
+
+
+async def create_once(
+    stream_id: UUID,
+    events: Sequence[Event],
+    *,
+    new_id: bool,
+    streams: StreamLoader,
+    append: Callable[[], Awaitable[object]],
+    same: Same = _equal,
+) -> tuple[Sequence[Event], bool]:
+    """Write a creation's `events` (through `append`) unless an earlier attempt under the same
+    key did; the creation's events either way, and whether they were written now."""
+    if not new_id:
+        first = first_creation(await streams.load(stream_id), events, stream_id, same)
+        if first is not None:
+            return first, False
+    try:
+        await append()
+    except (VersionConflictError, NameTakenError):
+        if new_id:
+            raise
+        # A concurrent attempt under the same key may have won: then its events are ours.
+        first = first_creation(await streams.load(stream_id), events, stream_id, same)
+        if first is None:
+            raise
+        return first, False
+    return events, True

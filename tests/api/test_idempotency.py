@@ -1,0 +1,120 @@
+"""A create sent again under the same `Idempotency-Key` answers what the first one made and
+writes nothing; the key reused for another request is a 422; two callers' equal keys are two
+things; attempts racing each other make one thing."""
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import asyncpg
+import pytest
+from litestar import Litestar
+
+from domain.values import TENANT_ADMIN
+from tests.api.client import client_for
+from tests.api.support import call, token_for
+from tests.api.test_in_use import ENVIRONMENTS, SUPPORTS, TEMPLATES, environment, template
+from tests.api.test_workloads import WORKLOADS, setup, submission
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+COMPUTE = "/api/v1/asset/compute"
+
+
+def environment_body(name: str, image: str = "pt:1") -> dict[str, Any]:
+    meta = {"name": name, "scope": "tenant", "workloadSupportedTypes": SUPPORTS}
+    return {"meta": meta, "spec": {"image": image}}
+
+
+def compute_body(name: str, gpus: int = 8) -> dict[str, Any]:
+    return {"meta": {"name": name, "scope": "tenant"}, "spec": {"gpuDevicesRequest": gpus}}
+
+
+def id_of(answer: dict[str, Any]) -> str:
+    return str(answer["workloadId"] if "workloadId" in answer else answer["meta"]["id"])
+
+
+async def events_of(pool: asyncpg.Pool, stream_id: str) -> int:
+    return int(await pool.fetchval("SELECT count(*) FROM events WHERE stream_id = $1", stream_id))
+
+
+async def post(app: Litestar, admin: str, path: str, body: object, key: str) -> Any:
+    return await call(app, "POST", path, admin, {"idempotency-key": key}, json=body)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "changed"),
+    [
+        (TEMPLATES, lambda: template("ddp"), lambda: template("ddp-2")),
+        (ENVIRONMENTS, lambda: environment_body("pt"), lambda: environment_body("pt", "pt:2")),
+        (COMPUTE, lambda: compute_body("gpu"), lambda: compute_body("gpu", 4)),
+    ],
+    ids=["template", "environment", "compute"],
+)
+async def test_a_create_sent_again_answers_the_first_and_writes_nothing(
+    app: Litestar,
+    admin: str,
+    clean_pool: asyncpg.Pool,
+    path: str,
+    body: Callable[[], dict[str, Any]],
+    changed: Callable[[], dict[str, Any]],
+) -> None:
+    first = await post(app, admin, path, body(), "k-1")
+    assert first.status_code == 202, first.text
+    made = id_of(first.json())
+    written = await clean_pool.fetchval("SELECT count(*) FROM events")
+    again = await post(app, admin, path, body(), "k-1")
+    assert again.status_code == 202, again.text
+    assert id_of(again.json()) == made
+    assert again.json()["meta"]["name"] == first.json()["meta"]["name"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    reused = await post(app, admin, path, changed(), "k-1")
+    assert reused.status_code == 422, reused.text
+    assert reused.json()["code"] == 422
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    # Without a key, or under another, the same body is a second request: its name is taken.
+    assert (await call(app, "POST", path, admin, json=body())).status_code == 409
+    assert (await post(app, admin, path, body(), "k-2")).status_code == 409
+
+
+async def test_a_submission_sent_again_answers_the_first_workload_and_starts_nothing(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    found = await setup(app, admin)
+    body = submission(found, useGivenNameAsPrefix=True)
+    first = await post(app, admin, WORKLOADS, body, "submit-1")
+    assert first.status_code == 202, first.text
+    again = await post(app, admin, WORKLOADS, body, "submit-1")
+    assert again.status_code == 202, again.text
+    assert again.json()["workloadId"] == first.json()["workloadId"]
+    assert again.json()["name"] == first.json()["name"]
+    assert await events_of(clean_pool, first.json()["workloadId"]) == 1
+    other = await post(app, admin, WORKLOADS, body, "submit-2")  # another key: another run
+    assert other.status_code == 202, other.text
+    assert other.json()["workloadId"] != first.json()["workloadId"]
+
+
+async def test_two_callers_keys_are_their_own(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    other = await token_for(clean_pool, "other-admin", (TENANT_ADMIN,))
+    mine = await post(app, admin, ENVIRONMENTS, environment_body("mine"), "same-key")
+    theirs = await post(app, other, ENVIRONMENTS, environment_body("theirs"), "same-key")
+    assert (mine.status_code, theirs.status_code) == (202, 202), theirs.text
+    assert id_of(mine.json()) != id_of(theirs.json())
+
+
+async def test_attempts_racing_under_one_key_make_one_template(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    env = await environment(app, admin, "pt")
+    headers = {"authorization": f"Bearer {admin}", "idempotency-key": "race"}
+    async with client_for(app) as client:
+        answers = await asyncio.gather(
+            *(client.post(TEMPLATES, headers=headers, json=template("t", environment=env))
+              for _ in range(12))
+        )  # fmt: skip
+    assert [a.status_code for a in answers] == [202] * 12, [a.text for a in answers]
+    assert len({id_of(a.json()) for a in answers}) == 1
+    created = "SELECT count(*) FROM events WHERE type = 'template.created.v1'"
+    assert await clean_pool.fetchval(created) == 1
