@@ -82,7 +82,6 @@ class FanoutRunner(LogRunner):
             retry_on=(VersionConflictError,),
             metrics=metrics,
         )
-        self._codec = codec
         self._notifier = notifier or CommitNotifier(pool)
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
