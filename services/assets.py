@@ -54,18 +54,13 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
     await _check_settings(cmd.spec, streams)
     events = assets.create(None, cmd.asset_id, meta, cmd.spec)
     written, _ = await idempotency.create_once(
+        streams,
         cmd.asset_id,
         events,
         new_id=cmd.new_id,
-        streams=streams,
-        append=lambda: streams.append(
-            cmd.asset_id,
-            events,
-            expected_version=0,
-            metadata=cmd.metadata,
-            name=name_claim(kind, meta),
-            uses=uses_of(kind, meta, cmd.spec),
-        ),
+        metadata=cmd.metadata,
+        name=name_claim(kind, meta),
+        uses=uses_of(kind, meta, cmd.spec),
     )
     return _after((), written)
 

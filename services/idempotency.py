@@ -12,13 +12,13 @@ from what caused them instead (services/event_ids.py); the store's replay check 
 attempt into the first result.
 """
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 from uuid import UUID, uuid4, uuid5
 
-from domain.events import Event
+from domain.events import Event, EventMetadata
 from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
-from services.ports import Stream, StreamLoader
+from services.ports import NameClaim, NamedStreams, Stream, Uses
 
 # A fixed namespace, so an id derived from a key is the same in every process and release.
 _CREATIONS: Final = UUID("9a3c1f62-4b7e-4d2a-8f15-6e0b7c9d2a41")
@@ -53,22 +53,27 @@ def first_creation(
 
 
 async def create_once(
+    streams: NamedStreams,
     stream_id: UUID,
     events: Sequence[Event],
     *,
     new_id: bool,
-    streams: StreamLoader,
-    append: Callable[[], Awaitable[object]],
+    metadata: EventMetadata,
+    name: NameClaim | None,
+    uses: Uses | None = None,
     same: Same = _equal,
 ) -> tuple[Sequence[Event], bool]:
-    """Write a creation's `events` (through `append`) unless an earlier attempt under the same
-    key did; the creation's events either way, and whether they were written now."""
+    """Append a creation's `events` as the stream's first (with its name claim and uses)
+    unless an earlier attempt under the same key did; the creation's events either way, and
+    whether they were written now."""
     if not new_id:
         first = first_creation(await streams.load(stream_id), events, stream_id, same)
         if first is not None:
             return first, False
     try:
-        await append()
+        await streams.append(
+            stream_id, events, expected_version=0, metadata=metadata, name=name, uses=uses
+        )
     except (VersionConflictError, NameTakenError):
         if new_id:
             raise

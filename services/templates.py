@@ -72,18 +72,13 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
     versions, found = await _linked(cmd.body, lineage, loader)
     events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
     written, now = await idempotency.create_once(
+        streams,
         cmd.template_id,
         events,
         new_id=cmd.new_id,
-        streams=streams,
-        append=lambda: streams.append(
-            cmd.template_id,
-            events,
-            expected_version=0,
-            metadata=cmd.metadata,
-            name=name_claim(meta),
-            uses=uses_of(cmd.name, cmd.scope, cmd.body),
-        ),
+        metadata=cmd.metadata,
+        name=name_claim(meta),
+        uses=uses_of(cmd.name, cmd.scope, cmd.body),
         same=_same_template,
     )
     created = _after((), written)

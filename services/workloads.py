@@ -95,19 +95,14 @@ async def request_workload(
     )
     events = workloads.request(None, requested)
     written, _ = await idempotency.create_once(
+        streams,
         cmd.workload_id,
         events,
         new_id=cmd.new_id,
-        streams=streams,
-        append=lambda: streams.append(
-            cmd.workload_id,
-            events,
-            expected_version=0,
-            metadata=cmd.metadata,
-            name=name_claim(project.id, name),
-            # It holds its project until it is deleted, finished or not: it is listed there.
-            uses=Uses(user=f"workload {name}", used=uses.of_scope(project_ref, "/projectId")),
-        ),
+        metadata=cmd.metadata,
+        name=name_claim(project.id, name),
+        # It holds its project until it is deleted, finished or not: it is listed there.
+        uses=Uses(user=f"workload {name}", used=uses.of_scope(project_ref, "/projectId")),
     )
     state = workloads.fold(written)
     assert state is not None
