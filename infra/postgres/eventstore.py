@@ -20,9 +20,10 @@ from infra.postgres.hashchain import GENESIS, Content, content_digests
 from infra.postgres.positions import note_append
 from infra.postgres.sql import wake_up
 from infra.postgres.stream_heads import StreamHeads
+from infra.postgres.stream_uses import refusal, used_ids
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
-from services.ports import AppendResult, Stream
+from services.ports import AppendResult, Stream, Uses
 
 LOAD: Final = "SELECT data::text AS data, hash FROM events WHERE stream_id = $1 ORDER BY version"
 LOAD_MANY: Final = """
@@ -89,9 +90,11 @@ class PostgresEventStore:
         metadata: EventMetadata,
         namespace: str,
         name: str,
+        uses: Uses | None = None,
     ) -> AppendResult | None:
-        """Create a stream with its first event and claim its name in one statement; None
-        (nothing written) when another stream holds the name."""
+        """Create a stream with its first event, claim its name and record what it `uses`, in
+        one statement; None (nothing written) when another stream holds the name;
+        InvalidRequestError naming the field (nothing written) when a used stream is deleted."""
         args = self._encode(stream_id, [event], metadata, None).single(0)[:-1]
         carried_at = self.notifier.claim()
         try:
@@ -103,9 +106,16 @@ class PostgresEventStore:
                     namespace,
                     name,
                     caller_of(metadata),
+                    None if uses is None else uses.user,
+                    used_ids(uses),
                 )
         except asyncpg.UniqueViolationError as exc:  # the stream exists already
             raise VersionConflictError(stream_id, expected=0, actual=None) from exc
+        except asyncpg.PostgresError as exc:
+            refused = refusal(exc, uses)
+            if refused is None:
+                raise
+            raise refused from exc
         if not rows[0]["claimed"]:
             return None
         return self._result(stream_id, 0, 1, rows, carried_at)

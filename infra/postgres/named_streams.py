@@ -71,11 +71,15 @@ class PostgresNamedStreams:
         uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
-        plain = unused is None and (uses is None or not uses.used)
-        if expected_version == 0 and len(events) == 1 and name is not None and plain:
+        if expected_version == 0 and len(events) == 1 and name is not None and unused is None:
             # Creating a named stream, the common case: one statement, one round trip.
             created = await self._store.append_first_named(
-                stream_id, events[0], metadata=metadata, namespace=name.namespace, name=name.name
+                stream_id,
+                events[0],
+                metadata=metadata,
+                namespace=name.namespace,
+                name=name.name,
+                uses=uses,
             )
             if created is None:
                 raise NameTakenError(name.name, namespace=name.namespace, field=name.field)

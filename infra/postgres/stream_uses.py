@@ -11,32 +11,18 @@ one another, and a deletion takes one lock and nothing after it, so no cycle can
 from typing import Final
 from uuid import UUID
 
+import asyncpg
+
 from infra.postgres.connections import Connection
 from services.errors import InvalidRequestError
 from services.ports import InUse, Uses
 
-_LOCKS: Final = 7301  # the advisory locks' first key: the space of stream uses
+_LOCKS: Final = 7301  # the advisory locks' first key: the space of stream uses (as in 0022)
 
-_HOLD_SHARED: Final = (
-    "SELECT pg_advisory_xact_lock_shared($1, hashtext(a::text)) FROM unnest($2::uuid[]) AS a"
-)
 _HOLD: Final = "SELECT pg_advisory_xact_lock($1, hashtext($2::uuid::text))"
-# After the locks, in one statement: unless one of them is deleted, the stream uses exactly
-# these (the rows it no longer uses go, the others are written or renamed); the deleted ones.
-_RECORD: Final = """
-WITH gone AS (
-    SELECT DISTINCT stream_id FROM events
-     WHERE stream_id = ANY($3::uuid[]) AND type LIKE '%.deleted.v1'
-), forgotten AS (
-    DELETE FROM stream_uses
-     WHERE user_id = $1 AND NOT used_id = ANY($3::uuid[]) AND NOT EXISTS (SELECT FROM gone)
-), recorded AS (
-    INSERT INTO stream_uses (used_id, user_id, user_name)
-    SELECT a, $1, $2 FROM unnest($3::uuid[]) AS a WHERE NOT EXISTS (SELECT FROM gone)
-    ON CONFLICT (used_id, user_id) DO UPDATE SET user_name = excluded.user_name
-)
-SELECT stream_id FROM gone
-"""
+# The locks, then (a new snapshot) the check and the rows, in one call (migration 0022).
+_HOLD_USES: Final = "SELECT trainplate_hold_uses($1, $2, $3::uuid[])"
+_GONE: Final = "TP410"  # what the call raises when a used stream was deleted
 _USERS: Final = (
     "SELECT user_name FROM stream_uses WHERE used_id = $1 AND user_id <> $1 ORDER BY user_name"
 )
@@ -45,15 +31,28 @@ _USERS: Final = (
 async def hold_uses(conn: Connection, stream_id: UUID, uses: Uses) -> None:
     """Within the append's transaction: the stream now uses exactly `uses.used`, each of them
     still live (else InvalidRequestError naming its field)."""
-    fields = dict(uses.used)
-    wanted = sorted(fields)
-    if wanted:
-        await conn.execute(_HOLD_SHARED, _LOCKS, wanted)
-    # A new statement, so it sees what a deletion that held a lock first committed.
-    gone = await conn.fetch(_RECORD, stream_id, uses.user, wanted)
-    if gone:
-        field = fields[gone[0]["stream_id"]]
-        raise InvalidRequestError(field, "it was deleted while this request was written")
+    try:
+        await conn.execute(_HOLD_USES, stream_id, uses.user, used_ids(uses))
+    except asyncpg.PostgresError as exc:
+        refused = refusal(exc, uses)
+        if refused is None:
+            raise
+        raise refused from exc
+
+
+def used_ids(uses: Uses | None) -> list[UUID] | None:
+    """The used streams as the call takes them (None: the append records no uses)."""
+    return None if uses is None else sorted({used for used, _ in uses.used})
+
+
+def refusal(exc: asyncpg.PostgresError, uses: Uses | None) -> InvalidRequestError | None:
+    """When an append that held `uses` failed because a used stream was deleted meanwhile,
+    the error naming the request field that named it (None: it failed otherwise)."""
+    if exc.sqlstate != _GONE or uses is None:
+        return None
+    fields = {str(used): field for used, field in uses.used}
+    field = fields.get(str(exc.detail), "/")
+    return InvalidRequestError(field, "it was deleted while this request was written")
 
 
 async def hold_unused(conn: Connection, stream_id: UUID, refuse: InUse) -> None:

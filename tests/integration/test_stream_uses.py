@@ -1,7 +1,8 @@
 """The write side's record of which streams use which: a use checked against an asset that was
-deleted before the use's transaction is refused there, naming the field; and the migration that
-brought the record in filled it from the log."""
+deleted before the use's transaction, or while the use waited for the deletion, is refused there,
+naming the field; and the migration that brought the record in filled it from the log."""
 
+import asyncio
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -30,6 +31,7 @@ from domain.values import AssetMeta, ScopeRef, TemplateMeta
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.stream_uses import hold_unused
 from infra.serialization import DOMAIN_CODEC
 from services import assets
 from services.errors import InvalidRequestError
@@ -76,6 +78,75 @@ async def test_a_use_of_an_asset_deleted_after_it_was_checked_is_refused_where_i
     assert await clean_pool.fetchval(written, template_id) == 0
     assert await clean_pool.fetchval("SELECT count(*) FROM stream_uses") == 0
     assert await clean_pool.fetchval("SELECT count(*) FROM stream_names WHERE name = 'llm'") == 0
+
+
+async def waiting_for_a_use_lock(pool: asyncpg.Pool) -> None:
+    """Until a backend waits for an advisory lock (PostgreSQL says so); at most 10 s."""
+    query = (
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+    )
+    for _ in range(1000):
+        if await pool.fetchval(query):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the use never waited for the deletion")
+
+
+@pytest.mark.parametrize("write", ["create", "update"])
+async def test_a_use_that_waited_for_the_deletion_of_what_it_uses_is_refused(
+    clean_pool: asyncpg.Pool, write: str
+) -> None:
+    """The deletion holds its lock and has appended, uncommitted; the use (a create's one
+    statement, or an update's transaction) waits for it, then must see it: what it checks
+    after the lock is read on a snapshot taken after the deletion committed."""
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    streams = PostgresNamedStreams(clean_pool, store)
+    create = CreateAsset(
+        asset_id=uuid4(), scope=ScopeRef("tenant"), name="pt",
+        spec=EnvironmentSpec(image="pt:2"), metadata=SYSTEM,
+    )  # fmt: skip
+    env = (await assets.create_asset(create, streams=streams)).id
+    template_id = uuid4()
+    claim = NameClaim(namespace="template@tenant:", name="llm")
+    meta = TemplateMeta(name="llm", scope="tenant")
+    used = (AssetVersion(asset_id=env, version=1),)
+    version = 0
+    event: Event = TemplateCreated(
+        template_id=template_id, meta=meta, spec=SPEC, asset_versions=used
+    )
+    if write == "update":
+        first = TemplateCreated(template_id=template_id, meta=meta, spec=SPEC)
+        await streams.append(template_id, [first], expected_version=0, metadata=SYSTEM, name=claim)
+        version = 1
+        event = TemplateUpdated(template_id=template_id, name="llm", spec=SPEC, asset_versions=used)
+    async with clean_pool.acquire() as conn:
+        deletion = conn.transaction()
+        await deletion.start()
+        await hold_unused(conn, env, lambda users: AssertionError(users))
+        gone = EnvironmentDeleted(asset_id=env)
+        await store.append_within(conn, env, [gone], expected_version=1, metadata=SYSTEM)
+        use = asyncio.create_task(
+            streams.append(
+                template_id,
+                [event],
+                expected_version=version,
+                metadata=SYSTEM,
+                name=claim,
+                uses=Uses(user="template llm", used=((env, "/assets/environment"),)),
+            )
+        )
+        await waiting_for_a_use_lock(clean_pool)
+        assert not use.done()
+        await deletion.commit()
+    with pytest.raises(InvalidRequestError) as refused:
+        await use
+    assert refused.value.field == "/assets/environment"
+    written = "SELECT count(*) FROM events WHERE stream_id = $1"
+    assert await clean_pool.fetchval(written, template_id) == version
+    assert await clean_pool.fetchval("SELECT count(*) FROM stream_uses") == 0
+    holders = "SELECT count(*) FROM stream_names WHERE name = 'llm'"
+    assert await clean_pool.fetchval(holders) == (1 if write == "update" else 0)
 
 
 async def test_the_migration_fills_the_record_from_the_log(postgres_url: str) -> None:

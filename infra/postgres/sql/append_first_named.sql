@@ -1,21 +1,27 @@
--- Create a named stream: claim its name and append its first event (fresh id) in one statement,
--- one round trip. The event is written only when the claim took the name; when another stream
--- holds it, nothing is written and `claimed` is false. A concurrent creator of the same name
--- waits on the unique key and then finds it taken.
+-- Create a named stream: claim its name, record what it uses and append its first event (fresh
+-- id) in one statement, one round trip. The event is written only when the claim took the name;
+-- when another stream holds it, nothing is written and `claimed` is false. A concurrent creator
+-- of the same name waits on the unique key and then finds it taken. The uses are held after the
+-- claim, as the transaction path holds them (migration 0022: a used stream deleted fails the
+-- statement with TP410, and nothing is written).
 -- $1 stream_id, $2 stream_type, $3 version before (0), $4 event_id, $5 type, $6 schema_version,
 -- $7 data, $8 metadata, $9 digest, $10 hash before (genesis), $11 name namespace, $12 name,
--- $13 caller (NULL: the service itself).
+-- $13 caller (NULL: the service itself), $14 the stream as its users are named, $15 the streams
+-- it uses (NULL: none recorded).
 WITH claim AS (
     INSERT INTO stream_names (namespace, name, stream_id) VALUES ($11, $12, $1)
     ON CONFLICT (namespace, name) DO NOTHING
     RETURNING stream_id
+),
+held AS (
+    SELECT trainplate_hold_uses($1, $14, $15::uuid[]) FROM claim
 ),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
                         metadata, recorded_at, prev_hash, hash, caller)
     SELECT $4, $2, $1, $3 + 1, $5, $6, $7, $8, now(), $10,
            trainplate_link($10, $9, $3 + 1, trainplate_micros(now())), $13
-      FROM claim
+      FROM held
     RETURNING version, hash, global_position
 )
 SELECT $3 AS current, inserted.version, inserted.hash,
