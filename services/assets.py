@@ -15,9 +15,10 @@ from domain.events import Event
 from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
-from services import access, idempotency, tenant_settings, uses
+from services import access, idempotency, stamps, tenant_settings, uses
 from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, Uses
+from services.stamps import Stamped
 
 # Where a request names each kind of scope (Run:ai's asset meta).
 SCOPE_FIELDS = {
@@ -28,7 +29,7 @@ SCOPE_FIELDS = {
 }
 
 
-async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
+async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Stamped[Asset]:
     """Create the asset; return it as written."""
     kind = assets.kind_of(cmd.spec)
     lineage = await access.lineage_of(
@@ -53,7 +54,7 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
     await _check_credentials(cmd.spec, meta.lineage, streams)
     await _check_settings(cmd.spec, streams)
     events = assets.create(None, cmd.asset_id, meta, cmd.spec)
-    written, _ = await idempotency.create_once(
+    creation = await idempotency.create_once(
         streams,
         cmd.asset_id,
         events,
@@ -62,10 +63,10 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Asset:
         name=name_claim(kind, meta),
         uses=uses_of(kind, meta, cmd.spec),
     )
-    return _after((), written)
+    return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 
 
-async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
+async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Stamped[Asset]:
     """Replace the asset's name, description and spec; return it as it now is."""
     kind = assets.kind_of(cmd.spec)
     stream = await streams.load(cmd.asset_id)
@@ -83,18 +84,18 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Asset:
     events = assets.update(
         current, cmd.asset_id, name=cmd.name, description=cmd.description, spec=cmd.spec
     )
-    if events:
-        updated = _after(stream.events, events)
-        await streams.append(
-            cmd.asset_id,
-            events,
-            expected_version=stream.version,
-            metadata=cmd.metadata,
-            name=name_claim(kind, updated.meta),
-            uses=uses_of(kind, updated.meta, cmd.spec),
-        )
-        return updated
-    return current
+    if not events:
+        return Stamped(state=current, stamps=stamps.loaded(stream))
+    updated = _after(stream.events, events)
+    result = await streams.append(
+        cmd.asset_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=name_claim(kind, updated.meta),
+        uses=uses_of(kind, updated.meta, cmd.spec),
+    )
+    return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
 
 async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:

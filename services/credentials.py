@@ -11,12 +11,15 @@ from domain.commands import CreateCredential, DeleteCredential, UpdateCredential
 from domain.credentials import Credential
 from domain.events import CredentialEvent, Event
 from domain.values import AssetMeta
-from services import access, uses
+from services import access, stamps, uses
 from services.assets import SCOPE_FIELDS, placement
 from services.ports import CredentialVault, NameClaim, Uses
+from services.stamps import Stamped
 
 
-async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) -> Credential:
+async def create_credential(
+    cmd: CreateCredential, *, vault: CredentialVault
+) -> Stamped[Credential]:
     lineage = await access.lineage_of(cmd.scope, streams=vault, field=SCOPE_FIELDS[cmd.scope.kind])
     unseen = access.unseen_scope(cmd.scope, field=SCOPE_FIELDS[cmd.scope.kind])
     await access.require(
@@ -44,7 +47,7 @@ async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) ->
         values,
         vault.reference(given) if given else None,
     )
-    await vault.append(
+    result = await vault.append(
         cmd.asset_id,
         events,
         expected_version=stream.version,
@@ -56,10 +59,13 @@ async def create_credential(cmd: CreateCredential, *, vault: CredentialVault) ->
             used=uses.of_scope(cmd.scope, SCOPE_FIELDS[cmd.scope.kind]),
         ),
     )
-    return _after(stream.events, events)
+    created = _after(stream.events, events)
+    return Stamped(state=created, stamps=stamps.appended(stream, result, cmd.metadata))
 
 
-async def update_credential(cmd: UpdateCredential, *, vault: CredentialVault) -> Credential:
+async def update_credential(
+    cmd: UpdateCredential, *, vault: CredentialVault
+) -> Stamped[Credential]:
     """Rename or re-describe; the values stay as they were."""
     stream = await vault.load(cmd.asset_id)
     current = credentials.live(credentials.fold(stream.events), cmd.kind, cmd.asset_id)
@@ -75,16 +81,16 @@ async def update_credential(cmd: UpdateCredential, *, vault: CredentialVault) ->
         current, cmd.kind, cmd.asset_id, name=cmd.name, description=cmd.description
     )
     if not events:
-        return current
+        return Stamped(state=current, stamps=stamps.loaded(stream))
     updated = _after(stream.events, events)
-    await vault.append(
+    result = await vault.append(
         cmd.asset_id,
         events,
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=_claim(updated.meta),
     )
-    return updated
+    return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
 
 async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) -> None:

@@ -16,9 +16,13 @@ from collections.abc import Callable, Sequence
 from typing import Final
 from uuid import UUID, uuid4, uuid5
 
+import msgspec
+
 from domain.events import Event, EventMetadata
+from services import stamps
 from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
 from services.ports import NameClaim, NamedStreams, Stream, Uses
+from services.stamps import Stamps
 
 # A fixed namespace, so an id derived from a key is the same in every process and release.
 _CREATIONS: Final = UUID("9a3c1f62-4b7e-4d2a-8f15-6e0b7c9d2a41")
@@ -52,6 +56,15 @@ def first_creation(
     raise IdempotencyKeyReusedError(stream_id)
 
 
+class Creation(msgspec.Struct, frozen=True, kw_only=True):
+    """A creation's events, whether they were written now (else an earlier attempt under the
+    same key wrote them), and when and by whom they were."""
+
+    events: Sequence[Event]
+    now: bool
+    stamps: Stamps
+
+
 async def create_once(
     streams: NamedStreams,
     stream_id: UUID,
@@ -62,24 +75,32 @@ async def create_once(
     name: NameClaim | None,
     uses: Uses | None = None,
     same: Same = _equal,
-) -> tuple[Sequence[Event], bool]:
+) -> Creation:
     """Append a creation's `events` as the stream's first (with its name claim and uses)
-    unless an earlier attempt under the same key did; the creation's events either way, and
-    whether they were written now."""
-    if not new_id:
-        first = first_creation(await streams.load(stream_id), events, stream_id, same)
-        if first is not None:
-            return first, False
+    unless an earlier attempt under the same key did; the creation either way."""
+    if not new_id and (found := _first(await streams.load(stream_id), events, stream_id, same)):
+        return found
     try:
-        await streams.append(
+        result = await streams.append(
             stream_id, events, expected_version=0, metadata=metadata, name=name, uses=uses
         )
     except (VersionConflictError, NameTakenError):
         if new_id:
             raise
         # A concurrent attempt under the same key may have won: then its events are ours.
-        first = first_creation(await streams.load(stream_id), events, stream_id, same)
-        if first is None:
+        if (found := _first(await streams.load(stream_id), events, stream_id, same)) is None:
             raise
-        return first, False
-    return events, True
+        return found
+    return Creation(
+        events=events, now=True, stamps=stamps.appended(Stream(0, ()), result, metadata)
+    )
+
+
+def _first(stream: Stream, events: Sequence[Event], stream_id: UUID, same: Same) -> Creation | None:
+    first = first_creation(stream, events, stream_id, same)
+    if first is None:
+        return None
+    assert stream.first is not None
+    return Creation(
+        events=first, now=False, stamps=Stamps(created=stream.first, updated=stream.first)
+    )

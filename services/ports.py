@@ -1,6 +1,7 @@
 """Ports: what the application layer needs from the outside world, as Protocols."""
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
@@ -13,20 +14,34 @@ from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
 
 
+class Written(msgspec.Struct, frozen=True):
+    """When an event was recorded (the database's clock) and whose request appended it (the
+    actor's subject): what a response shows as created or updated at and by."""
+
+    at: datetime
+    by: str
+
+
 class Stream(msgspec.Struct, frozen=True):
-    """One stream's history: its current version and its events in version order."""
+    """One stream's history: its current version and its events in version order, with when
+    and by whom its first and its last event were written (None for an empty stream)."""
 
     version: int
     events: tuple[Event, ...]
+    first: Written | None = None
+    last: Written | None = None
 
 
 class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
-    """Where an append landed. `replayed`: it was an idempotent retry and wrote nothing."""
+    """Where an append landed. `replayed`: it was an idempotent retry and wrote nothing.
+    `recorded_at`: the time its events were recorded (of the first attempt's, for a replay);
+    None when there was nothing to append."""
 
     stream_id: UUID
     version: int
     positions: tuple[int, ...]
     replayed: bool = False
+    recorded_at: datetime | None = None
 
     @property
     def last_position(self) -> int | None:

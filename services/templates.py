@@ -22,22 +22,24 @@ from domain.template_specs import TemplateAssets
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import FeatureDisabledError, TenantSettings
 from domain.values import ScopeRef, TemplateMeta
-from services import access, idempotency, uses
+from services import access, idempotency, stamps, uses
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
+from services.stamps import Stamps
 from services.tenant_settings import current as settings_of
 
 DATA_SOURCE_KINDS = ("nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume")
 
 
 class TemplateView(msgspec.Struct, frozen=True):
-    """A template with its combined specs."""
+    """A template with its combined specs, and when and by whom it was created and updated."""
 
     template: Template
     combined: Combined
+    stamps: Stamps
 
 
 async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> TemplateView:
@@ -71,7 +73,7 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
     _allowed(await settings_of(loader), cmd.body, cluster_id)
     versions, found = await _linked(cmd.body, lineage, loader)
     events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
-    written, now = await idempotency.create_once(
+    creation = await idempotency.create_once(
         streams,
         cmd.template_id,
         events,
@@ -81,10 +83,10 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
         uses=uses_of(cmd.name, cmd.scope, cmd.body),
         same=_same_template,
     )
-    created = _after((), written)
-    if not now:  # the first attempt's template, combined as it recorded its assets
-        return TemplateView(created, await combined(created, streams=streams))
-    return TemplateView(created, combine(created.body, found))
+    created = _after((), creation.events)
+    if not creation.now:  # the first attempt's template, combined as it recorded its assets
+        return TemplateView(created, await combined(created, streams=streams), creation.stamps)
+    return TemplateView(created, combine(created.body, found), creation.stamps)
 
 
 def _same_template(first: Event, second: Event) -> bool:
@@ -98,7 +100,9 @@ def _same_template(first: Event, second: Event) -> bool:
     return request(first) == request(second)
 
 
-async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Template:
+async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> TemplateView:
+    """Replace the template's name, description and body; return it as it now is, combined
+    from the asset versions just checked."""
     stream = await streams.load(cmd.template_id)
     current = templates.live(templates.fold(stream.events), cmd.template_id)
     await access.require(
@@ -112,7 +116,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
     if cmd.expected_version is not None and cmd.expected_version != stream.version:
         raise PreconditionFailedError(cmd.expected_version, stream.version)
     _allowed(await settings_of(streams), cmd.body, current.meta.cluster_id)
-    versions, _ = await _linked(cmd.body, current.meta.lineage, streams)
+    versions, found = await _linked(cmd.body, current.meta.lineage, streams)
     events = templates.update(
         current,
         cmd.template_id,
@@ -121,10 +125,10 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
         body=cmd.body,
         asset_versions=versions,
     )
-    if not events:
-        return current
+    if not events:  # nothing changed, the asset versions included
+        return TemplateView(current, combine(current.body, found), stamps.loaded(stream))
     updated = _after(stream.events, events)
-    await streams.append(
+    result = await streams.append(
         cmd.template_id,
         events,
         expected_version=stream.version,
@@ -132,7 +136,9 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
         name=name_claim(updated.meta),
         uses=uses_of(updated.meta.name, updated.meta.scope_ref, cmd.body),
     )
-    return updated
+    return TemplateView(
+        updated, combine(updated.body, found), stamps.appended(stream, result, cmd.metadata)
+    )
 
 
 async def delete_template(cmd: DeleteTemplate, *, streams: NamedStreams) -> None:

@@ -22,13 +22,14 @@ from services import access, idempotency, uses
 from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch
+from services.stamps import Stamped
 from services.templates import combined
 from services.tenant_settings import current as settings_of
 
 
 async def request_workload(
     cmd: RequestWorkload, *, streams: NamedStreams, registries: RegistryCredentials
-) -> Workload:
+) -> Stamped[Workload]:
     project_ref = ScopeRef("project", cmd.project_id)
     loader = await prefetch(
         streams,
@@ -94,7 +95,7 @@ async def request_workload(
         snapshot=snapshot,
     )
     events = workloads.request(None, requested)
-    written, _ = await idempotency.create_once(
+    creation = await idempotency.create_once(
         streams,
         cmd.workload_id,
         events,
@@ -104,9 +105,9 @@ async def request_workload(
         # It holds its project until it is deleted, finished or not: it is listed there.
         uses=Uses(user=f"workload {name}", used=uses.of_scope(project_ref, "/projectId")),
     )
-    state = workloads.fold(written)
+    state = workloads.fold(creation.events)
     assert state is not None
-    return state
+    return Stamped(state=state, stamps=creation.stamps)
 
 
 async def change_workload(cmd: ChangeWorkload, *, streams: NamedStreams) -> Workload:

@@ -1,23 +1,28 @@
 """Fakes of our own ports, for unit tests. They keep the ports' contracts (see tests/contract)."""
 
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
 from domain.events import Event, EventMetadata
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
-from services.ports import AppendResult, OneAppend, Stream
+from services.ports import AppendResult, OneAppend, Stream, Written
 
 
 class InMemoryEventStore:
     def __init__(self) -> None:
         self._streams: dict[UUID, list[Event]] = {}
+        self._written: dict[UUID, list[Written]] = {}  # per stream, per event
         self._by_event_id: dict[UUID, tuple[UUID, int, int]] = {}  # -> stream, version, position
         self._position = 0
         self.metadata: list[EventMetadata] = []
 
     async def load(self, stream_id: UUID) -> Stream:
         events = self._streams.get(stream_id, [])
-        return Stream(len(events), tuple(events))
+        if not events:
+            return Stream(0, ())
+        written = self._written[stream_id]
+        return Stream(len(events), tuple(events), first=written[0], last=written[-1])
 
     async def append(
         self,
@@ -36,22 +41,31 @@ class InMemoryEventStore:
         if stored:
             if len(stored) != len(ids) or any(s[0] != stream_id for s in stored):
                 raise IdempotencyKeyReusedError(stream_id)
+            version = max(s[1] for s in stored)
             return AppendResult(
                 stream_id=stream_id,
-                version=max(s[1] for s in stored),
+                version=version,
                 positions=tuple(s[2] for s in sorted(stored, key=lambda s: s[1])),
                 replayed=True,
+                recorded_at=self._written[stream_id][version - 1].at,
             )
         if expected_version is not None and expected_version != len(current):
             raise VersionConflictError(stream_id, expected=expected_version, actual=len(current))
         positions = []
+        now = Written(datetime.now(UTC), metadata.actor_subject)  # one time per append
         for event_id, event in zip(ids, events, strict=True):
             current.append(event)
+            self._written.setdefault(stream_id, []).append(now)
             self._position += 1
             self._by_event_id[event_id] = (stream_id, len(current), self._position)
             positions.append(self._position)
             self.metadata.append(metadata)
-        return AppendResult(stream_id=stream_id, version=len(current), positions=tuple(positions))
+        return AppendResult(
+            stream_id=stream_id,
+            version=len(current),
+            positions=tuple(positions),
+            recorded_at=now.at,
+        )
 
 
 class InMemoryBatchAppender:

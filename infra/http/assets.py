@@ -7,7 +7,6 @@ infra/http/assets.py the HTTP routes.
 """
 
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from typing import Final
 from uuid import UUID
 
@@ -56,6 +55,7 @@ from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
 from services.ports import NamedStreams
+from services.stamps import Stamped
 
 
 async def usage_of(
@@ -98,7 +98,7 @@ async def create_environment(
     adapters: NamedDependency[Adapters],
 ) -> EnvironmentAsset:
     created = await create_from(request, data.meta, data.spec, adapters.streams)
-    return _environment(written(request, created, None))
+    return _environment(written(created))
 
 
 @get("/api/v1/asset/environment", tags=["Environment"])
@@ -139,9 +139,7 @@ async def update_environment(
     data: JSONBody[EnvironmentUpdateRequest],
     adapters: NamedDependency[Adapters],
 ) -> EnvironmentAsset:
-    row = await update_from(
-        request, asset_id, data.meta, data.spec, adapters.streams, adapters.resources
-    )
+    row = await update_from(request, asset_id, data.meta, data.spec, adapters.streams)
     return _environment(row)
 
 
@@ -163,7 +161,7 @@ async def create_compute(
     adapters: NamedDependency[Adapters],
 ) -> ComputeAsset:
     created = await create_from(request, data.meta, data.spec or ComputeSpec(), adapters.streams)
-    return _compute(written(request, created, None))
+    return _compute(written(created))
 
 
 @get("/api/v1/asset/compute", tags=["Compute"])
@@ -205,9 +203,7 @@ async def update_compute(
     adapters: NamedDependency[Adapters],
 ) -> ComputeAsset:
     spec = data.spec or ComputeSpec()
-    return _compute(
-        await update_from(request, asset_id, data.meta, spec, adapters.streams, adapters.resources)
-    )
+    return _compute(await update_from(request, asset_id, data.meta, spec, adapters.streams))
 
 
 @delete("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])
@@ -237,7 +233,7 @@ ASSET_ROUTES: Final = (
 
 async def create_from(
     request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: NamedStreams
-) -> Asset:
+) -> Stamped[Asset]:
     """Create an asset of the spec's kind from Run:ai's creation meta."""
     asset_id, new_id = creation_id(request, asset_rules.kind_of(spec))
     command = CreateAsset(
@@ -280,7 +276,6 @@ async def update_from(
     meta: AssetUpdateMeta,
     spec: AssetSpec,
     streams: NamedStreams,
-    resources: Resources,
 ) -> AssetRow:
     """Update an asset from Run:ai's update meta and a spec of its kind; the asset as written."""
     command = UpdateAsset(
@@ -290,10 +285,7 @@ async def update_from(
         spec=spec,
         metadata=actor(request),
     )
-    updated = await assets.update_asset(command, streams=streams)
-    async with resources.pool.acquire() as conn:
-        seen = await asset_catalogue.get_asset(conn, updated.kind, asset_id)
-    return written(request, updated, seen)
+    return written(await assets.update_asset(command, streams=streams))
 
 
 async def visible_rows(
@@ -322,19 +314,18 @@ async def one_visible(request: Caller, kind: str, asset_id: UUID, resources: Res
     return row
 
 
-def written(request: Caller, asset: Asset | Credential, seen: AssetRow | None) -> AssetRow:
-    """The asset (or credential) as the write side left it; times from the read model when it
-    has the row (it may trail the write)."""
-    now, by = datetime.now(UTC), request.user.subject
+def written(stamped: Stamped[Asset] | Stamped[Credential]) -> AssetRow:
+    """The asset (or credential) as a write left it, as the catalogue will show it."""
+    asset, created, updated = stamped.state, stamped.stamps.created, stamped.stamps.updated
     return AssetRow(
         asset_id=asset.id,
         kind=asset.kind,
         meta=asset.meta,
         spec=asset.spec,
-        created_at=now if seen is None else seen.created_at,
-        created_by=by if seen is None else seen.created_by,
-        updated_at=now,
-        updated_by=by,
+        created_at=created.at,
+        created_by=created.by,
+        updated_at=updated.at,
+        updated_by=updated.by,
         version=asset.version,
     )
 

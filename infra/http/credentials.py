@@ -32,7 +32,6 @@ from infra.http.asset_schemas import (
 )
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
 from infra.http.callers import Caller, actor
-from projections import asset_catalogue
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services.credentials import create_credential, delete_credential, update_credential
 from services.errors import InvalidRequestError
@@ -190,7 +189,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> CredentialAsset:
         created = await create_credential(_command(kind, request, data), vault=adapters.vault)
-        return _asset(written(request, created, None))
+        return _asset(written(created))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
     async def list_kind(
@@ -233,10 +232,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
             description=data.meta.description,
             metadata=actor(request),
         )
-        updated = await update_credential(command, vault=adapters.vault)
-        async with adapters.resources.pool.acquire() as conn:
-            seen = await asset_catalogue.get_asset(conn, kind, asset_id)
-        return _asset(written(request, updated, seen))
+        return _asset(written(await update_credential(command, vault=adapters.vault)))
 
     async def remove(
         request: Caller,

@@ -115,7 +115,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
         created = await create_from(request, data.meta, _spec(kind, data.spec), adapters.streams)
-        return _asset(written(request, created, None))
+        return _asset(written(created))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
     async def list_kind(
@@ -156,11 +156,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
         spec = _spec(kind, data.spec)
-        return _asset(
-            await update_from(
-                request, asset_id, data.meta, spec, adapters.streams, adapters.resources
-            )
-        )
+        return _asset(await update_from(request, asset_id, data.meta, spec, adapters.streams))
 
     @delete(
         f"{path}/{{asset_id:uuid}}",

@@ -154,7 +154,7 @@ async def template_as_of(
         updated_at=last.recorded_at,
         updated_by=last.metadata.actor_subject,
     )
-    wire = await wire_of(request, template, row, adapters.streams)
+    wire = wire_of(row)
     return Response(wire, headers={"ETag": f'"{template.version}"'})
 
 

@@ -1,20 +1,15 @@
 """How templates are read: the caller's view of the catalogue, Run:ai's list grammar over it,
 and the wire shape of one template with its combined specs."""
 
-from datetime import UTC, datetime
-
 import msgspec
 
-from domain.combined import Combined
-from domain.templates import Template
 from infra.bootstrap import Resources
 from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate, ResponseMeta
 from projections import template_pages, template_queries
 from projections.template_catalogue import TemplateRow
-from services import templates as use_cases
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams
+from services.templates import TemplateView
 
 
 class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,21 +61,10 @@ async def count_of(request: Caller, resources: Resources, query: ListQuery) -> i
         return await template_pages.count(conn, seen, conditions, search=query.search)
 
 
-async def wire_of(
-    request: Caller,
-    template: Template,
-    row: TemplateRow | None,
-    streams: NamedStreams,
-    *,
-    combined: Combined | None = None,
-) -> DistributedTemplate:
-    """The template as Run:ai shows it; times and combined specs from the read model when it
-    has the row (worked out from the assets by the write side only for a write's answer)."""
-    if combined is None and row is not None and row.template.version == template.version:
-        combined = row.combined
-    if combined is None:
-        combined = await use_cases.combined(template, streams=streams)
-    now, by = datetime.now(UTC), request.user.subject
+def wire_of(row: TemplateRow) -> DistributedTemplate:
+    """The template as Run:ai shows it: a row of the catalogue, or what a write or a history
+    read made (`written`), its times and combined specs included."""
+    template, combined = row.template, row.combined
     meta = template.meta
     scope = meta.scope_ref
     return DistributedTemplate(
@@ -94,10 +78,10 @@ async def wire_of(
             cluster_id=None if meta.cluster_id is None else str(meta.cluster_id),
             department_id=meta.department_id,
             project_id=meta.project_id,
-            created_by=row.created_by if row else by,
-            created_at=row.created_at if row else now,
-            updated_by=row.updated_by if row else by,
-            updated_at=row.updated_at if row and row.template.version == template.version else now,
+            created_by=row.created_by,
+            created_at=row.created_at,
+            updated_by=row.updated_by,
+            updated_at=row.updated_at,
         ),
         spec=template.body.spec,
         assets=template.body.assets,
@@ -106,4 +90,17 @@ async def wire_of(
         runnable=combined.runnable,
         combined_spec=combined.spec,
         combined_master_spec=combined.master,
+    )
+
+
+def written(view: TemplateView) -> TemplateRow:
+    """What a write left, as a row of the catalogue will show it once the projection has it."""
+    created, updated = view.stamps.created, view.stamps.updated
+    return TemplateRow(
+        template=view.template,
+        combined=view.combined,
+        created_at=created.at,
+        created_by=created.by,
+        updated_at=updated.at,
+        updated_by=updated.by,
     )

@@ -45,7 +45,7 @@ from infra.http.template_schemas import (
     TemplateList,
     UpdateRequest,
 )
-from infra.http.template_views import ListQuery, count_of, page_of, wire_of
+from infra.http.template_views import ListQuery, count_of, page_of, wire_of, written
 from infra.postgres.named_streams import name_holder
 from projections import template_catalogue
 from services import templates as use_cases
@@ -115,8 +115,7 @@ async def create_template(
     )
     async with adapters.streams.session() as session:  # one connection for the reads and the write
         view = await use_cases.create_template(command, streams=session)
-    wire = await wire_of(request, view.template, None, adapters.streams, combined=view.combined)
-    return _respond(wire, view.template.version, 202)
+    return _respond(wire_of(written(view)), view.template.version, 202)
 
 
 @get(DISTRIBUTED, tags=["Distributed templates"])
@@ -185,7 +184,7 @@ async def _listed(
     limit: int,
 ) -> TemplateList:
     rows, more = await page_of(request, servers, query, offset, limit)
-    entries = [await wire_of(request, row.template, row, streams) for row in rows]
+    entries = [wire_of(row) for row in rows]
     next_offset = offset + limit if more else None
     return TemplateList(
         entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
@@ -228,9 +227,7 @@ async def get_template(
         row = await template_catalogue.get_template(conn, template_id)
     if row is None or row.template.meta.scope_ref not in await seen_scopes(request):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    return _respond(
-        await wire_of(request, row.template, row, adapters.streams), row.template.version, 200
-    )
+    return _respond(wire_of(row), row.template.version, 200)
 
 
 def _live_scope(events: Iterable[Event]) -> ScopeRef | None:
@@ -365,7 +362,5 @@ async def _update(
         expected_version=_expected(request.headers.get("if-match")),
         metadata=actor(request),
     )
-    updated = await use_cases.update_template(command, streams=streams)
-    async with resources.pool.acquire() as conn:
-        row = await template_catalogue.get_template(conn, template_id)
-    return _respond(await wire_of(request, updated, row, streams), updated.version, 200)
+    view = await use_cases.update_template(command, streams=streams)
+    return _respond(wire_of(written(view)), view.template.version, 200)

@@ -2,7 +2,7 @@
 them, built from its read-model row and its own event stream."""
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Final
 from uuid import UUID, uuid5
 
@@ -41,9 +41,9 @@ _EVENT_IDS: Final = UUID("7d2f1e0c-3b4a-4c5d-8e6f-9a0b1c2d3e4f")
 
 
 def distributed_of(
-    state: Workload, created_by: str, row: WorkloadRow | None
+    state: Workload, created_by: str, created_at: datetime, deleted_at: datetime | None
 ) -> DistributedWorkload:
-    """`row` None: just submitted, so the times are the request's (not yet in the read model)."""
+    """The workload as Run:ai shows it, created when and by whom its first event says."""
     request = state.request
     snapshot = request.snapshot
     return DistributedWorkload(
@@ -54,8 +54,8 @@ def distributed_of(
         department_id=request.department_id,
         cluster_id=request.cluster_id,
         created_by=created_by,
-        created_at=row.created_at if row else _now(),
-        deleted_at=row.deleted_at if row else None,
+        created_at=created_at,
+        deleted_at=deleted_at,
         desired_phase=state.desired,
         actual_phase=state.actual,
         template_id=snapshot.template_id,
@@ -63,10 +63,6 @@ def distributed_of(
         master_spec_same_as_worker=snapshot.master_spec_same_as_worker,
         master_spec=snapshot.master,
     )
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 async def department_names(conn: Executor, rows: Iterable[WorkloadRow]) -> dict[str, str]:

@@ -74,10 +74,11 @@ async def submit(
         ),
         metadata=actor(request),
     )
-    state = await use_cases.request_workload(
+    requested = await use_cases.request_workload(
         command, streams=adapters.streams, registries=adapters.registries
     )
-    return distributed_of(state, actor(request).actor_subject, None)
+    created = requested.stamps.created
+    return distributed_of(requested.state, created.by, created.at, None)
 
 
 # Every route below that names one workload gets it as `row`, or a 404 when it is unknown or
@@ -102,7 +103,7 @@ ONE: Final = {"row": Provide(_visible)}
 
 @get(f"{DISTRIBUTED}/{{workload_id:uuid}}", dependencies=ONE, tags=["Distributed workloads"])
 async def get_distributed(row: NamedDependency[WorkloadRow]) -> DistributedWorkload:
-    return distributed_of(row.workload, row.created_by, row)
+    return distributed_of(row.workload, row.created_by, row.created_at, row.deleted_at)
 
 
 # Commands name their workload by id and the use case finds it on the write side (a workload

@@ -23,12 +23,16 @@ from infra.postgres.stream_heads import StreamHeads
 from infra.postgres.stream_uses import refusal, used_ids
 from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encode_metadata
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
-from services.ports import AppendResult, Stream, Uses
+from services.ports import AppendResult, Stream, Uses, Written
 
-LOAD: Final = "SELECT data::text AS data, hash FROM events WHERE stream_id = $1 ORDER BY version"
+# With each event, when and by whom it was written (Stream.first and .last come from them).
+LOAD: Final = """
+SELECT data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor FROM events
+ WHERE stream_id = $1 ORDER BY version
+"""
 LOAD_MANY: Final = """
-SELECT stream_id, data::text AS data, hash FROM events
- WHERE stream_id = ANY($1::uuid[]) ORDER BY stream_id, version
+SELECT stream_id, data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor
+  FROM events WHERE stream_id = ANY($1::uuid[]) ORDER BY stream_id, version
 """
 LOAD_RECORDED: Final = """
 SELECT global_position, event_id, stream_type, stream_id, version, recorded_at,
@@ -80,7 +84,13 @@ class PostgresEventStore:
             rows = await self._pool.fetch(LOAD, stream_id)
         if rows:
             self._heads.remember(stream_id, len(rows), rows[-1]["hash"])
-        return Stream(len(rows), tuple(self._codec.decode(row["data"]) for row in rows))
+        return self._stream(rows)
+
+    def _stream(self, rows: Sequence[asyncpg.Record]) -> Stream:
+        if not rows:
+            return Stream(0, ())
+        events = tuple(self._codec.decode(row["data"]) for row in rows)
+        return Stream(len(rows), events, first=_written(rows[0]), last=_written(rows[-1]))
 
     async def append_first_named(
         self,
@@ -130,8 +140,7 @@ class PostgresEventStore:
         found = {}
         for stream_id, stream_rows in grouped.items():
             self._heads.remember(stream_id, len(stream_rows), stream_rows[-1]["hash"])
-            events = tuple(self._codec.decode(row["data"]) for row in stream_rows)
-            found[stream_id] = Stream(len(stream_rows), events)
+            found[stream_id] = self._stream(stream_rows)
         return found
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
@@ -254,7 +263,12 @@ class PostgresEventStore:
         self._heads.remember(batch.stream_id, version, row["hash"])
         self.notifier.committed(carried_at)
         note_append(positions[-1])
-        return AppendResult(stream_id=batch.stream_id, version=version, positions=positions)
+        return AppendResult(
+            stream_id=batch.stream_id,
+            version=version,
+            positions=positions,
+            recorded_at=row["recorded_at"],
+        )
 
     def _result(
         self,
@@ -276,6 +290,7 @@ class PostgresEventStore:
                 version=stored["version"],
                 positions=tuple(stored["positions"]),
                 replayed=True,
+                recorded_at=stored["recorded_at"],
             )
         if written["version"] is None:
             raise VersionConflictError(
@@ -285,8 +300,15 @@ class PostgresEventStore:
         self.notifier.committed(carried_at)
         note_append(max(written["positions"], default=None))
         return AppendResult(
-            stream_id=stream_id, version=written["version"], positions=tuple(written["positions"])
+            stream_id=stream_id,
+            version=written["version"],
+            positions=tuple(written["positions"]),
+            recorded_at=written["recorded_at"],
         )
+
+
+def _written(row: asyncpg.Record) -> Written:
+    return Written(row["recorded_at"], row["actor"] or "")
 
 
 class _Batch(NamedTuple):

@@ -2,11 +2,12 @@
 
 from uuid import uuid4
 
+import msgspec
 import pytest
 
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.event_ids import event_ids_for
-from services.ports import EventStore
+from services.ports import EventStore, Written
 from tests.conftest import ACTOR
 from tests.sample_events import CounterIncremented, CounterOpened
 
@@ -44,6 +45,29 @@ async def test_appending_at_a_stale_version_is_refused_and_writes_nothing(
     assert (await event_store.load(sid)).version == 1
 
 
+async def test_a_stream_says_when_and_by_whom_its_first_and_last_events_were_written(
+    event_store: EventStore,
+) -> None:
+    sid = uuid4()
+    first = await event_store.append(
+        sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR
+    )
+    other = msgspec.structs.replace(ACTOR, actor_subject="someone-else")
+    last = await event_store.append(
+        sid,
+        [CounterIncremented(by=1), CounterIncremented(by=2)],
+        expected_version=1,
+        metadata=other,
+    )
+    assert first.recorded_at is not None
+    assert last.recorded_at is not None
+    assert first.recorded_at <= last.recorded_at
+    stream = await event_store.load(sid)
+    assert stream.first == Written(first.recorded_at, ACTOR.actor_subject)
+    assert stream.last == Written(last.recorded_at, "someone-else")
+    assert (await event_store.load(uuid4())).first is None
+
+
 async def test_no_expectation_appends_at_the_end(event_store: EventStore) -> None:
     sid = uuid4()
     await event_store.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
@@ -63,6 +87,7 @@ async def test_a_retry_with_the_same_event_ids_returns_the_first_result(
     again = await event_store.append(sid, events, expected_version=0, metadata=ACTOR, event_ids=ids)
     assert again.replayed
     assert (again.version, again.positions) == (first.version, first.positions)
+    assert again.recorded_at == first.recorded_at
     assert (await event_store.load(sid)).version == 2
 
 

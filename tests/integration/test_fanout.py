@@ -56,7 +56,7 @@ async def environment(streams: PostgresNamedStreams, name: str) -> UUID:
         spec=EnvironmentSpec(image="pt:0"),
         metadata=SYSTEM,
     )
-    return (await assets.create_asset(command, streams=streams)).id
+    return (await assets.create_asset(command, streams=streams)).state.id
 
 
 async def link(streams: PostgresNamedStreams, asset_id: UUID, name: str) -> UUID:

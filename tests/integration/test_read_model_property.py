@@ -82,13 +82,13 @@ class History:
                     asset_id=uuid4(), scope=ScopeRef("tenant"), name=f"env-{slot}",
                     spec=EnvironmentSpec(image=f"pt:{value}"), metadata=SYSTEM,
                 )  # fmt: skip
-                self.envs[slot] = (await assets.create_asset(command, streams=s)).id
+                self.envs[slot] = (await assets.create_asset(command, streams=s)).state.id
             case "compute":
                 command = CreateAsset(
                     asset_id=uuid4(), scope=ScopeRef("tenant"), name=f"gpu-{slot}",
                     spec=ComputeSpec(gpu_devices_request=value), metadata=SYSTEM,
                 )  # fmt: skip
-                self.computes[slot] = (await assets.create_asset(command, streams=s)).id
+                self.computes[slot] = (await assets.create_asset(command, streams=s)).state.id
             case "update_env" if slot in self.envs:
                 update = UpdateAsset(
                     asset_id=self.envs[slot], name=f"env-{slot}",

@@ -28,5 +28,5 @@ SELECT $3 AS current, inserted.version, inserted.hash,
        CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END
            AS positions,
        false AS replayed,
-       inserted.version IS NOT NULL AS claimed /* , notify */
+       inserted.version IS NOT NULL AS claimed, now() AS recorded_at /* , notify */
   FROM (SELECT 1) AS one LEFT JOIN inserted ON true

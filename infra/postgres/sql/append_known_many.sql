@@ -37,5 +37,5 @@ inserted AS (
     RETURNING global_position, version, hash
 )
 SELECT array_agg(global_position ORDER BY global_position) AS positions,
-       (array_agg(hash ORDER BY version DESC))[1] AS hash /* , notify */
+       (array_agg(hash ORDER BY version DESC))[1] AS hash, now() AS recorded_at /* , notify */
   FROM inserted

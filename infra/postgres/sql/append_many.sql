@@ -9,7 +9,7 @@
 -- stored events' version and positions, with `current` = how many of the ids are stored in this
 -- stream (-1 if any is stored in another).
 WITH RECURSIVE prior AS (
-    SELECT e.stream_id, e.version, e.global_position
+    SELECT e.stream_id, e.version, e.global_position, e.recorded_at
       FROM events e WHERE e.event_id = ANY ($4::uuid[])
        AND EXISTS (SELECT 1 FROM events f WHERE f.event_id = ($4::uuid[])[1])
 ),
@@ -35,11 +35,11 @@ inserted AS (
 SELECT head.version AS current, max(i.version) AS version,
        (array_agg(i.hash ORDER BY i.version DESC))[1] AS hash,
        array_agg(i.global_position ORDER BY i.version) FILTER (WHERE i.version IS NOT NULL) AS positions,
-       false AS replayed /* , notify */
+       false AS replayed, now() AS recorded_at /* , notify */
   FROM head LEFT JOIN inserted i ON true
  GROUP BY head.version
 UNION ALL
 SELECT CASE WHEN bool_and(p.stream_id = $1) THEN count(*) ELSE -1 END, max(p.version), NULL,
-       array_agg(p.global_position ORDER BY p.version), true /* , notify */
+       array_agg(p.global_position ORDER BY p.version), true, max(p.recorded_at) /* , notify */
   FROM prior p
 HAVING count(*) > 0

@@ -3,7 +3,8 @@
 -- $6 schema_version, $7 data, $8 metadata, $9 digest, $10 caller (NULL: the service itself).
 -- The expected version is checked before the row (and its position) is drawn; on a mismatch
 -- nothing is inserted and the result's `version` is NULL, with the stream's actual version in
--- `current`. A concurrent winner is stopped by unique (stream_id, version).
+-- `current`. A concurrent winner is stopped by unique (stream_id, version). `recorded_at` is the
+-- event's time, the transaction's.
 WITH head AS (SELECT * FROM trainplate_stream_head($1)),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
@@ -16,5 +17,5 @@ inserted AS (
 )
 SELECT head.version AS current, inserted.version, inserted.hash,
        CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END AS positions,
-       false AS replayed /* , notify */
+       false AS replayed, now() AS recorded_at /* , notify */
   FROM head LEFT JOIN inserted ON true
