@@ -6,23 +6,26 @@ Access rules, layer by layer: services/access_rules.py the use cases, projection
 the read model, infra/http/access_rules.py the HTTP routes.
 """
 
+from collections.abc import Sequence
 from uuid import UUID
 
 from domain import applications, users
 from domain.access import granted_scope
 from domain.commands import CreateAccessRule, DeleteAccessRule
-from domain.events import Event
+from domain.events import ApplicationRoleGranted, Event, UserRoleGranted
 from domain.org_units import UnknownScopeError
 from domain.values import TENANT, AccessRule
-from services import access
+from services import access, stamps
 from services.errors import InvalidRequestError
 from services.ports import EventStore, IdSequence
+from services.stamps import Stamped, Stamps
 
 
 async def create_access_rule(
     cmd: CreateAccessRule, *, store: EventStore, ids: IdSequence
-) -> AccessRule:
-    """Grant the role; granting what the subject already holds returns that rule."""
+) -> Stamped[AccessRule]:
+    """Grant the role, and say when and by whom it was granted; granting what the subject
+    already holds returns that rule, as it was granted."""
     lineage = await access.lineage_of(granted_scope(cmd.grant), streams=store, field="/scopeId")
     unseen = access.unseen_scope(granted_scope(cmd.grant), field="/scopeId")
     await access.require(
@@ -33,7 +36,8 @@ async def create_access_rule(
     rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events)
     existing = next((rule for rule in rules if rule.grant == cmd.grant), None)
     if existing is not None:
-        return existing
+        granted = stream.written[_granted_by(stream.events, existing)]
+        return Stamped(state=existing, stamps=Stamps(created=granted, updated=granted))
     rule = AccessRule(rule_id=await ids.next_id(), grant=cmd.grant)
     events: list[Event] = []
     if cmd.subject_kind == "user":
@@ -41,8 +45,25 @@ async def create_access_rule(
     else:
         state = applications.fold(stream.events)
         events.extend(applications.grant_role(state, UUID(cmd.subject_id), rule))
-    await store.append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
-    return rule
+    result = await store.append(
+        stream_id, events, expected_version=stream.version, metadata=cmd.metadata
+    )
+    granted = stamps.appended(stream, result, cmd.metadata).updated
+    return Stamped(state=rule, stamps=Stamps(created=granted, updated=granted))
+
+
+def _granted_by(events: Sequence[Event], rule: AccessRule) -> int:
+    """The index of the event that granted the rule: its grant, or the subject's creation,
+    which may carry its first grants."""
+    return next(
+        (
+            i
+            for i, event in reversed(list(enumerate(events)))
+            if isinstance(event, ApplicationRoleGranted | UserRoleGranted)
+            and event.rule.rule_id == rule.rule_id
+        ),
+        0,
+    )
 
 
 async def delete_access_rule(cmd: DeleteAccessRule, *, store: EventStore) -> None:

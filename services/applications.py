@@ -11,7 +11,9 @@ from domain.commands import (
     RotateApplicationSecret,
     SetApplicationEnabled,
 )
+from services import stamps
 from services.ports import AppendResult, ApplicationRegistry, EventStore
+from services.stamps import Stamped
 
 
 async def create_application(
@@ -64,15 +66,16 @@ async def rotate_application_secret(
 
 async def set_application_enabled(
     cmd: SetApplicationEnabled, *, store: EventStore
-) -> applications.Application:
+) -> Stamped[applications.Application]:
     """Disable (or enable again) an application; return it as it now is."""
     stream = await store.load(cmd.application_id)
     state = applications.fold(stream.events)
     events = applications.set_enabled(state, cmd.application_id, enabled=cmd.enabled)
-    if events:
-        await store.append(
-            cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
-        )
     updated = applications.fold((*stream.events, *events))
     assert updated is not None
-    return updated
+    if not events:
+        return Stamped(state=updated, stamps=stamps.loaded(stream))
+    result = await store.append(
+        cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
+    )
+    return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))

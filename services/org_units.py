@@ -16,11 +16,13 @@ from domain.commands import (
 )
 from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
-from services import access, uses
-from services.ports import AppendResult, IdSequence, NameClaim, NamedStreams, Uses
+from services import access, stamps, uses
+from services.ports import AppendResult, IdSequence, NameClaim, NamedStreams, Stream, Uses
+from services.stamps import Stamped, Stamps
 
 
-async def create_cluster(cmd: CreateCluster, *, streams: NamedStreams) -> AppendResult:
+async def create_cluster(cmd: CreateCluster, *, streams: NamedStreams) -> Stamps:
+    """Create the cluster; when and by whom it was."""
     await access.require(cmd.metadata, (TENANT,), "admin", "create clusters", streams=streams)
     stream = await streams.load(cmd.cluster_id)
     events = org_units.create_cluster(
@@ -30,13 +32,14 @@ async def create_cluster(cmd: CreateCluster, *, streams: NamedStreams) -> Append
         domain=cmd.domain,
         version=cmd.version,
     )
-    return await streams.append(
+    result = await streams.append(
         cmd.cluster_id,
         events,
         expected_version=stream.version,
         metadata=cmd.metadata,
         name=_claim("cluster", None, cmd.name),
     )
+    return stamps.appended(stream, result, cmd.metadata)
 
 
 async def rename_cluster(cmd: RenameCluster, *, streams: NamedStreams) -> AppendResult:
@@ -55,8 +58,8 @@ async def rename_cluster(cmd: RenameCluster, *, streams: NamedStreams) -> Append
 
 async def create_department(
     cmd: CreateDepartment, *, streams: NamedStreams, ids: IdSequence
-) -> str:
-    """Create the department and return its new id."""
+) -> Stamped[str]:
+    """Create the department; its new id, and when and by whom it was created."""
     cluster_scope = ScopeRef("cluster", str(cmd.cluster_id))
     lineage = await access.lineage_of(cluster_scope, streams=streams, field="/clusterId")
     unseen = org_units.UnknownScopeError("cluster", str(cmd.cluster_id), field="/clusterId")
@@ -75,7 +78,7 @@ async def create_department(
         description=cmd.description,
         resources=cmd.resources,
     )
-    await streams.append(
+    result = await streams.append(
         stream_id,
         events,
         expected_version=0,
@@ -83,11 +86,14 @@ async def create_department(
         name=_claim("department", cluster, cmd.name),
         uses=Uses(user=f"department {cmd.name}", used=uses.of_scope(cluster_scope, "/clusterId")),
     )
-    return department_id
+    return Stamped(state=department_id, stamps=stamps.appended(Stream(0, ()), result, cmd.metadata))
 
 
-async def create_project(cmd: CreateProject, *, streams: NamedStreams, ids: IdSequence) -> str:
-    """Create the project under its department (or directly under its cluster); return its id."""
+async def create_project(
+    cmd: CreateProject, *, streams: NamedStreams, ids: IdSequence
+) -> Stamped[str]:
+    """Create the project under its department (or directly under its cluster); its new id,
+    and when and by whom it was created."""
     if cmd.department_id is None:
         parent_scope, field = ScopeRef("cluster", str(cmd.cluster_id)), "/clusterId"
     else:
@@ -118,7 +124,7 @@ async def create_project(cmd: CreateProject, *, streams: NamedStreams, ids: IdSe
         requested_namespace=cmd.requested_namespace,
         resources=cmd.resources,
     )
-    await streams.append(
+    result = await streams.append(
         org_units.stream_of(ScopeRef("project", project_id)),
         events,
         expected_version=0,
@@ -126,10 +132,12 @@ async def create_project(cmd: CreateProject, *, streams: NamedStreams, ids: IdSe
         name=_claim("project", cluster, cmd.name),
         uses=Uses(user=f"project {cmd.name}", used=uses.of_scope(parent_scope, field)),
     )
-    return project_id
+    return Stamped(state=project_id, stamps=stamps.appended(Stream(0, ()), result, cmd.metadata))
 
 
-async def update_org_unit(cmd: UpdateOrgUnit, *, streams: NamedStreams) -> org_units.OrgUnit:
+async def update_org_unit(
+    cmd: UpdateOrgUnit, *, streams: NamedStreams
+) -> Stamped[org_units.OrgUnit]:
     """Replace the unit's updatable fields; return the unit as it now is."""
     await _require_admin_on(cmd.scope, cmd.metadata, f"update {cmd.scope.kind}s", streams)
     stream_id = org_units.stream_of(cmd.scope)
@@ -142,18 +150,20 @@ async def update_org_unit(cmd: UpdateOrgUnit, *, streams: NamedStreams) -> org_u
         description=cmd.description,
         resources=cmd.resources,
     )
-    if events:
-        assert state is not None
-        await streams.append(
-            stream_id,
-            events,
-            expected_version=stream.version,
-            metadata=cmd.metadata,
-            name=_claim(state.kind, state, state.name),
-        )
-    return org_units.fold((*stream.events, *events)) or org_units.live(
-        None, cmd.scope.kind, cmd.scope.id
+    if not events:
+        unit = org_units.live(state, cmd.scope.kind, cmd.scope.id)
+        return Stamped(state=unit, stamps=stamps.loaded(stream))
+    assert state is not None
+    result = await streams.append(
+        stream_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=_claim(state.kind, state, state.name),
     )
+    updated = org_units.fold((*stream.events, *events))
+    assert updated is not None
+    return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
 
 async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams) -> None:

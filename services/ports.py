@@ -24,12 +24,19 @@ class Written(msgspec.Struct, frozen=True):
 
 class Stream(msgspec.Struct, frozen=True):
     """One stream's history: its current version and its events in version order, with when
-    and by whom its first and its last event were written (None for an empty stream)."""
+    and by whom each was written (`written[i]` for `events[i]`)."""
 
     version: int
     events: tuple[Event, ...]
-    first: Written | None = None
-    last: Written | None = None
+    written: tuple[Written, ...] = ()
+
+    @property
+    def first(self) -> Written | None:
+        return self.written[0] if self.written else None
+
+    @property
+    def last(self) -> Written | None:
+        return self.written[-1] if self.written else None
 
 
 class AppendResult(msgspec.Struct, frozen=True, kw_only=True):

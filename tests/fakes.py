@@ -19,10 +19,7 @@ class InMemoryEventStore:
 
     async def load(self, stream_id: UUID) -> Stream:
         events = self._streams.get(stream_id, [])
-        if not events:
-            return Stream(0, ())
-        written = self._written[stream_id]
-        return Stream(len(events), tuple(events), first=written[0], last=written[-1])
+        return Stream(len(events), tuple(events), tuple(self._written.get(stream_id, ())))
 
     async def append(
         self,

@@ -181,13 +181,10 @@ async def create_rule(
     command = CreateAccessRule(
         subject_kind=subject_kind, subject_id=data.subject_id, grant=grant, metadata=actor(request)
     )
-    rule = await create_access_rule(command, store=adapters.store, ids=adapters.ids)
-    async with adapters.resources.pool.acquire() as conn:
-        seen = await access_rules.get_rule(conn, rule.rule_id)
-    now = datetime.now(UTC)
+    granted = await create_access_rule(command, store=adapters.store, ids=adapters.ids)
+    rule, by = granted.state, granted.stamps.created
     return _wire(
-        seen
-        or AccessRuleRow(
+        AccessRuleRow(
             rule_id=rule.rule_id,
             subject_type="user" if subject_kind == "user" else "app",
             subject_id=data.subject_id,
@@ -195,8 +192,8 @@ async def create_rule(
             scope_kind=grant.scope_kind,
             scope_id=grant.scope_id,
             scope_name=grant.scope_id,
-            created_at=now,
-            created_by=request.user.subject,
+            created_at=by.at,
+            created_by=by.by,
         ),
         data.subject_type,
     )

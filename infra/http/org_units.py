@@ -9,7 +9,6 @@ Org units, layer by layer: domain/org_units.py the rules, services/org_units.py 
 projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
 """
 
-from datetime import UTC, datetime
 from typing import Final
 from uuid import UUID, uuid4
 
@@ -67,12 +66,12 @@ async def create_cluster(
         version=data.version,
         metadata=actor(request),
     )
-    await org_units.create_cluster(command, streams=adapters.streams)
+    created = await org_units.create_cluster(command, streams=adapters.streams)
     return DisplayedCluster(
         uuid=str(command.cluster_id),
         tenant_id=TENANT_ID,
         name=data.name,
-        created_at=datetime.now(UTC),
+        created_at=created.created.at,
         domain=data.domain,
         version=data.version,
     )
@@ -129,21 +128,19 @@ async def create_department(
         resources=data.resources,
         metadata=actor(request),
     )
-    department_id = await org_units.create_department(
-        command, streams=adapters.streams, ids=adapters.ids
-    )
-    now, by = datetime.now(UTC), request.user.subject
+    created = await org_units.create_department(command, streams=adapters.streams, ids=adapters.ids)
+    written = created.stamps.created
     return Department(
-        id=department_id,
+        id=created.state,
         name=data.name,
         cluster_id=str(data.cluster_id),
         description=data.description,
         resources=data.resources,
         total_resources=totals(data.resources),
-        created_at=now,
-        updated_at=now,
-        created_by=by,
-        updated_by=by,
+        created_at=written.at,
+        updated_at=written.at,
+        created_by=written.by,
+        updated_by=written.by,
     )
 
 
@@ -172,9 +169,7 @@ async def update_department(
     data: JSONBody[OrgUnitUpdateRequest],
     adapters: NamedDependency[Adapters],
 ) -> Department:
-    unit = await _update(
-        request, "department", department_id, data, adapters.streams, adapters.resources
-    )
+    unit = await _update(request, "department", department_id, data, adapters.streams)
     return department_wire(unit)
 
 
@@ -203,18 +198,18 @@ async def create_project(
         resources=data.resources,
         metadata=actor(request),
     )
-    project_id = await org_units.create_project(command, streams=adapters.streams, ids=adapters.ids)
-    now, by = datetime.now(UTC), request.user.subject
+    created = await org_units.create_project(command, streams=adapters.streams, ids=adapters.ids)
+    written = created.stamps.created
     return project_wire(
-        project_id=project_id,
+        project_id=created.state,
         name=data.name,
         cluster_id=data.cluster_id,
         parent_id=data.parent_id,
         description=data.description,
         requested_namespace=data.requested_namespace,
         resources=data.resources,
-        created=(now, by),
-        updated=(now, by),
+        created=(written.at, written.by),
+        updated=(written.at, written.by),
     )
 
 
@@ -243,9 +238,7 @@ async def update_project(
     data: JSONBody[OrgUnitUpdateRequest],
     adapters: NamedDependency[Adapters],
 ) -> Project:
-    return project_from_row(
-        await _update(request, "project", project_id, data, adapters.streams, adapters.resources)
-    )
+    return project_from_row(await _update(request, "project", project_id, data, adapters.streams))
 
 
 @delete("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -309,7 +302,6 @@ async def _update(
     unit_id: str,
     data: OrgUnitUpdateRequest,
     streams: NamedStreams,
-    resources: Resources,
 ) -> OrgUnitRow:
     command = UpdateOrgUnit(
         scope=ScopeRef(kind, unit_id),
@@ -317,10 +309,8 @@ async def _update(
         resources=data.resources,
         metadata=actor(request),
     )
-    unit = await org_units.update_org_unit(command, streams=streams)
-    seen = await _find(request, kind, unit_id, resources)
-    # The read model may trail the write: answer with the unit as written, its times as read.
-    now, by = datetime.now(UTC), request.user.subject
+    updated = await org_units.update_org_unit(command, streams=streams)
+    unit, created, changed = updated.state, updated.stamps.created, updated.stamps.updated
     return OrgUnitRow(
         kind=unit.kind,
         id=unit.id,
@@ -331,8 +321,8 @@ async def _update(
         details=read_model.Details(
             resources=unit.resources, requested_namespace=unit.requested_namespace
         ),
-        created_at=now if seen is None else seen.created_at,
-        created_by=by if seen is None else seen.created_by,
-        updated_at=now,
-        updated_by=by,
+        created_at=created.at,
+        created_by=created.by,
+        updated_at=changed.at,
+        updated_by=changed.by,
     )

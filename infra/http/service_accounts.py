@@ -5,7 +5,7 @@ from the application catalogue read model, so they may trail a write by the proj
 """
 
 import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from uuid import UUID, uuid4
 
 import msgspec
@@ -171,17 +171,15 @@ async def patch_service_account(
     command = SetApplicationEnabled(
         application_id=service_account_id, enabled=data.enabled, metadata=actor(request)
     )
-    state = await set_application_enabled(command, store=adapters.store)
-    async with adapters.resources.pool.acquire() as conn:
-        seen = await application_catalogue.get_application(conn, service_account_id)
-    now = datetime.now(UTC)
+    changed = await set_application_enabled(command, store=adapters.store)
+    state, created = changed.state, changed.stamps.created
     return ServiceAccount(
         id=str(state.id),
         name=state.name,
         client_id=state.client_id,
-        created_by=seen.created_by if seen else request.user.subject,
-        created_at=seen.created_at if seen else now,
-        updated_at=now,
+        created_by=created.by,
+        created_at=created.at,
+        updated_at=changed.stamps.updated.at,
         enabled=state.enabled,
         last_login=None,
     )

@@ -25,7 +25,7 @@ from infra.serialization import EncodedEvent, EventCodec, decode_metadata, encod
 from services.errors import IdempotencyKeyReusedError, VersionConflictError
 from services.ports import AppendResult, Stream, Uses, Written
 
-# With each event, when and by whom it was written (Stream.first and .last come from them).
+# With each event, when and by whom it was written (Stream.written).
 LOAD: Final = """
 SELECT data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor FROM events
  WHERE stream_id = $1 ORDER BY version
@@ -87,10 +87,8 @@ class PostgresEventStore:
         return self._stream(rows)
 
     def _stream(self, rows: Sequence[asyncpg.Record]) -> Stream:
-        if not rows:
-            return Stream(0, ())
         events = tuple(self._codec.decode(row["data"]) for row in rows)
-        return Stream(len(rows), events, first=_written(rows[0]), last=_written(rows[-1]))
+        return Stream(len(rows), events, tuple(map(_written, rows)))
 
     async def append_first_named(
         self,

@@ -84,3 +84,60 @@ async def test_a_submission_answers_its_recorded_creation(
     got = await call(app, "GET", f"{WORKLOADS}/{submitted.json()['workloadId']}", admin)
     assert got.json()["createdAt"] == submitted.json()["createdAt"]
     assert got.json()["createdBy"] == submitted.json()["createdBy"]
+
+
+async def test_org_units_service_accounts_and_access_rules_answer_their_recorded_times(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    other = await token_for(clean_pool, "other-admin", (TENANT_ADMIN,))
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "east"})).json()
+    departments = "/api/v1/org-unit/departments"
+    made = await call(
+        app, "POST", departments, admin, json={"name": "ml", "clusterId": cluster["uuid"]}
+    )
+    assert made.status_code == 201, made.text
+    department = made.json()
+    update = {"description": "the ML department"}
+    changed = await call(app, "PUT", f"{departments}/{department['id']}", other, json=update)
+    assert changed.status_code == 200, changed.text
+    assert times(changed.json())[:2] == times(department)[:2]
+    assert times(changed.json())[2] != times(department)[0]
+
+    account = await call(app, "POST", "/api/v1/service-accounts", admin, json={"name": "ci-bot"})
+    bot_id = account.json()["id"]
+    path = f"/api/v1/service-accounts/{bot_id}"
+    disabled = await call(app, "PATCH", path, other, json={"enabled": False})
+    assert disabled.status_code == 200, disabled.text
+    assert at(disabled.json()["updatedAt"]) > at(disabled.json()["createdAt"])
+    rule = {
+        "subjectId": bot_id,
+        "subjectType": "service-account",
+        "roleId": 1,
+        "scopeId": cluster["uuid"],
+        "scopeType": "cluster",
+    }
+    granted = await call(app, "POST", "/api/v1/authorization/access-rules", admin, json=rule)
+    assert granted.status_code == 201, granted.text
+    # Granted again by someone else: the rule as it was first granted.
+    again = await call(app, "POST", "/api/v1/authorization/access-rules", other, json=rule)
+    assert (again.json()["createdAt"], again.json()["createdBy"]) == (
+        granted.json()["createdAt"],
+        granted.json()["createdBy"],
+    )
+
+    await project_all(clean_pool)
+    got = await call(app, "GET", f"{departments}/{department['id']}", admin)
+    assert times(got.json()) == times(changed.json())
+    read = await call(app, "GET", path, admin)
+    assert (read.json()["createdAt"], read.json()["updatedAt"]) == (
+        disabled.json()["createdAt"],
+        disabled.json()["updatedAt"],
+    )
+    rules = await call(
+        app, "GET", "/api/v1/authorization/access-rules", admin, params={"subjectId": bot_id}
+    )
+    (listed,) = rules.json()["accessRules"]
+    assert (listed["createdAt"], listed["createdBy"]) == (
+        granted.json()["createdAt"],
+        granted.json()["createdBy"],
+    )
