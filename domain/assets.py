@@ -272,6 +272,10 @@ def _check_environment(spec: EnvironmentSpec) -> None:
         ):
             if value is not None:
                 raise InvalidAssetError(f"/spec/{field}", "needs uidGidSource: custom")
+    else:  # the guide: with Custom, "you'll need to manually enter the UID, GID ..."
+        for field, given in (("runAsUid", spec.run_as_uid), ("runAsGid", spec.run_as_gid)):
+            if given is None:
+                raise InvalidAssetError(f"/spec/{field}", "required with uidGidSource: custom")
     if spec.seccomp_profile_type == "Localhost":
         raise InvalidAssetError("/spec/seccompProfileType", "Localhost profiles are not supported")
     if spec.tty and not spec.stdin:

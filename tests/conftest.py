@@ -1,5 +1,6 @@
 """Shared fixtures: real PostgreSQL and NATS (embedded unless TEST_DATABASE_URL / TEST_NATS_URL)."""
 
+import contextlib
 import os
 import shutil
 import stat
@@ -25,12 +26,32 @@ ACTOR = EventMetadata(actor_subject="test-suite", actor_kind="system")
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_url() -> Iterator[str]:
     if url := os.environ.get("TEST_DATABASE_URL"):
         yield url
         return
-    with EmbeddedPostgres(tmp_path_factory.mktemp("postgres")) as server:
+    with _outside_pytest() as data_dir, EmbeddedPostgres(data_dir) as server:
         yield server.url
+
+
+@contextlib.contextmanager
+def _outside_pytest() -> Iterator[Path]:
+    """A folder for a server's data, not under pytest's own tmp folder: every pytest run that
+    starts on this machine makes that private to its user again (0700), which would cut a
+    server running as its own user (as root, pgserver runs PostgreSQL as `pgserver`) off from
+    its data in the middle of another run."""
+    found = Path(tempfile.mkdtemp(prefix="trainplate-server-"))
+    try:
+        yield found
+    finally:
+        shutil.rmtree(found, ignore_errors=True)
+
+
+@pytest.fixture
+def server_dir() -> Iterator[Path]:
+    """A folder for the data of servers a test starts itself (`_outside_pytest`)."""
+    with _outside_pytest() as found:
+        yield found
 
 
 @pytest.fixture(scope="session")

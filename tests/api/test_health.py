@@ -59,9 +59,9 @@ async def test_readyz_is_503_and_names_the_broker_when_nats_is_gone(resources: R
 
 
 async def test_readyz_is_503_and_names_the_database_when_it_is_down(
-    tmp_path: Path, nats_url: str
+    server_dir: Path, nats_url: str
 ) -> None:
-    with EmbeddedPostgres(tmp_path / "pg") as server:
+    with EmbeddedPostgres(server_dir / "pg") as server:
         pool = await create_pool(DatabaseSettings(url=server.url), application_name="readyz-test")
         nc = await connect_nats(NatsSettings(url=nats_url), name="readyz-test")
         resources = Resources(pool=pool, nc=nc, js=nc.jetstream())
@@ -105,9 +105,9 @@ async def test_metrics_say_how_far_each_follower_trails_the_log_without_a_token(
 
 
 async def test_every_endpoint_answers_503_with_retry_after_while_the_database_is_down(
-    tmp_path: Path, nats_url: str
+    server_dir: Path, nats_url: str
 ) -> None:
-    with EmbeddedPostgres(tmp_path / "pg") as server:
+    with EmbeddedPostgres(server_dir / "pg") as server:
         pool = await create_pool(DatabaseSettings(url=server.url), application_name="down-test")
         async with pool.acquire() as conn:
             await apply_migrations(conn)

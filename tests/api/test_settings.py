@@ -88,8 +88,10 @@ async def test_what_each_setting_refuses_names_the_field_and_writes_nothing(
         await call(app, "POST", "/api/v1/asset/compute", admin, json=compute)
     ).status_code == 202
 
+    # On (the default), a data volume still comes from assets only, never set inline.
     on = await call(app, "POST", TEMPLATES, admin, json=template(project, "b", storage=volume))
-    assert on.status_code == 202, on.text  # data volumes are on by default
+    assert on.status_code == 400, on.text
+    assert on.json()["errors"][0]["pointer"] == "/spec/storage/dataVolume/0"
     assert await turn(app, admin, "workloads.dataVolumes", False) == 200
     off = template(project, "b2", storage=volume)
     refused = await call(app, "POST", TEMPLATES, admin, json=off)

@@ -29,8 +29,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 STREAMS, EVENTS_PER_STREAM = 200, 10
 
 
-async def test_a_database_crash_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    with EmbeddedPostgres(tmp_path / "pg") as pg, EmbeddedNats(tmp_path / "nats") as broker:
+async def test_a_database_crash_loses_and_duplicates_nothing(server_dir: Path) -> None:
+    with EmbeddedPostgres(server_dir / "pg") as pg, EmbeddedNats(server_dir / "nats") as broker:
         database = DatabaseSettings(url=pg.url, pool_max=4)
         pool = await create_pool(database, application_name="restart-test")
         async with pool.acquire() as conn:

@@ -55,16 +55,16 @@ def _processes_mentioning(text: str) -> list[str]:
     return found
 
 
-def test_trainplate_dev_serves_readiness_and_stops_everything_on_sigterm(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
+def test_trainplate_dev_serves_readiness_and_stops_everything_on_sigterm(server_dir: Path) -> None:
+    data_dir = server_dir / "data"
     first = _run_dev_once(data_dir)
     assert "trainplate is starting at" in first
     assert "get a token:" in first
     assert ADMIN_SECRET not in first  # given, not generated: nothing to show
 
 
-def test_a_restart_reuses_the_data_and_the_admin_application(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
+def test_a_restart_reuses_the_data_and_the_admin_application(server_dir: Path) -> None:
+    data_dir = server_dir / "data"
     _run_dev_once(data_dir)
     second = _run_dev_once(data_dir)  # logs in with the same secret: the same application
     assert "its secret: as set or shown when it was created" in second
@@ -123,10 +123,10 @@ def _child(parent: int, process: str) -> int | None:
 
 
 def test_a_child_killed_with_sigkill_is_restarted_and_the_service_stays_up(
-    tmp_path: Path,
+    server_dir: Path,
 ) -> None:
     port = free_port()
-    dev = start_dev(tmp_path / "data", port)
+    dev = start_dev(server_dir / "data", port)
     try:
         wait_until_ready(f"http://127.0.0.1:{port}/readyz", dev, within_s=120)
         killed = {}

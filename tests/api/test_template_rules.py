@@ -1,0 +1,121 @@
+"""The guide's template rules over HTTP: each refusal is a 400 naming the field and writes
+nothing; what the rules allow is accepted, and the combined specs show what will run."""
+
+from typing import Any
+
+import asyncpg
+import pytest
+from litestar import Litestar
+
+from tests.api.support import call, project_all
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
+
+TEMPLATES = "/api/v1/workload-templates/distributed"
+TEMPLATE_EVENTS = "SELECT count(*) FROM events WHERE stream_type = 'template'"
+SEPARATE_MASTER: dict[str, Any] = {
+    "masterSpecSameAsWorker": False,
+    "master": {"spec": {"image": "m:1"}},
+}
+
+
+def body(spec: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    base = {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "pt:2"}
+    return {
+        "meta": {"name": "t", "scopeType": "tenant"},
+        "spec": {**base, **(spec or {})},
+        **fields,
+    }
+
+
+REFUSED: list[tuple[dict[str, Any], str]] = [
+    (body({"storage": {"configMapVolume": [{"configMap": "cfg", "mountPath": "/c"}]}}),
+     "/spec/storage/configMapVolume/0"),
+    (body({"storage": {"secretVolume": [{"secret": "tls", "mountPath": "/t"}]}}),
+     "/spec/storage/secretVolume/0"),
+    (body({"storage": {"pvc": [{"path": "/d", "existingPvc": True, "claimName": "c"}]}}),
+     "/spec/storage/pvc/0/existingPvc"),
+    (body({"storage": {"dataVolume": [{"id": "7d1e5f4a-8c6b-4a2d-9e3f-1b0c9d8e7f6a",
+                                       "mountPath": "/data"}]}}),
+     "/spec/storage/dataVolume/0"),
+    (body({"tolerations": [{"effect": "NoSchedule"}]}), "/spec/tolerations/0/operator"),
+    (body({"tolerations": [{"operator": "Exists"}]}), "/spec/tolerations/0/effect"),
+    (body({"tolerations": [{"operator": "Equal", "value": "a", "effect": "Any"}]}),
+     "/spec/tolerations/0/key"),
+    (body({"podAffinity": {"key": "zone"}}), "/spec/podAffinity/type"),
+    (body({"podAffinity": {"type": "Required"}}), "/spec/podAffinity/key"),
+    (body({"ports": [{"serviceType": "NodePort"}]}), "/spec/ports/0/container"),
+    (body({"ports": [{"container": 22}]}), "/spec/ports/0/serviceType"),
+    (body({"exposedUrls": [{"url": "https://x"}]}), "/spec/exposedUrls/0/container"),
+    (body({"relatedUrls": [{"url": "https://wandb.ai/x"}]}), "/spec/relatedUrls/0/type"),
+    (body({"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "1G",
+                                 "accessModes": {"readWriteOnce": False}}}]}}),
+     "/spec/storage/pvc/0/claimInfo/accessModes"),
+    (body({"security": {"uidGidSource": "custom", "runAsGid": 100}}), "/spec/security/runAsUid"),
+    (body({"nodeAffinityRequired": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "gpu", "operator": "In"}]}]}}),
+     "/spec/nodeAffinityRequired/nodeSelectorTerms/0/matchExpressions/0/values"),
+    (body({"nodeAffinityRequired": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "gpu", "operator": "Gt", "values": ["x"]}]}]}}),
+     "/spec/nodeAffinityRequired/nodeSelectorTerms/0/matchExpressions/0/values"),
+    (body({"priorityClass": "urgent"}), "/spec/priorityClass"),
+    (body(masterSpecSameAsWorker=False, master={"spec": {"image": "m", "backoffLimit": 2}}),
+     "/master/spec/backoffLimit"),
+    (body(masterSpecSameAsWorker=False, master={"spec": {"image": "m", "priorityClass": "high"}}),
+     "/master/spec/priorityClass"),
+    (body({"distributedFramework": "JAX"}, **SEPARATE_MASTER), "/master"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("request_body", "pointer"), REFUSED, ids=[p for _, p in REFUSED])
+async def test_a_refused_template_names_the_field_and_writes_nothing(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, request_body: dict[str, Any], pointer: str
+) -> None:
+    response = await call(app, "POST", TEMPLATES, admin, json=request_body)
+    assert response.status_code == 400, response.text
+    assert [e["pointer"] for e in response.json()["errors"]] == [pointer], response.json()
+    assert await clean_pool.fetchval(TEMPLATE_EVENTS) == 0
+
+
+async def test_what_the_rules_allow_is_accepted_and_combined_as_it_runs(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    config = {"meta": {"name": "cfg", "scope": "tenant"},
+              "spec": {"configMap": "train-config", "mountPath": "/etc/train"}}  # fmt: skip
+    made = await call(app, "POST", "/api/v1/asset/datasource/config-map", admin, json=config)
+    assert made.status_code == 202, made.text
+    spec = {
+        "image": "pt",  # untagged: Kubernetes pulls it always
+        "backoffLimit": 3,
+        "priorityClass": "high",
+        "tolerations": [{"name": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "podAffinity": {"type": "Preferred", "key": "topology.kubernetes.io/zone"},
+        "ports": [{"name": "tb", "container": 6006, "serviceType": "NodePort", "external": 30606}],
+        "relatedUrls": [{"name": "w", "url": "https://wandb.ai/team", "type": "wandb"}],
+        "nodeAffinityRequired": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "gpu-count", "operator": "Gt", "values": ["4"]}]}]},
+        "storage": {"emptyDirVolume": [{"name": "scratch", "path": "/scratch"}],
+                    "pvc": [{"name": "out", "path": "/out", "claimInfo": {"size": "10Gi"}}]},
+    }  # fmt: skip
+    template = body(
+        spec,
+        assets={"datasources": [{"id": made.json()["meta"]["id"], "kind": "config-map"}]},
+        masterSpecSameAsWorker=False,
+        master={"spec": {"image": "coordinator:1.0"}},
+    )
+    created = await call(app, "POST", TEMPLATES, admin, json=template)
+    assert created.status_code == 202, created.text
+    await project_all(clean_pool)
+    read = (await call(app, "GET", f"{TEMPLATES}/{created.json()['meta']['id']}", admin)).json()
+    assert read["runnable"]["isRunnable"], read["runnable"]
+    combined, master = read["combinedSpec"], read["combinedMasterSpec"]
+    assert combined["storage"]["configMapVolume"][0]["configMap"] == "train-config"
+    assert (combined["imagePullPolicy"], master["imagePullPolicy"]) == ("Always", "IfNotPresent")
+    workload_wide = {
+        "backoffLimit": 3,
+        "priorityClass": "high",
+        "terminationGracePeriodSeconds": 30,
+        "preemptibility": "preemptible",
+    }
+    for field, value in workload_wide.items():
+        assert combined[field] == master[field] == value, field
