@@ -304,7 +304,10 @@ async def patch_template(
     )
     merge(merged, {k: v for k, v in data.items() if k not in ("meta", "fieldsToClear")})
     description = meta.get("description", current.meta.description)
-    for i, path in enumerate(data.get("fieldsToClear") or ()):
+    to_clear = data.get("fieldsToClear") or []
+    if not isinstance(to_clear, list) or not all(isinstance(p, str) for p in to_clear):
+        raise InvalidRequestError("/fieldsToClear", "a list of dotted field paths")
+    for i, path in enumerate(to_clear):
         if path == "meta.description":
             description = None
             continue

@@ -119,3 +119,28 @@ async def test_what_the_rules_allow_is_accepted_and_combined_as_it_runs(
     }
     for field, value in workload_wide.items():
         assert combined[field] == master[field] == value, field
+
+
+@pytest.mark.parametrize(
+    ("entries", "pointer"),
+    [
+        (["spec.notAField"], "/fieldsToClear/0"),
+        (["spec.image", "spec.compute.noSuchThing"], "/fieldsToClear/1"),
+        ("spec.image", "/fieldsToClear"),
+        ([7], "/fieldsToClear"),
+    ],
+)
+async def test_fields_to_clear_that_name_no_field_are_refused(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, entries: Any, pointer: str
+) -> None:
+    made = await call(app, "POST", TEMPLATES, admin, json=body({"compute": {"cpuCoreRequest": 1}}))
+    assert made.status_code == 202, made.text
+    path = f"{TEMPLATES}/{made.json()['meta']['id']}"
+    before = await clean_pool.fetchval(TEMPLATE_EVENTS)
+    refused = await call(app, "PATCH", path, admin, json={"fieldsToClear": entries})
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == [pointer]
+    assert await clean_pool.fetchval(TEMPLATE_EVENTS) == before
+    cleared = await call(app, "PATCH", path, admin, json={"fieldsToClear": ["spec.compute"]})
+    assert cleared.status_code == 200, cleared.text
+    assert "compute" not in cleared.json()["spec"]

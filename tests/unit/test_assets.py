@@ -146,4 +146,3 @@ def test_update_changes_only_what_differs_and_delete_twice_is_a_no_op() -> None:
 def test_a_custom_uid_and_gid_are_given_with_a_custom_source() -> None:
     custom = environment(uidGidSource="custom", runAsUid=1000, runAsGid=100)
     assert assets.create(None, uuid4(), META, custom)
-
