@@ -144,3 +144,28 @@ async def test_fields_to_clear_that_name_no_field_are_refused(
     cleared = await call(app, "PATCH", path, admin, json={"fieldsToClear": ["spec.compute"]})
     assert cleared.status_code == 200, cleared.text
     assert "compute" not in cleared.json()["spec"]
+
+
+async def test_both_lists_sort_by_sort_by_and_refuse_another_naming_it(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    for name in ("b-second", "c-third", "a-last"):  # created in this order
+        made = await call(app, "POST", TEMPLATES, admin, json={**body(), "meta": {
+            "name": name, "scopeType": "tenant"}})  # fmt: skip
+        assert made.status_code == 202, made.text
+    await project_all(clean_pool)
+    for path in (TEMPLATES, "/api/v1/workload-templates"):
+        by_name = await call(app, "GET", path, admin, params={"sortBy": "name"})
+        names = [t["meta"]["name"] for t in by_name.json()["entries"]]
+        assert names == ["a-last", "b-second", "c-third"], path
+        by_age = await call(
+            app, "GET", path, admin, params={"sortBy": "createdAt", "sortOrder": "desc"}
+        )
+        names = [t["meta"]["name"] for t in by_age.json()["entries"]]
+        assert names == ["a-last", "c-third", "b-second"], path
+        refused = await call(app, "GET", path, admin, params={"sortBy": "colour"})
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errors"] == [
+            {"pointer": "sortBy", "detail": "Invalid enum value 'colour'", "source": "query"}
+        ]
+        assert "sortBy" in refused.json()["message"]
