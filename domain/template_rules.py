@@ -39,6 +39,7 @@ FRAMEWORKS_NEEDING_A_MASTER: Final = ("MPI", "XGBoost")
 # Fields a linked asset owns: while it is linked, the template may not set them itself.
 ENVIRONMENT_FIELDS: Final = (
     "image",
+    "image_source",
     "image_pull_policy",
     "command",
     "args",

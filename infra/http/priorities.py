@@ -1,6 +1,9 @@
 """The workload priority dictionary in Run:ai's shape: `GET /api/v1/workload-priorities`, with
 its `sortBy` (name, source, value), `sortOrder` and `filterBy` (`value>=80`, `name=^medium`).
-The dictionary is fixed (domain/priorities.py), so it is filtered and sorted here, in memory."""
+The dictionary is fixed, so it is filtered and sorted here, in memory.
+
+Priorities, layer by layer: domain/priorities.py the dictionary, infra/http/priorities.py the
+HTTP route that reads it."""
 
 import re
 from typing import Annotated, Final, Literal

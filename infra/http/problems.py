@@ -183,9 +183,7 @@ def from_error(_: Request[Any, Any, Any], exc: TrainplateError) -> Response[Prob
 def from_validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
     """A malformed request: name every invalid field, a body's as a JSON pointer, a query
     parameter, header or path parameter by the name it has on the wire."""
-    errors = [
-        _field_error(item, request) for item in exc.extra or [] if isinstance(item, Mapping)
-    ]
+    errors = [_field_error(item, request) for item in exc.extra or [] if isinstance(item, Mapping)]
     fields = ", ".join(e["pointer"] for e in errors if e["pointer"])
     message = f"Invalid field(s): {fields}" if fields else (exc.detail or MESSAGES[400])
     return problem(
