@@ -7,6 +7,7 @@ import msgspec
 
 from domain.assets import InvalidAssetError, check_compute
 from domain.priorities import NAMES as PRIORITIES
+from domain.specs import SUPPLEMENTAL_GROUPS
 from domain.template_errors import InvalidTemplateError, camel
 from domain.template_items import NODE_PORT_RANGE, check_items, check_one_time_storage
 from domain.template_specs import (
@@ -88,9 +89,11 @@ def check_template(
     _check_master(spec, master_spec_same_as_worker, master)
     _check_lifecycle(spec)
     _check_links(assets, spec, "/spec")
+    _check_loaded(assets, "/assets")
     _check_replica(spec, "/spec")
     if master is not None:
         _check_links(master.assets, master.spec, "/master/spec")
+        _check_loaded(master.assets, "/master/assets")
         if master.spec is not None:
             _check_replica(master.spec, "/master/spec")
 
@@ -172,6 +175,16 @@ def _check_links(assets: TemplateAssets | None, spec: ReplicaSpec | None, at: st
             )
 
 
+def _check_loaded(assets: TemplateAssets | None, at: str) -> None:
+    """A sub-path override picks one key of a ConfigMap: other data sources have none."""
+    for i, link in enumerate(assets.datasources or () if assets else ()):
+        sub_path = link.overrides.sub_path if link.overrides else None
+        if sub_path is not None and link.kind != "config-map":
+            raise InvalidTemplateError(
+                f"{at}/datasources/{i}/overrides/subPath", "only for a ConfigMap data source"
+            )
+
+
 def _check_replica(spec: ReplicaSpec, at: str) -> None:
     if spec.compute is not None:
         try:
@@ -198,6 +211,11 @@ def _check_replica(spec: ReplicaSpec, at: str) -> None:
                     raise InvalidTemplateError(
                         f"{at}/security/{camel(field)}", "required with uidGidSource: custom"
                     )
+        groups = security.supplemental_groups
+        if groups is not None and not SUPPLEMENTAL_GROUPS.match(groups):
+            raise InvalidTemplateError(
+                f"{at}/security/supplementalGroups", "group ids separated by commas, e.g. 2,3,5"
+            )
     check_items(spec, at)
 
 

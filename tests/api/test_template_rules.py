@@ -64,6 +64,9 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     (body(masterSpecSameAsWorker=False, master={"spec": {"image": "m", "priorityClass": "high"}}),
      "/master/spec/priorityClass"),
     (body({"distributedFramework": "JAX"}, **SEPARATE_MASTER), "/master"),
+    (body({"security": {"uidGidSource": "custom", "runAsUid": 1, "runAsGid": 1,
+                         "supplementalGroups": "wheel"}}),
+     "/spec/security/supplementalGroups"),
 ]  # fmt: skip
 
 
@@ -169,3 +172,22 @@ async def test_both_lists_sort_by_sort_by_and_refuse_another_naming_it(
             {"pointer": "sortBy", "detail": "Invalid enum value 'colour'", "source": "query"}
         ]
         assert "sortBy" in refused.json()["message"]
+
+
+async def test_a_sub_path_override_of_a_data_source_that_is_no_config_map_is_refused(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    nfs = {"meta": {"name": "nas", "scope": "tenant"},
+           "spec": {"server": "nas", "path": "/exports", "mountPath": "/data"}}  # fmt: skip
+    made = await call(app, "POST", "/api/v1/asset/datasource/nfs", admin, json=nfs)
+    assert made.status_code == 202, made.text
+    link = {"id": made.json()["meta"]["id"], "kind": "nfs", "overrides": {"subPath": "a.yaml"}}
+    refused = await call(app, "POST", TEMPLATES, admin, json=body(assets={"datasources": [link]}))
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == [
+        "/assets/datasources/0/overrides/subPath"
+    ]
+    assert await clean_pool.fetchval(TEMPLATE_EVENTS) == 0
+    link["overrides"] = {"containerPath": "/nas"}
+    accepted = await call(app, "POST", TEMPLATES, admin, json=body(assets={"datasources": [link]}))
+    assert accepted.status_code == 202, accepted.text

@@ -43,6 +43,10 @@ def refusal(meta: AssetMeta, spec: EnvironmentSpec | ComputeSpec) -> str:
         ),
         ({"runAsUid": 1000}, "/spec/runAsUid"),
         ({"uidGidSource": "custom", "runAsUid": 1000}, "/spec/runAsGid"),
+        (
+            {"uidGidSource": "custom", "runAsUid": 1, "runAsGid": 1, "supplementalGroups": "a,b"},
+            "/spec/supplementalGroups",
+        ),
         ({"seccompProfileType": "Localhost"}, "/spec/seccompProfileType"),
         ({"tty": True}, "/spec/tty"),
         (

@@ -378,3 +378,15 @@ def test_a_separate_master_pulls_by_its_own_image() -> None:
     assert combined.spec.image_pull_policy == "IfNotPresent"
     assert combined.master is not None
     assert combined.master.image_pull_policy == "Always"
+
+
+def test_a_sub_path_override_is_for_a_config_map_only() -> None:
+    def loaded(kind: str) -> dict[str, Any]:
+        link = {"id": str(uuid4()), "kind": kind, "overrides": {"subPath": "hparams.yaml"}}
+        return {"datasources": [link]}
+
+    assert outcome(body(assets=loaded("config-map"))) is None
+    assert outcome(body(assets=loaded("nfs"))) == "/assets/datasources/0/overrides/subPath"
+    master = {"spec": {"image": "m"}, "assets": loaded("git")}
+    refused = body(masterSpecSameAsWorker=False, master=master)
+    assert outcome(refused) == "/master/assets/datasources/0/overrides/subPath"
