@@ -30,7 +30,7 @@ from domain.events import (
     EnvironmentUpdated,
     Event,
 )
-from domain.specs import AnyDataSourceSpec, ComputeSpec, EnvironmentSpec
+from domain.specs import SUPPLEMENTAL_GROUPS, AnyDataSourceSpec, ComputeSpec, EnvironmentSpec
 from domain.values import AssetKind, AssetMeta
 
 AssetSpec = EnvironmentSpec | ComputeSpec | AnyDataSourceSpec
@@ -272,6 +272,15 @@ def _check_environment(spec: EnvironmentSpec) -> None:
         ):
             if value is not None:
                 raise InvalidAssetError(f"/spec/{field}", "needs uidGidSource: custom")
+    else:  # the guide: with Custom, "you'll need to manually enter the UID, GID ..."
+        for field, given in (("runAsUid", spec.run_as_uid), ("runAsGid", spec.run_as_gid)):
+            if given is None:
+                raise InvalidAssetError(f"/spec/{field}", "required with uidGidSource: custom")
+        groups = spec.supplemental_groups
+        if groups is not None and not SUPPLEMENTAL_GROUPS.match(groups):
+            raise InvalidAssetError(
+                "/spec/supplementalGroups", "group ids separated by commas, e.g. 2,3,5"
+            )
     if spec.seccomp_profile_type == "Localhost":
         raise InvalidAssetError("/spec/seccompProfileType", "Localhost profiles are not supported")
     if spec.tty and not spec.stdin:

@@ -3,6 +3,8 @@ defaults filled in (reference §7, §8, §15), and whether it can be submitted a
 
 Precedence, lowest first: defaults, asset values, the template's spec. Itemized lists merge by
 item name (a template item replaces the asset's item of the same name; `exclude` drops it).
+The fields of the whole workload (backoff, grace period, auto-deletion, priority,
+preemptibility) are the worker spec's, in the combined master spec too: that is what runs.
 """
 
 from collections.abc import Mapping, Sequence
@@ -11,6 +13,7 @@ from uuid import UUID
 
 import msgspec
 
+from domain import priorities
 from domain.assets import Asset
 from domain.specs import (
     ComputeSpec,
@@ -23,6 +26,7 @@ from domain.specs import (
     S3Spec,
     SecretVolumeSpec,
 )
+from domain.template_rules import WORKLOAD_WIDE, camel, runnable_issue
 from domain.template_specs import (
     DataSourceLink,
     DistributedTemplateSpec,
@@ -32,11 +36,11 @@ from domain.template_specs import (
 )
 from domain.templates import TemplateBody
 
-# Defaults of a distributed (Train category) workload, and per framework.
+# Defaults of a distributed (Train category) workload, and per framework. The image pull
+# policy follows Kubernetes (pull_policy below).
 DEFAULTS: Final[Mapping[str, Any]] = {
-    "imagePullPolicy": "IfNotPresent",
     "preemptibility": "preemptible",
-    "priorityClass": "low",
+    "priorityClass": priorities.DEFAULT,
     "backoffLimit": 6,
     "terminationGracePeriodSeconds": 30,
     "autoDeletionTimeAfterCompletionSeconds": 2_592_000,  # 30 days
@@ -54,6 +58,8 @@ MPI_DEFAULTS: Final[Mapping[str, Any]] = {
     "mpiLauncherCreationPolicy": "AtStartup",
 }
 REPLICA_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(ReplicaSpec))
+MASTER_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(MasterTemplateSpec))
+WORKLOAD_WIDE_FIELDS: Final = tuple(camel(field) for field in WORKLOAD_WIDE)
 
 
 class Runnable(msgspec.Struct, frozen=True, rename="camel"):
@@ -78,6 +84,7 @@ def combine(body: TemplateBody, assets: Mapping[UUID, Asset]) -> Combined:
     worker = _resolve(body.assets, body.spec, assets, problems)
     framework = worker.get("distributedFramework")
     _fill(worker, DEFAULTS)
+    fill_pull_policy(worker)
     if isinstance(framework, str):
         _fill(worker, {"cleanPodPolicy": CLEAN_POD_POLICY[framework]})
         if framework == "MPI":
@@ -85,23 +92,47 @@ def combine(body: TemplateBody, assets: Mapping[UUID, Asset]) -> Combined:
     spec = msgspec.convert(worker, DistributedTemplateSpec)
     master: MasterTemplateSpec | None = None
     if body.master_spec_same_as_worker:
-        master = msgspec.convert(
-            {k: v for k, v in worker.items() if k in REPLICA_FIELDS}, MasterTemplateSpec
-        )
+        master = master_copy(worker)
     elif body.master is not None:
         resolved = _resolve(body.master.assets, body.master.spec, assets, problems)
-        _fill(
-            resolved, {k: worker[k] for k in ("imagePullPolicy", "preemptibility") if k in worker}
-        )
-        master = msgspec.convert(resolved, MasterTemplateSpec)
-    if spec.image is None:
-        problems.append("mandatory image is not provided")
-    if master is not None and master.image is None and not body.master_spec_same_as_worker:
-        problems.append("mandatory master image is not provided")
-    if spec.num_workers is None:
-        problems.append("numWorkers is not set")
+        fill_pull_policy(resolved)
+        master = msgspec.convert(with_workload_wide(resolved, worker), MasterTemplateSpec)
+    issue = runnable_issue(spec, master, body.master_spec_same_as_worker)
+    if issue is not None:
+        problems.append(issue)
     runnable = Runnable(not problems, "; ".join(problems) or None)
     return Combined(spec=spec, master=master, runnable=runnable)
+
+
+def master_copy(worker: Mapping[str, Any]) -> MasterTemplateSpec:
+    """The master of `masterSpecSameAsWorker`: the worker's fields a master has."""
+    return msgspec.convert(
+        {k: v for k, v in worker.items() if k in MASTER_FIELDS}, MasterTemplateSpec
+    )
+
+
+def with_workload_wide(master: dict[str, Any], worker: Mapping[str, Any]) -> dict[str, Any]:
+    """The master's own fields, with the whole workload's values as the worker spec has them."""
+    for key in WORKLOAD_WIDE_FIELDS:
+        master.pop(key, None)
+        if worker.get(key) is not None:
+            master[key] = worker[key]
+    return master
+
+
+def pull_policy(image: str) -> str:
+    """Kubernetes' default for a container that names none: `Always` for an image tagged
+    `latest` or not tagged at all (nothing pins what it is), `IfNotPresent` otherwise (a tag
+    or a digest pins it)."""
+    name, _, digest = image.partition("@")
+    tag = name.rsplit("/", 1)[-1].partition(":")[2]
+    return "Always" if tag == "latest" or not (tag or digest) else "IfNotPresent"
+
+
+def fill_pull_policy(resolved: dict[str, Any]) -> None:
+    image = resolved.get("image")
+    if isinstance(image, str) and resolved.get("imagePullPolicy") is None:
+        resolved["imagePullPolicy"] = pull_policy(image)
 
 
 def _resolve(

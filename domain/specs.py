@@ -5,7 +5,8 @@ spelling is part of the stored schema. Ranges and patterns that one field alone 
 declared here and enforced at decoding; rules that relate fields live in domain/assets.py.
 """
 
-from typing import Annotated, Literal
+import re
+from typing import Annotated, Final, Literal
 from uuid import UUID
 
 import msgspec
@@ -18,6 +19,8 @@ NonEmpty = Annotated[str, Meta(min_length=1)]
 DnsLabel = Annotated[str, Meta(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")]
 Port = Annotated[int, Meta(ge=1, le=65535)]
 DistFramework = Literal["MPI", "PyTorch", "TF", "XGBoost", "JAX"]
+# Supplementary groups: group ids separated by commas; empty reverts to the image's groups.
+SUPPLEMENTAL_GROUPS: Final = re.compile(r"^(\s*[0-9]+\s*(,\s*[0-9]+\s*)*)?$")
 Capability = Literal[
     "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "CHOWN", "DAC_OVERRIDE",
     "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE",

@@ -1,14 +1,21 @@
 """What a submission runs: the template's combined specs with the submission's own values laid
-over them (the same precedence as assets under a template), checked by the template rules.
+over them (the same precedence as assets under a template), checked by the template rules, the
+same ones a template's `runnable` reports.
 """
 
 from uuid import UUID
 
 import msgspec
 
-from domain.combined import REPLICA_FIELDS, Combined, overlay
+from domain.combined import Combined, master_copy, overlay, with_workload_wide
 from domain.events import AssetVersion, WorkloadSnapshot
-from domain.template_rules import InvalidTemplateError, check_template, without_client_defaults
+from domain.template_rules import (
+    InvalidTemplateError,
+    check_master_copies,
+    check_template,
+    unset_values,
+    without_client_defaults,
+)
 from domain.template_specs import DistributedTemplateSpec, MasterSection, MasterTemplateSpec
 from domain.workloads import InvalidWorkloadError
 
@@ -32,6 +39,10 @@ def snapshot_of(
 ) -> WorkloadSnapshot:
     """The resolved snapshot, or InvalidWorkloadError naming the request field at fault
     (including why the result could not run)."""
+    try:
+        check_master_copies(overrides.master_spec, "/masterSpec")
+    except InvalidTemplateError as error:
+        raise InvalidWorkloadError(error.field, str(error).split(": ", 1)[-1]) from None
     worker = msgspec.to_builtins(base.spec)
     if overrides.spec is not None:
         overlay(worker, msgspec.to_builtins(without_client_defaults(overrides.spec)))
@@ -47,14 +58,13 @@ def snapshot_of(
             raise InvalidWorkloadError(
                 "/masterSpec", "not with masterSpecSameAsWorker: the master is the worker's copy"
             )
-        master = msgspec.convert(
-            {k: v for k, v in worker.items() if k in REPLICA_FIELDS}, MasterTemplateSpec
-        )
+        master = master_copy(worker)
     else:
         own = msgspec.to_builtins(base.master) if base.master and not base_same_as_worker else {}
         if overrides.master_spec is not None:
             overlay(own, msgspec.to_builtins(overrides.master_spec))
-        master = msgspec.convert(own, MasterTemplateSpec) if own else None
+        wide = with_workload_wide(own, worker) if own else None
+        master = msgspec.convert(wide, MasterTemplateSpec) if wide else None
     try:
         check_template(
             name="workload",
@@ -66,8 +76,9 @@ def snapshot_of(
         )
     except InvalidTemplateError as error:
         field = error.field.replace("/master/spec", "/masterSpec", 1)
+        field = "/masterSpec" if field == "/master" else field
         raise InvalidWorkloadError(field, str(error).split(": ", 1)[-1]) from None
-    problems = _not_runnable(spec, master, same)
+    problems = "; ".join(unset_values(spec, master, same))
     if problems:
         at = "/templateId" if template_id is not None else "/spec"
         raise InvalidWorkloadError(at, f"the workload cannot run: {problems}")
@@ -79,18 +90,3 @@ def snapshot_of(
         master_spec_same_as_worker=same,
         master=master,
     )
-
-
-def _not_runnable(
-    spec: DistributedTemplateSpec, master: MasterTemplateSpec | None, same: bool
-) -> str | None:
-    problems = []
-    if spec.image is None:
-        problems.append("mandatory image is not provided")
-    if master is not None and not same and master.image is None:
-        problems.append("mandatory master image is not provided")
-    if spec.num_workers is None:
-        problems.append("numWorkers is not set")
-    if spec.distributed_framework is None:
-        problems.append("distributedFramework is not set")
-    return "; ".join(problems) or None

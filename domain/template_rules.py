@@ -1,31 +1,46 @@
 """The rules of a distributed template that relate fields (reference §17). Each refusal names
 the offending field as a JSON pointer into the request."""
 
-from collections.abc import Iterable
 from typing import Final
 
 import msgspec
 
 from domain.assets import InvalidAssetError, check_compute
-from domain.errors import DomainError
+from domain.priorities import NAMES as PRIORITIES
+from domain.specs import SUPPLEMENTAL_GROUPS
+from domain.template_errors import InvalidTemplateError, camel
+from domain.template_items import NODE_PORT_RANGE, check_items, check_one_time_storage
 from domain.template_specs import (
     DistributedTemplateSpec,
     MasterSection,
+    MasterTemplateSpec,
     ReplicaSpec,
-    Storage,
     TemplateAssets,
 )
+
+__all__ = [
+    "NODE_PORT_RANGE",
+    "WORKLOAD_WIDE",
+    "InvalidTemplateError",
+    "camel",
+    "check_master_copies",
+    "check_one_time_storage",
+    "check_template",
+    "runnable_issue",
+    "unset_values",
+    "without_client_defaults",
+]
 
 GRACE_PERIOD_MAX: Final = 300
 BACKOFF_LIMIT_MAX: Final = 100
 MAX_REPLICAS_MAX: Final = 10_000
 DESCRIPTION_MAX: Final = 250
-NODE_PORT_RANGE: Final = range(30000, 32768)
 FRAMEWORKS_NEEDING_A_MASTER: Final = ("MPI", "XGBoost")
 
 # Fields a linked asset owns: while it is linked, the template may not set them itself.
 ENVIRONMENT_FIELDS: Final = (
     "image",
+    "image_source",
     "image_pull_policy",
     "command",
     "args",
@@ -46,19 +61,15 @@ MPI_ONLY: Final = ("slots_per_worker", "ssh_auth_mount_path", "mpi_launcher_crea
 # for another framework such a default means "unset", not a request for an MPI setting.
 CLIENT_DEFAULTS: Final = {"slots_per_worker": 1, "ssh_auth_mount_path": "/root/.ssh"}
 PYTORCH_ONLY: Final = ("min_replicas", "max_replicas")
-
-
-class InvalidTemplateError(DomainError):
-    slug = "invalid-template"
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-
-
-def camel(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part.title() for part in rest)
+# Fields of the whole workload: the worker spec's value applies to the workers and the master
+# (reference §5.9, §5.11). The master spec's copies are deprecated in Run:ai's schema.
+WORKLOAD_WIDE: Final = (
+    "backoff_limit",
+    "termination_grace_period_seconds",
+    "auto_deletion_time_after_completion_seconds",
+    "priority_class",
+    "preemptibility",
+)
 
 
 def check_template(
@@ -78,9 +89,11 @@ def check_template(
     _check_master(spec, master_spec_same_as_worker, master)
     _check_lifecycle(spec)
     _check_links(assets, spec, "/spec")
+    _check_loaded(assets, "/assets")
     _check_replica(spec, "/spec")
     if master is not None:
         _check_links(master.assets, master.spec, "/master/spec")
+        _check_loaded(master.assets, "/master/assets")
         if master.spec is not None:
             _check_replica(master.spec, "/master/spec")
 
@@ -119,6 +132,12 @@ def _check_master(
         raise InvalidTemplateError(
             "/masterSpecSameAsWorker", f"{spec.distributed_framework} needs a master (or launcher)"
         )
+    # The JAX operator has no master role: worker 0 coordinates. A master that is the worker's
+    # copy runs as one more worker; a master of its own could never run.
+    if spec.distributed_framework == "JAX" and not same_as_worker and master is not None:
+        raise InvalidTemplateError(
+            "/master", "JAX runs workers only: a master of its own cannot run"
+        )
 
 
 def _check_lifecycle(spec: DistributedTemplateSpec) -> None:
@@ -135,6 +154,10 @@ def _check_lifecycle(spec: DistributedTemplateSpec) -> None:
         raise InvalidTemplateError(
             "/spec/autoDeletionTimeAfterCompletionSeconds", "must not be negative"
         )
+    if spec.priority_class is not None and spec.priority_class not in PRIORITIES:
+        raise InvalidTemplateError(
+            "/spec/priorityClass", f"one of the priorities: {', '.join(PRIORITIES)}"
+        )
 
 
 def _check_links(assets: TemplateAssets | None, spec: ReplicaSpec | None, at: str) -> None:
@@ -149,6 +172,16 @@ def _check_links(assets: TemplateAssets | None, spec: ReplicaSpec | None, at: st
             owner = "environment" if field in ENVIRONMENT_FIELDS else "compute resource"
             raise InvalidTemplateError(
                 f"{at}/{camel(field)}", f"set by the linked {owner}; unlink it to change this"
+            )
+
+
+def _check_loaded(assets: TemplateAssets | None, at: str) -> None:
+    """A sub-path override picks one key of a ConfigMap: other data sources have none."""
+    for i, link in enumerate(assets.datasources or () if assets else ()):
+        sub_path = link.overrides.sub_path if link.overrides else None
+        if sub_path is not None and link.kind != "config-map":
+            raise InvalidTemplateError(
+                f"{at}/datasources/{i}/overrides/subPath", "only for a ConfigMap data source"
             )
 
 
@@ -172,82 +205,69 @@ def _check_replica(spec: ReplicaSpec, at: str) -> None:
                     raise InvalidTemplateError(
                         f"{at}/security/{camel(field)}", "needs uidGidSource: custom"
                     )
-    _check_variables(spec, at)
-    _check_tolerations(spec, at)
-    _check_network(spec, at)
-    if spec.storage is not None:
-        _check_storage(spec.storage, f"{at}/storage")
-
-
-def _check_variables(spec: ReplicaSpec, at: str) -> None:
-    seen: set[str] = set()
-    for i, v in enumerate(spec.environment_variables or ()):
-        sources = [v.value, v.secret, v.config_map, v.pod_field_ref, v.user_credential]
-        if sum(s is not None for s in sources) != 1 and not v.exclude:
+        else:  # the guide: with Custom, "you'll need to manually enter the UID, GID ..."
+            for field in ("run_as_uid", "run_as_gid"):
+                if getattr(security, field) is None:
+                    raise InvalidTemplateError(
+                        f"{at}/security/{camel(field)}", "required with uidGidSource: custom"
+                    )
+        groups = security.supplemental_groups
+        if groups is not None and not SUPPLEMENTAL_GROUPS.match(groups):
             raise InvalidTemplateError(
-                f"{at}/environmentVariables/{i}",
-                "give exactly one of value, secret, configMap, podFieldRef and userCredential",
+                f"{at}/security/supplementalGroups", "group ids separated by commas, e.g. 2,3,5"
             )
-        if v.name in seen:
+    check_items(spec, at)
+
+
+def check_master_copies(master: MasterTemplateSpec | None, at: str) -> None:
+    """A master spec may not set what belongs to the whole workload: the worker spec's value
+    is what runs (refused rather than ignored, so a template never shows a value that does not
+    apply)."""
+    if master is None:
+        return
+    for field in WORKLOAD_WIDE:
+        if getattr(master, field) is not None:
             raise InvalidTemplateError(
-                f"{at}/environmentVariables/{i}/name", f"{v.name!r} is set twice"
-            )
-        seen.add(v.name)
-
-
-def _check_tolerations(spec: ReplicaSpec, at: str) -> None:
-    for i, t in enumerate(spec.tolerations or ()):
-        where = f"{at}/tolerations/{i}"
-        if t.seconds is not None and t.effect != "NoExecute":
-            raise InvalidTemplateError(f"{where}/seconds", "only with effect NoExecute")
-        if t.operator == "Exists" and t.value:
-            raise InvalidTemplateError(f"{where}/value", "operator Exists takes no value")
-        if t.operator == "Equal" and not t.key:
-            raise InvalidTemplateError(f"{where}/key", "operator Equal needs a key")
-
-
-def _check_network(spec: ReplicaSpec, at: str) -> None:
-    for i, port in enumerate(spec.ports or ()):
-        if port.external is not None and port.external not in NODE_PORT_RANGE:
-            raise InvalidTemplateError(
-                f"{at}/ports/{i}/external", "a custom node port is 30000 to 32767"
-            )
-    for i, url in enumerate(spec.exposed_urls or ()):
-        if url.authorized_users and url.authorized_groups:
-            raise InvalidTemplateError(
-                f"{at}/exposedUrls/{i}/authorizedGroups", "users or groups, not both"
+                f"{at}/{camel(field)}",
+                "set for the whole workload in spec: it applies to the workers and the master",
             )
 
 
-def _required(items: Iterable[object] | None, at: str, *fields: str) -> None:
-    for i, item in enumerate(items or ()):
-        if getattr(item, "exclude", None):
-            continue
-        for field in fields:
-            if getattr(item, field) is None:
-                raise InvalidTemplateError(f"{at}/{i}/{camel(field)}", "required")
+def unset_values(
+    spec: DistributedTemplateSpec, master: MasterTemplateSpec | None, same_as_worker: bool
+) -> list[str]:
+    """The values a workload cannot run without, that are missing."""
+    problems = []
+    if spec.image is None:
+        problems.append("mandatory image is not provided")
+    if master is not None and not same_as_worker and master.image is None:
+        problems.append("mandatory master image is not provided")
+    if spec.num_workers is None:
+        problems.append("numWorkers is not set")
+    if spec.distributed_framework is None:
+        problems.append("distributedFramework is not set")
+    return problems
 
 
-def _check_storage(storage: Storage, at: str) -> None:
-    _required(storage.nfs, f"{at}/nfs", "server", "path", "mount_path")
-    _required(storage.host_path, f"{at}/hostPath", "path", "mount_path")
-    _required(storage.s3, f"{at}/s3", "bucket", "path")
-    _required(storage.git, f"{at}/git", "repository", "path")
-    _required(storage.config_map_volume, f"{at}/configMapVolume", "config_map", "mount_path")
-    _required(storage.secret_volume, f"{at}/secretVolume", "secret", "mount_path")
-    _required(storage.data_volume, f"{at}/dataVolume", "id", "mount_path")
-    _required(storage.empty_dir_volume, f"{at}/emptyDirVolume", "path")
-    _required(storage.pvc, f"{at}/pvc", "path")
-    for i, pvc in enumerate(storage.pvc or ()):
-        if not pvc.existing_pvc and (pvc.claim_info is None or pvc.claim_info.size is None):
-            raise InvalidTemplateError(f"{at}/pvc/{i}/claimInfo/size", "a new PVC needs a size")
-        if pvc.existing_pvc and pvc.claim_name is None:
-            raise InvalidTemplateError(f"{at}/pvc/{i}/claimName", "an existing PVC is named")
-    propagation = {h.mount_propagation or "None" for h in storage.host_path or ()}
-    if len(propagation) > 1:
-        raise InvalidTemplateError(
-            f"{at}/hostPath", "every host path has the same mountPropagation"
+def runnable_issue(
+    spec: DistributedTemplateSpec, master: MasterTemplateSpec | None, same_as_worker: bool
+) -> str | None:
+    """Why specs that are complete (combined) could not be submitted as they are, or None: the
+    same rules and mandatory values a submission is held to (domain/submissions.py)."""
+    try:
+        check_template(
+            name="workload",
+            description=None,
+            spec=spec,
+            assets=None,
+            master_spec_same_as_worker=same_as_worker,
+            master=MasterSection(spec=master)
+            if master is not None and not same_as_worker
+            else None,
         )
+    except InvalidTemplateError as error:
+        return str(error)
+    return "; ".join(unset_values(spec, master, same_as_worker)) or None
 
 
 def without_client_defaults(spec: DistributedTemplateSpec) -> DistributedTemplateSpec:

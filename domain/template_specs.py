@@ -26,6 +26,7 @@ from domain.specs import (
 
 LabelName = Annotated[str, Meta(min_length=1, max_length=63)]
 Preemptibility = Literal["preemptible", "non-preemptible"]
+ImageSource = Literal["custom", "ngcCatalog"]
 
 
 class NamedItem(Spec, frozen=True, kw_only=True):
@@ -248,6 +249,9 @@ class ReplicaSpec(Spec, frozen=True, kw_only=True):
     environment_variables: tuple[TemplateEnvironmentVariable, ...] | None = None
     exposed_urls: tuple[ExposedUrl, ...] | None = None
     image: NonEmpty | None = None
+    # How the image was chosen (the guide's "Custom image" or "Select from the NGC catalog"):
+    # not in Run:ai's schema, which holds the image alone; the NGC catalog setting governs it.
+    image_source: ImageSource | None = None
     image_pull_policy: Literal["Always", "Never", "IfNotPresent"] | None = None
     labels: tuple[Label, ...] | None = None
     node_affinity_required: NodeAffinityRequired | None = None

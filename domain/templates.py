@@ -24,7 +24,12 @@ from domain.events import (
     TemplateLinkedAssetUpdated,
     TemplateUpdated,
 )
-from domain.template_rules import check_template, without_client_defaults
+from domain.template_rules import (
+    check_master_copies,
+    check_one_time_storage,
+    check_template,
+    without_client_defaults,
+)
 from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
 from domain.values import TemplateMeta
 
@@ -137,6 +142,12 @@ def normalized(body: TemplateBody) -> TemplateBody:
 
 
 def _check(meta: TemplateMeta, body: TemplateBody) -> None:
+    """The rules of what the template says itself (its own storage, its master's copies of
+    workload-wide fields), then the rules every spec is held to."""
+    master = body.master.spec if body.master else None
+    check_one_time_storage(body.spec, "/spec")
+    check_one_time_storage(master, "/master/spec")
+    check_master_copies(master, "/master/spec")
     check_template(
         name=meta.name,
         description=meta.description,

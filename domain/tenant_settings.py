@@ -2,7 +2,10 @@
 boolean recorded as an event in the tenant's settings stream.
 
 Fixed keys, with Run:ai's defaults:
+- `workloads.flexibleWorkloadSubmission` (on): off refuses submitting from a template, and
+  creating and changing templates (they apply only to flexible submission);
 - `workloads.flexibleTemplates` (on): off refuses creating and changing templates;
+- `workloads.ngcCatalog` (off): off refuses `imageSource: ngcCatalog` in a template;
 - `workloads.dataVolumes` (on): off refuses `storage.dataVolume` items;
 - `resources.gpuResourceOptimization` (off): GPU portion and memory *limits* need it;
 - `workloads.distributedFrameworks.<Framework>` (on): off refuses that framework everywhere.
@@ -28,7 +31,9 @@ from domain.template_specs import ReplicaSpec
 # The one stream that holds every tenant setting.
 STREAM: Final = UUID("0a7c3e55-2b1d-4f6e-9c8a-5d4e3f2a1b0c")
 FRAMEWORKS: Final = ("MPI", "PyTorch", "TF", "XGBoost", "JAX")
+FLEXIBLE_SUBMISSION: Final = "workloads.flexibleWorkloadSubmission"
 FLEXIBLE_TEMPLATES: Final = "workloads.flexibleTemplates"
+NGC_CATALOG: Final = "workloads.ngcCatalog"
 DATA_VOLUMES: Final = "workloads.dataVolumes"
 GPU_OPTIMIZATION: Final = "resources.gpuResourceOptimization"
 _CLUSTER_KEY: Final = re.compile(
@@ -46,9 +51,17 @@ class SettingInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 
 FIXED: Final[Mapping[str, SettingInfo]] = {
+    FLEXIBLE_SUBMISSION: SettingInfo(
+        default=True, category="Workloads", label="Flexible workload submission",
+        description="Submit workloads from templates; templates apply only to it",
+    ),
     FLEXIBLE_TEMPLATES: SettingInfo(
         default=True, category="Workloads", label="Flexible workload templates",
         description="Create and change distributed templates; off, existing ones stay readable",
+    ),
+    NGC_CATALOG: SettingInfo(
+        default=False, category="Workloads", label="NGC catalog", stage="Beta",
+        description="Choose a template's image from the NGC catalog (imageSource ngcCatalog)",
     ),
     DATA_VOLUMES: SettingInfo(
         default=True, category="Workloads", label="Data volumes",
@@ -146,7 +159,13 @@ def check_replica(settings: TenantSettings, at: str, spec: ReplicaSpec | None) -
         return
     if spec.storage is not None and spec.storage.data_volume and not settings.get(DATA_VOLUMES):
         raise FeatureDisabledError(DATA_VOLUMES, f"{at}/storage/dataVolume", "data volumes")
+    check_image_source(settings, at, spec)
     check_compute(settings, f"{at}/compute", spec.compute)
+
+
+def check_image_source(settings: TenantSettings, at: str, spec: ReplicaSpec | None) -> None:
+    if spec is not None and spec.image_source == "ngcCatalog" and not settings.get(NGC_CATALOG):
+        raise FeatureDisabledError(NGC_CATALOG, f"{at}/imageSource", "the NGC catalog")
 
 
 def check_compute(settings: TenantSettings, at: str, compute: ComputeSpec | None) -> None:

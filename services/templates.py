@@ -212,8 +212,15 @@ async def preview_asset_update(
 
 
 def _allowed(settings: TenantSettings, body: TemplateBody, cluster_id: UUID | None) -> None:
-    """What the tenant settings allow: templates at all, data volumes, GPU limits, the
-    framework (tenant-wide and on the template's cluster)."""
+    """What the tenant settings allow: templates at all (flexible submission and templates),
+    data volumes, the NGC catalog, GPU limits, the framework (tenant-wide and on the
+    template's cluster)."""
+    if not settings.get(tenant_settings.FLEXIBLE_SUBMISSION):
+        raise FeatureDisabledError(
+            tenant_settings.FLEXIBLE_SUBMISSION,
+            "/meta",
+            "flexible workload submission, which templates apply to,",
+        )
     if not settings.get(tenant_settings.FLEXIBLE_TEMPLATES):
         raise FeatureDisabledError(
             tenant_settings.FLEXIBLE_TEMPLATES, "/meta", "changing flexible workload templates"

@@ -55,6 +55,13 @@ async def request_workload(
         )
     name = f"{cmd.name}-{cmd.workload_id.hex[:5]}" if cmd.use_given_name_as_prefix else cmd.name
     workloads.check_name(name)
+    settings = await settings_of(loader)
+    if cmd.template_id is not None and not settings.get(tenant_settings.FLEXIBLE_SUBMISSION):
+        raise tenant_settings.FeatureDisabledError(
+            tenant_settings.FLEXIBLE_SUBMISSION, "/templateId", "submitting from a template"
+        )
+    tenant_settings.check_image_source(settings, "/spec", cmd.overrides.spec)
+    tenant_settings.check_image_source(settings, "/masterSpec", cmd.overrides.master_spec)
     if cmd.template_id is None:
         if cmd.overrides.spec is None:
             raise InvalidWorkloadError("/spec", "give a templateId, or the whole spec")
@@ -73,7 +80,7 @@ async def request_workload(
             asset_versions=template.asset_versions,
         )
     tenant_settings.check_framework(
-        await settings_of(loader),
+        settings,
         "/spec/distributedFramework" if cmd.template_id is None else "/templateId",
         snapshot.spec.distributed_framework,
         project.cluster_id,

@@ -28,6 +28,7 @@ from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
 from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
+from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.service_accounts import (
     create_service_account,
@@ -133,6 +134,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *CONTRACT_ROUTES,
             *HISTORY_ROUTES,
             *SETTING_ROUTES,
+            *PRIORITY_ROUTES,
         ],
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(

@@ -180,9 +180,10 @@ def from_error(_: Request[Any, Any, Any], exc: TrainplateError) -> Response[Prob
     return response
 
 
-def from_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
-    """A malformed request: name every invalid field as a JSON pointer."""
-    errors = [_field_error(item) for item in exc.extra or [] if isinstance(item, Mapping)]
+def from_validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+    """A malformed request: name every invalid field, a body's as a JSON pointer, a query
+    parameter, header or path parameter by the name it has on the wire."""
+    errors = [_field_error(item, request) for item in exc.extra or [] if isinstance(item, Mapping)]
     fields = ", ".join(e["pointer"] for e in errors if e["pointer"])
     message = f"Invalid field(s): {fields}" if fields else (exc.detail or MESSAGES[400])
     return problem(
@@ -232,16 +233,25 @@ def pointer_in(message: str, base: str = "", key: str = "") -> str:
     return base + ("/" + path.replace(".", "/") if path else "")
 
 
-def _field_error(item: Mapping[str, Any]) -> dict[str, str]:
+def _field_error(item: Mapping[str, Any], request: Request[Any, Any, Any]) -> dict[str, str]:
     message = str(item.get("message") or "invalid value")
     key = str(item.get("key") or "")
+    source = item.get("source") or "body"
+    source = str(getattr(source, "value", source))  # Litestar's ParamType, or a plain word
+    if source != "body":
+        return {"pointer": _wire_name(request, key), "detail": message, "source": source}
     if key == "data":  # the body as a whole
         key = ""
-    return {
-        "pointer": pointer_in(message, key=key),
-        "detail": message,
-        "source": str(item.get("source") or "body"),
-    }
+    return {"pointer": pointer_in(message, key=key), "detail": message, "source": source}
+
+
+def _wire_name(request: Request[Any, Any, Any], key: str) -> str:
+    """A parameter's name as the client sent it (`sortBy`), not the handler's (`sort_by`)."""
+    handler = request.scope.get("route_handler")
+    signature = getattr(handler, "parsed_fn_signature", None)
+    parameter = getattr(signature, "parameters", {}).get(key)
+    alias = getattr(getattr(parameter, "kwarg_definition", None), "name", None)
+    return alias if isinstance(alias, str) and alias else key
 
 
 EXCEPTION_HANDLERS: Final = {

@@ -4,8 +4,13 @@ In a patch, JSON `null` means "not given", as Run:ai's clients send it: runapy's
 every member they have, unset ones as null. Clearing a field is what `fieldsToClear` is for.
 """
 
-from typing import Any, Final
+import functools
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
 
+import msgspec
+
+from domain.templates import TemplateBody
 from services.errors import InvalidRequestError
 
 
@@ -27,12 +32,11 @@ def merge(base: dict[str, Any], top: dict[str, Any]) -> None:
             base[key] = value
 
 
-_CLEARABLE: Final = ("spec", "assets", "master", "masterSpecSameAsWorker")
-
-
 def clear(body: dict[str, Any], path: str, pointer: str) -> None:
+    """Clear the field a dotted path names (`spec.compute.gpuDevicesRequest`); a path that
+    names no field of a template body is refused, naming its entry."""
     parts = path.split(".")
-    if not path or parts[0] not in _CLEARABLE or any(not p for p in parts):
+    if not names_a_field(parts):
         raise InvalidRequestError(pointer, f"{path!r} names no template field")
     node: Any = body
     for part in parts[:-1]:
@@ -41,3 +45,35 @@ def clear(body: dict[str, Any], path: str, pointer: str) -> None:
             return  # already clear
     if isinstance(node, dict):
         node.pop(parts[-1], None)
+
+
+def names_a_field(parts: list[str]) -> bool:
+    """Whether the path follows the fields of a template body, by their wire names, down
+    through objects (a list or a value ends it)."""
+    kind: Any = TemplateBody
+    for part in parts:
+        struct = _struct_in(kind)
+        if struct is None:
+            return False
+        field = _fields_by_name(struct).get(part)
+        if field is None:
+            return False
+        kind = field.type
+    return bool(parts)
+
+
+def _struct_in(kind: Any) -> type[msgspec.Struct] | None:
+    """The struct type an annotation holds (through `| None` and `Annotated`), if any."""
+    if get_origin(kind) is Annotated:
+        return _struct_in(get_args(kind)[0])
+    if get_origin(kind) in (Union, types.UnionType):
+        found = [s for s in map(_struct_in, get_args(kind)) if s is not None]
+        return found[0] if len(found) == 1 else None
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return kind
+    return None
+
+
+@functools.cache
+def _fields_by_name(struct: type[msgspec.Struct]) -> dict[str, msgspec.structs.FieldInfo]:
+    return {f.encode_name: f for f in msgspec.structs.fields(struct)}

@@ -55,6 +55,24 @@ from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
+# Both lists sort by the fields Run:ai's document names (template_queries.FIELDS).
+SortBy = Annotated[
+    Literal[
+        "name",
+        "workloadType",
+        "runnable",
+        "scopeType",
+        "clusterId",
+        "projectId",
+        "departmentId",
+        "createdAt",
+        "updatedAt",
+        "createdBy",
+        "updatedBy",
+    ]
+    | None,
+    QueryParameter(name="sortBy"),
+]
 
 
 def _scope(meta: CreationMeta) -> ScopeRef:
@@ -124,23 +142,7 @@ async def list_distributed(
     adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
-    sort_by: Annotated[
-        Literal[
-            "name",
-            "workloadType",
-            "runnable",
-            "scopeType",
-            "clusterId",
-            "projectId",
-            "departmentId",
-            "createdAt",
-            "updatedAt",
-            "createdBy",
-            "updatedBy",
-        ]
-        | None,
-        QueryParameter(name="sortBy"),
-    ] = None,
+    sort_by: SortBy = None,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
@@ -155,12 +157,13 @@ async def list_any(
     adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    sort_by: SortBy = None,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
-    query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order=sort_order)
+    query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
     return await _listed(request, adapters.streams, adapters.resources, query, offset, limit)
 
 
@@ -301,7 +304,10 @@ async def patch_template(
     )
     merge(merged, {k: v for k, v in data.items() if k not in ("meta", "fieldsToClear")})
     description = meta.get("description", current.meta.description)
-    for i, path in enumerate(data.get("fieldsToClear") or ()):
+    to_clear = data.get("fieldsToClear") or []
+    if not isinstance(to_clear, list) or not all(isinstance(p, str) for p in to_clear):
+        raise InvalidRequestError("/fieldsToClear", "a list of dotted field paths")
+    for i, path in enumerate(to_clear):
         if path == "meta.description":
             description = None
             continue

@@ -88,8 +88,10 @@ async def test_what_each_setting_refuses_names_the_field_and_writes_nothing(
         await call(app, "POST", "/api/v1/asset/compute", admin, json=compute)
     ).status_code == 202
 
+    # On (the default), a data volume still comes from assets only, never set inline.
     on = await call(app, "POST", TEMPLATES, admin, json=template(project, "b", storage=volume))
-    assert on.status_code == 202, on.text  # data volumes are on by default
+    assert on.status_code == 400, on.text
+    assert on.json()["errors"][0]["pointer"] == "/spec/storage/dataVolume/0"
     assert await turn(app, admin, "workloads.dataVolumes", False) == 200
     off = template(project, "b2", storage=volume)
     refused = await call(app, "POST", TEMPLATES, admin, json=off)
@@ -116,3 +118,55 @@ async def test_what_each_setting_refuses_names_the_field_and_writes_nothing(
     )
     assert refused.status_code == 400, refused.text
     assert "workloads.flexibleTemplates" in refused.json()["message"]
+
+
+async def test_the_ngc_catalog_is_off_by_default_and_governs_an_ngc_catalog_image_source(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    project = (await org(app, admin))["project"]
+    values = {s["key"]: s for s in (await call(app, "GET", SETTINGS, admin)).json()}
+    assert values["workloads.ngcCatalog"]["value"] == "false"
+    assert values["workloads.ngcCatalog"]["label"] == "NGC catalog"
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    ngc = template(project, "ngc", imageSource="ngcCatalog")
+    refused = await call(app, "POST", TEMPLATES, admin, json=ngc)
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == ["/spec/imageSource"]
+    assert "workloads.ngcCatalog" in refused.json()["message"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+    custom = await call(
+        app, "POST", TEMPLATES, admin, json=template(project, "own", imageSource="custom")
+    )
+    assert custom.status_code == 202, custom.text
+    assert await turn(app, admin, "workloads.ngcCatalog", True) == 200
+    accepted = await call(app, "POST", TEMPLATES, admin, json=ngc)
+    assert accepted.status_code == 202, accepted.text
+    assert accepted.json()["spec"]["imageSource"] == "ngcCatalog"
+
+
+async def test_flexible_workload_submission_is_on_by_default_and_off_refuses_templates(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    units = await org(app, admin)
+    project, cluster = units["project"], units["cluster"]["uuid"]
+    values = {s["key"]: s for s in (await call(app, "GET", SETTINGS, admin)).json()}
+    assert values["workloads.flexibleWorkloadSubmission"]["value"] == "true"
+    made = await call(app, "POST", TEMPLATES, admin, json=template(project, "ddp"))
+    assert made.status_code == 202, made.text
+    assert await turn(app, admin, "workloads.flexibleWorkloadSubmission", False) == 200
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    refused = await call(app, "POST", TEMPLATES, admin, json=template(project, "ddp2"))
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == ["/meta"]
+    assert "workloads.flexibleWorkloadSubmission" in refused.json()["message"]
+    submission = {"name": "run", "projectId": project["id"], "clusterId": cluster,
+                  "templateId": made.json()["meta"]["id"]}  # fmt: skip
+    refused = await call(app, "POST", "/api/v1/workloads/distributed", admin, json=submission)
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == ["/templateId"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+    # The original form: a whole spec, no template.
+    whole = {k: v for k, v in submission.items() if k != "templateId"}
+    whole["spec"] = template(project, "x")["spec"]
+    accepted = await call(app, "POST", "/api/v1/workloads/distributed", admin, json=whole)
+    assert accepted.status_code == 202, accepted.text

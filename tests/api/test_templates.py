@@ -202,7 +202,7 @@ async def test_each_framework_gets_its_defaults(
             {
                 "spec": {
                     "distributedFramework": "PyTorch",
-                    "tolerations": [{"operator": "Exists", "seconds": 5}],
+                    "tolerations": [{"operator": "Exists", "effect": "NoSchedule", "seconds": 5}],
                 }
             },
             "/spec/tolerations/0/seconds",
@@ -220,7 +220,7 @@ async def test_each_framework_gets_its_defaults(
             {
                 "spec": {
                     "distributedFramework": "PyTorch",
-                    "ports": [{"container": 8080, "external": 80}],
+                    "ports": [{"container": 8080, "serviceType": "NodePort", "external": 80}],
                 }
             },
             "/spec/ports/0/external",

@@ -42,6 +42,11 @@ def refusal(meta: AssetMeta, spec: EnvironmentSpec | ComputeSpec) -> str:
             "/spec/environmentVariables/0",
         ),
         ({"runAsUid": 1000}, "/spec/runAsUid"),
+        ({"uidGidSource": "custom", "runAsUid": 1000}, "/spec/runAsGid"),
+        (
+            {"uidGidSource": "custom", "runAsUid": 1, "runAsGid": 1, "supplementalGroups": "a,b"},
+            "/spec/supplementalGroups",
+        ),
         ({"seccompProfileType": "Localhost"}, "/spec/seccompProfileType"),
         ({"tty": True}, "/spec/tty"),
         (
@@ -140,3 +145,8 @@ def test_update_changes_only_what_differs_and_delete_twice_is_a_no_op() -> None:
     assert deleted is not None
     assert deleted.deleted
     assert assets.delete(deleted, "environment", asset_id) == []
+
+
+def test_a_custom_uid_and_gid_are_given_with_a_custom_source() -> None:
+    custom = environment(uidGidSource="custom", runAsUid=1000, runAsGid=100)
+    assert assets.create(None, uuid4(), META, custom)

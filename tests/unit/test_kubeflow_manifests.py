@@ -91,7 +91,14 @@ RICH = {
     },
     "tolerations": [
         {"name": "gpu", "operator": "Exists", "key": "nvidia.com/gpu", "effect": "NoSchedule"},
-        {"name": "zone", "operator": "Equal", "key": "zone", "value": "a", "seconds": 30},
+        {
+            "name": "zone",
+            "operator": "Equal",
+            "key": "zone",
+            "value": "a",
+            "effect": "NoExecute",
+            "seconds": 30,
+        },
     ],
     "nodeAffinityRequired": {
         "nodeSelectorTerms": [
@@ -110,12 +117,18 @@ RICH = {
         "runAsNonRoot": True,
         "seccompProfileType": "RuntimeDefault",
     },
-    "ports": [{"name": "tb", "container": 6006}],
+    "ports": [{"name": "tb", "container": 6006, "serviceType": "ClusterIP"}],
     "labels": [{"name": "team", "value": "vision"}],
     "annotations": [{"name": "note", "value": "nightly"}],
     "storage": {
         "pvc": [
-            {"name": "data", "claimName": "datasets", "path": "/data", "readOnly": True},
+            {
+                "name": "data",
+                "existingPvc": True,
+                "claimName": "datasets",
+                "path": "/data",
+                "readOnly": True,
+            },
             {
                 "name": "scratch",
                 "path": "/scratch",

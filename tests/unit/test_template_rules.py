@@ -75,7 +75,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
     ),
     (
         "uid with custom source",
-        {"security": {"uidGidSource": "custom", "runAsUid": 1000}},
+        {"security": {"uidGidSource": "custom", "runAsUid": 1000, "runAsGid": 1000}},
         {"security": {"runAsUid": 1000}},
         "/spec/security/runAsUid",
     ),
@@ -139,20 +139,20 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
     ),
     (
         "Exists takes no value",
-        {"tolerations": [{"operator": "Exists", "key": "gpu"}]},
-        {"tolerations": [{"operator": "Exists", "key": "gpu", "value": "x"}]},
+        {"tolerations": [{"operator": "Exists", "key": "gpu", "effect": "NoSchedule"}]},
+        {"tolerations": [{"operator": "Exists", "key": "gpu", "value": "x", "effect": "Any"}]},
         "/spec/tolerations/0/value",
     ),
     (
         "Equal needs a key",
-        {"tolerations": [{"operator": "Equal", "key": "gpu", "value": "a100"}]},
-        {"tolerations": [{"operator": "Equal", "value": "a100"}]},
+        {"tolerations": [{"operator": "Equal", "key": "gpu", "value": "a100", "effect": "Any"}]},
+        {"tolerations": [{"operator": "Equal", "value": "a100", "effect": "Any"}]},
         "/spec/tolerations/0/key",
     ),
     (
         "custom node port range",
-        {"ports": [{"container": 8080, "external": 30080}]},
-        {"ports": [{"container": 8080, "external": 8080}]},
+        {"ports": [{"container": 8080, "serviceType": "NodePort", "external": 30080}]},
+        {"ports": [{"container": 8080, "serviceType": "NodePort", "external": 8080}]},
         "/spec/ports/0/external",
     ),
     (
@@ -172,12 +172,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
         {"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "1Gi"}}]}},
         {"storage": {"pvc": [{"path": "/d"}]}},
         "/spec/storage/pvc/0/claimInfo/size",
-    ),
-    (
-        "existing PVC is named",
-        {"storage": {"pvc": [{"path": "/d", "existingPvc": True, "claimName": "c"}]}},
-        {"storage": {"pvc": [{"path": "/d", "existingPvc": True}]}},
-        "/spec/storage/pvc/0/claimName",
     ),
     (
         "one mount propagation",
@@ -224,7 +218,10 @@ def test_master_section_follows_master_spec_same_as_worker() -> None:
 
 def test_linked_fields_are_the_assets_own() -> None:
     linked = {"environment": str(uuid4()), "compute": str(uuid4())}
-    assert outcome(body({"tolerations": [{"operator": "Exists"}]}, assets=linked)) is None
+    assert (
+        outcome(body({"tolerations": [{"operator": "Exists", "effect": "Any"}]}, assets=linked))
+        is None
+    )
     assert outcome(body({"image": "x:1"}, assets=linked)) == "/spec/image"
     assert outcome(body({"compute": {"cpuCoreRequest": 1}}, assets=linked)) == "/spec/compute"
     assert outcome(body({"image": "x:1"}, assets={"compute": linked["compute"]})) is None

@@ -15,6 +15,8 @@ CLUSTER = UUID("71f69d83-ba66-4822-adf5-55ce55efd210")
 
 def test_defaults_follow_run_ai() -> None:
     assert DEFAULTS.get("workloads.flexibleTemplates") is True
+    assert DEFAULTS.get("workloads.flexibleWorkloadSubmission") is True
+    assert DEFAULTS.get("workloads.ngcCatalog") is False
     assert DEFAULTS.get("workloads.dataVolumes") is True
     assert DEFAULTS.get("resources.gpuResourceOptimization") is False
     assert DEFAULTS.allows_framework("MPI", CLUSTER)
@@ -68,3 +70,19 @@ def test_a_framework_can_be_turned_off_everywhere_or_on_one_cluster() -> None:
     with pytest.raises(FeatureDisabledError) as caught:
         tenant_settings.check_framework(everywhere, "/x", "TF", None)
     assert caught.value.setting == "workloads.distributedFrameworks.TF"
+
+
+def test_the_ngc_catalog_setting_governs_an_ngc_catalog_image_source() -> None:
+    ngc = DistributedTemplateSpec(
+        image="nvcr.io/nvidia/pytorch:24.05-py3", image_source="ngcCatalog"
+    )
+    with pytest.raises(FeatureDisabledError) as caught:
+        tenant_settings.check_replica(DEFAULTS, "/spec", ngc)
+    assert caught.value.field == "/spec/imageSource"
+    assert caught.value.setting == "workloads.ngcCatalog"
+    custom = DistributedTemplateSpec(
+        image="nvcr.io/nvidia/pytorch:24.05-py3", image_source="custom"
+    )
+    tenant_settings.check_replica(DEFAULTS, "/spec", custom)
+    on = tenant_settings.TenantSettings({"workloads.ngcCatalog": True})
+    tenant_settings.check_replica(on, "/spec", ngc)

@@ -1,0 +1,171 @@
+"""The rules of a template's itemized members (reference §5.2, §5.5-§5.7, §17 items 11-13):
+variables, tolerations, placement, connections and storage. Each refusal names the item's field
+as a JSON pointer. An item marked `exclude` only drops an inherited item, so it needs no more
+than its name."""
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from domain.template_errors import InvalidTemplateError, camel
+from domain.template_specs import ReplicaSpec, Storage
+
+NODE_PORT_RANGE: Final = range(30000, 32768)
+_INTEGER: Final = re.compile(r"^[+-]?[0-9]+$")
+
+
+def check_items(spec: ReplicaSpec, at: str) -> None:
+    _check_variables(spec, at)
+    _check_tolerations(spec, at)
+    _check_placement(spec, at)
+    _check_network(spec, at)
+    if spec.storage is not None:
+        _check_storage(spec.storage, f"{at}/storage")
+
+
+def _required(items: Iterable[object] | None, at: str, *fields: str) -> None:
+    for i, item in enumerate(items or ()):
+        if getattr(item, "exclude", None):
+            continue
+        for field in fields:
+            if getattr(item, field) is None:
+                raise InvalidTemplateError(f"{at}/{i}/{camel(field)}", "required")
+
+
+def _check_variables(spec: ReplicaSpec, at: str) -> None:
+    seen: set[str] = set()
+    for i, v in enumerate(spec.environment_variables or ()):
+        sources = [v.value, v.secret, v.config_map, v.pod_field_ref, v.user_credential]
+        if sum(s is not None for s in sources) != 1 and not v.exclude:
+            raise InvalidTemplateError(
+                f"{at}/environmentVariables/{i}",
+                "give exactly one of value, secret, configMap, podFieldRef and userCredential",
+            )
+        if v.name in seen:
+            raise InvalidTemplateError(
+                f"{at}/environmentVariables/{i}/name", f"{v.name!r} is set twice"
+            )
+        seen.add(v.name)
+
+
+def _check_tolerations(spec: ReplicaSpec, at: str) -> None:
+    _required(spec.tolerations, f"{at}/tolerations", "operator", "effect")
+    for i, t in enumerate(spec.tolerations or ()):
+        where = f"{at}/tolerations/{i}"
+        if t.seconds is not None and t.effect != "NoExecute":
+            raise InvalidTemplateError(f"{where}/seconds", "only with effect NoExecute")
+        if t.operator == "Exists" and t.value:
+            raise InvalidTemplateError(f"{where}/value", "operator Exists takes no value")
+        if t.operator == "Equal" and not t.key:
+            raise InvalidTemplateError(f"{where}/key", "operator Equal needs a key")
+
+
+def _check_placement(spec: ReplicaSpec, at: str) -> None:
+    """Topology (pod affinity) names its type and label key; node-affinity expressions take
+    the values their operator needs, as Kubernetes has them."""
+    topology = spec.pod_affinity
+    if topology is not None:
+        if topology.type is None:
+            raise InvalidTemplateError(f"{at}/podAffinity/type", "required: Required or Preferred")
+        if not topology.key:
+            raise InvalidTemplateError(f"{at}/podAffinity/key", "required: a node label key")
+    affinity = spec.node_affinity_required
+    for i, term in enumerate(affinity.node_selector_terms or () if affinity else ()):
+        for j, expression in enumerate(term.match_expressions or ()):
+            where = f"{at}/nodeAffinityRequired/nodeSelectorTerms/{i}/matchExpressions/{j}"
+            values = expression.values or ()
+            operator = expression.operator
+            if not expression.key:
+                raise InvalidTemplateError(f"{where}/key", "required: a node label key")
+            if operator in ("In", "NotIn") and not values:
+                raise InvalidTemplateError(f"{where}/values", f"{operator} needs values")
+            if operator in ("Exists", "DoesNotExist") and values:
+                raise InvalidTemplateError(f"{where}/values", f"{operator} takes no values")
+            if operator in ("Gt", "Lt") and (len(values) != 1 or not _INTEGER.match(values[0])):
+                raise InvalidTemplateError(f"{where}/values", f"{operator} takes one integer")
+
+
+def _check_network(spec: ReplicaSpec, at: str) -> None:
+    _required(spec.ports, f"{at}/ports", "container", "service_type")
+    _required(spec.exposed_urls, f"{at}/exposedUrls", "container")
+    _required(spec.related_urls, f"{at}/relatedUrls", "url", "type")
+    for i, port in enumerate(spec.ports or ()):
+        if port.external is not None and port.external not in NODE_PORT_RANGE:
+            raise InvalidTemplateError(
+                f"{at}/ports/{i}/external", "a custom node port is 30000 to 32767"
+            )
+    for i, url in enumerate(spec.exposed_urls or ()):
+        where = f"{at}/exposedUrls/{i}"
+        if url.authorized_users and url.authorized_groups:
+            raise InvalidTemplateError(f"{where}/authorizedGroups", "users or groups, not both")
+        kind = url.authorization_type
+        if kind == "authorizedUsers" and not url.authorized_users:
+            raise InvalidTemplateError(f"{where}/authorizedUsers", "name the users")
+        if kind == "authorizedGroups" and not url.authorized_groups:
+            raise InvalidTemplateError(f"{where}/authorizedGroups", "name the groups")
+
+
+def _check_storage(storage: Storage, at: str) -> None:
+    _required(storage.nfs, f"{at}/nfs", "server", "path", "mount_path")
+    _required(storage.host_path, f"{at}/hostPath", "path", "mount_path")
+    _required(storage.s3, f"{at}/s3", "bucket", "path")
+    _required(storage.git, f"{at}/git", "repository", "path")
+    _required(storage.config_map_volume, f"{at}/configMapVolume", "config_map", "mount_path")
+    _required(storage.secret_volume, f"{at}/secretVolume", "secret", "mount_path")
+    _required(storage.data_volume, f"{at}/dataVolume", "id", "mount_path")
+    _required(storage.empty_dir_volume, f"{at}/emptyDirVolume", "path")
+    _required(storage.pvc, f"{at}/pvc", "path")
+    for i, pvc in enumerate(storage.pvc or ()):
+        if pvc.exclude:
+            continue
+        if pvc.existing_pvc:
+            if pvc.claim_name is None:
+                raise InvalidTemplateError(f"{at}/pvc/{i}/claimName", "an existing PVC is named")
+            continue
+        if pvc.claim_info is None or pvc.claim_info.size is None:
+            raise InvalidTemplateError(f"{at}/pvc/{i}/claimInfo/size", "a new PVC needs a size")
+        modes = pvc.claim_info.access_modes
+        if modes is not None and not (
+            modes.read_write_once or modes.read_only_many or modes.read_write_many
+        ):
+            raise InvalidTemplateError(
+                f"{at}/pvc/{i}/claimInfo/accessModes", "a new volume needs an access mode"
+            )
+    propagation = {h.mount_propagation or "None" for h in storage.host_path or ()}
+    if len(propagation) > 1:
+        raise InvalidTemplateError(
+            f"{at}/hostPath", "every host path has the same mountPropagation"
+        )
+
+
+def check_one_time_storage(spec: ReplicaSpec | None, at: str) -> None:
+    """What a template may configure itself, once: NFS, S3, Git, host paths, EmptyDir and new
+    volumes. ConfigMaps, Secrets, existing PVCs and data volumes come from assets only
+    (the guide: "PVCs, Secrets, ConfigMaps and Data volumes cannot be added as a one-time
+    configuration"), so they are refused in the template's own spec; the same kinds brought
+    by a loaded data source are the combined spec's, not the template's."""
+    storage = spec.storage if spec is not None else None
+    if storage is None:
+        return
+    loaded = "load it from a data-source asset (assets.datasources)"
+    for field, items, what in (
+        ("configMapVolume", storage.config_map_volume, "a ConfigMap"),
+        ("secretVolume", storage.secret_volume, "a Secret"),
+    ):
+        for i, item in enumerate(items or ()):
+            if not item.exclude:
+                raise InvalidTemplateError(
+                    f"{at}/storage/{field}/{i}", f"{what} is not set here once: {loaded}"
+                )
+    for i, pvc in enumerate(storage.pvc or ()):
+        if pvc.existing_pvc and not pvc.exclude:
+            raise InvalidTemplateError(
+                f"{at}/storage/pvc/{i}/existingPvc",
+                f"an existing PVC is not set here once: {loaded}; a new volume may be",
+            )
+    for i, volume in enumerate(storage.data_volume or ()):
+        if not volume.exclude:
+            raise InvalidTemplateError(
+                f"{at}/storage/dataVolume/{i}",
+                "a data volume is not set here once, and this service holds no data volumes",
+            )
