@@ -312,10 +312,18 @@ def row_of(record: asyncpg.Record) -> TemplateRow:
     )
 
 
+def one_by_id(placeholder: str) -> str:
+    """The query of one row by its id, given as `placeholder` ($1, or later in a larger
+    statement); `found` tells a row from the NULLs of an outer join that found none."""
+    return f"SELECT {COLUMNS} FROM template_catalogue WHERE template_id = {placeholder}"
+
+
+def found(record: asyncpg.Record) -> TemplateRow | None:
+    return None if record["template_id"] is None else row_of(record)
+
+
 async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
-    row = await conn.fetchrow(
-        f"SELECT {COLUMNS} FROM template_catalogue WHERE template_id = $1", template_id
-    )
+    row = await conn.fetchrow(one_by_id("$1"), template_id)
     return None if row is None else row_of(row)
 
 

@@ -33,6 +33,7 @@ from domain.values import ScopeRef
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes, visible_or_missing
+from infra.http.consistency import READ_WITH_STANDING, RowRead, prefetched
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.problems import pointer_in
 from infra.http.template_patch import clear, given, merge
@@ -219,6 +220,8 @@ async def name_availability(
 @get(
     [f"{DISTRIBUTED}/{{template_id:uuid}}", f"{BASE}/{{template_id:uuid}}"],
     tags=["Distributed templates", "Templates"],
+    # The row is read with the request's standing, in one round trip (infra/http/consistency.py).
+    opt={READ_WITH_STANDING: RowRead(template_catalogue.one_by_id("$5"), "template_id")},
 )
 async def get_template(
     request: Caller,
@@ -226,8 +229,11 @@ async def get_template(
     adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
     """One template, at its distributed path or the any-type one."""
-    async with adapters.resources.pool.acquire() as conn:
-        row = await template_catalogue.get_template(conn, template_id)
+    if (record := prefetched(request)) is not None:
+        row = template_catalogue.found(record)
+    else:
+        async with adapters.resources.pool.acquire() as conn:
+            row = await template_catalogue.get_template(conn, template_id)
     if row is None or row.template.meta.scope_ref not in await seen_scopes(request):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
     return _respond(wire_of(row), row.template.version, 200)

@@ -14,9 +14,11 @@ mark in the transaction that moves its checkpoint, so once it has passed the cal
 mark of what it made of it is there to be read.
 """
 
+import functools
 from collections.abc import Sequence
 from typing import Final
 
+import asyncpg
 import msgspec
 
 from infra.postgres.connections import Connection
@@ -59,6 +61,14 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
     ready: bool  # the caller's own writes are read (always, when not asked)
 
 
+# The standing and, in the same statement (one round trip, one snapshot), a row a request's
+# handler will need: `row` reads with $5, after the standing's own four parameters.
+_STANDING_WITH: Final = """
+SELECT s.access_epoch, s.org_epoch, s.ready, r.*
+  FROM ({standing}) s LEFT JOIN LATERAL ({row}) r ON true
+"""
+
+
 _MARK_DOWNSTREAM: Final = """
 INSERT INTO downstream_marks (principal, transaction_id, global_position)
 VALUES ($1, pg_current_xact_id(), $2)
@@ -85,6 +95,32 @@ async def standing(
     return Standing(
         access_epoch=row["access_epoch"], org_epoch=row["org_epoch"], ready=bool(row["ready"])
     )
+
+
+async def standing_with(
+    conn: Connection,
+    subject: str,
+    followers: Sequence[str],
+    read_models: Sequence[str],
+    row: str,
+    key: object,
+) -> tuple[Standing, asyncpg.Record]:
+    """`standing` of a request that reads, and what the query `row` (taking `key` as $5) finds
+    in the same snapshot: when the standing is ready, the row holds the caller's own writes.
+    The record's row columns are all NULL when `row` finds nothing."""
+    record = await conn.fetchrow(_with(row), subject, list(followers), list(read_models), True, key)
+    assert record is not None
+    found = Standing(
+        access_epoch=record["access_epoch"],
+        org_epoch=record["org_epoch"],
+        ready=bool(record["ready"]),
+    )
+    return found, record
+
+
+@functools.cache
+def _with(row: str) -> str:
+    return _STANDING_WITH.format(standing=_STANDING, row=row)
 
 
 async def mark_downstream(conn: Connection, subject: str, position: int) -> None:
