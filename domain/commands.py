@@ -1,7 +1,7 @@
 """Commands: what a caller asks the service to do (imperative names)."""
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 import msgspec
@@ -205,6 +205,16 @@ class UpdateTemplate(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     description: str | None = None
     body: TemplateBody
+    expected_version: int | None = None
+    metadata: EventMetadata
+
+
+class PatchTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    """Change the fields of the template a PATCH body sends (services/template_patch.py), as
+    its client sent it."""
+
+    template_id: UUID
+    patch: dict[str, Any]
     expected_version: int | None = None
     metadata: EventMetadata
 

@@ -6,7 +6,7 @@ Templates, layer by layer: domain/templates.py the rules, services/templates.py 
 infra/http/templates.py the HTTP routes.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
 
 import msgspec
@@ -14,15 +14,15 @@ import msgspec
 from domain import assets, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
-from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
-from domain.events import AssetVersion, Event, TemplateCreated
+from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
+from domain.events import AssetVersion, Event, EventMetadata, TemplateCreated
 from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
 from domain.template_specs import TemplateAssets
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import FeatureDisabledError, TenantSettings
 from domain.values import ScopeRef, TemplateMeta
-from services import access, idempotency, stamps, uses
+from services import access, idempotency, stamps, template_patch, uses
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
@@ -103,41 +103,72 @@ def _same_template(first: Event, second: Event) -> bool:
 async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> TemplateView:
     """Replace the template's name, description and body; return it as it now is, combined
     from the asset versions just checked."""
-    stream = await streams.load(cmd.template_id)
-    current = templates.live(templates.fold(stream.events), cmd.template_id)
+    return await _edit(
+        cmd.template_id,
+        lambda _: (cmd.name, cmd.description, cmd.body),
+        expected_version=cmd.expected_version,
+        metadata=cmd.metadata,
+        streams=streams,
+    )
+
+
+async def patch_template(cmd: PatchTemplate, *, streams: NamedStreams) -> TemplateView:
+    """Apply a PATCH to the template as it stands (read once); return it as it now is."""
+    return await _edit(
+        cmd.template_id,
+        lambda current: template_patch.apply(current, cmd.patch),
+        expected_version=cmd.expected_version,
+        metadata=cmd.metadata,
+        streams=streams,
+    )
+
+
+async def _edit(
+    template_id: UUID,
+    edit: Callable[[Template], tuple[str, str | None, TemplateBody]],
+    *,
+    expected_version: int | None,
+    metadata: EventMetadata,
+    streams: NamedStreams,
+) -> TemplateView:
+    """Whatever `edit` makes of the template's name, description and body, once the caller
+    may edit it."""
+    stream = await streams.load(template_id)
+    current = templates.live(templates.fold(stream.events), template_id)
     await access.require(
-        cmd.metadata,
+        metadata,
         current.meta.lineage,
         "editor",
         "update templates",
         streams=streams,
-        unseen=templates.TemplateNotFoundError(cmd.template_id),
+        unseen=templates.TemplateNotFoundError(template_id),
     )
-    if cmd.expected_version is not None and cmd.expected_version != stream.version:
-        raise PreconditionFailedError(cmd.expected_version, stream.version)
-    _allowed(await settings_of(streams), cmd.body, current.meta.cluster_id)
-    versions, found = await _linked(cmd.body, current.meta.lineage, streams)
+    if expected_version is not None and expected_version != stream.version:
+        raise PreconditionFailedError(expected_version, stream.version)
+    name, description, body = edit(current)
+    _allowed(await settings_of(streams), body, current.meta.cluster_id)
+    versions, found = await _linked(body, current.meta.lineage, streams)
     events = templates.update(
         current,
-        cmd.template_id,
-        name=cmd.name,
-        description=cmd.description,
-        body=cmd.body,
+        template_id,
+        name=name,
+        description=description,
+        body=body,
         asset_versions=versions,
     )
     if not events:  # nothing changed, the asset versions included
         return TemplateView(current, combine(current.body, found), stamps.loaded(stream))
     updated = _after(stream.events, events)
     result = await streams.append(
-        cmd.template_id,
+        template_id,
         events,
         expected_version=stream.version,
-        metadata=cmd.metadata,
+        metadata=metadata,
         name=name_claim(updated.meta),
-        uses=uses_of(updated.meta.name, updated.meta.scope_ref, cmd.body),
+        uses=uses_of(updated.meta.name, updated.meta.scope_ref, body),
     )
     return TemplateView(
-        updated, combine(updated.body, found), stamps.appended(stream, result, cmd.metadata)
+        updated, combine(updated.body, found), stamps.appended(stream, result, metadata)
     )
 
 
@@ -163,6 +194,12 @@ async def delete_template(cmd: DeleteTemplate, *, streams: NamedStreams) -> None
         name=None,
         uses=Uses(user=f"template {current.meta.name}"),
     )
+
+
+def live_scope(events: Iterable[Event]) -> ScopeRef | None:
+    """The scope of the live template these are the events of (None: none, or deleted)."""
+    found = fold_as(templates.fold, events)
+    return None if found is None or found.deleted else found.meta.scope_ref
 
 
 async def combined(template: Template, *, streams: StreamLoader) -> Combined:

@@ -15,6 +15,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody
 
 from domain.commands import DeleteAsset
+from domain.pointers import pointer_in
 from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
 from infra.http.accepted import Accepted
@@ -40,7 +41,6 @@ from infra.http.assets import (
     written,
 )
 from infra.http.callers import Caller, actor
-from infra.http.problems import pointer_in
 from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError

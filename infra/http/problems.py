@@ -6,7 +6,6 @@ for the official Run:ai client. Invalid fields are listed under `errors` as JSON
 """
 
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -31,6 +30,7 @@ from domain.org_units import (
     OrgUnitNotFoundError,
     UnknownScopeError,
 )
+from domain.pointers import pointer_in
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
 from domain.tenant_settings import FeatureDisabledError, UnknownSettingError
@@ -213,24 +213,6 @@ def from_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Probl
         return problem(503, slug="store-unavailable", detail="the database is unavailable")
     log.exception("unhandled error", exc_info=exc)
     return problem(500, slug="internal-error")
-
-
-# msgspec says where an error is ("- at `$.spec.connections[0].containerPort`") and, for an error
-# of an object as a whole, which field ("Object missing required field `name`", "Object contains
-# unknown field `extra`"). Litestar passes the message on, keyed by the path or by "data".
-_AT: Final = re.compile(r" - at `\$\.?([^`]*)`")
-_FIELD: Final = re.compile(r"field `([^`]+)`")
-_INDEX: Final = re.compile(r"\[(\d+)\]")
-
-
-def pointer_in(message: str, base: str = "", key: str = "") -> str:
-    """The JSON pointer a msgspec error message names, below `base`."""
-    if (at := _AT.search(message)) is not None:
-        key = at.group(1)
-    if (named := _FIELD.search(message)) is not None:
-        key = f"{key}.{named.group(1)}" if key else named.group(1)
-    path = _INDEX.sub(r".\1", key)
-    return base + ("/" + path.replace(".", "/") if path else "")
 
 
 def _field_error(item: Mapping[str, Any], request: Request[Any, Any, Any]) -> dict[str, str]:

@@ -10,18 +10,14 @@ Templates, layer by layer: domain/templates.py the rules, services/templates.py 
 infra/http/templates.py the HTTP routes.
 """
 
-from collections.abc import Iterable
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
-import msgspec
 from litestar import Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain import templates
-from domain.commands import CreateTemplate, DeleteTemplate, UpdateTemplate
-from domain.events import Event
+from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
 from domain.org_units import UnknownScopeError
 from domain.template_specs import (
     DistributedTemplateSpec,
@@ -35,8 +31,6 @@ from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes, visible_or_missing
 from infra.http.consistency import READ_WITH_STANDING, RowRead, prefetched
 from infra.http.openapi_document import NOT_NEGATIVE
-from infra.http.problems import pointer_in
-from infra.http.template_patch import clear, given, merge
 from infra.http.template_schemas import (
     Count,
     CreationMeta,
@@ -51,7 +45,6 @@ from infra.postgres.named_streams import name_holder
 from projections import template_catalogue
 from services import templates as use_cases
 from services.errors import InvalidRequestError, NameTakenError
-from services.kinds import fold_as
 from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workload-templates"
@@ -239,14 +232,9 @@ async def get_template(
     return _respond(wire_of(row), row.template.version, 200)
 
 
-def _live_scope(events: Iterable[Event]) -> ScopeRef | None:
-    found = fold_as(templates.fold, events)
-    return None if found is None or found.deleted else found.meta.scope_ref
-
-
 # A template the caller may not see is a 404 before the body of its PUT, PATCH or DELETE is read.
 visible_template: Final = visible_or_missing(
-    _live_scope, TemplateNotFoundError, param="template_id"
+    use_cases.live_scope, TemplateNotFoundError, param="template_id"
 )
 
 
@@ -259,16 +247,16 @@ async def replace_template(
     data: JSONBody[UpdateRequest],
     adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
-    body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
-    return await _update(
-        request,
-        template_id,
-        data.meta.name,
-        data.meta.description,
-        body,
-        adapters.streams,
-        adapters.resources,
+    command = UpdateTemplate(
+        template_id=template_id,
+        name=data.meta.name,
+        description=data.meta.description,
+        body=_body(data.spec, data.assets, data.master_spec_same_as_worker, data.master),
+        expected_version=_expected(request.headers.get("if-match")),
+        metadata=actor(request),
     )
+    view = await use_cases.update_template(command, streams=adapters.streams)
+    return _respond(wire_of(written(view)), view.template.version, 200)
 
 
 @patch(
@@ -280,52 +268,16 @@ async def patch_template(
     data: JSONBody[dict[str, Any]],
     adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
-    """Merge the sent fields into the template (objects field by field, lists and values
-    replaced; a null is a field not sent), then clear `fieldsToClear` (dotted paths such as
-    `spec.image`)."""
-    current = templates.live(
-        templates.fold((await adapters.streams.load(template_id)).events), template_id
+    """Merge the sent fields into the template, then clear `fieldsToClear`
+    (services/template_patch.py)."""
+    command = PatchTemplate(
+        template_id=template_id,
+        patch=data,
+        expected_version=_expected(request.headers.get("if-match")),
+        metadata=actor(request),
     )
-    data = given(data)
-    unknown = set(data) - {
-        "meta",
-        "spec",
-        "assets",
-        "masterSpecSameAsWorker",
-        "master",
-        "fieldsToClear",
-    }
-    if unknown:
-        raise InvalidRequestError(f"/{sorted(unknown)[0]}", "not a field of a template patch")
-    meta = data.get("meta") or {}
-    if not isinstance(meta, dict) or set(meta) - {"name", "description"}:
-        raise InvalidRequestError("/meta", "only name and description can be patched")
-    merged: dict[str, Any] = msgspec.to_builtins(
-        {
-            "spec": current.body.spec,
-            "assets": current.body.assets,
-            "masterSpecSameAsWorker": current.body.master_spec_same_as_worker,
-            "master": current.body.master,
-        }
-    )
-    merge(merged, {k: v for k, v in data.items() if k not in ("meta", "fieldsToClear")})
-    description = meta.get("description", current.meta.description)
-    to_clear = data.get("fieldsToClear") or []
-    if not isinstance(to_clear, list) or not all(isinstance(p, str) for p in to_clear):
-        raise InvalidRequestError("/fieldsToClear", "a list of dotted field paths")
-    for i, path in enumerate(to_clear):
-        if path == "meta.description":
-            description = None
-            continue
-        clear(merged, path, f"/fieldsToClear/{i}")
-    try:
-        body = msgspec.convert(merged, TemplateBody)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequestError(pointer_in(str(exc)), str(exc)) from None
-    name = meta.get("name") or current.meta.name
-    return await _update(
-        request, template_id, name, description, body, adapters.streams, adapters.resources
-    )
+    view = await use_cases.patch_template(command, streams=adapters.streams)
+    return _respond(wire_of(written(view)), view.template.version, 200)
 
 
 @delete(
@@ -355,24 +307,3 @@ TEMPLATE_ROUTES: Final = (
     patch_template,
     delete_template,
 )
-
-
-async def _update(
-    request: Caller,
-    template_id: UUID,
-    name: str,
-    description: str | None,
-    body: TemplateBody,
-    streams: NamedStreams,
-    resources: Resources,
-) -> Response[DistributedTemplate]:
-    command = UpdateTemplate(
-        template_id=template_id,
-        name=name,
-        description=description,
-        body=body,
-        expected_version=_expected(request.headers.get("if-match")),
-        metadata=actor(request),
-    )
-    view = await use_cases.update_template(command, streams=streams)
-    return _respond(wire_of(written(view)), view.template.version, 200)

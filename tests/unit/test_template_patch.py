@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from infra.http.template_patch import clear
 from services.errors import InvalidRequestError
+from services.template_patch import clear
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""PATCH of a template: merge the sent fields into its body, then clear `fieldsToClear`.
+"""PATCH of a template, as Run:ai defines it: merge the sent fields into its body, then clear
+`fieldsToClear`.
 
 In a patch, JSON `null` means "not given", as Run:ai's clients send it: runapy's models send
 every member they have, unset ones as null. Clearing a field is what `fieldsToClear` is for.
@@ -6,12 +7,51 @@ every member they have, unset ones as null. Clearing a field is what `fieldsToCl
 
 import functools
 import types
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Final, Union, get_args, get_origin
 
 import msgspec
 
-from domain.templates import TemplateBody
+from domain.pointers import pointer_in
+from domain.templates import Template, TemplateBody
 from services.errors import InvalidRequestError
+
+_MEMBERS: Final = {"meta", "spec", "assets", "masterSpecSameAsWorker", "master", "fieldsToClear"}
+
+
+def apply(current: Template, patch: dict[str, Any]) -> tuple[str, str | None, TemplateBody]:
+    """The template's name, description and body once the patch is applied: the sent fields
+    merged into the body (objects field by field, lists and values replaced; a null is a field
+    not sent), then `fieldsToClear` (dotted paths such as `spec.image`) cleared. A patch that
+    is not one is refused, naming its field."""
+    patch = given(patch)
+    if unknown := set(patch) - _MEMBERS:
+        raise InvalidRequestError(f"/{sorted(unknown)[0]}", "not a field of a template patch")
+    meta = patch.get("meta") or {}
+    if not isinstance(meta, dict) or set(meta) - {"name", "description"}:
+        raise InvalidRequestError("/meta", "only name and description can be patched")
+    to_clear = patch.get("fieldsToClear") or []
+    if not isinstance(to_clear, list) or not all(isinstance(p, str) for p in to_clear):
+        raise InvalidRequestError("/fieldsToClear", "a list of dotted field paths")
+    merged: dict[str, Any] = msgspec.to_builtins(
+        {
+            "spec": current.body.spec,
+            "assets": current.body.assets,
+            "masterSpecSameAsWorker": current.body.master_spec_same_as_worker,
+            "master": current.body.master,
+        }
+    )
+    merge(merged, {k: v for k, v in patch.items() if k not in ("meta", "fieldsToClear")})
+    description = meta.get("description", current.meta.description)
+    for i, path in enumerate(to_clear):
+        if path == "meta.description":
+            description = None
+            continue
+        clear(merged, path, f"/fieldsToClear/{i}")
+    try:
+        body = msgspec.convert(merged, TemplateBody)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequestError(pointer_in(str(exc)), str(exc)) from None
+    return meta.get("name") or current.meta.name, description, body
 
 
 def given(patch: dict[str, Any]) -> dict[str, Any]:
