@@ -17,9 +17,11 @@ from infra.bootstrap import create_pool
 from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.named_streams import PostgresNamedStreams
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings
-from services.ports import EventStore
-from tests.fakes import InMemoryEventStore
+from services.ports import EventStore, NamedStreams
+from tests.fakes import InMemoryEventStore, InMemoryNamedStreams
 from tests.sample_events import CODEC
 
 ACTOR = EventMetadata(actor_subject="test-suite", actor_kind="system")
@@ -128,3 +130,20 @@ def event_store(request: pytest.FixtureRequest) -> EventStore:
     """Contract tests take this fixture and run once per implementation (keep it sync)."""
     store: EventStore = request.getfixturevalue(f"{request.param}_event_store")
     return store
+
+
+@pytest.fixture
+def memory_named_streams() -> NamedStreams:
+    return InMemoryNamedStreams()
+
+
+@pytest.fixture
+def postgres_named_streams(clean_pool: asyncpg.Pool) -> NamedStreams:
+    return PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
+
+
+@pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.integration)])
+def named_streams(request: pytest.FixtureRequest) -> NamedStreams:
+    """As `event_store`, for the NamedStreams contract."""
+    streams: NamedStreams = request.getfixturevalue(f"{request.param}_named_streams")
+    return streams

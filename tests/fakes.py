@@ -4,9 +4,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
-from domain.events import Event, EventMetadata
-from services.errors import IdempotencyKeyReusedError, VersionConflictError
-from services.ports import AppendResult, OneAppend, Stream, Written
+from domain.events import Event, EventMetadata, event_tag
+from services.errors import (
+    IdempotencyKeyReusedError,
+    InvalidRequestError,
+    NameTakenError,
+    VersionConflictError,
+)
+from services.ports import AppendResult, InUse, NameClaim, OneAppend, Stream, Uses, Written
 
 
 class InMemoryEventStore:
@@ -117,3 +122,67 @@ class InMemoryLinkIndex:
 
     async def set_latest_version(self, asset_id: UUID, version: int) -> None:
         self.versions[asset_id] = max(version, self.versions.get(asset_id, 0))
+
+
+class InMemoryNamedStreams:
+    """NamedStreams over an InMemoryEventStore: a stream's unique name and what it uses move with
+    its append, all or nothing, as in PostgreSQL (tests/contract/test_named_streams.py)."""
+
+    def __init__(self, store: InMemoryEventStore | None = None) -> None:
+        self.store = store or InMemoryEventStore()
+        self.names: dict[tuple[str, str], UUID] = {}  # (namespace, name) -> its stream
+        self.uses: dict[UUID, dict[UUID, str]] = {}  # user -> used -> how the user is named
+
+    async def load(self, stream_id: UUID) -> Stream:
+        return await self.store.load(stream_id)
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        found = {i: await self.store.load(i) for i in stream_ids}
+        return {i: s for i, s in found.items() if s.version}
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+        uses: Uses | None = None,
+        unused: InUse | None = None,
+    ) -> AppendResult:
+        current = await self.store.load(stream_id)
+        if current.version != expected_version:  # checked first: nothing else is decided
+            raise VersionConflictError(stream_id, expected=expected_version, actual=current.version)
+        if name is not None:
+            holder = self.names.get((name.namespace, name.name))
+            if holder not in (None, stream_id):
+                raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
+        if unused is not None:
+            users = sorted(
+                named[stream_id]
+                for user, named in self.uses.items()
+                if stream_id in named and user != stream_id
+            )
+            if users:
+                raise unused(users)
+        if uses is not None:
+            for used, field in uses.used:
+                if _deleted(await self.store.load(used)):
+                    raise InvalidRequestError(
+                        field, "it was deleted while this request was written"
+                    )
+        result = await self.store.append(
+            stream_id, events, expected_version=expected_version, metadata=metadata
+        )
+        self.names = {key: held for key, held in self.names.items() if held != stream_id}
+        if name is not None:
+            self.names[(name.namespace, name.name)] = stream_id
+        if uses is not None:
+            self.uses[stream_id] = {used: uses.user for used, _ in uses.used}
+        return result
+
+
+def _deleted(stream: Stream) -> bool:
+    """As PostgreSQL tells it: the stream's last event is a deletion (its type's tag)."""
+    return bool(stream.events) and event_tag(type(stream.events[-1])).endswith(".deleted.v1")

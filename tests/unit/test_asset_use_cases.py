@@ -1,0 +1,60 @@
+"""The asset use cases against fakes of their ports: a create under an Idempotency-Key happens
+once, an update renames and re-specs under the name rule, and nothing is written for a refusal
+or for an update that changes nothing."""
+
+import pytest
+
+from domain.commands import CreateAsset, UpdateAsset
+from domain.events import EventMetadata
+from domain.specs import EnvironmentSpec
+from domain.values import ScopeRef
+from services import assets
+from services.errors import IdempotencyKeyReusedError, NameTakenError
+from services.idempotency import creation_id
+from tests.fakes import InMemoryNamedStreams
+
+SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
+
+
+def creating(name: str, image: str = "pt:1", key: str | None = None) -> CreateAsset:
+    asset_id, new_id = creation_id("someone", "environment", key)
+    return CreateAsset(
+        asset_id=asset_id,
+        new_id=new_id,
+        scope=ScopeRef("tenant"),
+        name=name,
+        spec=EnvironmentSpec(image=image),
+        metadata=SYSTEM,
+    )
+
+
+async def test_a_create_under_a_key_happens_once_and_the_key_names_that_request_only() -> None:
+    streams = InMemoryNamedStreams()
+    first = await assets.create_asset(creating("pt", key="k-1"), streams=streams)
+    again = await assets.create_asset(creating("pt", key="k-1"), streams=streams)
+    assert again == first
+    assert (await streams.load(first.state.id)).version == 1
+    with pytest.raises(IdempotencyKeyReusedError):
+        await assets.create_asset(creating("pt", image="pt:2", key="k-1"), streams=streams)
+    other = await assets.create_asset(creating("pt-2", key="k-2"), streams=streams)
+    assert other.state.id != first.state.id
+
+
+async def test_an_update_keeps_names_unique_and_writes_nothing_when_nothing_changes() -> None:
+    streams = InMemoryNamedStreams()
+    pt = (await assets.create_asset(creating("pt"), streams=streams)).state
+    await assets.create_asset(creating("taken"), streams=streams)
+
+    def update(name: str, image: str) -> UpdateAsset:
+        spec = EnvironmentSpec(image=image)
+        return UpdateAsset(asset_id=pt.id, name=name, spec=spec, metadata=SYSTEM)
+
+    with pytest.raises(NameTakenError):
+        await assets.update_asset(update("taken", "pt:1"), streams=streams)
+    unchanged = await assets.update_asset(update("pt", "pt:1"), streams=streams)
+    assert unchanged.state.version == 1
+    assert (await streams.load(pt.id)).version == 1
+    changed = await assets.update_asset(update("pt-renamed", "pt:2"), streams=streams)
+    assert (changed.state.meta.name, changed.state.version) == ("pt-renamed", 2)
+    assert changed.stamps.created == unchanged.stamps.created
+    await assets.create_asset(creating("pt"), streams=streams)  # the old name is free again

@@ -1,0 +1,97 @@
+"""The org-unit use cases against fakes of their ports: a unit's name is unique under its
+parent, and a unit that still holds units or things is not deleted."""
+
+from uuid import uuid4
+
+import pytest
+
+from domain.commands import (
+    CreateAsset,
+    CreateCluster,
+    CreateDepartment,
+    CreateProject,
+    DeleteOrgUnit,
+    UpdateOrgUnit,
+)
+from domain.events import EventMetadata
+from domain.org_units import OrgUnitNotEmptyError, UnknownScopeError
+from domain.specs import EnvironmentSpec
+from domain.values import ScopeRef
+from services import assets, org_units
+from services.errors import NameTakenError
+from tests.fakes import InMemoryNamedStreams
+
+SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
+
+
+class Ids:
+    """The IdSequence port: Run:ai's small integer ids."""
+
+    def __init__(self) -> None:
+        self.last = 0
+
+    async def next_id(self) -> int:
+        self.last += 1
+        return self.last
+
+
+async def test_units_nest_their_names_are_unique_under_a_parent_and_a_holder_is_not_deleted() -> (
+    None
+):
+    streams, ids = InMemoryNamedStreams(), Ids()
+    cluster = uuid4()
+    await org_units.create_cluster(
+        CreateCluster(cluster_id=cluster, name="east", metadata=SYSTEM), streams=streams
+    )
+    department = await org_units.create_department(
+        CreateDepartment(cluster_id=cluster, name="ml", metadata=SYSTEM), streams=streams, ids=ids
+    )
+    project = await org_units.create_project(
+        CreateProject(
+            cluster_id=cluster, department_id=department.state, name="llm", metadata=SYSTEM
+        ),
+        streams=streams,
+        ids=ids,
+    )
+    with pytest.raises(NameTakenError):
+        await org_units.create_department(
+            CreateDepartment(cluster_id=cluster, name="ml", metadata=SYSTEM),
+            streams=streams,
+            ids=ids,
+        )
+    in_project = ScopeRef("project", project.state)
+    env = CreateAsset(
+        asset_id=uuid4(),
+        scope=in_project,
+        name="pt",
+        spec=EnvironmentSpec(image="pt"),
+        metadata=SYSTEM,
+    )
+    await assets.create_asset(env, streams=streams)
+
+    ml = ScopeRef("department", department.state)
+    with pytest.raises(OrgUnitNotEmptyError, match="project llm"):
+        await org_units.delete_org_unit(DeleteOrgUnit(scope=ml, metadata=SYSTEM), streams=streams)
+    with pytest.raises(OrgUnitNotEmptyError, match="environment pt"):
+        await org_units.delete_org_unit(
+            DeleteOrgUnit(scope=in_project, metadata=SYSTEM), streams=streams
+        )
+
+    updated = await org_units.update_org_unit(
+        UpdateOrgUnit(scope=ml, description="the ML department", resources=(), metadata=SYSTEM),
+        streams=streams,
+    )
+    assert updated.state.description == "the ML department"
+    assert updated.stamps.created == department.stamps.created
+
+
+async def test_a_unit_under_a_parent_that_is_not_there_is_refused_naming_the_field() -> None:
+    streams = InMemoryNamedStreams()
+    with pytest.raises(UnknownScopeError) as refused:
+        await org_units.create_department(
+            CreateDepartment(cluster_id=uuid4(), name="ml", metadata=SYSTEM),
+            streams=streams,
+            ids=Ids(),
+        )
+    assert refused.value.field == "/clusterId"
+    assert streams.names == {}

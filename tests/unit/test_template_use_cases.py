@@ -1,0 +1,178 @@
+"""The template use cases against fakes of their ports (tests/fakes.py), as fast as the domain's
+own tests: what a create, an update, a patch and a deletion decide, and that a refusal writes
+nothing."""
+
+from typing import Any
+from uuid import UUID, uuid4
+
+import msgspec
+import pytest
+
+from domain.commands import (
+    CreateAsset,
+    CreateTemplate,
+    DeleteAsset,
+    DeleteTemplate,
+    PatchTemplate,
+    UpdateTemplate,
+)
+from domain.events import ApplicationCreated, EventMetadata, TemplateCreated, TemplateUpdated
+from domain.specs import EnvironmentSpec, WorkloadSupportedTypes
+from domain.template_rules import InvalidTemplateError
+from domain.templates import TemplateBody
+from domain.values import Grant, ScopeRef
+from services import assets, templates
+from services.errors import (
+    InvalidRequestError,
+    NameTakenError,
+    NotPermittedError,
+    PreconditionFailedError,
+)
+from tests.fakes import InMemoryNamedStreams
+
+SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
+TENANT = ScopeRef("tenant")
+
+
+def body(**fields: Any) -> TemplateBody:
+    return msgspec.convert(
+        {"spec": {"distributedFramework": "PyTorch", "numWorkers": 2}, **fields}, TemplateBody
+    )
+
+
+async def environment(streams: InMemoryNamedStreams, name: str = "pt") -> UUID:
+    command = CreateAsset(
+        asset_id=uuid4(),
+        scope=TENANT,
+        name=name,
+        spec=EnvironmentSpec(image="nvcr.io/nvidia/pytorch:24.05-py3"),
+        workload_supported_types=WorkloadSupportedTypes(distributed=True, dist_framework="PyTorch"),
+        metadata=SYSTEM,
+    )
+    return (await assets.create_asset(command, streams=streams)).state.id
+
+
+async def create(
+    streams: InMemoryNamedStreams,
+    name: str = "ddp",
+    metadata: EventMetadata = SYSTEM,
+    **fields: Any,
+) -> templates.TemplateView:
+    command = CreateTemplate(
+        template_id=uuid4(), scope=TENANT, name=name, body=body(**fields), metadata=metadata
+    )
+    return await templates.create_template(command, streams=streams)
+
+
+async def viewer(streams: InMemoryNamedStreams) -> EventMetadata:
+    """An application that may see the tenant's templates but not edit them."""
+    application_id = uuid4()
+    grant = Grant(role="viewer", scope_kind="tenant", scope_id="tenant")
+    created = ApplicationCreated(
+        application_id=application_id, name="reader", client_id="reader", grants=(grant,)
+    )
+    await streams.store.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    return EventMetadata(actor_subject=str(application_id), actor_kind="application")
+
+
+async def test_a_create_links_its_assets_claims_its_name_and_records_what_it_uses() -> None:
+    streams = InMemoryNamedStreams()
+    env = await environment(streams)
+    view = await create(streams, assets={"environment": str(env)})
+    (event,) = (await streams.load(view.template.id)).events
+    assert isinstance(event, TemplateCreated)
+    assert [v.asset_id for v in event.asset_versions] == [env]
+    assert view.combined.spec.image == "nvcr.io/nvidia/pytorch:24.05-py3"
+    assert streams.uses[view.template.id] == {env: "template ddp"}
+    assert view.stamps.created == view.stamps.updated
+    with pytest.raises(NameTakenError) as taken:
+        await create(streams)
+    assert taken.value.field == "/meta/name"
+
+
+async def test_a_create_naming_an_asset_that_is_not_there_is_refused_and_writes_nothing() -> None:
+    streams = InMemoryNamedStreams()
+    with pytest.raises(InvalidTemplateError) as refused:
+        await create(streams, assets={"environment": str(uuid4())})
+    assert refused.value.field == "/assets/environment"
+    assert streams.names == {}
+
+
+async def test_an_asset_a_template_uses_cannot_be_deleted_until_the_template_is() -> None:
+    streams = InMemoryNamedStreams()
+    env = await environment(streams)
+    view = await create(streams, assets={"environment": str(env)})
+    deletion = DeleteAsset(asset_id=env, kind="environment", metadata=SYSTEM)
+    with pytest.raises(Exception, match="template ddp"):
+        await assets.delete_asset(deletion, streams=streams)
+    await templates.delete_template(
+        DeleteTemplate(template_id=view.template.id, metadata=SYSTEM), streams=streams
+    )
+    await assets.delete_asset(deletion, streams=streams)
+    with pytest.raises(InvalidTemplateError):  # and a deleted asset is no longer linked
+        await create(streams, name="later", assets={"environment": str(env)})
+
+
+async def test_a_patch_merges_what_it_sends_ignores_nulls_and_clears_what_it_names() -> None:
+    streams = InMemoryNamedStreams()
+    view = await create(
+        streams, spec={"distributedFramework": "PyTorch", "numWorkers": 2, "args": "a"}
+    )
+    patch = {
+        "meta": {"name": None, "description": "tuned"},
+        "spec": {"numWorkers": 4, "distributedFramework": None},
+        "masterSpecSameAsWorker": None,
+        "fieldsToClear": ["spec.args"],
+    }
+    command = PatchTemplate(template_id=view.template.id, patch=patch, metadata=SYSTEM)
+    patched = await templates.patch_template(command, streams=streams)
+    spec = patched.template.body.spec
+    assert (spec.num_workers, spec.distributed_framework, spec.args) == (4, "PyTorch", None)
+    assert (patched.template.meta.name, patched.template.meta.description) == ("ddp", "tuned")
+    assert isinstance((await streams.load(view.template.id)).events[-1], TemplateUpdated)
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"colour": "red"}, "/colour"),
+        ({"meta": {"scopeType": "project"}}, "/meta"),
+        ({"fieldsToClear": ["spec.notAField"]}, "/fieldsToClear/0"),
+        ({"spec": {"numWorkers": "four"}}, "/spec/numWorkers"),
+    ],
+)
+async def test_a_patch_that_is_not_one_is_refused_naming_its_field(
+    patch: dict[str, Any], field: str
+) -> None:
+    streams = InMemoryNamedStreams()
+    view = await create(streams)
+    command = PatchTemplate(template_id=view.template.id, patch=patch, metadata=SYSTEM)
+    with pytest.raises(InvalidRequestError) as refused:
+        await templates.patch_template(command, streams=streams)
+    assert refused.value.field == field
+    assert (await streams.load(view.template.id)).version == 1
+
+
+async def test_an_update_after_a_stale_version_or_by_a_viewer_is_refused() -> None:
+    streams = InMemoryNamedStreams()
+    view = await create(streams)
+    stale = UpdateTemplate(
+        template_id=view.template.id, name="ddp", body=body(), expected_version=7, metadata=SYSTEM
+    )
+    with pytest.raises(PreconditionFailedError):
+        await templates.update_template(stale, streams=streams)
+    by_viewer = msgspec.structs.replace(
+        stale, expected_version=None, metadata=await viewer(streams)
+    )
+    with pytest.raises(NotPermittedError):
+        await templates.update_template(by_viewer, streams=streams)
+    assert (await streams.load(view.template.id)).version == 1
+
+
+async def test_an_update_that_changes_nothing_writes_nothing_and_keeps_its_stamps() -> None:
+    streams = InMemoryNamedStreams()
+    view = await create(streams)
+    same = UpdateTemplate(template_id=view.template.id, name="ddp", body=body(), metadata=SYSTEM)
+    again = await templates.update_template(same, streams=streams)
+    assert (await streams.load(view.template.id)).version == 1
+    assert again.stamps == view.stamps
