@@ -101,6 +101,15 @@ async def create_template(
     data: JSONBody[CreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
+    wire, version = await create_from(request, data, adapters)
+    return _respond(wire, version, 202)
+
+
+async def create_from(
+    request: Caller, data: CreationRequest, adapters: Adapters
+) -> tuple[DistributedTemplate, int]:
+    """Create a template from Run:ai's creation body (the API's and the console's form alike):
+    the template as written, and its version."""
     scope = _scope(data.meta)
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
     template_id, new_id = creation_id(request, "template")
@@ -116,7 +125,7 @@ async def create_template(
     async with adapters.streams.session() as session:  # one connection for the reads and the write
         view = await use_cases.create_template(command, streams=session)
     wire = await wire_of(request, view.template, None, adapters.streams, combined=view.combined)
-    return _respond(wire, view.template.version, 202)
+    return wire, view.template.version
 
 
 @get(DISTRIBUTED, tags=["Distributed templates"])
@@ -147,7 +156,7 @@ async def list_distributed(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
-    return await _listed(request, adapters.streams, adapters.resources, query, offset, limit)
+    return await list_page(request, adapters.streams, adapters.resources, query, offset, limit)
 
 
 @get(BASE, tags=["Templates"])
@@ -162,7 +171,7 @@ async def list_any(
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order=sort_order)
-    return await _listed(request, adapters.streams, adapters.resources, query, offset, limit)
+    return await list_page(request, adapters.streams, adapters.resources, query, offset, limit)
 
 
 @get(f"{BASE}/count", tags=["Templates"])
@@ -176,7 +185,7 @@ async def count_templates(
     return Count(await count_of(request, adapters.resources, query))
 
 
-async def _listed(
+async def list_page(
     request: Caller,
     streams: NamedStreams,
     servers: Resources,
@@ -224,13 +233,19 @@ async def get_template(
     adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
     """One template, at its distributed path or the any-type one."""
+    wire, version = await read_template(request, template_id, adapters)
+    return _respond(wire, version, 200)
+
+
+async def read_template(
+    request: Caller, template_id: UUID, adapters: Adapters
+) -> tuple[DistributedTemplate, int]:
+    """One template the caller may see, from the catalogue, and its version."""
     async with adapters.resources.pool.acquire() as conn:
         row = await template_catalogue.get_template(conn, template_id)
     if row is None or row.template.meta.scope_ref not in await seen_scopes(request):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    return _respond(
-        await wire_of(request, row.template, row, adapters.streams), row.template.version, 200
-    )
+    return await wire_of(request, row.template, row, adapters.streams), row.template.version
 
 
 def _live_scope(events: Iterable[Event]) -> ScopeRef | None:
