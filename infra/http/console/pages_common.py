@@ -37,6 +37,14 @@ def page(
     )
 
 
+def person(request: Request[Any, Any, Any], subject: str) -> str:
+    """Who did something, as a person reads it: the signed-in application by its client id."""
+    user = request.scope.get("user")
+    if isinstance(user, Principal) and user.subject == subject:
+        return f"{user.client_id or subject} (you)"
+    return subject
+
+
 def _problem(request: Request[Any, Any, Any], status: int, title: str, detail: str) -> Template:
     return page(request, "problem.html.j2", title=title, detail=detail, status_code=status)
 

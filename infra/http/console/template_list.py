@@ -12,7 +12,7 @@ from litestar.response import Template
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.linked import asset_names
-from infra.http.console.pages_common import page
+from infra.http.console.pages_common import page, person
 from infra.http.console.scopes import choice_value, visible_scopes
 from infra.http.template_views import ListQuery, count_of
 from infra.http.templates import list_page
@@ -73,7 +73,7 @@ async def templates_grid(
                 "workers": entry.combined_spec.num_workers,
                 "runnable": entry.runnable,
                 "linked": linked,
-                "updated_by": meta.updated_by or meta.created_by,
+                "updated_by": person(request, meta.updated_by or meta.created_by),
                 "updated_at": meta.updated_at or meta.created_at,
             }
         )
