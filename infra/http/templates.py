@@ -29,7 +29,7 @@ from domain.template_specs import (
     TemplateAssets,
 )
 from domain.templates import TemplateBody, TemplateNotFoundError
-from domain.values import ScopeRef
+from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes, visible_or_missing
@@ -213,14 +213,30 @@ async def name_availability(
 ) -> None:
     """204 when the name is free in the scope, 409 when a template there holds it. A scope the
     caller may not see is answered as one that does not exist: its names are not its to know."""
+    await check_name_free(
+        request, adapters, template_name, scope_type, scope_id, fields=("/scopeId", "/templateName")
+    )
+
+
+async def check_name_free(
+    request: Caller,
+    adapters: Adapters,
+    template_name: str,
+    scope_type: ScopeKind,
+    scope_id: str | None,
+    *,
+    fields: tuple[str, str],
+) -> None:
+    """UnknownScopeError (naming `fields[0]`) for a scope the caller may not see, NameTakenError
+    (naming `fields[1]`) when a template there holds the name."""
     scope_key = "" if scope_type == "tenant" else scope_id or ""
     if not await may_see(
-        request, ScopeRef(scope_type, scope_key), adapters.streams, field="/scopeId"
+        request, ScopeRef(scope_type, scope_key), adapters.streams, field=fields[0]
     ):
-        raise UnknownScopeError(scope_type, scope_key, field="/scopeId")
+        raise UnknownScopeError(scope_type, scope_key, field=fields[0])
     namespace = f"template@{scope_type}:{scope_key}"
     if await name_holder(adapters.resources.pool, namespace, template_name) is not None:
-        raise NameTakenError(template_name, namespace=namespace, field="/templateName")
+        raise NameTakenError(template_name, namespace=namespace, field=fields[1])
 
 
 @get(

@@ -6,6 +6,16 @@ import re
 from typing import Final
 
 LABELS: Final = {
+    "/scope": "Scope",
+    "/meta/name": "Template name",
+    "/meta/description": "Description",
+    "/assets/environment": "Environment",
+    "/assets/compute": "Compute resource",
+    "/master/assets/environment": "Master environment",
+    "/master/assets/compute": "Master compute resource",
+    "/assets/datasources/*/ref": "Data source",
+    "/assets/datasources/*/overrides/containerPath": "Container path",
+    "/assets/datasources/*/overrides/subPath": "ConfigMap sub-path",
     "/image": "Image URL",
     "/imagePullPolicy": "Image pull policy",
     "/command": "Command",

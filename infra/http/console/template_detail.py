@@ -29,9 +29,18 @@ def flattened(value: Any, at: str = "") -> list[tuple[str, Any]]:
     """Every leaf of a document with its JSON pointer, in the document's order."""
     if isinstance(value, dict):
         return [leaf for k, v in value.items() for leaf in flattened(v, f"{at}/{k}")]
-    if isinstance(value, list) and value and isinstance(value[0], dict):
+    if isinstance(value, list | tuple) and value and isinstance(value[0], dict):
         return [leaf for i, v in enumerate(value) for leaf in flattened(v, f"{at}/{i}")]
     return [(at, value)]
+
+
+def shown(value: Any) -> Any:
+    """A value as a person reads it: lists joined, whole floats without their ".0"."""
+    if isinstance(value, list | tuple):
+        return ", ".join(str(shown(v)) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return value
 
 
 def _fields(
@@ -48,12 +57,11 @@ def _fields(
             source = f"environment {environment}"
         elif compute and top in OWNED_BY_COMPUTE:
             source = f"compute resource {compute}"
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
         rows.append(
             {
                 "pointer": pointer,
                 "label": label_of(pointer),
-                "value": shown,
+                "value": shown(value),
                 "source": source,
                 "own": pointer in mine,
             }
