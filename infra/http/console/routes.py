@@ -19,6 +19,7 @@ from infra.http.console.sign_in import SIGN_IN_ROUTES
 from infra.http.console.template_detail import template_page
 from infra.http.console.template_form import FORM_ROUTES
 from infra.http.console.template_list import templates_grid
+from infra.http.console.workload_pages import WORKLOAD_ROUTES
 from infra.http.edge import CONSOLE
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
 from infra.settings import Settings
@@ -45,7 +46,14 @@ def console_router(
     )
     return Router(
         path=CONSOLE,
-        route_handlers=[*SIGN_IN_ROUTES, templates_grid, *FORM_ROUTES, template_page, static],
+        route_handlers=[
+            *SIGN_IN_ROUTES,
+            templates_grid,
+            *FORM_ROUTES,
+            template_page,
+            *WORKLOAD_ROUTES,
+            static,
+        ],
         middleware=[
             SecureCookiesBehindTls,  # type: ignore[list-item]  # plain ASGI, loosely typed
             DefineMiddleware(sealed_session, auth=settings.auth),

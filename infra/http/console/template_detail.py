@@ -19,6 +19,7 @@ from infra.http.console.linked import asset_names
 from infra.http.console.pages_common import page, person
 from infra.http.console.scopes import choice_value, visible_scopes
 from infra.http.history import template_versions
+from infra.http.org_units import visible_units
 from infra.http.templates import read_template
 
 OWNED_BY_ENVIRONMENT = frozenset(camel(f) for f in ENVIRONMENT_FIELDS)
@@ -79,6 +80,18 @@ def _event_name(tag: str) -> str:
 async def template_page(
     request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template:
+    return await template_page_of(request, template_id, adapters)
+
+
+async def template_page_of(
+    request: Caller,
+    template_id: UUID,
+    adapters: Adapters,
+    *,
+    submission: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Template:
+    """The page, with the submit form as last sent (`submission`: its values and errors)."""
     wire, version = await read_template(request, template_id, adapters)
     history = await template_versions(request, template_id, adapters)
     names = await asset_names(request, adapters)
@@ -99,9 +112,16 @@ async def template_page(
         {"name": named(d.id), "kind": d.kind, "overrides": d.overrides}
         for d in (assets.datasources or () if assets else ())
     ]
+    projects = [(u.id, u.name) for u in await visible_units(request, "project", adapters.resources)]
+    if submission is None:
+        own = meta.project_id if meta.scope_type == "project" else None
+        submission = {"name": "", "project": str(own or ""), "errors": {}}
     return page(
         request,
         "template.html.j2",
+        status_code=status_code,
+        projects=projects,
+        submission=submission,
         title=meta.name,
         section="templates",
         found=wire,
