@@ -12,7 +12,7 @@ from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
 from infra.http import consistency
-from infra.http.console.authentication import ConsoleAuthenticationMiddleware
+from infra.http.console.authentication import Verifiers, console_authentication
 from infra.http.console.pages_common import EXCEPTION_HANDLERS
 from infra.http.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
 from infra.http.console.sign_in import SIGN_IN_ROUTES
@@ -58,9 +58,7 @@ def console_router(
             SecureCookiesBehindTls,  # type: ignore[list-item]  # plain ASGI, loosely typed
             DefineMiddleware(sealed_session, auth=settings.auth),
             DefineMiddleware(CSRFMiddleware, config=csrf_config(settings.auth)),
-            DefineMiddleware(
-                ConsoleAuthenticationMiddleware, issuer=issuer, external=external, settle=settle
-            ),
+            DefineMiddleware(console_authentication, verifiers=Verifiers(issuer, external, settle)),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         include_in_schema=False,
