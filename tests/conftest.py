@@ -26,6 +26,26 @@ from tests.sample_events import CODEC
 
 ACTOR = EventMetadata(actor_subject="test-suite", actor_kind="system")
 
+# The browser tier (tests/browser) drives Debian's Chromium. Outside CI, where there is none, the
+# tier is left out and the summary says so in one line; in CI (`CI` set) its absence fails.
+CHROMIUM = "/usr/bin/chromium"
+BROWSER_TIER = Path(__file__).parent / "browser"
+
+
+def _without_browser() -> bool:
+    return not Path(CHROMIUM).exists() and not os.environ.get("CI")
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    if collection_path == BROWSER_TIER and _without_browser():
+        return True
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _without_browser():
+        terminalreporter.write_line(f"browser tier skipped: no Chromium at {CHROMIUM}")
+
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:

@@ -102,6 +102,7 @@ def run_dev(settings: Settings) -> int:
         write_private(endpoints, json.dumps(urls, indent=2))
         print(
             f"\ntrainplate is starting at {api_url}  (readiness: {api_url}/readyz)\n"
+            f"  console    {api_url}/console  (sign in with an application's id and secret)\n"
             f"  PostgreSQL {redacted(postgres.url)}\n  NATS       {redacted(broker.url)}\n"
             f"  endpoints  {endpoints}\n  Ctrl-C stops everything.\n",
             flush=True,

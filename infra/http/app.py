@@ -19,9 +19,10 @@ from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, settler
+from infra.http.console.routes import console_router, template_config
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
-from infra.http.edge import EdgeGuardMiddleware
+from infra.http.edge import CONSOLE, EdgeGuardMiddleware
 from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.health import healthz, metrics, readyz
 from infra.http.history import HISTORY_ROUTES
@@ -110,8 +111,10 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             _wire(app, opened)
             yield
 
+    settle = settler(settings.consistency_wait_s)
     return Litestar(
         route_handlers=[
+            console_router(settings, token_issuer, external, settle),
             healthz,
             readyz,
             metrics,
@@ -152,9 +155,11 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
                 BearerAuthenticationMiddleware,
                 issuer=token_issuer,
                 external=external,
-                settle=settler(settings.consistency_wait_s),
+                settle=settle,
+                exclude=[f"^{CONSOLE}(/|$)"],  # the console authenticates from its session
             ),
         ],
+        template_config=template_config(),
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         logging_config=None,  # the process configured logging already (one line per record)
         debug=False,

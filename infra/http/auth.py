@@ -74,13 +74,18 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         consistency.begin()  # every request, authenticated or not, starts with nothing carried
         await super().__call__(scope, receive, send)
 
-    async def authenticate_request(
-        self, connection: ASGIConnection[Any, Any, Any, Any]
-    ) -> AuthenticationResult:
+    def token_of(self, connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+        """The access token the request carries: an `Authorization: Bearer` header."""
         scheme, _, token = connection.headers.get("authorization", "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise NotAuthenticatedError("an Authorization: Bearer <token> header is required")
+        return token
+
+    async def authenticate_request(
+        self, connection: ASGIConnection[Any, Any, Any, Any]
+    ) -> AuthenticationResult:
+        token = self.token_of(connection)
         if self._external is not None:  # only then can a token be another kind than ours
             try:
                 algorithm = jwt.get_unverified_header(token).get("alg")

@@ -69,7 +69,7 @@ class DataSourceListResponse(msgspec.Struct, frozen=True):
 
 
 # Path segment of each kind, and its member in the combined list's spec.
-_KINDS: Final[dict[AssetKind, tuple[str, str]]] = {
+KINDS: Final[dict[AssetKind, tuple[str, str]]] = {
     "nfs": ("nfs", "nfs"),
     "pvc": ("pvc", "pvc"),
     "s3": ("s3", "s3"),
@@ -80,7 +80,7 @@ _KINDS: Final[dict[AssetKind, tuple[str, str]]] = {
 }
 
 
-_MEMBERS: Final[dict[str, str]] = {kind: member for kind, (_, member) in _KINDS.items()}
+_MEMBERS: Final[dict[str, str]] = {kind: member for kind, (_, member) in KINDS.items()}
 
 
 def _spec(kind: AssetKind, raw: dict[str, Any]) -> AnyDataSourceSpec:
@@ -103,7 +103,7 @@ def _asset(row: AssetRow, usage: Usage = None) -> DataSourceAsset:
 
 
 def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
-    segment, _ = _KINDS[kind]
+    segment, _ = KINDS[kind]
     path = f"/api/v1/asset/datasource/{segment}"
     tags = ["Datasources"]
     ident = segment.replace("-", "_")
@@ -195,7 +195,7 @@ async def list_data_sources(
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
     """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
-    rows = await visible_rows(request, tuple(_KINDS), asset_filter, adapters.resources)
+    rows = await visible_rows(request, tuple(KINDS), asset_filter, adapters.resources)
     usage = await usage_of(request, adapters.resources, rows, usage_info)
     return CombinedListResponse(
         [
@@ -211,5 +211,5 @@ async def list_data_sources(
 
 DATA_SOURCE_ROUTES: Final = (
     list_data_sources,
-    *(handler for kind in _KINDS for handler in _routes(kind)),
+    *(handler for kind in KINDS for handler in _routes(kind)),
 )

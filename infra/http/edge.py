@@ -19,6 +19,8 @@ import msgspec
 from infra.http.consistency import MIN_POSITION
 from infra.http.problems import PROBLEM_JSON, problem_body
 
+CONSOLE: Final = "/console"  # where the web console's pages are (infra/http/console/)
+FORM: Final = "application/x-www-form-urlencoded"
 MAX_BODY_BYTES: Final = 10 * 1024 * 1024
 MAX_DEPTH: Final = 32  # the deepest request body of the API nests 8 levels
 INT64: Final = range(-(2**63), 2**63)
@@ -61,7 +63,7 @@ class EdgeGuardMiddleware:
             if scope["method"] in _WITH_BODY:
                 body = await _read(receive)
                 if body:
-                    check_body(body, _content_type(scope))
+                    check_body(body, _content_type(scope), forms=_takes_forms(scope))
                 receive = _replay(body, receive)
         except RefusedInputError as refusal:
             await _refuse(send, refusal)
@@ -95,10 +97,33 @@ def check_target(scope: Scope) -> None:
                 )
 
 
-def check_body(body: bytes, content_type: str) -> None:
+def _takes_forms(scope: Scope) -> bool:
+    """The web console's pages post HTML forms; every other route takes JSON only."""
+    path = str(scope["path"])
+    return path == CONSOLE or path.startswith(f"{CONSOLE}/")
+
+
+def check_form(body: bytes) -> None:
+    """An HTML form (`application/x-www-form-urlencoded`) whose names and values are UTF-8 text
+    without NUL characters; what they mean is the page's to check, field by field."""
+    try:
+        fields = parse_qsl(
+            body.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="strict"
+        )
+    except UnicodeDecodeError:
+        raise RefusedInputError("the form is not valid UTF-8", "", "body") from None
+    for name, value in fields:
+        _check_text(name, "a form field's name", name)
+        _check_text(value, f"form field `{name}`", name)
+
+
+def check_body(body: bytes, content_type: str, *, forms: bool = False) -> None:
     """A JSON body whose strings PostgreSQL can store, whose integers fit 64 bits, nested at
-    most MAX_DEPTH levels. A body that is not JSON at all is left to the handler's decoder,
-    which names where it breaks."""
+    most MAX_DEPTH levels (or, where `forms`, an HTML form). A body that is not JSON at all is
+    left to the handler's decoder, which names where it breaks."""
+    if forms and content_type.split(";")[0].strip().lower() == FORM:
+        check_form(body)
+        return
     if not _is_json(content_type):
         raise RefusedInputError(
             f"the body must be JSON (Content-Type: application/json), not {content_type or 'none'}",

@@ -127,8 +127,12 @@ async def template_history(
 ) -> HistoryWire:
     """Every version, oldest first: which event made it, when, by whom (a linked asset's
     update names its cause)."""
-    recorded = await _template(request, template_id, adapters.store)
-    return _versions(template_id, recorded)
+    return await template_versions(request, template_id, adapters)
+
+
+async def template_versions(request: Caller, template_id: UUID, adapters: Adapters) -> HistoryWire:
+    """A template's versions, for a caller who may see it (the API's and the console's)."""
+    return _versions(template_id, await _template(request, template_id, adapters.store))
 
 
 @get(f"{TEMPLATES}/as-of", tags=["Template history"])

@@ -82,7 +82,7 @@ async def list_clusters(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> list[DisplayedCluster]:
-    return [cluster_wire(u) for u in await _visible(request, "cluster", adapters.resources)]
+    return [cluster_wire(u) for u in await visible_units(request, "cluster", adapters.resources)]
 
 
 @get("/api/v1/clusters/{cluster_uuid:uuid}", tags=["Clusters"])
@@ -149,7 +149,7 @@ async def list_departments(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> DepartmentList:
-    units = await _visible(request, "department", adapters.resources)
+    units = await visible_units(request, "department", adapters.resources)
     return DepartmentList([department_wire(u) for u in units])
 
 
@@ -218,7 +218,7 @@ async def list_projects(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> ProjectList:
-    units = await _visible(request, "project", adapters.resources)
+    units = await visible_units(request, "project", adapters.resources)
     return ProjectList([project_from_row(u) for u in units])
 
 
@@ -270,7 +270,8 @@ ORG_UNIT_ROUTES: Final = (
 )
 
 
-async def _visible(request: Caller, kind: ScopeKind, resources: Resources) -> list[OrgUnitRow]:
+async def visible_units(request: Caller, kind: ScopeKind, resources: Resources) -> list[OrgUnitRow]:
+    """The units of a kind the caller may see (the API's lists and the console's choices)."""
     seen = await seen_scopes(request)
     async with resources.pool.acquire() as conn:
         units = await read_model.list_units(conn, kind)

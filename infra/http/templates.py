@@ -25,7 +25,7 @@ from domain.template_specs import (
     TemplateAssets,
 )
 from domain.templates import TemplateBody, TemplateNotFoundError
-from domain.values import ScopeRef
+from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes, visible_or_missing
@@ -113,6 +113,15 @@ async def create_template(
     data: JSONBody[CreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
+    wire, version = await create_from(request, data, adapters)
+    return _respond(wire, version, 202)
+
+
+async def create_from(
+    request: Caller, data: CreationRequest, adapters: Adapters
+) -> tuple[DistributedTemplate, int]:
+    """Create a template from Run:ai's creation body (the API's and the console's form alike):
+    the template as written, and its version."""
     scope = _scope(data.meta)
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
     template_id, new_id = creation_id(request, "template")
@@ -127,7 +136,7 @@ async def create_template(
     )
     async with adapters.streams.session() as session:  # one connection for the reads and the write
         view = await use_cases.create_template(command, streams=session)
-    return _respond(wire_of(written(view)), view.template.version, 202)
+    return wire_of(written(view)), view.template.version
 
 
 @get(DISTRIBUTED, tags=["Distributed templates"])
@@ -142,7 +151,7 @@ async def list_distributed(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
-    return await _listed(request, adapters.streams, adapters.resources, query, offset, limit)
+    return await list_page(request, adapters.streams, adapters.resources, query, offset, limit)
 
 
 @get(BASE, tags=["Templates"])
@@ -158,7 +167,7 @@ async def list_any(
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
-    return await _listed(request, adapters.streams, adapters.resources, query, offset, limit)
+    return await list_page(request, adapters.streams, adapters.resources, query, offset, limit)
 
 
 @get(f"{BASE}/count", tags=["Templates"])
@@ -172,7 +181,7 @@ async def count_templates(
     return Count(await count_of(request, adapters.resources, query))
 
 
-async def _listed(
+async def list_page(
     request: Caller,
     streams: NamedStreams,
     servers: Resources,
@@ -200,14 +209,30 @@ async def name_availability(
 ) -> None:
     """204 when the name is free in the scope, 409 when a template there holds it. A scope the
     caller may not see is answered as one that does not exist: its names are not its to know."""
+    await check_name_free(
+        request, adapters, template_name, scope_type, scope_id, fields=("/scopeId", "/templateName")
+    )
+
+
+async def check_name_free(
+    request: Caller,
+    adapters: Adapters,
+    template_name: str,
+    scope_type: ScopeKind,
+    scope_id: str | None,
+    *,
+    fields: tuple[str, str],
+) -> None:
+    """UnknownScopeError (naming `fields[0]`) for a scope the caller may not see, NameTakenError
+    (naming `fields[1]`) when a template there holds the name."""
     scope_key = "" if scope_type == "tenant" else scope_id or ""
     if not await may_see(
-        request, ScopeRef(scope_type, scope_key), adapters.streams, field="/scopeId"
+        request, ScopeRef(scope_type, scope_key), adapters.streams, field=fields[0]
     ):
-        raise UnknownScopeError(scope_type, scope_key, field="/scopeId")
+        raise UnknownScopeError(scope_type, scope_key, field=fields[0])
     namespace = f"template@{scope_type}:{scope_key}"
     if await name_holder(adapters.resources.pool, namespace, template_name) is not None:
-        raise NameTakenError(template_name, namespace=namespace, field="/templateName")
+        raise NameTakenError(template_name, namespace=namespace, field=fields[1])
 
 
 @get(
@@ -222,6 +247,16 @@ async def get_template(
     adapters: NamedDependency[Adapters],
 ) -> Response[DistributedTemplate]:
     """One template, at its distributed path or the any-type one."""
+    wire, version = await read_template(request, template_id, adapters)
+    return _respond(wire, version, 200)
+
+
+async def read_template(
+    request: Caller, template_id: UUID, adapters: Adapters
+) -> tuple[DistributedTemplate, int]:
+    """One template the caller may see, from the catalogue, and its version: the row the
+    request's settling read with its standing when the route asked for it (the API's GET),
+    else read now (the console's page)."""
     if (record := prefetched(request)) is not None:
         row = template_catalogue.found(record)
     else:
@@ -229,7 +264,7 @@ async def get_template(
             row = await template_catalogue.get_template(conn, template_id)
     if row is None or row.template.meta.scope_ref not in await seen_scopes(request):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    return _respond(wire_of(row), row.template.version, 200)
+    return wire_of(row), row.template.version
 
 
 # A template the caller may not see is a 404 before the body of its PUT, PATCH or DELETE is read.

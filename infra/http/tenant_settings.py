@@ -12,7 +12,7 @@ from litestar import get, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from domain.tenant_settings import FIXED, info_of
+from domain.tenant_settings import FIXED, TenantSettings, info_of
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from infra.http.template_schemas import RequestBody
@@ -92,3 +92,8 @@ async def put_setting(
 
 
 SETTING_ROUTES: Final = (list_settings, get_setting, put_setting)
+
+
+async def switches(adapters: Adapters) -> TenantSettings:
+    """The tenant's settings as they stand (the console shows only what they enable)."""
+    return await current(adapters.streams)

@@ -47,7 +47,14 @@ async def grant_token(
         supported = ", ".join(GRANTS)
         raise InvalidRequestError("/grantType", f"must be one of {supported}, not {grant!r}")
     id_key, secret_key = GRANTS[grant]
-    client_id, secret = _text(fields, id_key), _text(fields, secret_key)
+    return await issue_token(request, adapters, _text(fields, id_key), _text(fields, secret_key))
+
+
+async def issue_token(
+    request: Request[Any, Any, Any], adapters: Adapters, client_id: str, secret: str
+) -> TokenResponse:
+    """The grant itself, for the API's login and the console's sign-in alike: throttled per
+    client id and address, the secret checked against its hash, a token for the application."""
     if adapters.token_issuer is None:
         raise TokenSigningUnconfiguredError()
     throttle: LoginThrottle = request.app.state.logins

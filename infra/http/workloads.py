@@ -58,6 +58,13 @@ async def submit(
     data: JSONBody[DistributedCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> DistributedWorkload:
+    return await submit_from(request, data, adapters)
+
+
+async def submit_from(
+    request: Caller, data: DistributedCreationRequest, adapters: Adapters
+) -> DistributedWorkload:
+    """Submit a workload from Run:ai's body (the API's and the console's form alike)."""
     workload_id, new_id = creation_id(request, "workload")
     command = RequestWorkload(
         workload_id=workload_id,
@@ -88,6 +95,11 @@ async def _visible(
     workload_id: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> WorkloadRow:
+    return await visible_workload(request, workload_id, adapters)
+
+
+async def visible_workload(request: Caller, workload_id: UUID, adapters: Adapters) -> WorkloadRow:
+    """The workload from the catalogue if the caller may see it; else WorkloadNotFoundError."""
     async with adapters.resources.pool.acquire() as conn:
         row = await workload_catalogue.get_workload(conn, workload_id)
     if row is None:
@@ -228,14 +240,23 @@ async def logs(
 ) -> str:
     """A local replica's output (`replica=worker-0`), of the current run unless `run` is given.
     Kubernetes workloads' logs are the cluster's: read them with kubectl."""
-    chosen = adapters.settings.submitter.work_dir or str(
-        Path(adapters.settings.data_dir) / "workloads"
-    )
-    path = Path(chosen) / row.workload.request.job_name / f"run-{run or row.workload.run}"
-    text = _read_log(path / f"{replica}.log")
+    text = _read_log(_run_folder(row, adapters, run) / f"{replica}.log")
     if text is None:
         raise InvalidRequestError("/replica", f"no output of {replica} in this run")
     return text
+
+
+def _run_folder(row: WorkloadRow, adapters: Adapters, run: int | None) -> Path:
+    chosen = adapters.settings.submitter.work_dir or str(
+        Path(adapters.settings.data_dir) / "workloads"
+    )
+    return Path(chosen) / row.workload.request.job_name / f"run-{run or row.workload.run}"
+
+
+def replica_logs(row: WorkloadRow, adapters: Adapters) -> dict[str, str]:
+    """Every local replica's output of the current run, by replica (none on Kubernetes)."""
+    found = sorted(_run_folder(row, adapters, None).glob("*.log"))
+    return {path.stem: _read_log(path) or "" for path in found}
 
 
 def _read_log(path: Path) -> str | None:

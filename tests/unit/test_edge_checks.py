@@ -51,3 +51,16 @@ def test_a_body_that_is_not_json_is_415() -> None:
         check_body(b"{}", "text/plain")
     assert refused.value.status == 415
     check_body(b"{}", "application/merge-patch+json; charset=utf-8")
+
+
+def test_the_console_posts_forms_the_api_does_not() -> None:
+    form = "application/x-www-form-urlencoded"
+    check_body(b"name=caf%C3%A9&%2Fspec%2Fimage=x", form, forms=True)
+    with pytest.raises(RefusedInputError) as refused:
+        check_body(b"%2Fspec%2Fimage=a%00b", form, forms=True)
+    assert refused.value.pointer == "/spec/image"
+    with pytest.raises(RefusedInputError):
+        check_body(b"name=%FF", form, forms=True)  # not UTF-8
+    with pytest.raises(RefusedInputError) as elsewhere:
+        check_body(b"name=x", form)  # an API route: JSON only
+    assert elsewhere.value.status == 415

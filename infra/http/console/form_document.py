@@ -1,0 +1,140 @@
+"""A filled-in form as Run:ai's creation body, and a refusal's JSON pointer back to the field
+that holds it. No rule is checked here: the body goes to the API's own decoder (the same
+Struct, numbers read from the form's text) and then to the domain."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from domain.pointers import pointer_in
+from infra.http.console.form_fields import Field
+from infra.http.console.scopes import scope_of
+from infra.http.template_schemas import CreationRequest
+
+Values = Mapping[str, str | list[str]]
+# Where the body says what the form's own choices became.
+ALIASES: Final = {"/meta/scopeType": "/scope", "/meta/scopeId": "/scope", "/meta": "/scope"}
+BODY: Final = ("/meta/", "/spec/", "/assets/", "/master/")
+
+
+class Built(msgspec.Struct, frozen=True, kw_only=True):
+    body: dict[str, Any]
+    # a body pointer prefix (a list item renumbered once empty items were left out) -> the form's
+    renamed: dict[str, str]
+
+
+def _set(document: dict[str, Any], pointer: str, value: Any) -> None:
+    """Put `value` at `pointer`, making the objects and lists (a digit names an item) on the
+    way; items not given stay None until they are compacted away."""
+    parts = pointer.strip("/").split("/")
+    node: Any = document
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        made: Any = value if last else [] if parts[depth + 1].isdigit() else {}
+        if isinstance(node, list):
+            index = int(part)
+            node.extend([None] * (index + 1 - len(node)))
+            if last or node[index] is None:
+                node[index] = made
+            node = node[index]
+        else:
+            if last:
+                node[part] = made
+            node = node.setdefault(part, made)
+
+
+def _compacted(value: Any, at: str, renamed: dict[str, str]) -> Any:
+    """Lists without the items left empty; `renamed` records each item that moved."""
+    if isinstance(value, dict):
+        return {k: _compacted(v, f"{at}/{k}", renamed) for k, v in value.items()}
+    if isinstance(value, list):
+        kept: list[Any] = []
+        for i, item in enumerate(value):
+            if item is None:
+                continue
+            if len(kept) != i:
+                renamed[f"{at}/{len(kept)}"] = f"{at}/{i}"
+            kept.append(_compacted(item, f"{at}/{i}", renamed))
+        return kept
+    return value
+
+
+def build(
+    fields: Sequence[Field],
+    values: Values,
+    *,
+    copied: Mapping[str, Any] | None = None,
+) -> Built:
+    """The creation body the form says: every field with a value, at its pointer; `copied`, an
+    environment's or compute resource's values used without linking, under the form's own."""
+    document: dict[str, Any] = {"meta": {}, "spec": dict(copied or {})}
+    for field in fields:
+        if not field.pointer.startswith(BODY):
+            continue
+        raw = values.get(field.pointer)
+        if field.kind == "multi":
+            chosen = raw if isinstance(raw, list) else [raw] if raw else []
+            if chosen:
+                _set(document, field.pointer, chosen)
+            continue
+        given = raw[-1] if isinstance(raw, list) else raw
+        text = (given or "").strip()
+        if text:
+            _set(document, field.pointer, text)
+    kind, scope_id = scope_of(str(values.get("/scope") or ""))
+    document["meta"]["scopeType"] = kind
+    if scope_id:
+        document["meta"]["scopeId"] = scope_id
+    _data_sources(document)
+    _configuration(document, values)
+    renamed: dict[str, str] = {}
+    return Built(body=_compacted(document, "", renamed), renamed=renamed)
+
+
+def _data_sources(document: dict[str, Any]) -> None:
+    """A data source is chosen as `<kind>|<id>`: the body names both."""
+    for item in (document.get("assets") or {}).get("datasources") or ():
+        if item is None:
+            continue
+        kind, _, asset_id = str(item.pop("ref", "")).partition("|")
+        if asset_id:
+            item["id"], item["kind"] = asset_id, kind
+
+
+def _configuration(document: dict[str, Any], values: Values) -> None:
+    """Workers only, workers & master alike, or a master of its own (the toggle)."""
+    master = document.pop("master", None)
+    if values.get("/configuration") == "workers-only":
+        document["masterSpecSameAsWorker"] = False
+    elif values.get("/differentMaster") == "true":
+        document["masterSpecSameAsWorker"] = False
+        document["master"] = master or {}
+    else:
+        document["masterSpecSameAsWorker"] = True
+
+
+def decoded(built: Built) -> CreationRequest:
+    """The body through the API's own Struct; msgspec.ValidationError names where it breaks."""
+    return msgspec.convert(built.body, CreationRequest, strict=False)
+
+
+def decode_pointer(exc: msgspec.ValidationError) -> str:
+    return pointer_in(str(exc))
+
+
+def field_of(pointer: str, built: Built, known: set[str]) -> str | None:
+    """The form field a refusal's pointer names: renumbered items put back, aliases followed,
+    and else the nearest enclosing field; None when no field holds it."""
+    for moved, original in sorted(built.renamed.items(), key=lambda kv: -len(kv[0])):
+        if pointer == moved or pointer.startswith(f"{moved}/"):
+            pointer = original + pointer[len(moved) :]
+            break
+    pointer = ALIASES.get(pointer, pointer)
+    while pointer:
+        if pointer in known:
+            return pointer
+        if pointer.endswith("/id") and pointer.startswith("/assets/datasources/"):
+            return pointer.removesuffix("/id") + "/ref"
+        pointer = pointer.rsplit("/", 1)[0]
+    return None

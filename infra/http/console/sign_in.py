@@ -1,0 +1,66 @@
+"""Signing in with an application's client id and secret (the API's own token grant), and out."""
+
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.di import NamedDependency
+from litestar.response import Redirect, Template
+
+from infra.http.adapters import Adapters
+from infra.http.console.authentication import TOKEN
+from infra.http.console.pages_common import SIGN_IN, page
+from infra.http.token_grant import issue_token
+from infra.security.login_throttle import LoginThrottledError
+from services.errors import AuthenticationFailedError
+
+HOME = "/console/templates"
+
+
+@get("/", exclude_from_auth=True, include_in_schema=False)
+async def console_home() -> Redirect:
+    return Redirect(HOME, status_code=303)
+
+
+@get("/sign-in", exclude_from_auth=True, include_in_schema=False)
+async def sign_in_page(request: Request[Any, Any, Any]) -> Template:
+    return page(request, "sign_in.html.j2", title="Sign in", error=None, client_id="")
+
+
+@post("/sign-in", exclude_from_auth=True, include_in_schema=False)
+async def sign_in(
+    request: Request[Any, Any, Any], adapters: NamedDependency[Adapters]
+) -> Template | Redirect:
+    form = await request.form()
+    client_id = str(form.get("client_id") or "").strip()
+    secret = str(form.get("client_secret") or "")
+
+    def again(error: str, status: int) -> Template:
+        return page(
+            request,
+            "sign_in.html.j2",
+            title="Sign in",
+            error=error,
+            client_id=client_id,
+            status_code=status,
+        )
+
+    if not client_id or not secret:
+        return again("Enter the client ID and the client secret.", 400)
+    try:
+        issued = await issue_token(request, adapters, client_id, secret)
+    except AuthenticationFailedError:
+        return again("The client ID or the client secret is not right.", 401)
+    except LoginThrottledError as exc:
+        return again(f"Too many failed sign-ins: try again in {exc.retry_after_s} s.", 429)
+    # A fresh session replaces whatever the browser held: nothing carries over a sign-in.
+    request.set_session({TOKEN: issued.access_token})
+    return Redirect(HOME, status_code=303)
+
+
+@post("/sign-out", exclude_from_auth=True, include_in_schema=False)
+async def sign_out(request: Request[Any, Any, Any]) -> Redirect:
+    request.clear_session()
+    return Redirect(SIGN_IN, status_code=303)
+
+
+SIGN_IN_ROUTES = (console_home, sign_in_page, sign_in, sign_out)

@@ -1,0 +1,158 @@
+"""A template's page: what it is, what it links and loads, its combined spec field by field
+(each field a linked asset sets named as coming from it, read-only), and its history; all from
+the API's own reads (`read_template`, `template_versions`)."""
+
+from typing import Any
+from uuid import UUID
+
+import msgspec
+from litestar import get
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+from litestar.response import Template
+
+from domain.template_rules import COMPUTE_FIELDS, ENVIRONMENT_FIELDS, camel
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
+from infra.http.console.labels import label_of
+from infra.http.console.linked import asset_names
+from infra.http.console.pages_common import page, person
+from infra.http.console.scopes import choice_value, visible_scopes
+from infra.http.history import template_versions
+from infra.http.org_units import visible_units
+from infra.http.templates import read_template
+
+OWNED_BY_ENVIRONMENT = frozenset(camel(f) for f in ENVIRONMENT_FIELDS)
+OWNED_BY_COMPUTE = frozenset(camel(f) for f in COMPUTE_FIELDS)
+
+
+def flattened(value: Any, at: str = "") -> list[tuple[str, Any]]:
+    """Every leaf of a document with its JSON pointer, in the document's order."""
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in flattened(v, f"{at}/{k}")]
+    if isinstance(value, list | tuple) and value and isinstance(value[0], dict):
+        return [leaf for i, v in enumerate(value) for leaf in flattened(v, f"{at}/{i}")]
+    return [(at, value)]
+
+
+def shown(value: Any) -> Any:
+    """A value as a person reads it: lists joined, whole floats without their ".0"."""
+    if isinstance(value, list | tuple):
+        return ", ".join(str(shown(v)) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return value
+
+
+def _fields(
+    combined: Any, own: Any, environment: str | None, compute: str | None
+) -> list[dict[str, Any]]:
+    """The combined spec's fields, each with where it comes from: the linked asset that sets
+    it, the template itself, or the defaults."""
+    mine = {pointer for pointer, _ in flattened(msgspec.to_builtins(own))} if own else set()
+    rows = []
+    for pointer, value in flattened(msgspec.to_builtins(combined)):
+        top = pointer.split("/")[1]
+        source = None
+        if environment and top in OWNED_BY_ENVIRONMENT:
+            source = f"environment {environment}"
+        elif compute and top in OWNED_BY_COMPUTE:
+            source = f"compute resource {compute}"
+        rows.append(
+            {
+                "pointer": pointer,
+                "label": label_of(pointer),
+                "value": shown(value),
+                "source": source,
+                "own": pointer in mine,
+            }
+        )
+    return rows
+
+
+def _event_name(tag: str) -> str:
+    """`template.linked_asset_updated.v1` -> "Linked asset updated"."""
+    fact = tag.split(".")[1] if tag.count(".") >= 2 else tag
+    return fact.replace("_", " ").capitalize()
+
+
+@get("/templates/{template_id:uuid}", include_in_schema=False)
+async def template_page(
+    request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> Template:
+    return await template_page_of(request, template_id, adapters)
+
+
+async def template_page_of(
+    request: Caller,
+    template_id: UUID,
+    adapters: Adapters,
+    *,
+    submission: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Template:
+    """The page, with the submit form as last sent (`submission`: its values and errors)."""
+    wire, version = await read_template(request, template_id, adapters)
+    history = await template_versions(request, template_id, adapters)
+    names = await asset_names(request, adapters)
+    scopes = {(c.kind, c.id): c.label for c in await visible_scopes(request, adapters)}
+    meta = wire.meta
+    scope_key = (meta.scope_type, "" if meta.scope_type == "tenant" else meta.scope_id)
+
+    def named(asset_id: UUID | None) -> str | None:
+        return None if asset_id is None else names.get(asset_id, str(asset_id))
+
+    assets = wire.assets
+    environment = named(assets.environment) if assets else None
+    compute = named(assets.compute) if assets else None
+    master_assets = wire.master.assets if wire.master else None
+    master_environment = named(master_assets.environment) if master_assets else environment
+    master_compute = named(master_assets.compute) if master_assets else compute
+    sources = [
+        {"name": named(d.id), "kind": d.kind, "overrides": d.overrides}
+        for d in (assets.datasources or () if assets else ())
+    ]
+    projects = [(u.id, u.name) for u in await visible_units(request, "project", adapters.resources)]
+    if submission is None:
+        own = meta.project_id if meta.scope_type == "project" else None
+        submission = {"name": "", "project": str(own or ""), "errors": {}}
+    return page(
+        request,
+        "template.html.j2",
+        status_code=status_code,
+        projects=projects,
+        submission=submission,
+        title=meta.name,
+        section="templates",
+        found=wire,
+        updated_by=person(request, meta.updated_by or meta.created_by),
+        version=version,
+        scope=scopes.get(scope_key, choice_value(*scope_key)),
+        environment=environment,
+        compute=compute,
+        master_environment=master_environment if wire.combined_master_spec else None,
+        master_compute=master_compute if wire.combined_master_spec else None,
+        sources=sources,
+        fields=_fields(wire.combined_spec, wire.spec, environment, compute),
+        master_fields=(
+            _fields(
+                wire.combined_master_spec,
+                wire.master.spec if wire.master else wire.spec,
+                master_environment,
+                master_compute,
+            )
+            if wire.combined_master_spec is not None
+            else None
+        ),
+        combined_json=msgspec.json.format(msgspec.json.encode(wire.combined_spec)).decode(),
+        history=[
+            {
+                "version": v.version,
+                "what": _event_name(v.type),
+                "who": person(request, v.actor),
+                "when": v.time,
+                "cause": v.cause,
+            }
+            for v in reversed(history.versions)
+        ],
+    )
