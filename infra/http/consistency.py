@@ -11,7 +11,9 @@ Every write response also carries `X-Trainplate-Position`, the log position of t
 request appended; a read that sends a position as `X-Trainplate-Min-Position` waits for that
 event as well (to read another caller's write). Both waits are bounded together by
 `TRAINPLATE_CONSISTENCY_WAIT_S`; a read whose wait runs out answers from the current state with
-`X-Trainplate-Stale: true`, counted by `trainplate_stale_reads_total`.
+`X-Trainplate-Stale: true`, counted by `trainplate_stale_reads_total`; so does a read whose
+caller's writes wait for a follower stuck on an event (a fault on record), at once, since
+waiting cannot help until the follower is moved on.
 """
 
 import asyncio
@@ -30,7 +32,7 @@ from prometheus_client import CollectorRegistry, Counter
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.postgres.connections import Connection
 from infra.postgres.positions import last_position
-from infra.postgres.read_marks import Standing, standing, standing_with
+from infra.postgres.read_marks import Standing, blocked, standing, standing_with
 from projections import ALL
 
 POSITION: Final = "X-Trainplate-Position"
@@ -126,9 +128,10 @@ async def settle(
     connection: ASGIConnection[Any, Any, Any, Any], subject: str, wait_s: float
 ) -> Standing:
     """The request's standing: for a read (GET), once the read models hold the caller's own
-    writes (and the `X-Trainplate-Min-Position` event, when sent), or the wait ran out (then it
-    answers stale); for a write, at once, as nothing waits for a writer. A read route's
-    `RowRead` is made in the same statement, on the same snapshot."""
+    writes (and the `X-Trainplate-Min-Position` event, when sent), or the wait ran out, or a
+    follower it waits for is stuck on an event (then it answers stale); for a write, at once,
+    as nothing waits for a writer. A read route's `RowRead` is made in the same statement, on
+    the same snapshot."""
     pool: asyncpg.Pool = connection.app.state.resources.pool
     reads = connection.scope.get("method") == "GET"
     started = time.monotonic()
@@ -143,9 +146,12 @@ async def settle(
             key = connection.path_params[read.param]
             settled, row = await standing_with(conn, subject, _FOLLOWERS, _NAMES, read.sql, key)
             found[:], rows[:] = [settled], [row]
-        return found[0].ready
+        if found[0].ready:
+            return True
+        # A stuck follower will not get there by waiting: answer stale at once.
+        return await blocked(conn, subject, _FOLLOWERS, _NAMES)
 
-    ready = await _polled(pool, check, wait_s)
+    ready = await _polled(pool, check, wait_s) and found[0].ready
     wanted = connection.headers.get(MIN_POSITION)
     if reads and ready and wanted is not None and wanted.isdigit():
         left = max(0.0, wait_s - (time.monotonic() - started))
@@ -159,6 +165,12 @@ async def settle(
         _stale.set(True)
         _stale_reads.inc()
     return found[0]
+
+
+def answered_stale() -> bool:
+    """Whether this request's read did not wait until its caller's writes were read: its
+    answer, a refusal included (a 404 of a thing just made), says so."""
+    return _stale.get()
 
 
 async def after_request(response: Response[Any]) -> Response[Any]:

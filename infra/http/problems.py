@@ -36,6 +36,7 @@ from domain.templates import TemplateExistsError, TemplateNotFoundError
 from domain.tenant_settings import FeatureDisabledError, UnknownSettingError
 from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
+from infra.http.consistency import STALE, answered_stale
 from infra.security.login_throttle import LoginThrottledError
 from services.errors import (
     ApplicationError,
@@ -134,8 +135,11 @@ def problem(
     extra: Mapping[str, Any] | None = None,
 ) -> Response[Problem]:
     body = problem_body(status, slug=slug, detail=detail, message=message, extra=extra)
-    # Every 503 is a passing state (a database or broker away, a key not configured yet).
-    headers = {"Retry-After": RETRY_AFTER_S} if status == 503 else None
+    headers: dict[str, str] = {}
+    if status == 503:  # a passing state (a database or broker away, a key not configured yet)
+        headers["Retry-After"] = RETRY_AFTER_S
+    if answered_stale():  # a 404 of a thing just made, say: the read did not wait for it
+        headers[STALE] = "true"
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 

@@ -44,6 +44,29 @@ SELECT (NOT EXISTS (SELECT FROM mine) OR (
         ) = cardinality($3::text[]))
 """
 
+# Asked only when a caller is not ready (the standing stays as cheap as it was): whether a
+# follower that has not passed the caller's event (or what the fan-out made of it) is stuck on
+# an event at or before it (migration 0013's follower_faults). Waiting for it is then in vain
+# until someone moves it on, so the read answers stale at once.
+_BLOCKED: Final = """
+WITH mine AS (
+    SELECT transaction_id, global_position FROM events
+     WHERE caller = $1
+     ORDER BY caller DESC, transaction_id DESC, global_position DESC
+     LIMIT 1
+), caused AS (
+    SELECT transaction_id, global_position FROM downstream_marks WHERE principal = $1
+)
+SELECT EXISTS (
+           SELECT FROM follower_faults f, mine m
+            WHERE f.name = ANY($2::text[])
+              AND (f.transaction_id, f.global_position) <= (m.transaction_id, m.global_position))
+    OR EXISTS (
+           SELECT FROM follower_faults f, caused d
+            WHERE f.name = ANY($3::text[])
+              AND (f.transaction_id, f.global_position) <= (d.transaction_id, d.global_position))
+"""
+
 # A request's standing, in one round trip: whether the caller's writes are read, and the epochs
 # of what an API process keeps in memory about access (migration 0017).
 _STANDING: Final = f"""
@@ -92,9 +115,7 @@ async def standing(
     subject's events."""
     row = await conn.fetchrow(_STANDING, subject, list(followers), list(read_models), reads)
     assert row is not None
-    return Standing(
-        access_epoch=row["access_epoch"], org_epoch=row["org_epoch"], ready=bool(row["ready"])
-    )
+    return _standing_of(row)
 
 
 async def standing_with(
@@ -110,12 +131,23 @@ async def standing_with(
     The record's row columns are all NULL when `row` finds nothing."""
     record = await conn.fetchrow(_with(row), subject, list(followers), list(read_models), True, key)
     assert record is not None
-    found = Standing(
+    return _standing_of(record), record
+
+
+def _standing_of(record: asyncpg.Record) -> Standing:
+    return Standing(
         access_epoch=record["access_epoch"],
         org_epoch=record["org_epoch"],
         ready=bool(record["ready"]),
     )
-    return found, record
+
+
+async def blocked(
+    conn: Connection, subject: str, followers: Sequence[str], read_models: Sequence[str]
+) -> bool:
+    """For a subject whose writes are not read yet: whether one of `followers` (or of
+    `read_models`, for what the fan-out made of them) is stuck on an event before them."""
+    return bool(await conn.fetchval(_BLOCKED, subject, list(followers), list(read_models)))
 
 
 @functools.cache
