@@ -23,7 +23,9 @@ import msgspec
 
 from infra.postgres.connections import Connection
 
-_READY: Final = """
+# The caller's marks: its own last event (`mine`) and the last of what the fan-out appended for
+# its events (`caused`), in the order the followers apply the log.
+_MARKS: Final = """
 WITH mine AS (
     SELECT transaction_id, global_position FROM events
      WHERE caller = $1
@@ -32,7 +34,10 @@ WITH mine AS (
 ), caused AS (
     SELECT transaction_id, global_position FROM downstream_marks WHERE principal = $1
 )
-SELECT (NOT EXISTS (SELECT FROM mine) OR (
+"""
+
+_READY: Final = f"""
+{_MARKS}SELECT (NOT EXISTS (SELECT FROM mine) OR (
             SELECT count(*) FROM consumer_checkpoints c, mine m
              WHERE c.name = ANY($2::text[])
                AND (c.transaction_id, c.global_position) >= (m.transaction_id, m.global_position)
@@ -48,16 +53,8 @@ SELECT (NOT EXISTS (SELECT FROM mine) OR (
 # follower that has not passed the caller's event (or what the fan-out made of it) is stuck on
 # an event at or before it (migration 0013's follower_faults). Waiting for it is then in vain
 # until someone moves it on, so the read answers stale at once.
-_BLOCKED: Final = """
-WITH mine AS (
-    SELECT transaction_id, global_position FROM events
-     WHERE caller = $1
-     ORDER BY caller DESC, transaction_id DESC, global_position DESC
-     LIMIT 1
-), caused AS (
-    SELECT transaction_id, global_position FROM downstream_marks WHERE principal = $1
-)
-SELECT EXISTS (
+_BLOCKED: Final = f"""
+{_MARKS}SELECT EXISTS (
            SELECT FROM follower_faults f, mine m
             WHERE f.name = ANY($2::text[])
               AND (f.transaction_id, f.global_position) <= (m.transaction_id, m.global_position))
