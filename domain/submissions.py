@@ -11,12 +11,12 @@ from domain.combined import Combined, master_copy, overlay, with_workload_wide
 from domain.events import AssetVersion, WorkloadSnapshot
 from domain.template_rules import (
     InvalidTemplateError,
+    check_complete,
     check_master_copies,
-    check_template,
     unset_values,
     without_client_defaults,
 )
-from domain.template_specs import DistributedTemplateSpec, MasterSection, MasterTemplateSpec
+from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.workloads import InvalidWorkloadError
 
 
@@ -66,14 +66,7 @@ def snapshot_of(
         wide = with_workload_wide(own, worker) if own else None
         master = msgspec.convert(wide, MasterTemplateSpec) if wide else None
     try:
-        check_template(
-            name="workload",
-            description=None,
-            spec=spec,
-            assets=None,
-            master_spec_same_as_worker=same,
-            master=MasterSection(spec=master) if master is not None and not same else None,
-        )
+        check_complete(spec, master, same)
     except InvalidTemplateError as error:
         field = error.field.replace("/master/spec", "/masterSpec", 1)
         field = "/masterSpec" if field == "/master" else field

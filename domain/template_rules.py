@@ -23,6 +23,7 @@ __all__ = [
     "WORKLOAD_WIDE",
     "InvalidTemplateError",
     "camel",
+    "check_complete",
     "check_master_copies",
     "check_one_time_storage",
     "check_template",
@@ -249,22 +250,28 @@ def unset_values(
     return problems
 
 
+def check_complete(
+    spec: DistributedTemplateSpec, master: MasterTemplateSpec | None, same_as_worker: bool
+) -> None:
+    """The rules complete specs (a template combined with its assets, or a submission's) are
+    held to; InvalidTemplateError naming the field, as for a template's own body."""
+    check_template(
+        name="workload",
+        description=None,
+        spec=spec,
+        assets=None,
+        master_spec_same_as_worker=same_as_worker,
+        master=MasterSection(spec=master) if master is not None and not same_as_worker else None,
+    )
+
+
 def runnable_issue(
     spec: DistributedTemplateSpec, master: MasterTemplateSpec | None, same_as_worker: bool
 ) -> str | None:
     """Why specs that are complete (combined) could not be submitted as they are, or None: the
     same rules and mandatory values a submission is held to (domain/submissions.py)."""
     try:
-        check_template(
-            name="workload",
-            description=None,
-            spec=spec,
-            assets=None,
-            master_spec_same_as_worker=same_as_worker,
-            master=MasterSection(spec=master)
-            if master is not None and not same_as_worker
-            else None,
-        )
+        check_complete(spec, master, same_as_worker)
     except InvalidTemplateError as error:
         return str(error)
     return "; ".join(unset_values(spec, master, same_as_worker)) or None
