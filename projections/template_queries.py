@@ -5,11 +5,13 @@ in SQL (projections/template_pages.py)."""
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Final
+from typing import Final, Literal, get_args
 
 import msgspec
 
-FIELDS: Final = (
+# The fields a template list is filtered and sorted by, as Run:ai's document names them; the
+# list routes take `sortBy` as this type, so its schema shows them.
+Field = Literal[
     "name",
     "workloadType",
     "runnable",
@@ -21,7 +23,8 @@ FIELDS: Final = (
     "updatedAt",
     "createdBy",
     "updatedBy",
-)
+]
+FIELDS: Final[tuple[str, ...]] = get_args(Field)
 _FILTER: Final = re.compile(rf"^({'|'.join(FIELDS)})(==|!=|<=|>=|=@|!@|=\^|=\$)(.+)$")
 _DATES: Final = ("createdAt", "updatedAt")
 

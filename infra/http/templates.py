@@ -42,29 +42,16 @@ from infra.http.template_schemas import (
 )
 from infra.http.template_views import ListQuery, count_of, page_of, wire_of, written
 from infra.postgres.named_streams import name_holder
-from projections import template_catalogue
+from projections import template_catalogue, template_queries
 from services import templates as use_cases
 from services.errors import InvalidRequestError, NameTakenError
 from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
-# Both lists sort by the fields Run:ai's document names (template_queries.FIELDS).
+# Both lists sort by the fields Run:ai's document names.
 SortBy = Annotated[
-    Literal[
-        "name",
-        "workloadType",
-        "runnable",
-        "scopeType",
-        "clusterId",
-        "projectId",
-        "departmentId",
-        "createdAt",
-        "updatedAt",
-        "createdBy",
-        "updatedBy",
-    ]
-    | None,
+    template_queries.Field | None,
     QueryParameter(name="sortBy"),
 ]
 
