@@ -331,10 +331,23 @@ class TemplateLinkedAssetUpdated(
 TemplateEvent = TemplateCreated | TemplateUpdated | TemplateDeleted | TemplateLinkedAssetUpdated
 
 
+class TemplateSpecs(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A template version's combined specs, as they stood when a workload was asked of it."""
+
+    spec: DistributedTemplateSpec
+    master_spec_same_as_worker: bool = True
+    master: MasterTemplateSpec | None = None
+
+
 class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Everything a workload is run from, resolved at request time: the template and asset
     versions it came from, and the specs after the submission's overrides. Running the same
-    snapshot again yields the same workload."""
+    snapshot again yields the same workload.
+
+    `template_specs` are the template version's own specs, before the overrides: what a
+    backend that keeps one object per template version (a Trainer v2 TrainingRuntime) renders,
+    leaving the workload's own values to the job. Absent for a submission without a template,
+    and in workloads requested before it was kept."""
 
     template_id: UUID | None = None
     template_version: int | None = None
@@ -344,6 +357,7 @@ class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"
     master: MasterTemplateSpec | None = None
     # The Kubernetes secrets of the registry credentials shared in the project's scopes.
     image_pull_secrets: tuple[str, ...] = ()
+    template_specs: TemplateSpecs | None = None
 
 
 class WorkloadRequested(Event, tag="workload.requested.v1", frozen=True, kw_only=True):

@@ -37,6 +37,8 @@ class WorkloadPlan(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     job_name: str
     namespace: str
+    template_id: UUID | None = None
+    template_version: int | None = None
     project_name: str
     framework: DistFramework
     groups: tuple[ReplicaGroup, ...]
@@ -50,6 +52,9 @@ class WorkloadPlan(msgspec.Struct, frozen=True, kw_only=True):
     ssh_auth_mount_path: str | None = None
     mpi_launcher_creation_policy: str | None = None
     image_pull_secrets: tuple[str, ...] = ()
+    # The template version's own plan, without the submission's overrides, when they differ:
+    # what a backend keeping one object per template version renders.
+    template: "WorkloadPlan | None" = None
 
     @property
     def total_replicas(self) -> int:
@@ -61,18 +66,40 @@ class WorkloadPlan(msgspec.Struct, frozen=True, kw_only=True):
 
 def plan_for(requested: WorkloadRequested, run: int = 1) -> WorkloadPlan:
     snapshot = requested.snapshot
-    spec = snapshot.spec
+    plan = _plan(
+        requested, run, snapshot.spec, snapshot.master_spec_same_as_worker, snapshot.master
+    )
+    specs = snapshot.template_specs
+    if specs is None:
+        return plan
+    try:
+        template = _plan(requested, run, specs.spec, specs.master_spec_same_as_worker, specs.master)
+    except InvalidWorkloadError:  # the template alone cannot run: the workload is all there is
+        return plan
+    return msgspec.structs.replace(plan, template=template)
+
+
+def _plan(
+    requested: WorkloadRequested,
+    run: int,
+    spec: DistributedTemplateSpec,
+    same_as_worker: bool,
+    master: MasterTemplateSpec | None,
+) -> WorkloadPlan:
+    snapshot = requested.snapshot
     framework = spec.distributed_framework
     if framework is None:
         raise InvalidWorkloadError("/spec/distributedFramework", "the framework is not set")
     workers = spec.num_workers or 1
-    groups = _groups(framework, spec, workers, snapshot.master_spec_same_as_worker, snapshot.master)
+    groups = _groups(framework, spec, workers, same_as_worker, master)
     return WorkloadPlan(
         workload_id=requested.workload_id,
         run=run,
         name=requested.name,
         job_name=requested.job_name,
         namespace=requested.namespace,
+        template_id=snapshot.template_id,
+        template_version=snapshot.template_version,
         project_name=requested.project_name,
         framework=framework,
         groups=groups,

@@ -56,6 +56,11 @@ class ProjectorSettings(msgspec.Struct, frozen=True, kw_only=True):
     metrics_host: str = "127.0.0.1"
 
 
+KubeflowApi = Literal["trainer-v2", "v1"]
+Queues = Literal["runai", "kai", "kueue"]
+Gang = Literal["none", "coscheduling", "volcano"]
+
+
 class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # local: OS processes on this machine; kubernetes: Kubeflow jobs; dry-run: render only.
     backend: Literal["local", "kubernetes", "dry-run"] = "local"
@@ -74,7 +79,19 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     sweep_interval_s: float = 300.0
     # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config
     kubeconfig: str = ""
-    scheduler_name: str = "runai-scheduler"
+    # kubernetes and dry-run backends, per cluster (one submitter serves one cluster).
+    # Which Kubeflow API the cluster runs: trainer-v2 is a TrainingRuntime per template version
+    # and a TrainJob per workload (Kubeflow Trainer v2.2 or later, with JobSet); v1 is the
+    # Training Operator's PyTorchJob, TFJob, XGBoostJob, JAXJob (v1.7 or later) and MPIJob
+    # v2beta1 (MPI Operator v0.4 or later).
+    kubeflow_api: KubeflowApi = "trainer-v2"
+    # Whose queues a project's workloads join: runai (Run:ai's scheduler), kai (the KAI
+    # scheduler) or kueue; the scheduler name defaults to the one they are scheduled by.
+    queues: Queues = "runai"
+    scheduler_name: str = ""
+    # Trainer v2: the runtime's pod-group policy, for gang scheduling by the coscheduling
+    # plugin or Volcano (KAI and Run:ai gang-schedule by themselves).
+    gang_scheduling: Gang = "none"
 
     @property
     def backoff(self) -> list[float]:

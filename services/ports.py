@@ -268,7 +268,10 @@ class WorkloadBackend(Protocol):
         """Start the plan's run. Raises BackendRejectedError when it can never start."""
         ...
 
-    async def stop(self, plan: WorkloadPlan) -> None: ...
+    async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
+        """Stop the plan's run; `suspend`: the workload is to resume later (a backend that can
+        keep what it made, suspended, does; the others stop it all the same)."""
+        ...
 
 
 class Reports(Protocol):

@@ -11,11 +11,11 @@ from uuid import UUID
 import msgspec
 
 from domain import org_units, templates, tenant_settings, workloads
-from domain.combined import combine, credential_secret_name
+from domain.combined import Combined, combine, credential_secret_name
 from domain.commands import ChangeWorkload, RequestWorkload
-from domain.events import Event, WorkloadRequested
+from domain.events import Event, TemplateSpecs, WorkloadRequested, WorkloadSnapshot
 from domain.org_units import OrgUnit
-from domain.submissions import snapshot_of
+from domain.submissions import Overrides, snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
 from services import access, idempotency, uses
@@ -78,6 +78,12 @@ async def request_workload(
             template_id=template.id,
             template_version=template.version,
             asset_versions=template.asset_versions,
+        )
+        snapshot = msgspec.structs.replace(
+            snapshot,
+            template_specs=_template_specs(
+                base, template.body.master_spec_same_as_worker, snapshot
+            ),
         )
     tenant_settings.check_framework(
         settings,
@@ -191,3 +197,26 @@ async def _template(
             "/templateId", "no such template in the project's scope or above"
         )
     return template
+
+
+def _template_specs(
+    base: Combined, same_as_worker: bool, snapshot: WorkloadSnapshot
+) -> TemplateSpecs | None:
+    """The template version resolved without the submission's overrides, kept when they differ
+    from the workload's own (when they are the same, the snapshot's specs say it already). A
+    template that can run only with the overrides has nothing of its own to share: none."""
+    try:
+        alone = snapshot_of(base, same_as_worker, Overrides())
+    except InvalidWorkloadError:
+        return None
+    specs = TemplateSpecs(
+        spec=alone.spec,
+        master_spec_same_as_worker=alone.master_spec_same_as_worker,
+        master=alone.master,
+    )
+    own = TemplateSpecs(
+        spec=snapshot.spec,
+        master_spec_same_as_worker=snapshot.master_spec_same_as_worker,
+        master=snapshot.master,
+    )
+    return None if specs == own else specs

@@ -1,22 +1,25 @@
-"""The dry-run backend: renders each run's Kubeflow job and records it, starting nothing. For
-reviewing what the Kubernetes backend would create, and for CI."""
-
-from typing import Any
+"""The dry-run backend: renders each run's Kubeflow objects and records them, starting nothing.
+For reviewing what the Kubernetes backend would create (`GET /api/v1/workloads/{id}/manifests`),
+and for CI."""
 
 from domain.workload_plans import WorkloadPlan
-from infra.backends.kubeflow_jobs import DEFAULT_SCHEDULER, to_kubeflow_job
+from infra.backends.manifests import render
+from infra.backends.scheduling import Scheduling
+from infra.settings import KubeflowApi
 from services.ports import Submission
 
 
 class DryRunBackend:
     name = "dry-run"
 
-    def __init__(self, *, scheduler_name: str = DEFAULT_SCHEDULER) -> None:
-        self._scheduler = scheduler_name
+    def __init__(
+        self, *, kubeflow_api: KubeflowApi = "trainer-v2", scheduling: Scheduling | None = None
+    ) -> None:
+        self._api: KubeflowApi = kubeflow_api
+        self._scheduling = scheduling or Scheduling()
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
-        manifest: dict[str, Any] = to_kubeflow_job(plan, scheduler_name=self._scheduler)
-        return Submission(backend=self.name, manifests=(manifest,))
+        return Submission(backend=self.name, manifests=render(plan, self._api, self._scheduling))
 
-    async def stop(self, plan: WorkloadPlan) -> None:
+    async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         """Nothing runs, so nothing stops."""

@@ -1,4 +1,4 @@
-"""The pod-level parts of a Kubeflow job's replica (infra/backends/kubeflow_jobs.py):
+"""The pod-level parts of a replica's pod template (infra/backends/pod_templates.py):
 tolerations, affinity, the pod security context and the volumes of the template's storage."""
 
 from typing import Any, Final
@@ -22,7 +22,8 @@ def toleration(t: Toleration) -> dict[str, Any]:
     return found
 
 
-def affinity(spec: ReplicaSpec, workload_id: str) -> dict[str, Any]:
+def affinity(spec: ReplicaSpec, peers: dict[str, Any]) -> dict[str, Any]:
+    """`peers`: the part of a pod-affinity term that selects the workload's other pods."""
     affinity: dict[str, Any] = {}
     terms: list[dict[str, list[dict[str, Any]]]] = []
     required = spec.node_affinity_required
@@ -50,10 +51,7 @@ def affinity(spec: ReplicaSpec, workload_id: str) -> dict[str, Any]:
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
         }
     if spec.pod_affinity is not None and spec.pod_affinity.key:
-        pod_term: dict[str, Any] = {
-            "labelSelector": {"matchLabels": {WORKLOAD_LABEL: workload_id}},
-            "topologyKey": spec.pod_affinity.key,
-        }
+        pod_term: dict[str, Any] = {**peers, "topologyKey": spec.pod_affinity.key}
         if spec.pod_affinity.type == "Required":
             affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [pod_term]}
         else:

@@ -1,9 +1,16 @@
-"""The Kubernetes backend: each run is a Kubeflow job (infra/backends/kubeflow_jobs.py) created with
-kubernetes-asyncio; its conditions, watched cluster-wide, become the run's outcome events.
+"""The Kubernetes backend: each run is the Kubeflow objects of infra/backends/manifests.py
+(a Trainer v2 TrainingRuntime and TrainJob, or a Training Operator v1 job) created with
+kubernetes-asyncio; their conditions, watched cluster-wide, become the run's outcome events.
 
-The job's name is derived from the workload id, so a second create of the same run answers 409
-AlreadyExists: that counts as done. A create the API server refuses for good (400, 403, 404 for a
-CRD that is not installed, 422) rejects the workload; anything else is retried by the queue.
+Names are derived from the workload id (the job) and the template version (the runtime), so a
+second create of the same run answers 409 AlreadyExists: that counts as done. A create the API
+server refuses for good (400, 403, 404 for a CRD that is not installed, 422) rejects the
+workload; anything else is retried by the queue.
+
+Under Trainer v2 a suspended workload keeps its TrainJob, suspended (`spec.suspend`), and a
+resumed one finds it there (409) and lifts the suspension under its new run's labels; a deleted
+workload's TrainJob is deleted. A runtime stays: immutable and named by its template version,
+it is what later workloads of that version share.
 """
 
 import asyncio
@@ -20,14 +27,12 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
-from infra.backends.kubeflow_jobs import (
-    DEFAULT_SCHEDULER,
-    KINDS,
-    PLURALS,
-    RUN_LABEL,
-    to_kubeflow_job,
-)
+from infra.backends import trainer_v2
+from infra.backends.kubeflow_jobs import KINDS, PLURALS, RUN_LABEL
 from infra.backends.kubeflow_pods import WORKLOAD_LABEL
+from infra.backends.manifests import render
+from infra.backends.scheduling import Scheduling
+from infra.settings import KubeflowApi
 from services.errors import BackendRejectedError
 from services.ports import Reports, Submission
 
@@ -38,49 +43,98 @@ PERMANENT = {
     HTTPStatus.NOT_FOUND,
     HTTPStatus.UNPROCESSABLE_ENTITY,
 }
+MERGE_PATCH = "application/merge-patch+json"
 
 
 class KubernetesBackend:
     name = "kubernetes"
 
     def __init__(
-        self, api: client.ApiClient, reports: Reports, *, scheduler_name: str = DEFAULT_SCHEDULER
+        self,
+        api: client.ApiClient,
+        reports: Reports,
+        *,
+        kubeflow_api: KubeflowApi = "trainer-v2",
+        scheduling: Scheduling | None = None,
     ) -> None:
         self._objects = client.CustomObjectsApi(api)
         self._reports = reports
-        self._scheduler = scheduler_name
+        self._api: KubeflowApi = kubeflow_api
+        self._scheduling = scheduling or Scheduling()
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
-        manifest = to_kubeflow_job(plan, scheduler_name=self._scheduler)
+        manifests = render(plan, self._api, self._scheduling)
+        *needed, job = manifests
+        for manifest in needed:  # the runtime: made once, by the first of its workloads
+            await self._create(plan, manifest)
+        made = await self._create(plan, job)
+        # The workload's TrainJob may exist: made by this run before (a redelivery), or by an
+        # earlier run and suspended since. That one is to run on, under this run's labels.
+        if not made and self._api == "trainer-v2" and await self._earlier_run(plan):
+            try:
+                await self._merge_patch(plan, trainer_v2.TRAINJOBS, plan.job_name, _resumed(job))
+            except ApiException as error:
+                if error.status in PERMANENT:
+                    raise BackendRejectedError(plan.job_name, _reason(error)) from error
+                raise
+        return Submission(backend=self.name, manifests=manifests)
+
+    async def _earlier_run(self, plan: WorkloadPlan) -> bool:
+        found = await self._objects.get_namespaced_custom_object(
+            trainer_v2.GROUP, "v1alpha1", plan.namespace, trainer_v2.TRAINJOBS, plan.job_name
+        )
+        labels = found.get("metadata", {}).get("labels") or {}
+        return labels.get(RUN_LABEL) != str(plan.run) or bool(found["spec"].get("suspend"))
+
+    async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
+        group, version, plural = _job_kind(plan, self._api)
+        try:
+            if suspend and self._api == "trainer-v2":
+                await self._merge_patch(plan, plural, plan.job_name, {"spec": {"suspend": True}})
+            else:
+                await self._objects.delete_namespaced_custom_object(
+                    group, version, plan.namespace, plural, plan.job_name
+                )
+        except ApiException as error:
+            if error.status != HTTPStatus.NOT_FOUND:  # gone already, or never made: stopped
+                raise
+
+    async def _create(self, plan: WorkloadPlan, manifest: dict[str, Any]) -> bool:
+        """Whether it was made now (False: it existed)."""
         group, version = manifest["apiVersion"].split("/")
         try:
             await self._objects.create_namespaced_custom_object(
-                group, version, plan.namespace, PLURALS[manifest["kind"]], manifest
+                group, version, plan.namespace, _plural(manifest["kind"]), manifest
             )
         except ApiException as error:
-            if error.status == HTTPStatus.CONFLICT:  # this run's job exists: submitted before
-                return Submission(backend=self.name)
+            if error.status == HTTPStatus.CONFLICT:
+                return False
             if error.status in PERMANENT:
                 raise BackendRejectedError(plan.job_name, _reason(error)) from error
             raise
-        return Submission(backend=self.name)
+        return True
 
-    async def stop(self, plan: WorkloadPlan) -> None:
-        kind, api_version, _, _ = KINDS[plan.framework]
-        group, version = api_version.split("/")
-        try:
-            await self._objects.delete_namespaced_custom_object(
-                group, version, plan.namespace, PLURALS[kind], plan.job_name
-            )
-        except ApiException as error:
-            if error.status != HTTPStatus.NOT_FOUND:  # gone already: stopped
-                raise
+    async def _merge_patch(
+        self, plan: WorkloadPlan, plural: str, name: str, patch: dict[str, Any]
+    ) -> None:
+        """A JSON merge patch of a Trainer v2 object (the stubs omit `_content_type`, which
+        the client takes: without it, it would send a strategic merge patch, which custom
+        objects do not take)."""
+        await self._objects.patch_namespaced_custom_object(  # type: ignore[call-arg]
+            trainer_v2.GROUP, "v1alpha1", plan.namespace, plural, name, patch,
+            _content_type=MERGE_PATCH,
+        )  # fmt: skip
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """Follow every kind's jobs that carry a workload label; report their conditions."""
+        """Follow the jobs that carry a workload label; report their conditions."""
         async with asyncio.TaskGroup() as group:
-            for kind, api_version, _, _ in KINDS.values():
-                group.create_task(self._watch_kind(api_version, PLURALS[kind], stop))
+            if self._api == "trainer-v2":
+                group.create_task(
+                    self._watch_kind(trainer_v2.API_VERSION, trainer_v2.TRAINJOBS, stop)
+                )
+            else:
+                for kind, api_version, _, _ in KINDS.values():
+                    group.create_task(self._watch_kind(api_version, PLURALS[kind], stop))
 
     async def _watch_kind(self, api_version: str, plural: str, stop: asyncio.Event) -> None:
         api_group, version = api_version.split("/")
@@ -112,24 +166,69 @@ class KubernetesBackend:
             run = int(labels.get(RUN_LABEL, "1"))
         except (KeyError, ValueError):
             return
-        found = outcome_of(job.get("status", {}).get("conditions") or [])
+        status = job.get("status") or {}
+        if job.get("kind") == "TrainJob":
+            found = train_job_outcome(status)
+        else:
+            found = outcome_of(status.get("conditions") or [])
         if found is not None:
             outcome, reason = found
             await self._reports(workload_id, run, outcome, reason)
 
 
 def outcome_of(conditions: list[dict[str, Any]]) -> tuple[Outcome, str | None] | None:
-    """The operators' conditions read the robust way: finished when Succeeded or Failed is True;
-    otherwise running when Running is True."""
-    true = {c.get("type"): c for c in conditions if c.get("status") == "True"}
+    """The v1 operators' conditions read the robust way: finished when Succeeded or Failed is
+    True; otherwise running when Running is True."""
+    true = _true(conditions)
+    finished = _finished(true, done="Succeeded")
+    if finished is None and "Running" in true:
+        return "running", None
+    return finished
+
+
+def train_job_outcome(status: dict[str, Any]) -> tuple[Outcome, str | None] | None:
+    """A TrainJob's status: finished when Complete or Failed is True (a deadline exceeded is a
+    failure like any other); while Suspended, nothing new (the suspension is what the submitter
+    recorded); running once any of its jobs has a pod ready or active."""
+    true = _true(status.get("conditions") or [])
+    finished = _finished(true, done="Complete")
+    if finished is not None or "Suspended" in true:
+        return finished
+    jobs = status.get("jobsStatus") or []
+    if any((job.get("ready") or 0) + (job.get("active") or 0) > 0 for job in jobs):
+        return "running", None
+    return None
+
+
+def _true(conditions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {c.get("type", ""): c for c in conditions if c.get("status") == "True"}
+
+
+def _finished(true: dict[str, dict[str, Any]], *, done: str) -> tuple[Outcome, str | None] | None:
     if "Failed" in true:
         failed = true["Failed"]
         return "failed", failed.get("message") or failed.get("reason") or "failed"
-    if "Succeeded" in true:
-        return "succeeded", None
-    if "Running" in true:
-        return "running", None
-    return None
+    return ("succeeded", None) if done in true else None
+
+
+def _resumed(job: dict[str, Any]) -> dict[str, Any]:
+    """The merge patch that runs an existing TrainJob as `job` says: its run's labels, not
+    suspended (its trainer values and runtime patch are the workload's, the same each run)."""
+    return {"metadata": {"labels": job["metadata"]["labels"]}, "spec": {"suspend": False}}
+
+
+def _job_kind(plan: WorkloadPlan, api: KubeflowApi) -> tuple[str, str, str]:
+    if api == "trainer-v2":
+        return trainer_v2.GROUP, "v1alpha1", trainer_v2.TRAINJOBS
+    kind, api_version, _, _ = KINDS[plan.framework]
+    group, version = api_version.split("/")
+    return group, version, PLURALS[kind]
+
+
+def _plural(kind: str) -> str:
+    return {"TrainingRuntime": trainer_v2.RUNTIMES, "TrainJob": trainer_v2.TRAINJOBS}.get(
+        kind
+    ) or PLURALS[kind]
 
 
 def _reason(error: ApiException) -> str:

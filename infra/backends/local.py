@@ -87,7 +87,7 @@ class LocalBackend:
         await run.start()
         return Submission(backend=self.name)
 
-    async def stop(self, plan: WorkloadPlan) -> None:
+    async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         run = self._runs.get(_key(plan))
         if run is not None:
             await run.stop()

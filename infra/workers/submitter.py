@@ -14,6 +14,7 @@ from uuid import UUID
 from domain.workloads import Outcome
 from infra.backends.dry_run import DryRunBackend
 from infra.backends.local import LocalBackend
+from infra.backends.scheduling import Scheduling
 from infra.bootstrap import open_resources
 from infra.followers.log_follower import keep_following
 from infra.jetstream.work_queue import Submitter
@@ -60,8 +61,9 @@ async def backend_for(
 ) -> AsyncIterator[tuple[WorkloadBackend, Callable[[asyncio.Event], Awaitable[None]] | None]]:
     """The configured backend, and the task that follows its jobs (when it has one)."""
     chosen = settings.submitter
+    scheduling = Scheduling.of(chosen)
     if chosen.backend == "dry-run":
-        yield DryRunBackend(scheduler_name=chosen.scheduler_name), None
+        yield DryRunBackend(kubeflow_api=chosen.kubeflow_api, scheduling=scheduling), None
     elif chosen.backend == "local":
         work_dir = Path(chosen.work_dir or Path(settings.data_dir) / "workloads")
         local = LocalBackend(work_dir, reports_to(store), stop_grace_s=chosen.stop_grace_s)
@@ -74,6 +76,6 @@ async def backend_for(
 
         async with api_client(chosen.kubeconfig) as api:
             backend = KubernetesBackend(
-                api, reports_to(store), scheduler_name=chosen.scheduler_name
+                api, reports_to(store), kubeflow_api=chosen.kubeflow_api, scheduling=scheduling
             )
             yield backend, backend.watch

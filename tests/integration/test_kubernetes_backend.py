@@ -13,6 +13,7 @@ from kubernetes_asyncio import client
 from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
 from infra.backends.kubernetes import KubernetesBackend, outcome_of
+from infra.backends.scheduling import Scheduling
 from services.errors import BackendRejectedError
 from tests.kube_stand_in import KubeStandIn, serving
 from tests.workload_samples import requested_workload
@@ -53,7 +54,9 @@ async def test_create_then_create_again_then_delete(
     stand_in: KubeStandIn, api: client.ApiClient
 ) -> None:
     reports = Recorder()
-    backend = KubernetesBackend(api, reports, scheduler_name="kai-scheduler")
+    backend = KubernetesBackend(
+        api, reports, kubeflow_api="v1", scheduling=Scheduling(queues="kai")
+    )
     job = plan()
     submitted = await backend.submit(job)
     assert submitted.backend == "kubernetes"
@@ -79,7 +82,7 @@ async def test_create_then_create_again_then_delete(
 
 async def test_a_kind_without_its_crd_is_refused_for_good(api: client.ApiClient) -> None:
     with pytest.raises(BackendRejectedError) as caught:
-        await KubernetesBackend(api, Recorder()).submit(plan("JAX"))
+        await KubernetesBackend(api, Recorder(), kubeflow_api="v1").submit(plan("JAX"))
     assert "404" in caught.value.reason
 
 
@@ -87,7 +90,7 @@ async def test_watched_conditions_become_the_runs_outcomes(
     stand_in: KubeStandIn, api: client.ApiClient
 ) -> None:
     reports = Recorder()
-    backend = KubernetesBackend(api, reports)
+    backend = KubernetesBackend(api, reports, kubeflow_api="v1")
     good, bad = plan("PyTorch"), plan("TF")
     await backend.submit(good)
     await backend.submit(bad)

@@ -2,177 +2,21 @@
 validates against the upstream Kubeflow CRD schema with unknown fields as errors, and keeps the
 operators' webhook rules that no schema can express."""
 
-import copy
-import os
 import re
-from functools import cache
-from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 import pytest
-import yaml
-from jsonschema import Draft7Validator
 
 from domain.events import WorkloadRequested
 from domain.workload_plans import plan_for
 from domain.workloads import InvalidWorkloadError
 from infra.backends.kubeflow_jobs import KINDS, to_kubeflow_job
 from infra.serialization import DOMAIN_CODEC
-from tests.workload_samples import requested_workload
+from tests.crd_schemas import require_crds, validator
+from tests.workload_samples import WORKLOAD, requested
 
-CRDS = Path(__file__).parents[3] / "shared" / "crds"
-FILES = {
-    "PyTorchJob": "kubeflow.org_pytorchjobs.v1.yaml",
-    "TFJob": "kubeflow.org_tfjobs.v1.yaml",
-    "XGBoostJob": "kubeflow.org_xgboostjobs.v1.yaml",
-    "JAXJob": "kubeflow.org_jaxjobs.v1.yaml",
-    "MPIJob": "kubeflow.org_mpijobs.v2beta1.yaml",
-}
 DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-WORKLOAD = UUID("3f2b8c1d-9a4e-4f6b-8d2c-7e1a5b9c0d4f")
-
-if not CRDS.is_dir():  # CI always has them; a checkout elsewhere may not
-    if os.environ.get("CI"):
-        raise RuntimeError(f"the Kubeflow CRDs are missing at {CRDS}")
-    pytest.skip(f"the Kubeflow CRDs are not at {CRDS}", allow_module_level=True)
-
-
-def strict(schema: Any) -> Any:
-    """As the API server's strict field validation: an object with declared properties and no
-    `x-kubernetes-preserve-unknown-fields` takes no other field."""
-    if isinstance(schema, dict):
-        if (
-            schema.get("type") == "object"
-            and "properties" in schema
-            and not schema.get("x-kubernetes-preserve-unknown-fields")
-            and "additionalProperties" not in schema
-        ):
-            schema["additionalProperties"] = False
-        for value in schema.values():
-            strict(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            strict(value)
-    return schema
-
-
-@cache
-def validator(kind: str) -> Draft7Validator:
-    with (CRDS / FILES[kind]).open() as f:
-        crd = yaml.load(f, Loader=yaml.CSafeLoader)
-    (version,) = [v for v in crd["spec"]["versions"] if v.get("served")]
-    schema = strict(copy.deepcopy(version["schema"]["openAPIV3Schema"]))
-    schema["properties"]["metadata"] = {"type": "object"}
-    return Draft7Validator(schema)
-
-
-RICH = {
-    "image": "registry.example.com/train:1.0",
-    "imagePullPolicy": "Always",
-    "command": "python -m train",
-    "args": "--epochs 3 --lr '0.1'",
-    "workingDir": "/workspace",
-    "environmentVariables": [
-        {"name": "MODE", "value": "fast"},
-        {"name": "TOKEN", "secret": {"name": "credential-1", "key": "token"}},
-        {"name": "CFG", "configMap": {"name": "settings", "key": "cfg"}},
-        {"name": "POD", "podFieldRef": {"path": "metadata.name"}},
-        {"name": "GONE", "value": "x", "exclude": True},
-    ],
-    "compute": {
-        "cpuCoreRequest": 0.5,
-        "cpuCoreLimit": 2,
-        "cpuMemoryRequest": "1G",
-        "cpuMemoryLimit": "4G",
-        "gpuDevicesRequest": 1,
-        "largeShmRequest": True,
-        "extendedResources": [{"resource": "hugepages-2Mi", "quantity": "1Gi"}],
-    },
-    "tolerations": [
-        {"name": "gpu", "operator": "Exists", "key": "nvidia.com/gpu", "effect": "NoSchedule"},
-        {
-            "name": "zone",
-            "operator": "Equal",
-            "key": "zone",
-            "value": "a",
-            "effect": "NoExecute",
-            "seconds": 30,
-        },
-    ],
-    "nodeAffinityRequired": {
-        "nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["a100"]}]}
-        ]
-    },
-    "nodePools": ["default"],
-    "podAffinity": {"type": "Preferred", "key": "kubernetes.io/hostname"},
-    "security": {
-        "uidGidSource": "custom",
-        "runAsUid": 1000,
-        "runAsGid": 1000,
-        "supplementalGroups": "5,6",
-        "capabilities": ["SYS_PTRACE"],
-        "allowPrivilegeEscalation": False,
-        "runAsNonRoot": True,
-        "seccompProfileType": "RuntimeDefault",
-    },
-    "ports": [{"name": "tb", "container": 6006, "serviceType": "ClusterIP"}],
-    "labels": [{"name": "team", "value": "vision"}],
-    "annotations": [{"name": "note", "value": "nightly"}],
-    "storage": {
-        "pvc": [
-            {
-                "name": "data",
-                "existingPvc": True,
-                "claimName": "datasets",
-                "path": "/data",
-                "readOnly": True,
-            },
-            {
-                "name": "scratch",
-                "path": "/scratch",
-                "ephemeral": True,
-                "claimInfo": {"size": "10Gi", "storageClass": "fast", "volumeMode": "Filesystem"},
-            },
-        ],
-        "nfs": [{"name": "n", "server": "nfs.local", "path": "/exports", "mountPath": "/nfs"}],
-        "hostPath": [{"name": "h", "path": "/mnt/cache", "mountPath": "/cache", "readOnly": True}],
-        "configMapVolume": [
-            {"name": "c", "configMap": "settings", "mountPath": "/etc/cfg", "defaultMode": "0644"}
-        ],
-        "secretVolume": [{"name": "s", "secret": "credential-2", "mountPath": "/etc/secret"}],
-        "emptyDirVolume": [
-            {"name": "e", "path": "/tmp/work", "medium": "Memory", "sizeLimit": "1Gi"}
-        ],
-    },
-    "preemptibility": "non-preemptible",
-    "priorityClass": "high",
-    "backoffLimit": 3,
-    "terminationGracePeriodSeconds": 45,
-    "autoDeletionTimeAfterCompletionSeconds": 600,
-    "cleanPodPolicy": "Running",
-}
-
-
-def requested(framework: str, mode: str) -> WorkloadRequested:
-    mpi = {"slotsPerWorker": 2, "sshAuthMountPath": "/home/mpi/.ssh"} if framework == "MPI" else {}
-    masters: dict[str, dict[str, Any]] = {
-        "same": {"image": RICH["image"]},
-        "separate": {
-            "image": "registry.example.com/launch:1.0",
-            "command": "sleep 10",
-            "compute": {"cpuCoreRequest": 0.25},
-        },
-    }
-    return requested_workload(
-        {**RICH, "distributedFramework": framework, "numWorkers": 3, **mpi},
-        name="nightly",
-        workload_id=WORKLOAD,
-        same_as_worker=mode == "same",
-        master=masters.get(mode),
-        image_pull_secrets=("credential-1",),
-    )
+require_crds()
 
 
 CASES = [

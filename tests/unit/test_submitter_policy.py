@@ -28,7 +28,7 @@ class RecordingBackend:
         self.calls.append(("submit", plan.run))
         return Submission(backend=self.name)
 
-    async def stop(self, plan: WorkloadPlan) -> None:
+    async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         self.calls.append(("stop", plan.run))
 
 
