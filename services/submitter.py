@@ -52,11 +52,11 @@ async def reconcile(workload_id: UUID, *, store: EventStore, backend: WorkloadBa
         # A stop asked for while this submission was under way was handled before the run
         # existed: stop it now.
         if after is not None and after.desired != "Running" and after.run == plan_run:
-            await backend.stop(plan)
+            await backend.stop(plan, suspend=after.desired == "Stopped")
     elif _wants_stop(state):
         # Stopping what never started succeeds, so a run whose submission is not recorded yet
         # (another submitter is at it) is stopped too.
-        await backend.stop(plan_for(state.request, plan_run))
+        await backend.stop(plan_for(state.request, plan_run), suspend=state.desired == "Stopped")
         await report(workload_id, plan_run, "stopped", None, store=store)
 
 

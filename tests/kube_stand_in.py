@@ -1,6 +1,7 @@
-"""A stand-in for the Kubernetes API server, just enough of it for the Kubeflow job calls the
-Kubernetes backend makes: create (201, or 409 AlreadyExists with a Status body), delete (404 when
-gone), and a cluster-wide watch of one kind by label, streaming ADDED and MODIFIED events. No real
+"""A stand-in for the Kubernetes API server, just enough of it for the Kubeflow calls the
+Kubernetes backend makes: create (201, or 409 AlreadyExists with a Status body), get, a JSON
+merge patch (RFC 7386), delete (404 when gone), and a cluster-wide watch of one kind by label,
+streaming ADDED and MODIFIED events. No real
 API server can run on this machine; this is approximate by design (no admission, defaulting or
 resourceVersion semantics), so the manifests themselves are checked against the CRD schemas
 elsewhere."""
@@ -28,10 +29,39 @@ class KubeStandIn:
         self, plural: str, namespace: str, name: str, conditions: list[dict[str, str]]
     ) -> None:
         """What the training operator does: the job's status conditions change."""
+        self.set_status(plural, namespace, name, {"conditions": conditions})
+
+    def set_status(self, plural: str, namespace: str, name: str, status: dict[str, Any]) -> None:
         key = next(k for k in self.objects if k[1:] == (plural, namespace, name))
         job = self.objects[key]
-        job["status"] = {"conditions": conditions}
+        job["status"] = status
         self._notify(plural, {"type": "MODIFIED", "object": job})
+
+    def _key(self, request: web.Request) -> Key:
+        group, version, namespace, plural, name = (
+            request.match_info[k] for k in ("group", "version", "namespace", "plural", "name")
+        )
+        return (f"{group}/{version}", plural, namespace, name)
+
+    async def _get(self, request: web.Request) -> web.Response:
+        key = self._key(request)
+        self.requests.append(("GET", request.path))
+        found = self.objects.get(key)
+        if found is None:
+            return _status(404, "NotFound", f'{key[1]} "{key[3]}" not found')
+        return web.json_response(found)
+
+    async def _patch(self, request: web.Request) -> web.Response:
+        key = self._key(request)
+        self.requests.append(("PATCH", request.path))
+        if request.content_type != "application/merge-patch+json":
+            return _status(415, "UnsupportedMediaType", f"{request.content_type} is not taken")
+        found = self.objects.get(key)
+        if found is None:
+            return _status(404, "NotFound", f'{key[1]} "{key[3]}" not found')
+        self.objects[key] = merged = _merge(found, await request.json())
+        self._notify(key[1], {"type": "MODIFIED", "object": merged})
+        return web.json_response(merged)
 
     def _notify(self, plural: str, event: dict[str, Any]) -> None:
         for watched, queue in self._watchers:
@@ -102,9 +132,25 @@ class KubeStandIn:
         app = web.Application()
         base = "/apis/{group}/{version}"
         app.router.add_post(f"{base}/namespaces/{{namespace}}/{{plural}}", self._create)
-        app.router.add_delete(f"{base}/namespaces/{{namespace}}/{{plural}}/{{name}}", self._delete)
+        one = f"{base}/namespaces/{{namespace}}/{{plural}}/{{name}}"
+        app.router.add_delete(one, self._delete)
+        app.router.add_get(one, self._get)
+        app.router.add_patch(one, self._patch)
         app.router.add_get(f"{base}/{{plural}}", self._list_or_watch)
         return app
+
+
+def _merge(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge member by member, null removes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for name, value in patch.items():
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = _merge(result.get(name), value)
+    return result
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:

@@ -1,18 +1,21 @@
 """The Kubernetes backend through kubernetes-asyncio, over HTTP, against an API server stand-in
-(tests/kube_stand_in.py): create, create again (409 counts as done), a kind whose CRD is missing
-(refused for good), delete, and job conditions watched to Succeeded and to Failed."""
+(tests/kube_stand_in.py), for Trainer v2 (TrainingRuntime + TrainJob) and the Training
+Operator v1: create, create again (409 counts as done), a kind whose CRD is missing (refused for
+good), suspend and resume (v2), delete, and conditions watched to done and to failed."""
 
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 from uuid import UUID
 
+import msgspec
 import pytest
 from kubernetes_asyncio import client
 
 from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
-from infra.backends.kubernetes import KubernetesBackend, outcome_of
+from infra.backends.kubernetes import KubernetesBackend, outcome_of, train_job_outcome
 from infra.backends.scheduling import Scheduling
 from services.errors import BackendRejectedError
 from tests.kube_stand_in import KubeStandIn, serving
@@ -137,3 +140,125 @@ async def until(condition: object, within_s: float = 10) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("timed out")
         await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def trainer_stand_in() -> AsyncIterator[KubeStandIn]:
+    async with serving(KubeStandIn({"trainingruntimes", "trainjobs"})) as server:
+        yield server
+
+
+@pytest.fixture
+async def trainer_api(trainer_stand_in: KubeStandIn) -> AsyncIterator[client.ApiClient]:
+    configuration = client.Configuration(host=trainer_stand_in.url)
+    async with client.ApiClient(configuration) as api:
+        yield api
+
+
+TRAINER = "trainer.kubeflow.org/v1alpha1"
+
+
+async def test_a_train_job_is_made_with_its_runtime_suspended_resumed_and_deleted(
+    trainer_stand_in: KubeStandIn, trainer_api: client.ApiClient
+) -> None:
+    stand_in = trainer_stand_in
+    backend = KubernetesBackend(trainer_api, Recorder(), scheduling=Scheduling(queues="kueue"))
+    first = plan()
+    submitted = await backend.submit(first)
+    runtime: Any
+    job: Any
+    runtime, job = submitted.manifests
+    assert (runtime["kind"], job["kind"]) == ("TrainingRuntime", "TrainJob")
+    runtime_key = (TRAINER, "trainingruntimes", "runai-team", runtime["metadata"]["name"])
+    job_key = (TRAINER, "trainjobs", "runai-team", first.job_name)
+    assert set(stand_in.objects) == {runtime_key, job_key}
+    assert stand_in.objects[job_key]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team"
+    # Again (a redelivery): both exist, the TrainJob is this run's already; nothing changes.
+    await backend.submit(first)
+    assert [r for r in stand_in.requests if r[0] == "PATCH"] == []
+    # A second workload of the same template version shares the runtime.
+    other = plan()
+    await backend.submit(other)
+    assert [k[1] for k in stand_in.objects].count("trainingruntimes") == 1
+    # Suspend keeps the TrainJob, suspended; resume (run 2) lifts it under the new run's label.
+    await backend.stop(first, suspend=True)
+    assert stand_in.objects[job_key]["spec"]["suspend"] is True
+    resumed = msgspec.structs.replace(first, run=2)
+    await backend.submit(resumed)
+    job_now = stand_in.objects[job_key]
+    assert job_now["spec"]["suspend"] is False
+    assert job_now["metadata"]["labels"]["trainplate.io/run"] == "2"
+    assert job_now["spec"]["runtimePatches"] == job["spec"]["runtimePatches"]
+    # Delete removes the TrainJob; the runtime stays for the version's other workloads.
+    await backend.stop(resumed)
+    await backend.stop(resumed)  # gone already: stopped all the same
+    assert job_key not in stand_in.objects
+    assert runtime_key in stand_in.objects
+    await backend.stop(first, suspend=True)  # suspending what is gone: nothing to keep
+
+
+async def test_a_cluster_without_the_trainer_refuses_for_good(api: client.ApiClient) -> None:
+    with pytest.raises(BackendRejectedError) as caught:
+        await KubernetesBackend(api, Recorder()).submit(plan())
+    assert "404" in caught.value.reason
+
+
+async def test_train_job_conditions_become_the_runs_outcomes(
+    trainer_stand_in: KubeStandIn, trainer_api: client.ApiClient
+) -> None:
+    stand_in = trainer_stand_in
+    reports = Recorder()
+    backend = KubernetesBackend(trainer_api, reports)
+    good, bad = plan("PyTorch"), plan("MPI")
+    await backend.submit(good)
+    await backend.submit(bad)
+    stop = asyncio.Event()
+    watching = asyncio.create_task(backend.watch(stop))
+    try:
+        await until(lambda: len(stand_in._watchers) >= 1)
+        created = {"type": "Created", "status": "True", "reason": "JobSetCreated"}
+        active = [{"name": "node", "active": 3, "ready": 3, "succeeded": 0, "failed": 0}]
+        status = {"conditions": [created], "jobsStatus": active}
+        stand_in.set_status("trainjobs", "runai-team", good.job_name, status)
+        await until(lambda: (good.workload_id, 1, "running", None) in reports)
+        complete = {"type": "Complete", "status": "True", "reason": "JobSetCompleted"}
+        done = [{"name": "node", "active": 0, "ready": 0, "succeeded": 3, "failed": 0}]
+        stand_in.set_status(
+            "trainjobs", "runai-team", good.job_name,
+            {"conditions": [created, complete], "jobsStatus": done},
+        )  # fmt: skip
+        await until(lambda: (good.workload_id, 1, "succeeded", None) in reports)
+        message = "TrainJob exceeded its active deadline"
+        failed = {
+            "type": "Failed",
+            "status": "True",
+            "reason": "DeadlineExceeded",
+            "message": message,
+        }
+        stand_in.set_status("trainjobs", "runai-team", bad.job_name, {"conditions": [failed]})
+        await until(lambda: any(r[0] == bad.workload_id and r[2] == "failed" for r in reports))
+    finally:
+        stop.set()
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
+    (failure,) = [r for r in reports if r[0] == bad.workload_id]
+    assert failure[3] == message
+
+
+def test_train_job_status_is_read_the_robust_way() -> None:
+    assert train_job_outcome({}) is None
+    assert train_job_outcome({"conditions": [{"type": "Created", "status": "True"}]}) is None
+    pending = [{"name": "node", "active": 0, "ready": 0}]
+    assert train_job_outcome({"jobsStatus": pending}) is None
+    suspended = {
+        "conditions": [{"type": "Suspended", "status": "True"}],
+        "jobsStatus": [{"name": "node", "active": 2}],  # pods still going away
+    }
+    assert train_job_outcome(suspended) is None
+    failed_after_complete_false = {
+        "conditions": [
+            {"type": "Complete", "status": "False"},
+            {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"},
+        ]
+    }
+    assert train_job_outcome(failed_after_complete_false) == ("failed", "BackoffLimitExceeded")

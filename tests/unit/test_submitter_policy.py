@@ -29,7 +29,7 @@ class RecordingBackend:
         return Submission(backend=self.name)
 
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
-        self.calls.append(("stop", plan.run))
+        self.calls.append(("suspend" if suspend else "stop", plan.run))
 
 
 async def requested(store: InMemoryEventStore) -> None:
@@ -70,12 +70,22 @@ async def test_suspend_stops_and_resume_submits_the_next_run() -> None:
     assert (await state(store)).actual == "Stopped"
     await change(store, workloads.resume)
     await submitter.reconcile(ID, store=store, backend=backend)
-    assert backend.calls == [("submit", 1), ("stop", 1), ("submit", 2)]  # stopped once
+    # Suspended once (a backend that can keep the run's objects, suspended, does).
+    assert backend.calls == [("submit", 1), ("suspend", 1), ("submit", 2)]
     now = await state(store)
     assert (now.run, now.actual) == (2, "Pending")
     # A late report from the first run changes nothing.
     await submitter.report(ID, 1, "failed", "killed", store=store)
     assert (await state(store)).actual == "Pending"
+
+
+async def test_a_deleted_workload_is_stopped_for_good() -> None:
+    store, backend = InMemoryEventStore(), RecordingBackend()
+    await requested(store)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    await change(store, workloads.delete)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    assert backend.calls == [("submit", 1), ("stop", 1)]
 
 
 async def test_a_workload_suspended_before_it_was_submitted_never_starts() -> None:
