@@ -3,14 +3,14 @@ phases folded by the domain's own `evolve`, so the read side never disagrees wit
 about what an event means."""
 
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 import asyncpg
 import msgspec
 
 from domain import workloads
-from domain.events import RecordedEvent, WorkloadRequested
+from domain.events import RecordedEvent, WorkloadRequested, WorkloadSubmitted
 from domain.workloads import WORKLOAD_EVENTS, Workload
 from projections.executor import Executor
 
@@ -18,6 +18,7 @@ NAME: Final = "workload_catalogue"
 
 _encode = msgspec.json.Encoder().encode
 _decode_request = msgspec.json.Decoder(WorkloadRequested).decode
+_decode_manifests = msgspec.json.Decoder(list[dict[str, Any]]).decode
 
 
 class WorkloadRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,8 +55,12 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         return  # applied already
     before = row.workload
     after = workloads.evolve(before, event)
+    made = None  # what the backend made of the run, when this event says it took it
+    if isinstance(event, WorkloadSubmitted) and after.submitted_run > before.submitted_run:
+        made = _encode(event.manifests).decode()
     await conn.execute(
         "UPDATE workload_catalogue SET desired_phase = $2, actual_phase = $3,"
+        " manifests = COALESCE($11::jsonb, manifests),"
         " phase_message = $4, run = $5, submitted_run = $6, backend = $7, updated_at = $8,"
         " phase_updated_at = CASE WHEN actual_phase = $3 THEN phase_updated_at ELSE $8 END,"
         " completed_at = CASE WHEN $3 IN ('Completed', 'Failed') AND completed_at IS NULL"
@@ -63,7 +68,7 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         " deleted_at = CASE WHEN $9 AND deleted_at IS NULL THEN $8 ELSE deleted_at END,"
         " version = $10 WHERE workload_id = $1 AND version < $10",
         recorded.stream_id, after.desired, after.actual, after.reason, after.run,
-        after.submitted_run, after.backend, at, after.deleted, version,
+        after.submitted_run, after.backend, at, after.deleted, version, made,
     )  # fmt: skip
 
 
@@ -123,6 +128,29 @@ async def list_workloads(
         project_ids, deleted, template_id, phase,
     )  # fmt: skip
     return [_row(r) for r in rows]
+
+
+class Made(msgspec.Struct, frozen=True, kw_only=True):
+    """What the backend made of the workload's latest submitted run (`run` 0: none yet)."""
+
+    run: int
+    backend: str | None
+    manifests: list[dict[str, Any]]
+
+
+async def made_of(conn: Executor, workload_id: UUID) -> Made | None:
+    row = await conn.fetchrow(
+        "SELECT submitted_run, backend, manifests::text AS manifests FROM workload_catalogue"
+        " WHERE workload_id = $1",
+        workload_id,
+    )
+    if row is None:
+        return None
+    return Made(
+        run=row["submitted_run"],
+        backend=row["backend"],
+        manifests=_decode_manifests(row["manifests"]),
+    )
 
 
 async def unsettled(conn: Executor) -> list[UUID]:

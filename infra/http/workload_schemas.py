@@ -151,3 +151,14 @@ class HistoryList(Wire, frozen=True, kw_only=True, omit_defaults=True):
 
     records: list[HistoryRecord]
     next: int | None = None
+
+
+class WorkloadManifests(Wire, frozen=True, kw_only=True):
+    """Ours: the objects the backend made of the workload's latest submitted run (for a dry
+    run, the objects it would make), to read and diff; empty before a backend took it and for
+    backends that make none (local processes)."""
+
+    workload_id: UUID
+    run: int | None
+    backend: str | None
+    manifests: list[dict[str, Any]]

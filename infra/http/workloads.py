@@ -33,6 +33,7 @@ from infra.http.workload_schemas import (
     HistoryList,
     Workload,
     WorkloadList,
+    WorkloadManifests,
 )
 from infra.http.workload_views import (
     department_names,
@@ -226,6 +227,25 @@ async def events(
     return EventList(events=found[offset : offset + limit], next=following)
 
 
+@get(f"{BASE}/{{workload_id:uuid}}/manifests", dependencies=ONE, tags=["Workloads"])
+async def manifests(
+    row: NamedDependency[WorkloadRow],
+    adapters: NamedDependency[Adapters],
+) -> WorkloadManifests:
+    """What the backend made of the latest submitted run: a Trainer v2 TrainingRuntime and
+    TrainJob, or a Training Operator v1 job (a dry run: what it would make)."""
+    async with adapters.resources.pool.acquire() as conn:
+        made = await workload_catalogue.made_of(conn, row.workload.id)
+    if made is None:  # the row was seen a moment ago: the catalogue is being rebuilt
+        raise WorkloadNotFoundError(row.workload.id)
+    return WorkloadManifests(
+        workload_id=row.workload.id,
+        run=made.run or None,
+        backend=made.backend,
+        manifests=made.manifests,
+    )
+
+
 @get(
     f"{BASE}/{{workload_id:uuid}}/logs",
     media_type="text/plain",
@@ -275,6 +295,7 @@ WORKLOAD_ROUTES: Final = (
     get_workload,
     history,
     events,
+    manifests,
     logs,
 )
 
