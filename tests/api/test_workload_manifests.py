@@ -74,3 +74,45 @@ async def test_a_workload_out_of_sight_has_no_manifests_to_show(
         app, "GET", "/api/v1/workloads/00000000-0000-4000-8000-000000000000/manifests", admin
     )
     assert missing.status_code == 404
+
+
+FRAMEWORKS = {
+    "PyTorch": {},
+    "TF": {},
+    "XGBoost": {},
+    "JAX": {},
+    "MPI": {"slotsPerWorker": 2},
+}
+
+
+async def test_a_workload_of_each_framework_records_crd_valid_trainer_objects(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    found = await setup(app, admin)
+    store, backend = PostgresEventStore(clean_pool, DOMAIN_CODEC), DryRunBackend()
+    made: dict[str, str] = {}
+    for framework, extra in FRAMEWORKS.items():
+        spec = {
+            "distributedFramework": framework,
+            "numWorkers": 2,
+            "image": "registry.example.com/train:1",
+            "command": "python train.py",
+            **extra,
+        }
+        body = submission(found, name=f"each-{framework.lower()}", spec=spec)
+        del body["templateId"]
+        made[framework] = workload_id = await submitted(app, admin, body)
+        await submitter.reconcile(UUID(workload_id), store=store, backend=backend)
+    await project_all(clean_pool)
+    for framework, workload_id in made.items():
+        got = await call(app, "GET", f"/api/v1/workloads/{workload_id}/manifests", admin)
+        assert got.status_code == 200, got.text
+        runtime, job = got.json()["manifests"]
+        assert not errors_of(runtime), framework
+        assert not errors_of(job), framework
+        assert job["spec"]["runtimeRef"]["name"] == runtime["metadata"]["name"]
+        labels = runtime["metadata"]["labels"]
+        assert labels["trainer.kubeflow.org/framework"] == {
+            "PyTorch": "torch", "TF": "tensorflow", "XGBoost": "xgboost", "JAX": "jax",
+            "MPI": "mpi",
+        }[framework]  # fmt: skip
