@@ -346,8 +346,9 @@ class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"
 
     `template_specs` are the template version's own specs, before the overrides: what a
     backend that keeps one object per template version (a Trainer v2 TrainingRuntime) renders,
-    leaving the workload's own values to the job. Absent for a submission without a template,
-    and in workloads requested before it was kept."""
+    leaving the workload's own values to the job. Absent when they are the workload's own (its
+    overrides changed nothing of them, or the template cannot run without them), for a
+    submission without a template, and in workloads requested before they were kept."""
 
     template_id: UUID | None = None
     template_version: int | None = None

@@ -124,7 +124,7 @@ async def test_two_submitters_share_one_queue_and_submit_each_workload_once(
     assert sum(sum(b.submitted.values()) for b in backends) == len(ids)
     # The dry run recorded what it rendered.
     kinds = await clean_pool.fetchval(
-        "SELECT jsonb_path_query_array(data->'manifests', '$[*].kind')::text FROM events"
+        "SELECT jsonb_path_query_array(data::jsonb->'manifests', '$[*].kind')::text FROM events"
         " WHERE type = 'workload.submitted.v1' LIMIT 1"
     )
     assert kinds == '["TrainingRuntime", "TrainJob"]'  # Trainer v2, the default
