@@ -424,6 +424,41 @@ class WorkloadStopped(Event, tag="workload.stopped.v1", frozen=True, kw_only=Tru
     run: int
 
 
+PodPhase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown"]
+
+
+class ContainerObserved(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    name: str
+    image: str
+    started_at: datetime | None = None
+
+
+class PodObserved(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One replica of a run as its backend sees it: a pod on Kubernetes, a process locally.
+    `role` is the replica's (master, worker); times are the backend's."""
+
+    name: str
+    uid: UUID
+    role: str
+    phase: PodPhase
+    node_name: str | None = None
+    ip: str | None = None
+    restarts: int = 0
+    created_at: datetime
+    completed_at: datetime | None = None
+    phase_changed_at: datetime
+    containers: tuple[ContainerObserved, ...] = ()
+
+
+class WorkloadPodsObserved(Event, tag="workload.pods_observed.v1", frozen=True, kw_only=True):
+    """The replicas of run `run` changed: each one as the backend now sees it (the whole set,
+    so the latest of these events is the run's pods)."""
+
+    workload_id: UUID
+    run: int
+    pods: tuple[PodObserved, ...]
+
+
 class WorkloadDeleted(Event, tag="workload.deleted.v1", frozen=True, kw_only=True):
     """A user deleted the workload: it is stopped, and its name is free again."""
 
@@ -447,6 +482,7 @@ WorkloadEvent = (
     | WorkloadResumed
     | WorkloadStopped
     | WorkloadDeleted
+    | WorkloadPodsObserved
 )
 
 # The catalogue: every event type this service stores. Tags are a storage schema.

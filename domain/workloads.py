@@ -19,9 +19,11 @@ import msgspec
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
     Event,
+    PodObserved,
     WorkloadDeleted,
     WorkloadEvent,
     WorkloadFailed,
+    WorkloadPodsObserved,
     WorkloadRequested,
     WorkloadResumed,
     WorkloadRunning,
@@ -45,7 +47,7 @@ NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 NAME_MAX: Final = 40
 WORKLOAD_EVENTS: Final = (
     WorkloadRequested, WorkloadSubmitted, WorkloadRunning, WorkloadSucceeded, WorkloadFailed,
-    WorkloadSuspended, WorkloadResumed, WorkloadStopped, WorkloadDeleted,
+    WorkloadSuspended, WorkloadResumed, WorkloadStopped, WorkloadDeleted, WorkloadPodsObserved,
 )  # fmt: skip
 
 
@@ -59,6 +61,7 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     submitted_run: int = 0
     backend: str | None = None
     deleted: bool = False
+    pods: tuple[PodObserved, ...] = ()  # the current run's, as last observed
     version: int = 0
 
     @property
@@ -141,6 +144,8 @@ def evolve(state: Workload | None, event: WorkloadEvent) -> Workload:
         case WorkloadDeleted():
             actual = state.actual if state.actual in FINISHED | {"Stopped"} else "Deleting"
             return msgspec.structs.replace(state, desired="Deleted", actual=actual, deleted=True)
+        case WorkloadPodsObserved():
+            return msgspec.structs.replace(state, pods=event.pods) if current_run else state
         case _:
             assert_never(event)
 
@@ -243,6 +248,18 @@ def reported(
             return [WorkloadStopped(workload_id=workload_id, run=run)]
         case _:
             assert_never(outcome)
+
+
+def pods_observed(
+    state: Workload | None, workload_id: UUID, run: int | None, pods: tuple[PodObserved, ...]
+) -> list[WorkloadEvent]:
+    """The backend sees run `run`'s replicas so (None: the current run's); nothing when that is
+    what is known already, or of an earlier run."""
+    current = _known(state, workload_id)
+    run = current.run if run is None else run
+    if run != current.run or pods == current.pods:
+        return []
+    return [WorkloadPodsObserved(workload_id=workload_id, run=run, pods=pods)]
 
 
 def _known(state: Workload | None, workload_id: UUID) -> Workload:

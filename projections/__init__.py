@@ -45,6 +45,10 @@ ALL: tuple[Projection, ...] = (
         (template_catalogue.NAME, "template_asset_states"),
         template_catalogue.apply_batch,
     ),
-    Projection(workload_catalogue.NAME, workload_catalogue.apply, (workload_catalogue.NAME,)),
+    Projection(
+        workload_catalogue.NAME,
+        workload_catalogue.apply,
+        (workload_catalogue.NAME, "workload_pods"),
+    ),
     Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES),
 )

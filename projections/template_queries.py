@@ -2,8 +2,9 @@
 `search`, over the fields a template list can be filtered and sorted by. Parsed here; decided
 in SQL (projections/template_pages.py)."""
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import Final, Literal, get_args
 
@@ -25,7 +26,13 @@ Field = Literal[
     "updatedBy",
 ]
 FIELDS: Final[tuple[str, ...]] = get_args(Field)
-_FILTER: Final = re.compile(rf"^({'|'.join(FIELDS)})(==|!=|<=|>=|=@|!@|=\^|=\$)(.+)$")
+
+
+@functools.cache
+def _grammar(fields: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(rf"^({'|'.join(fields)})(==|!=|<=|>=|=@|!@|=\^|=\$)(.+)$")
+
+
 _DATES: Final = ("createdAt", "updatedAt")
 
 
@@ -45,15 +52,22 @@ class Condition(msgspec.Struct, frozen=True):
     value: str | datetime
 
 
-def parse_conditions(items: Sequence[str]) -> list[Condition]:
-    """Each item as a condition; InvalidFilterError names a bad one."""
+def parse_conditions(
+    items: Sequence[str],
+    *,
+    fields: Sequence[str] = FIELDS,
+    dates: Collection[str] = _DATES,
+) -> list[Condition]:
+    """Each item as a condition over these fields (the template list's unless told: another
+    list of Run:ai's, the pods', speaks the same grammar); InvalidFilterError names a bad one."""
+    grammar = _grammar(tuple(fields))
     found: list[Condition] = []
     for index, item in enumerate(items):
-        match = _FILTER.match(item)
+        match = grammar.match(item)
         if match is None:
             raise InvalidFilterError(index, f"{item!r} is not <field><operator><value>")
         field, operator, wanted = match.groups()
-        if field in _DATES:
+        if field in dates:
             if operator in ("=@", "!@", "=^", "=$"):
                 raise InvalidFilterError(index, "dates take ==, !=, <= or >=")
             try:

@@ -10,8 +10,15 @@ import asyncpg
 import msgspec
 
 from domain import workloads
-from domain.events import RecordedEvent, WorkloadRequested, WorkloadSubmitted
+from domain.events import (
+    RecordedEvent,
+    WorkloadDeleted,
+    WorkloadPodsObserved,
+    WorkloadRequested,
+    WorkloadSubmitted,
+)
 from domain.workloads import WORKLOAD_EVENTS, Workload
+from projections import workload_pods
 from projections.executor import Executor
 
 NAME: Final = "workload_catalogue"
@@ -70,6 +77,10 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         recorded.stream_id, after.desired, after.actual, after.reason, after.run,
         after.submitted_run, after.backend, at, after.deleted, version, made,
     )  # fmt: skip
+    if isinstance(event, WorkloadPodsObserved) and event.run == after.run:
+        await workload_pods.replace(conn, before.request, event, at)
+    elif isinstance(event, WorkloadDeleted):
+        await workload_pods.deleted(conn, event.workload_id, at)
 
 
 _COLUMNS: Final = """request::text AS request, desired_phase, actual_phase, phase_message, run,

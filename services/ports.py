@@ -7,7 +7,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain.events import Event, EventMetadata, RecordedEvent
+from domain.events import Event, EventMetadata, PodObserved, RecordedEvent
 from domain.specs import SecretRef
 from domain.values import ScopeRef
 from domain.workload_plans import WorkloadPlan
@@ -279,6 +279,15 @@ class Reports(Protocol):
 
     async def __call__(
         self, workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
+    ) -> None: ...
+
+
+class PodReports(Protocol):
+    """Where a backend sends the replicas of a run as it now sees them (the whole set; `run`
+    None: the workload's current run)."""
+
+    async def __call__(
+        self, workload_id: UUID, run: int | None, pods: Sequence[PodObserved]
     ) -> None: ...
 
 

@@ -1,7 +1,7 @@
 """A stand-in for the Kubernetes API server, just enough of it for the Kubeflow calls the
 Kubernetes backend makes: create (201, or 409 AlreadyExists with a Status body), get, a JSON
-merge patch (RFC 7386), delete (404 when gone), and a cluster-wide watch of one kind by label,
-streaming ADDED and MODIFIED events. No real
+merge patch (RFC 7386), delete (404 when gone), and a cluster-wide watch of one kind (or of
+core pods) by label, streaming ADDED, MODIFIED and DELETED events. No real
 API server can run on this machine; this is approximate by design (no admission, defaulting or
 resourceVersion semantics), so the manifests themselves are checked against the CRD schemas
 elsewhere."""
@@ -97,8 +97,19 @@ class KubeStandIn:
         self._notify(plural, {"type": "DELETED", "object": found})
         return web.json_response({"kind": "Status", "status": "Success"})
 
+    def put_pod(self, pod: dict[str, Any]) -> None:
+        """What the kubelet and the job controllers do: a pod appears or changes."""
+        key = ("v1", "pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
+        kind = "MODIFIED" if key in self.objects else "ADDED"
+        self.objects[key] = pod
+        self._notify("pods", {"type": kind, "object": pod})
+
+    def remove_pod(self, namespace: str, name: str) -> None:
+        pod = self.objects.pop(("v1", "pods", namespace, name))
+        self._notify("pods", {"type": "DELETED", "object": pod})
+
     async def _list_or_watch(self, request: web.Request) -> web.StreamResponse:
-        plural = request.match_info["plural"]
+        plural = request.match_info.get("plural", "pods")
         if plural not in self.installed:
             return _status(404, "NotFound", "the server could not find the requested resource")
         selector = request.query.get("labelSelector", "")
@@ -137,6 +148,7 @@ class KubeStandIn:
         app.router.add_get(one, self._get)
         app.router.add_patch(one, self._patch)
         app.router.add_get(f"{base}/{{plural}}", self._list_or_watch)
+        app.router.add_get("/api/v1/pods", self._list_or_watch)  # core pods, every namespace
         return app
 
 

@@ -30,11 +30,12 @@ from domain.workloads import Outcome
 from infra.backends import trainer_v2
 from infra.backends.kubeflow_jobs import KINDS, PLURALS, RUN_LABEL
 from infra.backends.kubeflow_pods import WORKLOAD_LABEL
+from infra.backends.kubernetes_pods import PodWatch
 from infra.backends.manifests import render
 from infra.backends.scheduling import Scheduling
 from infra.settings import KubeflowApi
 from services.errors import BackendRejectedError
-from services.ports import Reports, Submission
+from services.ports import PodReports, Reports, Submission
 
 log = logging.getLogger(__name__)
 PERMANENT = {
@@ -56,8 +57,11 @@ class KubernetesBackend:
         *,
         kubeflow_api: KubeflowApi = "trainer-v2",
         scheduling: Scheduling | None = None,
+        pods: PodReports | None = None,
     ) -> None:
         self._objects = client.CustomObjectsApi(api)
+        self._core = client.CoreV1Api(api)
+        self._pod_watch = None if pods is None else PodWatch(pods)
         self._reports = reports
         self._api: KubeflowApi = kubeflow_api
         self._scheduling = scheduling or Scheduling()
@@ -126,8 +130,10 @@ class KubernetesBackend:
         )  # fmt: skip
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """Follow the jobs that carry a workload label; report their conditions."""
+        """Follow the jobs that carry a workload label, and their pods; report them."""
         async with asyncio.TaskGroup() as group:
+            if self._pod_watch is not None:
+                group.create_task(self._watch_pods(self._pod_watch, stop))
             if self._api == "trainer-v2":
                 group.create_task(
                     self._watch_kind(trainer_v2.API_VERSION, trainer_v2.TRAINJOBS, stop)
@@ -155,6 +161,24 @@ class KubernetesBackend:
             except ApiException as error:
                 if error.status != HTTPStatus.NOT_FOUND:  # a kind whose CRD is not installed
                     log.warning("watching %s: %s", plural, _reason(error))
+                await _pause(stop, 5.0)
+            finally:
+                stream.stop()
+
+    async def _watch_pods(self, pods: PodWatch, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            stream = watch.Watch()
+            try:
+                async for event in stream.stream(
+                    self._core.list_pod_for_all_namespaces,
+                    label_selector=WORKLOAD_LABEL,
+                    timeout_seconds=30,
+                ):
+                    await pods.seen(event["type"], event["object"])
+                    if stop.is_set():
+                        break
+            except ApiException as error:
+                log.warning("watching pods: %s", _reason(error))
                 await _pause(stop, 5.0)
             finally:
                 stream.stop()

@@ -37,8 +37,9 @@ from infra.backends.local_isolation import (
     prepare_home,
     prepare_run_dir,
 )
+from infra.backends.local_pods import Replicas
 from services.errors import BackendRejectedError
-from services.ports import Reports, Submission
+from services.ports import PodReports, Reports, Submission
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,17 @@ log = logging.getLogger(__name__)
 class LocalBackend:
     name = "local"
 
-    def __init__(self, work_dir: Path, reports: Reports, *, stop_grace_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        reports: Reports,
+        *,
+        stop_grace_s: float = 10.0,
+        pods: PodReports | None = None,
+    ) -> None:
         self._work_dir = work_dir
         self._reports = reports
+        self._pods = pods
         self._grace = stop_grace_s
         self._runs: dict[str, _Run] = {}
 
@@ -82,6 +91,7 @@ class LocalBackend:
             directory,
             self._reports,
             self._grace if grace is None else grace,
+            self._pods,
         )
         self._runs[_key(plan)] = run
         await run.start()
@@ -145,8 +155,11 @@ class _Run:
         directory: Path,
         reports: Reports,
         grace: float,
+        pods: PodReports | None = None,
     ) -> None:
         self._plan = plan
+        self._pods = pods
+        self._replicas = Replicas(plan, planned)
         self._planned = planned
         self._identities = identities
         self._directory = directory
@@ -191,6 +204,8 @@ class _Run:
                 ) from error
             finally:
                 os.close(log_fd)
+        self._replicas.started()
+        await self._report_pods()
 
     async def stop(self, *, shutting_down: bool = False) -> None:
         """Stop every replica. A user's stop is reported as Stopped; the submitter shutting
@@ -218,6 +233,9 @@ class _Run:
             except BackendRejectedError as error:
                 failure = error.reason
                 break
+        if self._stopping:  # as a cluster deletes a stopped job's pods
+            self._replicas.gone()
+            await self._report_pods()
         if self._shutting_down:
             await self._report("failed", "stopped with the submitter that ran it")
         elif self._stopping:
@@ -240,6 +258,8 @@ class _Run:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for finished in done:
                 code = finished.result()
+                self._replicas.exited(waits[finished], code)
+                await self._report_pods()
                 if code != 0 and failure is None and not self._stopping:
                     failure = f"{waits[finished]} exited with code {code}"
                     await self._terminate()
@@ -250,6 +270,14 @@ class _Run:
             await self._reports(self._plan.workload_id, self._plan.run, outcome, reason)
         except Exception:  # the run goes on; a later report or a restart reconciles it
             log.exception("could not record %s for %s", outcome, self._plan.job_name)
+
+    async def _report_pods(self) -> None:
+        if self._pods is None:
+            return
+        try:
+            await self._pods(self._plan.workload_id, self._plan.run, self._replicas.observed())
+        except Exception:  # the run goes on; the next change reports the whole set again
+            log.exception("could not record the pods of %s", self._plan.job_name)
 
     async def _terminate(self) -> None:
         alive = [p for p in self._processes.values() if p.returncode is None]

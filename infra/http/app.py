@@ -42,6 +42,7 @@ from infra.http.service_accounts import (
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tenant_settings import SETTING_ROUTES
 from infra.http.token_grant import grant_token
+from infra.http.workload_pods import POD_ROUTES
 from infra.http.workloads import WORKLOAD_ROUTES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
@@ -132,6 +133,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *ACCESS_RULE_ROUTES,
             *TEMPLATE_ROUTES,
             *IMPACT_ROUTES,
+            *POD_ROUTES,
             *WORKLOAD_ROUTES,
             *AUDIT_ROUTES,
             *CONTRACT_ROUTES,

@@ -162,3 +162,43 @@ class WorkloadManifests(Wire, frozen=True, kw_only=True):
     run: int | None
     backend: str | None
     manifests: list[dict[str, Any]]
+
+
+class PodContainer(Wire, frozen=True, kw_only=True, omit_defaults=True):
+    name: str
+    image: str
+    started_at: datetime | None = None
+
+
+class Pod(Wire, frozen=True, kw_only=True, omit_defaults=True):
+    """A replica of a workload's current run (Run:ai's Pod1)."""
+
+    name: str
+    priority_class_name: str
+    id: UUID
+    workload_id: UUID
+    cluster_id: UUID
+    project_id: str
+    node_name: str | None = None
+    created_at: datetime
+    completed_at: datetime | None = None
+    containers: list[PodContainer]
+    requested_node_pools: list[str] | None = None
+    requested_resources: dict[str, Any] | None = None
+    k8s_phase: str
+    ip: str | None = None
+    tenant_id: int
+    k8s_phase_updated_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None = None
+    project_name: str | None = None  # with verbosity=full
+    workload_name: str | None = None  # with verbosity=full
+
+
+class PodList(Wire, frozen=True, kw_only=True, omit_defaults=True):
+    pods: list[Pod]
+    next: int | None = None
+
+
+class Count(Wire, frozen=True, kw_only=True):
+    count: int

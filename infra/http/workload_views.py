@@ -12,6 +12,7 @@ from domain.events import (
     WorkloadDeleted,
     WorkloadEvent,
     WorkloadFailed,
+    WorkloadPodsObserved,
     WorkloadRequested,
     WorkloadResumed,
     WorkloadRunning,
@@ -149,6 +150,7 @@ _REASONS: Final[dict[type, tuple[str, str]]] = {
     WorkloadResumed: ("Resumed", "Normal"),
     WorkloadStopped: ("Stopped", "Normal"),
     WorkloadDeleted: ("Deleted", "Normal"),
+    WorkloadPodsObserved: ("PodsChanged", "Normal"),
 }
 
 
@@ -172,6 +174,9 @@ def _message(event: WorkloadEvent, by: str) -> str:
             return f"{by} resumed the workload: run {event.run}"
         case WorkloadSuspended() | WorkloadDeleted():
             return f"{by} {_REASONS[type(event)][0].lower()} the workload"
+        case WorkloadPodsObserved():
+            phases = ", ".join(f"{pod.name} {pod.phase}" for pod in event.pods)
+            return f"run {event.run} pods: {phases or 'none'}"
         case _:
             return _REASONS[type(event)][0]
 

@@ -7,10 +7,11 @@ process.
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from uuid import UUID
 
+from domain.events import PodObserved
 from domain.workloads import Outcome
 from infra.backends.dry_run import DryRunBackend
 from infra.backends.local import LocalBackend
@@ -22,8 +23,8 @@ from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
-from services import submitter
-from services.ports import EventStore, Reports, WorkloadBackend
+from services import pod_reports, submitter
+from services.ports import EventStore, PodReports, Reports, WorkloadBackend
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
@@ -55,6 +56,13 @@ def reports_to(store: EventStore) -> Reports:
     return record
 
 
+def pods_to(store: EventStore) -> PodReports:
+    async def record(workload_id: UUID, run: int | None, pods: Sequence[PodObserved]) -> None:
+        await pod_reports.observed(workload_id, run, pods, store=store)
+
+    return record
+
+
 @contextlib.asynccontextmanager
 async def backend_for(
     settings: Settings, store: EventStore
@@ -66,7 +74,9 @@ async def backend_for(
         yield DryRunBackend(kubeflow_api=chosen.kubeflow_api, scheduling=scheduling), None
     elif chosen.backend == "local":
         work_dir = Path(chosen.work_dir or Path(settings.data_dir) / "workloads")
-        local = LocalBackend(work_dir, reports_to(store), stop_grace_s=chosen.stop_grace_s)
+        local = LocalBackend(
+            work_dir, reports_to(store), stop_grace_s=chosen.stop_grace_s, pods=pods_to(store)
+        )
         try:
             yield local, None
         finally:
@@ -76,6 +86,10 @@ async def backend_for(
 
         async with api_client(chosen.kubeconfig) as api:
             backend = KubernetesBackend(
-                api, reports_to(store), kubeflow_api=chosen.kubeflow_api, scheduling=scheduling
+                api,
+                reports_to(store),
+                kubeflow_api=chosen.kubeflow_api,
+                scheduling=scheduling,
+                pods=pods_to(store),
             )
             yield backend, backend.watch

@@ -5,7 +5,7 @@ good), suspend and resume (v2), delete, and conditions watched to done and to fa
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -13,6 +13,7 @@ import msgspec
 import pytest
 from kubernetes_asyncio import client
 
+from domain.events import PodObserved
 from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
 from infra.backends.kubernetes import KubernetesBackend, outcome_of, train_job_outcome
@@ -262,3 +263,57 @@ def test_train_job_status_is_read_the_robust_way() -> None:
         ]
     }
     assert train_job_outcome(failed_after_complete_false) == ("failed", "BackoffLimitExceeded")
+
+
+class PodRecorder(list[tuple[UUID, int | None, list[str]]]):
+    """Where the backend's pod reports go: the workload, the run, the pods' names and phases."""
+
+    async def __call__(
+        self, workload_id: UUID, run: int | None, pods: Sequence[PodObserved]
+    ) -> None:
+        self.append((workload_id, run, [f"{p.name}:{p.phase}" for p in pods]))
+
+
+async def test_the_pods_of_a_workload_are_watched_and_reported_as_a_set() -> None:
+    async with serving(KubeStandIn({"trainingruntimes", "trainjobs", "pods"})) as stand_in:
+        configuration = client.Configuration(host=stand_in.url)
+        async with client.ApiClient(configuration) as api:
+            pods = PodRecorder()
+            backend = KubernetesBackend(api, Recorder(), pods=pods)
+            job = plan()
+            await backend.submit(job)
+            stop = asyncio.Event()
+            watching = asyncio.create_task(backend.watch(stop))
+            try:
+                await until(lambda: len(stand_in._watchers) >= 2)
+
+                def pod(index: int, phase: str) -> dict[str, Any]:
+                    return {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": {
+                            "name": f"{job.job_name}-node-0-{index}",
+                            "namespace": "runai-team",
+                            "uid": str(UUID(int=index + 1)),
+                            "creationTimestamp": "2026-12-01T09:00:00Z",
+                            "labels": {
+                                "trainplate.io/workload-id": str(job.workload_id),
+                                "jobset.sigs.k8s.io/replicatedjob-name": "node",
+                            },
+                        },
+                        "spec": {"containers": [{"name": "node", "image": "img"}]},
+                        "status": {"phase": phase},
+                    }
+
+                stand_in.put_pod(pod(0, "Pending"))
+                stand_in.put_pod(pod(1, "Running"))
+                stand_in.put_pod(pod(0, "Running"))
+                names = [f"{job.job_name}-node-0-{i}:Running" for i in (0, 1)]
+                await until(lambda: bool(pods) and sorted(pods[-1][2]) == names)
+                stand_in.remove_pod("runai-team", f"{job.job_name}-node-0-0")
+                await until(lambda: pods[-1][2] == [names[1]])
+            finally:
+                stop.set()
+                watching.cancel()
+                await asyncio.gather(watching, return_exceptions=True)
+    assert {(workload, run) for workload, run, _ in pods} == {(job.workload_id, None)}

@@ -1,6 +1,7 @@
 """The local backend, for real: a PyTorch template of one master and two workers whose command is a
 torch.distributed gloo all-reduce forms its process group from the operator's variables alone and
-succeeds; with one failing worker, its siblings are stopped and the run fails, naming it."""
+succeeds, its replicas reported as pods; with one failing worker, its siblings are stopped and the
+run fails, naming it; a failure within the backoff limit restarts every replica."""
 
 import asyncio
 import importlib.util
@@ -13,11 +14,12 @@ import asyncpg
 import pytest
 
 from domain import workloads
+from domain.events import WorkloadPodsObserved
 from domain.workloads import Workload
 from infra.backends.local import LocalBackend
 from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
-from infra.workers.submitter import reports_to
+from infra.workers.submitter import pods_to, reports_to
 from services import submitter
 from tests.conftest import ACTOR
 from tests.workload_samples import requested_workload
@@ -68,7 +70,7 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
     clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
     store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
-    backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
+    backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5, pods=pods_to(store))
     workload_id = await request(clean_pool)
     await submitter.reconcile(workload_id, store=store, backend=backend)
     await submitter.reconcile(workload_id, store=store, backend=backend)  # a redelivery
@@ -79,7 +81,18 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
     assert sorted(logs) == ["master-0", "worker-0", "worker-1"]  # started once, not twice
     for rank, replica in enumerate(["master-0", "worker-0", "worker-1"]):
         assert f"rank={rank} world=3 sum=6.0" in logs[replica]
-    facts = [type(e).__name__ for e in (await store.load(workload_id)).events]
+    events = (await store.load(workload_id)).events
+    facts = [type(e).__name__ for e in events if not isinstance(e, WorkloadPodsObserved)]
+    # The replicas as pods: each Running, then each Succeeded, named as the operator names them.
+    reported = [e.pods for e in events if isinstance(e, WorkloadPodsObserved)]
+    job = state.request.job_name
+    assert [p.name for p in reported[0]] == [
+        f"{job}-{r}" for r in ("master-0", "worker-0", "worker-1")
+    ]
+    assert {p.phase for p in reported[0]} == {"Running"}
+    assert {(p.phase, p.restarts) for p in reported[-1]} == {("Succeeded", 0)}
+    assert [p.role for p in reported[-1]] == ["master", "worker", "worker"]
+    assert state.pods == reported[-1]
     # Once each; the supervisor may report Running before the submission is recorded.
     assert sorted(facts) == [
         "WorkloadRequested", "WorkloadRunning", "WorkloadSubmitted", "WorkloadSucceeded",
@@ -108,7 +121,7 @@ async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
     clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
     store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
-    backend = LocalBackend(replica_work_dir, reports_to(store))
+    backend = LocalBackend(replica_work_dir, reports_to(store), pods=pods_to(store))
     scratch = replica_work_dir / "scratch"  # where the replicas' user may write
     scratch.mkdir(mode=0o1777)
     scratch.chmod(0o1777)
@@ -121,3 +134,4 @@ async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
     assert marker.exists()
     assert "rank=1 failing on purpose" in worker
     assert "rank=1 world=3 sum=6.0" in worker
+    assert {(p.phase, p.restarts) for p in state.pods} == {("Succeeded", 1)}  # all restarted once

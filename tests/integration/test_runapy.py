@@ -10,7 +10,8 @@ import asyncio
 import itertools
 import os
 from collections.abc import Callable, Iterator
-from uuid import uuid4
+from datetime import UTC, datetime
+from uuid import UUID, uuid4
 
 import asyncpg
 import httpx
@@ -36,11 +37,14 @@ from runai.models import (
 from runai.runai_client import RunaiClient
 
 from domain.commands import CreateApplication
-from domain.events import EventMetadata
+from domain.events import EventMetadata, PodObserved
 from domain.values import TENANT_ADMIN
 from infra.cli.embedded import free_port
 from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.postgres.eventstore import PostgresEventStore
 from infra.security.secret_hashing import SecretHasher
+from infra.serialization import DOMAIN_CODEC
+from services import pod_reports
 from services.applications import create_application
 from tests.api.support import AUTH, CREDENTIALS
 from tests.processes import serve, wait_until_ready
@@ -257,3 +261,55 @@ async def test_runapy_scripts_read_their_own_writes(
     assert counted["environment.deleted.v1"] == ROUNDS
     assert counted["template.deleted.v1"] == ROUNDS
     assert counted["workload.deleted.v1"] == ROUNDS
+
+
+async def projected(pool: asyncpg.Pool, within_s: float = 30) -> None:
+    """Until the projector has the log's last event in the workload read models: a report of
+    the backend is not a write of the script's, so the script has nothing to wait for, but the
+    test has (the backend's report is its setup)."""
+    deadline = asyncio.get_running_loop().time() + within_s
+    while True:
+        done = await pool.fetchval(
+            "SELECT c.global_position >= (SELECT max(global_position) FROM events)"
+            " FROM consumer_checkpoints c WHERE c.name = 'projection:workload_catalogue'"
+        )
+        if done or asyncio.get_running_loop().time() > deadline:
+            return
+        await asyncio.sleep(0.05)
+
+
+async def test_runapy_reads_the_pods_a_backend_reported(
+    service: list[str], clean_pool: asyncpg.Pool
+) -> None:
+    await register_admin(clean_pool)
+    client = clients_over(service[:1])
+    org = await asyncio.to_thread(an_org, service[0])
+    template_id = await asyncio.to_thread(template_journey, client, 0)
+    submitted = client().workloads.distributed.create_distributed(
+        DistributedCreationRequest(
+            name="pods", projectId=org["project"], clusterId=org["cluster"], templateId=template_id
+        )
+    )
+    workload_id = submitted.data["workloadId"]
+    at = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    replicas = [
+        PodObserved(
+            name=f"pods-{workload_id[:8]}-worker-{index}",
+            uid=uuid4(),
+            role="worker",
+            phase="Running",
+            node_name="gpu-1",
+            created_at=at,
+            phase_changed_at=at,
+        )
+        for index in range(2)
+    ]
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    await pod_reports.observed(UUID(workload_id), 1, replicas, store=store)
+    await projected(clean_pool)
+    pods_api = client().workloads.pods
+    got = pods_api.get_workload_pods(workload_id).data["pods"]
+    assert sorted(p["name"] for p in got) == sorted(p.name for p in replicas)
+    listed = pods_api.list_pods(filter_by=[f"workloadId=={workload_id}"]).data["pods"]
+    assert [p["k8sPhase"] for p in listed] == ["Running", "Running"]
+    assert pods_api.count_pods(filter_by=["nodeName==gpu-1"]).data == {"count": 2}

@@ -1,0 +1,160 @@
+"""The replicas (pods) of workloads in Run:ai's shapes: `GET /api/v1/workloads/{id}/pods`,
+`GET /api/v1/workloads/pods` (every workload the caller may see, filtered, sorted and paged as
+Run:ai's document says) and its `/count`. Read from the pods read model
+(projections/workload_pods.py): each workload's current run, as its backend last reported it
+(one per replica process on the local backend, the job's pods on Kubernetes)."""
+
+from typing import Annotated, Final, Literal
+
+from litestar import get
+from litestar.di import NamedDependency
+from litestar.params import QueryParameter
+
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller, seen_scopes
+from infra.http.openapi_document import NOT_NEGATIVE
+from infra.http.workload_schemas import Count, Pod, PodContainer, PodList
+from infra.http.workload_views import TENANT_ID
+from infra.http.workloads import BASE, ONE
+from projections import workload_pods
+from projections.template_queries import InvalidFilterError, parse_conditions
+from projections.workload_catalogue import WorkloadRow
+from projections.workload_pods import COLUMNS, DATES, PodRow, Query
+from services.errors import InvalidRequestError
+
+SortField = Literal[
+    "clusterId",
+    "workloadId",
+    "revisionId",
+    "nodeName",
+    "currentNodepool",
+    "createdAt",
+    "completedAt",
+    "deletedAt",
+]
+PAGE = Annotated[int, QueryParameter(ge=1, le=500)]
+
+
+@get(f"{BASE}/{{workload_id:uuid}}/pods", dependencies=ONE, tags=["Pods"])
+async def pods_of_workload(
+    row: NamedDependency[WorkloadRow],
+    adapters: NamedDependency[Adapters],
+    deleted: Annotated[bool | None, QueryParameter()] = None,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
+    limit: PAGE = 50,
+    search: Annotated[str | None, QueryParameter()] = None,
+) -> PodList:
+    query = Query(
+        project_ids=[row.workload.request.project_id],
+        deleted=bool(deleted),
+        workload_id=row.workload.id,
+        search=search,
+    )
+    return await _page(adapters, query, None, False, offset, limit, full=False)
+
+
+@get(f"{BASE}/pods", tags=["Pods"])
+async def list_pods(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    deleted: Annotated[bool | None, QueryParameter()] = None,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
+    limit: PAGE = 50,
+    sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
+    sort_by: Annotated[SortField | None, QueryParameter(name="sortBy")] = None,
+    filter_by: Annotated[list[str] | None, QueryParameter(name="filterBy")] = None,
+    verbosity: Annotated[Literal["brief", "full"], QueryParameter()] = "brief",
+    completed: Annotated[str, QueryParameter()] = "all",
+    search: Annotated[str | None, QueryParameter()] = None,
+) -> PodList:
+    query = await _query(request, deleted, filter_by, completed, search)
+    descending = sort_order == "desc"
+    return await _page(
+        adapters, query, sort_by, descending, offset, limit, full=verbosity == "full"
+    )
+
+
+@get(f"{BASE}/pods/count", tags=["Pods"])
+async def count_pods(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    deleted: Annotated[bool | None, QueryParameter()] = None,
+    filter_by: Annotated[list[str] | None, QueryParameter(name="filterBy")] = None,
+    search: Annotated[str | None, QueryParameter()] = None,
+) -> Count:
+    query = await _query(request, deleted, filter_by, "all", search)
+    async with adapters.resources.pool.acquire() as conn:
+        return Count(count=await workload_pods.count(conn, query))
+
+
+async def _query(
+    request: Caller,
+    deleted: bool | None,
+    filter_by: list[str] | None,
+    completed: str,
+    search: str | None,
+) -> Query:
+    if completed not in ("all", "", "true", "false"):
+        raise InvalidRequestError("/completed", "use true, false or all")
+    try:
+        conditions = parse_conditions(filter_by or [], fields=tuple(COLUMNS), dates=DATES)
+    except InvalidFilterError as error:
+        raise InvalidRequestError(f"/filterBy/{error.index}", str(error)) from None
+    seen = await seen_scopes(request)
+    return Query(
+        project_ids=[ref.id for ref in seen if ref.kind == "project"],
+        deleted=bool(deleted),
+        conditions=conditions,
+        completed=None if completed in ("all", "") else completed == "true",
+        search=search,
+    )
+
+
+async def _page(
+    adapters: Adapters,
+    query: Query,
+    sort_by: str | None,
+    descending: bool,
+    offset: int,
+    limit: int,
+    *,
+    full: bool,
+) -> PodList:
+    async with adapters.resources.pool.acquire() as conn:
+        rows, more = await workload_pods.page(
+            conn, query, sort_by=sort_by, descending=descending, offset=offset, limit=limit
+        )
+    return PodList(
+        pods=[pod_of(row, full=full) for row in rows], next=offset + limit if more else None
+    )
+
+
+def pod_of(row: PodRow, *, full: bool) -> Pod:
+    pod = row.pod
+    return Pod(
+        name=pod.name,
+        priority_class_name=row.priority_class,
+        id=pod.uid,
+        workload_id=row.workload_id,
+        cluster_id=row.cluster_id,
+        project_id=row.project_id,
+        node_name=pod.node_name,
+        created_at=pod.created_at,
+        completed_at=pod.completed_at,
+        containers=[
+            PodContainer(name=c.name, image=c.image, started_at=c.started_at)
+            for c in pod.containers
+        ],
+        requested_resources=row.requested or None,
+        k8s_phase=pod.phase,
+        ip=pod.ip,
+        tenant_id=TENANT_ID,
+        k8s_phase_updated_at=pod.phase_changed_at,
+        updated_at=row.updated_at,
+        deleted_at=row.deleted_at,
+        project_name=row.project_name if full else None,
+        workload_name=row.workload_name if full else None,
+    )
+
+
+POD_ROUTES: Final = (pods_of_workload, list_pods, count_pods)

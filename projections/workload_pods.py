@@ -1,0 +1,211 @@
+"""Read model of the replicas (pods) of each workload's current run, one row per pod, as its
+backend last reported them; kept by the workload catalogue's projection in the same
+transaction (projections/workload_catalogue.py), so a pod's row always has its workload's.
+
+A report replaces the workload's pods (a new run's replace the old run's, as a cluster's new
+job replaces the old job's pods); a deleted workload's pods keep their rows, marked deleted.
+Lists are decided in SQL: the projects the caller may see, the filters, the order and the page.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+
+from domain.events import PodObserved, WorkloadPodsObserved, WorkloadRequested
+from domain.template_specs import ReplicaSpec
+from projections.executor import Executor
+from projections.template_queries import Condition
+
+_encode = msgspec.json.Encoder().encode
+_decode_pod = msgspec.json.Decoder(PodObserved).decode
+_decode_object = msgspec.json.Decoder(dict[str, Any]).decode
+# filterBy fields (Run:ai's PodsFilter) and sortBy fields (PodsSort) as columns; a revision and
+# a node pool are not kept (there are neither here), so they read as empty.
+COLUMNS: Final = {
+    "clusterId": "cluster_id::text",
+    "workloadId": "workload_id::text",
+    "revisionId": "''",
+    "nodeName": "coalesce(node_name, '')",
+    "currentNodepool": "''",
+    "createdAt": "created_at",
+    "completedAt": "completed_at",
+    "deletedAt": "deleted_at",
+}
+DATES: Final = frozenset({"createdAt", "completedAt", "deletedAt"})
+
+
+class PodRow(msgspec.Struct, frozen=True, kw_only=True):
+    workload_id: UUID
+    project_id: str
+    cluster_id: UUID
+    workload_name: str
+    project_name: str
+    priority_class: str
+    pod: PodObserved
+    requested: dict[str, Any]
+    updated_at: datetime
+    deleted_at: datetime | None
+
+
+async def replace(
+    conn: Executor, request: WorkloadRequested, event: WorkloadPodsObserved, at: datetime
+) -> None:
+    await conn.execute("DELETE FROM workload_pods WHERE workload_id = $1", event.workload_id)
+    if not event.pods:
+        return
+    snapshot = request.snapshot
+    rows = []
+    for pod in event.pods:
+        spec: ReplicaSpec = snapshot.spec
+        if pod.role != "worker" and snapshot.master is not None:
+            spec = snapshot.master
+        rows.append(
+            (
+                event.workload_id, pod.name, event.run, request.project_id, request.cluster_id,
+                pod.node_name, pod.phase, pod.created_at, pod.completed_at, at, request.name,
+                request.project_name, snapshot.spec.priority_class or "", _encode(pod).decode(),
+                _encode(requested(spec)).decode(),
+            )
+        )  # fmt: skip
+    for row in rows:  # a run's few replicas
+        await conn.execute(
+            "INSERT INTO workload_pods (workload_id, name, run, project_id, cluster_id,"
+            " node_name, phase, created_at, completed_at, updated_at, workload_name,"
+            " project_name, priority_class, pod, requested) VALUES ($1, $2, $3, $4, $5, $6, $7,"
+            " $8, $9, $10, $11, $12, $13, $14::jsonb, $15::jsonb)",
+            *row,
+        )
+
+
+async def deleted(conn: Executor, workload_id: UUID, at: datetime) -> None:
+    await conn.execute(
+        "UPDATE workload_pods SET deleted_at = $2, updated_at = $2"
+        " WHERE workload_id = $1 AND deleted_at IS NULL",
+        workload_id, at,
+    )  # fmt: skip
+
+
+def requested(spec: ReplicaSpec) -> dict[str, Any]:
+    """A replica's requested resources in Run:ai's shape (PodRequestResources)."""
+    compute = spec.compute
+    if compute is None:
+        return {}
+    found: dict[str, Any] = {}
+    if compute.gpu_request_type is not None:
+        found["gpuRequestType"] = compute.gpu_request_type
+    gpu = compute.gpu_portion_request
+    if gpu is None and compute.gpu_devices_request is not None:
+        gpu = float(compute.gpu_devices_request)
+    pairs = (
+        ("gpu", gpu, compute.gpu_portion_limit),
+        ("gpuMemory", compute.gpu_memory_request, compute.gpu_memory_limit),
+        ("cpu", compute.cpu_core_request, compute.cpu_core_limit),
+        ("cpuMemory", compute.cpu_memory_request, compute.cpu_memory_limit),
+    )
+    for name, request, limit in pairs:
+        if request is not None or limit is not None:
+            found[name] = {"request": request, "limit": limit}
+    extended = [
+        {"resource": e.resource, "quantity": e.quantity}
+        for e in compute.extended_resources or ()
+        if not e.exclude and e.quantity is not None
+    ]
+    if extended:
+        found["extendedResources"] = extended
+    return found
+
+
+class Query(msgspec.Struct, frozen=True, kw_only=True):
+    """What a pod list asks: `project_ids` None is every project."""
+
+    project_ids: list[str] | None
+    deleted: bool = False
+    workload_id: UUID | None = None
+    conditions: Sequence[Condition] = ()
+    completed: bool | None = None
+    search: str | None = None
+
+
+_TESTS: Final = {
+    "==": "{e} = {v}",
+    "!=": "{e} IS DISTINCT FROM {v}",
+    "<=": "{e} <= {v}",
+    ">=": "{e} >= {v}",
+    "=@": "strpos({e}, {v}) > 0",
+    "!@": "strpos({e}, {v}) = 0",
+    "=^": "left({e}, length({v})) = {v}",
+    "=$": "right({e}, length({v})) = {v}",
+}
+
+
+def _where(query: Query) -> tuple[str, list[Any]]:
+    params: list[Any] = [query.project_ids, query.deleted]
+    where = ["($1::text[] IS NULL OR project_id = ANY($1))", "(deleted_at IS NOT NULL) = $2"]
+
+    def param(value: Any) -> str:
+        params.append(value)
+        return f"${len(params)}"
+
+    if query.workload_id is not None:
+        where.append(f"workload_id = {param(query.workload_id)}")
+    for condition in query.conditions:
+        column = COLUMNS[condition.field]
+        cast = "::timestamptz" if condition.field in DATES else "::text"
+        test = _TESTS[condition.operator]
+        where.append(test.format(e=column, v=param(condition.value) + cast))
+    if query.completed is not None:
+        where.append(f"(phase IN ('Succeeded', 'Failed')) = {param(query.completed)}")
+    if query.search:
+        needle = param(query.search.lower())
+        where.append(
+            f"(strpos(lower(name), {needle}) > 0 OR strpos(lower(workload_name), {needle}) > 0)"
+        )
+    return " AND ".join(where), params
+
+
+async def page(
+    conn: Executor,
+    query: Query,
+    *,
+    sort_by: str | None,
+    descending: bool,
+    offset: int,
+    limit: int,
+) -> tuple[list[PodRow], bool]:
+    """The pods the query selects, on the page asked, and whether more follow."""
+    where, params = _where(query)
+    direction = "DESC" if descending else "ASC"
+    order = f"{COLUMNS[sort_by or 'createdAt']} {direction}, workload_id, name"
+    rows = await conn.fetch(
+        "SELECT workload_id, project_id, cluster_id, workload_name, project_name,"
+        " priority_class, pod::text AS pod, requested::text AS requested, updated_at,"
+        f" deleted_at FROM workload_pods WHERE {where} ORDER BY {order}"
+        f" OFFSET {offset:d} LIMIT {limit + 1:d}",
+        *params,
+    )
+    found = [
+        PodRow(
+            workload_id=row["workload_id"],
+            project_id=row["project_id"],
+            cluster_id=row["cluster_id"],
+            workload_name=row["workload_name"],
+            project_name=row["project_name"],
+            priority_class=row["priority_class"],
+            pod=_decode_pod(row["pod"]),
+            requested=_decode_object(row["requested"]),
+            updated_at=row["updated_at"],
+            deleted_at=row["deleted_at"],
+        )
+        for row in rows[:limit]
+    ]
+    return found, len(rows) > limit
+
+
+async def count(conn: Executor, query: Query) -> int:
+    where, params = _where(query)
+    row = await conn.fetchrow(f"SELECT count(*) FROM workload_pods WHERE {where}", *params)
+    assert row is not None  # an aggregate always answers
+    return int(row[0])
