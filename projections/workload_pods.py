@@ -5,6 +5,9 @@ transaction (projections/workload_catalogue.py), so a pod's row always has its w
 A report replaces the workload's pods (a new run's replace the old run's, as a cluster's new
 job replaces the old job's pods); a deleted workload's pods keep their rows, marked deleted.
 Lists are decided in SQL: the projects the caller may see, the filters, the order and the page.
+
+Pods, layer by layer: projections/workload_pods.py the read model, infra/http/workload_pods.py
+the HTTP routes.
 """
 
 from collections.abc import Sequence
