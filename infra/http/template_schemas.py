@@ -87,7 +87,3 @@ class PaginationInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
 class TemplateList(msgspec.Struct, frozen=True):
     entries: list[DistributedTemplate]
     pagination: PaginationInfo
-
-
-class Count(msgspec.Struct, frozen=True):
-    count: int

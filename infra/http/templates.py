@@ -30,9 +30,9 @@ from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes, visible_or_missing
 from infra.http.consistency import READ_WITH_STANDING, RowRead, prefetched
+from infra.http.lists import Count
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.template_schemas import (
-    Count,
     CreationMeta,
     CreationRequest,
     DistributedTemplate,
