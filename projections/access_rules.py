@@ -88,3 +88,13 @@ async def get_rule(conn: Executor, rule_id: int) -> AccessRuleRow | None:
         return None
     row = await conn.fetchrow(f"{_SELECT} WHERE r.rule_id = $1", rule_id)
     return None if row is None else _row(row)
+
+
+async def rules_of(conn: Executor, subject_type: str, subject_id: str) -> list[AccessRuleRow]:
+    """The rules one subject holds (`app` or `user`), oldest first."""
+    rows = await conn.fetch(
+        f"{_SELECT} WHERE r.subject_type = $1 AND r.subject_id = $2 ORDER BY r.rule_id",
+        subject_type,
+        subject_id,
+    )
+    return [_row(r) for r in rows]

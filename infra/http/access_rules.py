@@ -17,17 +17,27 @@ from litestar import delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain.access import RANK, ROLE_DESCRIPTIONS, ROLE_IDS, granted_scope
+from domain.access import ROLE_DESCRIPTIONS, ROLE_IDS, granted_scope
 from domain.applications import AccessRuleNotFoundError
 from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
+from infra.http.permissions import Permission, permissions_of
 from infra.postgres.rule_holders import rule_holder
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
+from projections.list_grammar import (
+    Grammar,
+    InvalidFilterError,
+    Value,
+    matches,
+    searched,
+    split_items,
+)
 from services.access_rules import create_access_rule, delete_access_rule
 from services.errors import InvalidRequestError
 
@@ -52,7 +62,10 @@ class AccessRuleStatus(msgspec.Struct, frozen=True):
     phase: str = "Ready"
 
 
-class AccessRuleResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+class ShownRule(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """What every access rule shows, whichever list shows it: whose, which role where, and
+    their names (Run:ai's AccessRuleCreationFields and EnrichmentDataFields)."""
+
     subject_id: str
     subject_type: str
     role_id: int
@@ -60,11 +73,14 @@ class AccessRuleResponse(msgspec.Struct, frozen=True, kw_only=True, rename="came
     scope_type: str
     role_name: str
     scope_name: str
+    tenant_id: int
+
+
+class AccessRuleResponse(ShownRule, frozen=True, kw_only=True):
     id: int
     created_at: datetime
     updated_at: datetime
     created_by: str
-    tenant_id: int
     status: AccessRuleStatus
 
 
@@ -72,13 +88,6 @@ class AccessRuleList(msgspec.Struct, frozen=True, rename="camel"):
     total_records: int
     display_records: int
     access_rules: list[AccessRuleResponse]
-
-
-class Permission(msgspec.Struct, frozen=True, rename="camel"):
-    resource_type: str
-    display_name: str
-    group_id: str
-    actions: list[str]
 
 
 class RoleResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -94,48 +103,12 @@ class RoleResponse(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     enabled: bool
 
 
-# What each role may do, as Run:ai's permission catalogue names it (enforced by services/).
-_ASSETS: Final = (
-    "environments", "compute-resources", "credentials", "nfs-assets", "pvc-assets", "s3-assets",
-    "git-assets", "host-path-assets", "cm-volume-assets", "secret-volume-assets", "templates",
-)  # fmt: skip
-_UNITS: Final = ("cluster", "department", "project")
-
-
-def _permissions(role: Role) -> list[Permission]:
-    read, write = ["read"], ["create", "read", "update", "delete"]
-    found = [Permission(unit, unit.title(), "organization", read) for unit in _UNITS]
-    found += [
-        Permission(
-            kind,
-            kind.replace("-", " ").title(),
-            "workload-asset",
-            write if RANK[role] >= RANK["editor"] else read,
-        )
-        for kind in _ASSETS
-    ]
-    workloads = ["create", "read", "delete"] if RANK[role] >= RANK["submitter"] else read
-    found.append(Permission("workloads", "Workloads", "workload", workloads))
-    if role == "admin":
-        found = [
-            Permission(p.resource_type, p.display_name, p.group_id, write)
-            if p.resource_type in _UNITS
-            else p
-            for p in found
-        ]
-        found += [
-            Permission("access_rules", "Access rules", "iam", ["create", "read", "delete"]),
-            Permission("service-account", "Service accounts", "iam", write),
-        ]
-    return found
-
-
 def _role(role_id: int, role: Role) -> RoleResponse:
     return RoleResponse(
         id=role_id,
         name=role,
         description=ROLE_DESCRIPTIONS[role],
-        permissions=_permissions(role),
+        permissions=permissions_of(role),
         created_at=CREATED_AT,
         updated_at=CREATED_AT,
         created_by="system",
@@ -199,6 +172,19 @@ async def create_rule(
     )
 
 
+# Run:ai's filterBy fields of an access rule; a rule revoked is gone, so `deletedAt` is never set.
+_GRAMMAR: Final = Grammar(
+    (
+        "subjectId", "subjectType", "roleId", "scopeId", "scopeType", "roleName", "scopeName",
+        "createdAt", "deletedAt", "createdBy", "phase",
+    ),
+    dates=("createdAt", "deletedAt"),
+    numbers=("roleId",),
+)  # fmt: skip
+# Revoked rules are not kept (their events are, in the audit log): there are none to include.
+IncludeDeleted = Annotated[bool, QueryParameter(name="includeDeleted")]
+
+
 @get("/api/v1/authorization/access-rules", tags=["Access rules"])
 async def list_rules(
     request: Caller,
@@ -207,16 +193,64 @@ async def list_rules(
     role_id: Annotated[int | None, QueryParameter(name="roleId")] = None,
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 500,
+    filter_by: FilterBy = None,
+    search: Search = None,
+    include_deleted: IncludeDeleted = False,
 ) -> AccessRuleList:
-    rows = await _visible(request, adapters.resources)
+    """The rules on the scopes the caller sees; `filterBy` (`roleName==viewer`,
+    `createdAt>=2026-01-01T00:00:00Z`) and `search` (subject, role or scope name) narrow them."""
+    chosen = await _chosen(request, adapters.resources, filter_by, search)
     chosen = [
-        row
-        for row in rows
-        if (subject_id is None or row.subject_id == subject_id)
-        and (role_id is None or ROLE_IDS.get(role_id) == row.role)
+        rule
+        for rule in chosen
+        if (subject_id is None or rule.subject_id == subject_id)
+        and (role_id is None or rule.role_id == role_id)
     ]
     page = chosen[offset : offset + limit]
-    return AccessRuleList(len(chosen), len(page), [_wire(row) for row in page])
+    return AccessRuleList(len(chosen), len(page), page)
+
+
+@get("/api/v1/authorization/access-rules/count", tags=["Access rules"])
+async def count_rules(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    filter_by: FilterBy = None,
+    search: Search = None,
+    include_deleted: IncludeDeleted = False,
+) -> Count:
+    """How many rules the list shows for the same `filterBy` and `search`."""
+    return Count(len(await _chosen(request, adapters.resources, filter_by, search)))
+
+
+async def _chosen(
+    request: Caller, resources: Resources, filter_by: list[str] | None, search: str | None
+) -> list[AccessRuleResponse]:
+    try:
+        conditions = _GRAMMAR.parse(split_items(filter_by))
+    except InvalidFilterError as exc:
+        raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
+    rules = [_wire(row) for row in await _visible(request, resources)]
+    return [
+        rule
+        for rule in rules
+        if matches(conditions, _fields(rule))
+        and searched(search, (rule.subject_id, rule.role_name, rule.scope_name))
+    ]
+
+
+def _fields(rule: AccessRuleResponse) -> dict[str, Value]:
+    return {
+        "subjectId": rule.subject_id,
+        "subjectType": rule.subject_type,
+        "roleId": rule.role_id,
+        "scopeId": rule.scope_id,
+        "scopeType": rule.scope_type,
+        "roleName": rule.role_name,
+        "scopeName": rule.scope_name,
+        "createdAt": rule.created_at,
+        "createdBy": rule.created_by,
+        "phase": rule.status.phase,
+    }
 
 
 @get("/api/v1/authorization/access-rules/{rule_id:int}", tags=["Access rules"])
@@ -252,7 +286,15 @@ async def delete_rule(
     await delete_access_rule(command, store=adapters.store)
 
 
-ACCESS_RULE_ROUTES: Final = (list_roles, get_role, create_rule, list_rules, get_rule, delete_rule)
+ACCESS_RULE_ROUTES: Final = (
+    list_roles,
+    get_role,
+    create_rule,
+    list_rules,
+    count_rules,
+    get_rule,
+    delete_rule,
+)
 
 
 async def _visible(request: Caller, resources: Resources) -> list[AccessRuleRow]:

@@ -27,8 +27,10 @@ from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.health import healthz, metrics, readyz
 from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
+from infra.http.me import ME_ROUTES
 from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
+from infra.http.permissions import PERMISSION_ROUTES
 from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.service_accounts import (
@@ -131,6 +133,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,
             *ACCESS_RULE_ROUTES,
+            *ME_ROUTES,
+            *PERMISSION_ROUTES,
             *TEMPLATE_ROUTES,
             *IMPACT_ROUTES,
             *POD_ROUTES,

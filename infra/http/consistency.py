@@ -114,6 +114,9 @@ class RowRead(msgspec.Struct, frozen=True):
 
 
 READ_WITH_STANDING: Final = "trainplate_read_with_standing"
+# A route that only reads, though not by GET (Run:ai asks some questions by POST), says so in its
+# options (`opt={READS: True}`), and its caller's writes are read as a GET's are.
+READS: Final = "trainplate_reads"
 _PREFETCHED: Final = "trainplate_prefetched"
 
 
@@ -127,16 +130,17 @@ def prefetched(connection: ASGIConnection[Any, Any, Any, Any]) -> Record | None:
 async def settle(
     connection: ASGIConnection[Any, Any, Any, Any], subject: str, wait_s: float
 ) -> Standing:
-    """The request's standing: for a read (GET), once the read models hold the caller's own
-    writes (and the `X-Trainplate-Min-Position` event, when sent), or the wait ran out, or a
-    follower it waits for is stuck on an event (then it answers stale); for a write, at once,
-    as nothing waits for a writer. A read route's `RowRead` is made in the same statement, on
-    the same snapshot."""
+    """The request's standing: for a read (GET, or a route that says it reads), once the read
+    models hold the caller's own writes (and the `X-Trainplate-Min-Position` event, when sent),
+    or the wait ran out, or a follower it waits for is stuck on an event (then it answers
+    stale); for a write, at once, as nothing waits for a writer. A read route's `RowRead` is
+    made in the same statement, on the same snapshot."""
     pool: asyncpg.Pool = connection.app.state.resources.pool
-    reads = connection.scope.get("method") == "GET"
+    handler = connection.route_handler
+    reads = connection.scope.get("method") == "GET" or bool(handler.opt.get(READS))
     started = time.monotonic()
     found: list[Standing] = []
-    read: RowRead | None = connection.route_handler.opt.get(READ_WITH_STANDING) if reads else None
+    read: RowRead | None = handler.opt.get(READ_WITH_STANDING) if reads else None
     rows: list[Record] = []
 
     async def check(conn: Connection) -> bool:
