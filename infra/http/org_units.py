@@ -27,8 +27,10 @@ from domain.commands import (
 from domain.org_units import OrgUnitNotFoundError
 from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
+from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.lists import Count, FilterBy, Search
 from infra.http.org_unit_schemas import (
     TENANT_ID,
     ClusterCreationRequest,
@@ -48,6 +50,7 @@ from infra.http.org_unit_schemas import (
     totals,
 )
 from projections import org_units as read_model
+from projections.list_grammar import split_items
 from projections.org_units import OrgUnitRow
 from services import org_units
 from services.ports import NamedStreams
@@ -148,9 +151,21 @@ async def create_department(
 async def list_departments(
     request: Caller,
     adapters: NamedDependency[Adapters],
+    filter_by: FilterBy = None,
 ) -> DepartmentList:
-    units = await visible_units(request, "department", adapters.resources)
+    """`filterBy` over name, clusterId, totalGpuQuota and createdAt (`name=^re`)."""
+    units = await chosen_units(request, "department", adapters.resources, filter_by)
     return DepartmentList([department_wire(u) for u in units])
+
+
+@get("/api/v1/org-unit/departments/count", tags=["Departments"])
+async def count_departments(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    filter_by: FilterBy = None,
+) -> Count:
+    """How many departments the list shows for the same `filterBy`."""
+    return Count(len(await chosen_units(request, "department", adapters.resources, filter_by)))
 
 
 @get("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -217,9 +232,25 @@ async def create_project(
 async def list_projects(
     request: Caller,
     adapters: NamedDependency[Adapters],
+    filter_by: FilterBy = None,
+    search: Search = None,
 ) -> ProjectList:
-    units = await visible_units(request, "project", adapters.resources)
+    """`filterBy` over name, clusterId, departmentId, parentId, parentName, phase,
+    totalGpuQuota and createdAt; `search` finds a text in the name."""
+    units = await chosen_units(request, "project", adapters.resources, filter_by, search)
     return ProjectList([project_from_row(u) for u in units])
+
+
+@get("/api/v1/org-unit/projects/count", tags=["Projects"])
+async def count_projects(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    filter_by: FilterBy = None,
+    search: Search = None,
+) -> Count:
+    """How many projects the list shows for the same `filterBy` and `search`."""
+    units = await chosen_units(request, "project", adapters.resources, filter_by, search)
+    return Count(len(units))
 
 
 @get("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -259,11 +290,13 @@ ORG_UNIT_ROUTES: Final = (
     delete_cluster,
     create_department,
     list_departments,
+    count_departments,
     get_department,
     update_department,
     delete_department,
     create_project,
     list_projects,
+    count_projects,
     get_project,
     update_project,
     delete_project,
@@ -272,10 +305,24 @@ ORG_UNIT_ROUTES: Final = (
 
 async def visible_units(request: Caller, kind: ScopeKind, resources: Resources) -> list[OrgUnitRow]:
     """The units of a kind the caller may see (the API's lists and the console's choices)."""
+    return await chosen_units(request, kind, resources, None)
+
+
+async def chosen_units(
+    request: Caller,
+    kind: ScopeKind,
+    resources: Resources,
+    filter_by: list[str] | None,
+    search: str | None = None,
+) -> list[OrgUnitRow]:
+    """The units of a kind the caller may see that a list's `filterBy` and `search` select
+    (infra/http/org_unit_queries.py), as the list and its count show them."""
     seen = await seen_scopes(request)
     async with resources.pool.acquire() as conn:
-        units = await read_model.list_units(conn, kind)
-    return [u for u in units if ScopeRef(u.kind, u.id) in seen]
+        units = await read_model.list_units(conn)  # every kind: a project's parent is named
+    names = {ScopeRef(u.kind, u.id): u.name for u in units}
+    visible = [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
+    return org_unit_queries.select(visible, names, split_items(filter_by), search)
 
 
 async def _one(request: Caller, kind: ScopeKind, unit_id: str, resources: Resources) -> OrgUnitRow:

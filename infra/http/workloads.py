@@ -22,9 +22,11 @@ from domain.commands import ChangeWorkload, RequestWorkload
 from domain.submissions import Overrides
 from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
+from infra.http import workload_queries
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
+from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.workload_schemas import (
     DistributedCreationRequest,
@@ -50,7 +52,6 @@ from services.ports import NamedStreams
 
 BASE: Final = "/api/v1/workloads"
 DISTRIBUTED: Final = f"{BASE}/distributed"
-FILTERS: Final = {"projectId", "templateId", "phase", "name", "clusterId", "distributedFramework"}
 
 
 @post(DISTRIBUTED, status_code=202, tags=["Distributed workloads"])
@@ -166,28 +167,34 @@ async def list_workloads(
     deleted: Annotated[bool, QueryParameter()] = False,
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
-    filter_by: Annotated[list[str] | None, QueryParameter(name="filterBy")] = None,
+    filter_by: FilterBy = None,
+    search: Search = None,
 ) -> WorkloadList:
-    """Newest first. `filterBy` takes `field==value` terms (AND), over projectId, templateId,
-    phase, name, clusterId and distributedFramework."""
-    wanted = _filters(filter_by or [])
-    seen = await seen_scopes(request)
-    projects = [ref.id for ref in seen if ref.kind == "project"]
-    template = wanted.pop("templateId", None)
+    """Newest first. `filterBy` takes Run:ai's `<field><operator><value>` items (AND), over
+    the fields shown and `templateId` (infra/http/workload_queries.py); `search` finds a text
+    in the name."""
     async with adapters.resources.pool.acquire() as conn:
-        rows = await workload_catalogue.list_workloads(
-            conn,
-            project_ids=projects,
-            deleted=deleted,
-            template_id=_uuid(template, "templateId") if template else None,
-            phase=wanted.pop("phase", None),
+        found = await workload_queries.chosen(
+            conn, request, deleted=deleted, filter_by=filter_by, search=search
         )
-        rows = [row for row in rows if _matches(row, wanted)]
-        page = rows[offset : offset + limit]
-        departments = await department_names(conn, page)
-        entries = [workload_of(row, departments) for row in page]
-    next_offset = offset + limit if offset + limit < len(rows) else None
-    return WorkloadList(workloads=entries, next=next_offset)
+    next_offset = offset + limit if offset + limit < len(found) else None
+    return WorkloadList(workloads=found[offset : offset + limit], next=next_offset)
+
+
+@get(f"{BASE}/count", tags=["Workloads"])
+async def count_workloads(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    deleted: Annotated[bool, QueryParameter()] = False,
+    filter_by: FilterBy = None,
+    search: Search = None,
+) -> Count:
+    """How many workloads the list shows for the same `deleted`, `filterBy` and `search`."""
+    async with adapters.resources.pool.acquire() as conn:
+        found = await workload_queries.chosen(
+            conn, request, deleted=deleted, filter_by=filter_by, search=search
+        )
+    return Count(len(found))
 
 
 @get(f"{BASE}/{{workload_id:uuid}}", dependencies=ONE, tags=["Workloads"])
@@ -292,39 +299,10 @@ WORKLOAD_ROUTES: Final = (
     delete_workload,
     suspend_or_resume,
     list_workloads,
+    count_workloads,
     get_workload,
     history,
     events,
     manifests,
     logs,
 )
-
-
-def _filters(terms: list[str]) -> dict[str, str]:
-    wanted: dict[str, str] = {}
-    for i, term in enumerate(t for raw in terms for t in raw.split(",") if t):
-        field, sep, value = term.partition("==")
-        if not sep or field not in FILTERS:
-            raise InvalidRequestError(
-                f"filterBy[{i}]", f"use field==value with one of {', '.join(sorted(FILTERS))}"
-            )
-        wanted[field] = value
-    return wanted
-
-
-def _uuid(value: str, field: str) -> UUID:
-    try:
-        return UUID(value)
-    except ValueError:
-        raise InvalidRequestError(f"filterBy {field}", "not a UUID") from None
-
-
-def _matches(row: WorkloadRow, wanted: dict[str, str]) -> bool:
-    request = row.workload.request
-    values = {
-        "projectId": request.project_id,
-        "name": request.name,
-        "clusterId": str(request.cluster_id),
-        "distributedFramework": request.snapshot.spec.distributed_framework or "",
-    }
-    return all(values.get(field) == value for field, value in wanted.items())
