@@ -14,6 +14,7 @@ from infra.bootstrap import Resources, open_resources
 from infra.http.access_cache import AccessCache
 from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.adapters import Adapters
+from infra.http.apps import APP_ROUTES
 from infra.http.asset_schemas import provide_asset_filter
 from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
@@ -33,14 +34,7 @@ from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.permissions import PERMISSION_ROUTES
 from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
-from infra.http.service_accounts import (
-    create_service_account,
-    delete_service_account,
-    get_service_account,
-    list_service_accounts,
-    patch_service_account,
-    regenerate_service_account_secret,
-)
+from infra.http.service_accounts import SERVICE_ACCOUNT_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tenant_settings import SETTING_ROUTES
 from infra.http.token_grant import grant_token
@@ -122,12 +116,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             readyz,
             metrics,
             grant_token,
-            create_service_account,
-            list_service_accounts,
-            get_service_account,
-            delete_service_account,
-            regenerate_service_account_secret,
-            patch_service_account,
+            *SERVICE_ACCOUNT_ROUTES,
+            *APP_ROUTES,
             *ORG_UNIT_ROUTES,
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,

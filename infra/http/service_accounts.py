@@ -1,11 +1,13 @@
 """`/api/v1/service-accounts`: applications as Run:ai presents them. Tenant admins only.
+`/api/v1/apps` (infra/http/apps.py), their older name, does the same through the functions here.
 
 Writes answer from the write side (the secret is shown once, in the creation response); reads come
-from the application catalogue read model, so they may trail a write by the projector's lag.
+from the application catalogue read model, which every read waits for up to the caller's writes.
 """
 
 import secrets
 from datetime import datetime
+from typing import Final
 from uuid import UUID, uuid4
 
 import msgspec
@@ -62,23 +64,98 @@ async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, a
     await access.require(actor(caller), (TENANT,), "admin", action, streams=registry)
 
 
+# What the routes of both names do (here and infra/http/apps.py); only their bodies differ.
+
+
+async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID, str]:
+    """A new application's id and its secret, which only this answer shows."""
+    await _require_tenant_admin(request, adapters.registry, "create service accounts")
+    secret = secrets.token_urlsafe(32)
+    command = CreateApplication(
+        application_id=uuid4(),
+        name=name,
+        grants=(),  # roles come from access rules, granted separately
+        metadata=actor(request),
+    )
+    await create_application(command, secret=secret, registry=adapters.registry)
+    return command.application_id, secret
+
+
+async def listed(request: Caller, adapters: Adapters) -> list[ServiceAccount]:
+    await _require_tenant_admin(request, adapters.registry, "list service accounts")
+    async with adapters.resources.pool.acquire() as conn:
+        return [_wire(a) for a in await application_catalogue.list_applications(conn)]
+
+
+async def found(request: Caller, account_id: UUID, adapters: Adapters) -> ServiceAccount:
+    await _require_tenant_admin(request, adapters.registry, "read service accounts")
+    async with adapters.resources.pool.acquire() as conn:
+        summary = await application_catalogue.get_application(conn, account_id)
+    if summary is None:
+        raise applications.ApplicationNotFoundError(account_id)
+    return _wire(summary)
+
+
+async def removed(request: Caller, account_id: UUID, adapters: Adapters) -> None:
+    """The credential is destroyed with it, so its secret logs in no more."""
+    await _require_tenant_admin(request, adapters.registry, "delete service accounts")
+    command = DeleteApplication(application_id=account_id, metadata=actor(request))
+    await delete_application(command, registry=adapters.registry)
+
+
+async def new_secret(request: Caller, account_id: UUID, adapters: Adapters) -> str:
+    """The new secret, shown in this answer only; the old one logs in no more."""
+    await _require_tenant_admin(request, adapters.registry, "regenerate service account secrets")
+    secret = secrets.token_urlsafe(32)
+    command = RotateApplicationSecret(application_id=account_id, metadata=actor(request))
+    await rotate_application_secret(command, secret=secret, registry=adapters.registry)
+    return secret
+
+
+async def enabled_or_not(
+    request: Caller, account_id: UUID, enabled: bool, adapters: Adapters
+) -> ServiceAccount:
+    """Disable or enable: a disabled account cannot log in, and its tokens carry no roles."""
+    await _require_tenant_admin(request, adapters.registry, "update service accounts")
+    command = SetApplicationEnabled(
+        application_id=account_id, enabled=enabled, metadata=actor(request)
+    )
+    changed = await set_application_enabled(command, store=adapters.store)
+    state, created = changed.state, changed.stamps.created
+    return ServiceAccount(
+        id=str(state.id),
+        name=state.name,
+        client_id=state.client_id,
+        created_by=created.by,
+        created_at=created.at,
+        updated_at=changed.stamps.updated.at,
+        enabled=state.enabled,
+        last_login=None,
+    )
+
+
+def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:
+    return ServiceAccount(
+        id=str(summary.application_id),
+        name=summary.name,
+        client_id=summary.client_id,
+        created_by=summary.created_by,
+        created_at=summary.created_at,
+        updated_at=summary.updated_at or summary.created_at,
+        enabled=summary.enabled,
+        last_login=None,
+    )
+
+
 @post("/api/v1/service-accounts", status_code=201, tags=["Service Accounts"])
 async def create_service_account(
     request: Caller,
     data: JSONBody[ServiceAccountCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> ServiceAccountPostResponse:
-    await _require_tenant_admin(request, adapters.registry, "create service accounts")
-    secret = secrets.token_urlsafe(32)
-    command = CreateApplication(
-        application_id=uuid4(),
-        name=data.name,
-        grants=(),  # roles come from access rules, granted separately
-        metadata=actor(request),
-    )
-    await create_application(command, secret=secret, registry=adapters.registry)
+    account_id, secret = await register(request, data.name, adapters)
     return ServiceAccountPostResponse(
-        id=str(command.application_id), name=data.name, client_id=data.name, client_secret=secret
+        id=str(account_id), name=data.name, client_id=data.name, client_secret=secret
     )
 
 
@@ -87,9 +164,7 @@ async def list_service_accounts(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> list[ServiceAccount]:
-    await _require_tenant_admin(request, adapters.registry, "list service accounts")
-    async with adapters.resources.pool.acquire() as conn:
-        return [_wire(a) for a in await application_catalogue.list_applications(conn)]
+    return await listed(request, adapters)
 
 
 @get("/api/v1/service-accounts/{service_account_id:uuid}", tags=["Service Accounts"])
@@ -98,12 +173,7 @@ async def get_service_account(
     service_account_id: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> ServiceAccount:
-    await _require_tenant_admin(request, adapters.registry, "read service accounts")
-    async with adapters.resources.pool.acquire() as conn:
-        found = await application_catalogue.get_application(conn, service_account_id)
-    if found is None:
-        raise applications.ApplicationNotFoundError(service_account_id)
-    return _wire(found)
+    return await found(request, service_account_id, adapters)
 
 
 @delete("/api/v1/service-accounts/{service_account_id:uuid}", tags=["Service Accounts"])
@@ -113,10 +183,7 @@ async def delete_service_account(
     adapters: NamedDependency[Adapters],
 ) -> None:
     """204; the credential is destroyed with it, so its secret logs in no more."""
-    await _require_tenant_admin(request, adapters.registry, "delete service accounts")
-    metadata = actor(request)
-    command = DeleteApplication(application_id=service_account_id, metadata=metadata)
-    await delete_application(command, registry=adapters.registry)
+    await removed(request, service_account_id, adapters)
 
 
 class RegenerateServiceAccountSecretResponse(msgspec.Struct, frozen=True, rename="camel"):
@@ -134,24 +201,8 @@ async def regenerate_service_account_secret(
     adapters: NamedDependency[Adapters],
 ) -> RegenerateServiceAccountSecretResponse:
     """The new secret is shown in this response only; the old one logs in no more."""
-    await _require_tenant_admin(request, adapters.registry, "regenerate service account secrets")
-    secret = secrets.token_urlsafe(32)
-    metadata = actor(request)
-    command = RotateApplicationSecret(application_id=service_account_id, metadata=metadata)
-    await rotate_application_secret(command, secret=secret, registry=adapters.registry)
-    return RegenerateServiceAccountSecretResponse(secret)
-
-
-def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:
-    return ServiceAccount(
-        id=str(summary.application_id),
-        name=summary.name,
-        client_id=summary.client_id,
-        created_by=summary.created_by,
-        created_at=summary.created_at,
-        updated_at=summary.updated_at or summary.created_at,
-        enabled=summary.enabled,
-        last_login=None,
+    return RegenerateServiceAccountSecretResponse(
+        await new_secret(request, service_account_id, adapters)
     )
 
 
@@ -167,19 +218,14 @@ async def patch_service_account(
     adapters: NamedDependency[Adapters],
 ) -> ServiceAccount:
     """Disable or enable: a disabled account cannot log in, and its tokens carry no roles."""
-    await _require_tenant_admin(request, adapters.registry, "update service accounts")
-    command = SetApplicationEnabled(
-        application_id=service_account_id, enabled=data.enabled, metadata=actor(request)
-    )
-    changed = await set_application_enabled(command, store=adapters.store)
-    state, created = changed.state, changed.stamps.created
-    return ServiceAccount(
-        id=str(state.id),
-        name=state.name,
-        client_id=state.client_id,
-        created_by=created.by,
-        created_at=created.at,
-        updated_at=changed.stamps.updated.at,
-        enabled=state.enabled,
-        last_login=None,
-    )
+    return await enabled_or_not(request, service_account_id, data.enabled, adapters)
+
+
+SERVICE_ACCOUNT_ROUTES: Final = (
+    create_service_account,
+    list_service_accounts,
+    get_service_account,
+    delete_service_account,
+    regenerate_service_account_secret,
+    patch_service_account,
+)
