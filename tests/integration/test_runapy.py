@@ -81,13 +81,13 @@ def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Itera
             child.wait(timeout=15)
 
 
-def clients_over(urls: list[str]) -> Callable[[], RunaiClient]:
+def clients_over(
+    urls: list[str], client_id: str = "runapy-admin", secret: str = SECRET
+) -> Callable[[], RunaiClient]:
     """The client a script would build, one per API process; each call takes the next."""
     built = [
         RunaiClient(
-            ApiClient(
-                Configuration(client_id="runapy-admin", client_secret=SECRET, runai_base_url=url)
-            )
+            ApiClient(Configuration(client_id=client_id, client_secret=secret, runai_base_url=url))
         )
         for url in urls
     ]
