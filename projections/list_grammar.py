@@ -2,9 +2,10 @@
 `createdAt>=2026-01-01T00:00:00Z`), over the fields one kind of list is filtered by.
 
 Parsed here for every list. The template catalogue decides the conditions in SQL
-(projections/template_pages.py); the lists that are read whole (access rules, org units,
-workloads) decide them row by row with `holds`. Both read them alike: text compares by code
-point, a missing value reads as the empty string, a time is compared as a time.
+(projections/template_pages.py) as the lists that are read whole (access rules, org units,
+workloads) decide them row by row with `holds`: text compares by code point, a missing value
+reads as the empty string, a time is compared as a time. The pods' read model decides its own
+in SQL (projections/workload_pods.py).
 """
 
 import re

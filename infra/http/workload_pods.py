@@ -16,8 +16,9 @@ from litestar.params import QueryParameter
 
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, seen_scopes
+from infra.http.lists import Count
 from infra.http.openapi_document import NOT_NEGATIVE
-from infra.http.workload_schemas import Count, Pod, PodContainer, PodList
+from infra.http.workload_schemas import Pod, PodContainer, PodList
 from infra.http.workload_views import TENANT_ID
 from infra.http.workloads import BASE, ONE
 from projections import workload_pods

@@ -198,7 +198,3 @@ class Pod(Wire, frozen=True, kw_only=True, omit_defaults=True):
 class PodList(Wire, frozen=True, kw_only=True, omit_defaults=True):
     pods: list[Pod]
     next: int | None = None
-
-
-class Count(Wire, frozen=True, kw_only=True):
-    count: int
