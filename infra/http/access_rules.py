@@ -24,7 +24,7 @@ from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
-from infra.http.lists import Count, FilterBy, Search
+from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
 from infra.http.permissions import Permission, permissions_of
 from infra.postgres.rule_holders import rule_holder
@@ -32,11 +32,9 @@ from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from projections.list_grammar import (
     Grammar,
-    InvalidFilterError,
     Value,
     matches,
     searched,
-    split_items,
 )
 from services.access_rules import create_access_rule, delete_access_rule
 from services.errors import InvalidRequestError
@@ -225,10 +223,7 @@ async def count_rules(
 async def _chosen(
     request: Caller, resources: Resources, filter_by: list[str] | None, search: str | None
 ) -> list[AccessRuleResponse]:
-    try:
-        conditions = _GRAMMAR.parse(split_items(filter_by))
-    except InvalidFilterError as exc:
-        raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
+    conditions = conditions_of(_GRAMMAR, filter_by)
     rules = [_wire(row) for row in await _visible(request, resources)]
     return [
         rule

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from domain.values import ScopeKind, ScopeRef
+from infra.http.lists import conditions_of
 from infra.http.org_unit_schemas import department_wire, project_from_row
-from projections.list_grammar import Grammar, InvalidFilterError, Value, matches, searched
+from projections.list_grammar import Grammar, Value, matches, searched
 from projections.org_units import OrgUnitRow
-from services.errors import InvalidRequestError
 
 _PROJECT_FIELDS: Final = (
     "name", "clusterId", "departmentId", "parentId", "parentName", "phase", "totalGpuQuota",
@@ -29,7 +29,7 @@ _GRAMMARS: Final[Mapping[ScopeKind, Grammar]] = {
 def select(
     units: Sequence[OrgUnitRow],
     names: Mapping[ScopeRef, str],
-    items: Sequence[str],
+    filter_by: Sequence[str] | None,
     search: str | None,
 ) -> list[OrgUnitRow]:
     """The units (all of one kind) that meet every `filterBy` item and the search; `names`
@@ -39,10 +39,7 @@ def select(
     grammar = _GRAMMARS.get(units[0].kind)
     if grammar is None:  # clusters are listed whole
         return list(units)
-    try:
-        conditions = grammar.parse(items)
-    except InvalidFilterError as exc:
-        raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
+    conditions = conditions_of(grammar, filter_by)
     return [
         unit
         for unit in units

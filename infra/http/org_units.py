@@ -50,7 +50,6 @@ from infra.http.org_unit_schemas import (
     totals,
 )
 from projections import org_units as read_model
-from projections.list_grammar import split_items
 from projections.org_units import OrgUnitRow
 from services import org_units
 from services.ports import NamedStreams
@@ -322,7 +321,7 @@ async def chosen_units(
         units = await read_model.list_units(conn)  # every kind: a project's parent is named
     names = {ScopeRef(u.kind, u.id): u.name for u in units}
     visible = [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
-    return org_unit_queries.select(visible, names, split_items(filter_by), search)
+    return org_unit_queries.select(visible, names, filter_by, search)
 
 
 async def _one(request: Caller, kind: ScopeKind, unit_id: str, resources: Resources) -> OrgUnitRow:

@@ -7,19 +7,17 @@ times, `nodepool`, ...) are not fields here."""
 from typing import Final
 
 from infra.http.callers import Caller, seen_scopes
+from infra.http.lists import conditions_of
 from infra.http.workload_schemas import Workload
 from infra.http.workload_views import department_names, workload_of
 from projections import workload_catalogue
 from projections.executor import Executor
 from projections.list_grammar import (
     Grammar,
-    InvalidFilterError,
     Value,
     matches,
     searched,
-    split_items,
 )
-from services.errors import InvalidRequestError
 
 _DATES: Final = ("createdAt", "deletedAt", "completedAt", "phaseUpdatedAt")
 _GRAMMAR: Final = Grammar(
@@ -41,10 +39,7 @@ async def chosen(
     search: str | None,
 ) -> list[Workload]:
     """The workloads the caller may see that the query selects, as the list shows them."""
-    try:
-        conditions = _GRAMMAR.parse(split_items(filter_by))
-    except InvalidFilterError as exc:
-        raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
+    conditions = conditions_of(_GRAMMAR, filter_by)
     seen = await seen_scopes(request)
     projects = [ref.id for ref in seen if ref.kind == "project"]
     rows = await workload_catalogue.list_workloads(conn, project_ids=projects, deleted=deleted)
