@@ -129,6 +129,17 @@ class CredentialSettings(msgspec.Struct, frozen=True, kw_only=True):
     key_id: int = 1  # reported as the credential's keyId; bump it when the key is rotated
 
 
+class RegistrySettings(msgspec.Struct, frozen=True, kw_only=True):
+    # Listing a registry's repositories or tags (infra/oci/): how long one call to the registry
+    # may wait (connect, each read), how long a whole listing may take, how many pages of how
+    # many entries it follows, and how many bytes one answer may hold.
+    timeout_s: float = 5.0
+    deadline_s: float = 20.0
+    page_size: int = 100
+    max_pages: int = 100
+    max_answer_bytes: int = 4 * 1024 * 1024
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     service_name: str = "trainplate"
     log_level: str = "INFO"
@@ -148,6 +159,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
     credentials: CredentialSettings = msgspec.field(default_factory=CredentialSettings)
     submitter: SubmitterSettings = msgspec.field(default_factory=SubmitterSettings)
+    registries: RegistrySettings = msgspec.field(default_factory=RegistrySettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
@@ -175,5 +187,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _SHORT_FORMS = {"database_url": ("database", "url"), "nats_url": ("nats", "url")}
-_SECTIONS = {"database", "nats", "relay", "projector", "auth", "credentials", "submitter"}
+_SECTIONS = {
+    "database", "nats", "relay", "projector", "auth", "credentials", "submitter", "registries",
+}  # fmt: skip
 _TOP_LEVEL = {f.name for f in msgspec.structs.fields(Settings)} - _SECTIONS

@@ -1,0 +1,1 @@
+"""Container registries, over the OCI distribution API: their repositories and tags."""
