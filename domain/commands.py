@@ -165,6 +165,40 @@ class DeleteCredential(msgspec.Struct, frozen=True, kw_only=True):
     metadata: EventMetadata
 
 
+class CreateRegistry(msgspec.Struct, frozen=True, kw_only=True):
+    """Create a registry in `scope`; `password` holds its one value (never kept but sealed)."""
+
+    asset_id: UUID
+    scope: ScopeRef
+    cluster_id: UUID | None = None
+    name: str
+    description: str | None = None
+    workload_supported_types: WorkloadSupportedTypes | None = None
+    private: bool = False
+    url: str
+    user: str
+    password: SecretValues
+    metadata: EventMetadata
+
+
+class UpdateRegistry(msgspec.Struct, frozen=True, kw_only=True):
+    """Replace a registry's name and description, and (each when given) its URL, user and
+    password; what is not given stays."""
+
+    asset_id: UUID
+    name: str
+    description: str | None = None
+    url: str | None = None
+    user: str | None = None
+    password: SecretValues
+    metadata: EventMetadata
+
+
+class DeleteRegistry(msgspec.Struct, frozen=True, kw_only=True):
+    asset_id: UUID
+    metadata: EventMetadata
+
+
 SubjectKind = Literal["application", "user"]
 
 

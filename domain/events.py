@@ -16,6 +16,7 @@ from domain.specs import (
     CredentialKind,
     CredentialSpec,
     EnvironmentSpec,
+    RegistrySpec,
 )
 from domain.template_specs import (
     DistributedTemplateSpec,
@@ -280,6 +281,34 @@ class CredentialDeleted(Event, tag="credential.deleted.v1", frozen=True, kw_only
 CredentialEvent = CredentialCreated | CredentialUpdated | CredentialDeleted
 
 
+class RegistryCreated(Event, tag="registry.created.v1", frozen=True, kw_only=True):
+    """A container registry a scope's templates may pick images from. Its password is sealed
+    elsewhere; `spec.secret` only points at it."""
+
+    asset_id: UUID
+    meta: AssetMeta
+    spec: RegistrySpec
+
+
+class RegistryUpdated(Event, tag="registry.updated.v1", frozen=True, kw_only=True):
+    """The registry as it now is: name, description and spec (a new password: a new
+    `spec.secret`)."""
+
+    asset_id: UUID
+    name: str
+    description: str | None = None
+    spec: RegistrySpec
+
+
+class RegistryDeleted(Event, tag="registry.deleted.v1", frozen=True, kw_only=True):
+    """Gone, and its sealed password destroyed in the same transaction."""
+
+    asset_id: UUID
+
+
+RegistryEvent = RegistryCreated | RegistryUpdated | RegistryDeleted
+
+
 class AssetVersion(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """The version of a linked asset a template's combined spec was built from."""
 
@@ -492,6 +521,7 @@ DomainEvent = (
     | OrgUnitEvent
     | AssetEvent
     | CredentialEvent
+    | RegistryEvent
     | TemplateEvent
     | WorkloadEvent
     | TenantSettingChanged

@@ -180,6 +180,16 @@ class CredentialSpec(Spec, frozen=True, kw_only=True):
     secret: SecretRef | None = None
 
 
+class RegistrySpec(Spec, frozen=True, kw_only=True):
+    """A container registry's public part: where it is and whose login lists its images. The
+    password is never here: it is sealed in the credential vault, and `secret` points at it."""
+
+    url: str
+    credential_kind: Literal["password"] = "password"
+    user: str
+    secret: SecretRef | None = None
+
+
 class ExtendedResource(Spec, frozen=True, kw_only=True):
     resource: NonEmpty
     quantity: Quantity | None = None

@@ -1,5 +1,5 @@
-"""Read model of assets: one row per live environment and compute resource, and Run:ai's list
-filters over them."""
+"""Read model of assets: one row per live environment, compute resource, data source, credential
+and registry, and Run:ai's list filters over them."""
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -24,6 +24,9 @@ from domain.events import (
     EnvironmentDeleted,
     EnvironmentUpdated,
     RecordedEvent,
+    RegistryCreated,
+    RegistryDeleted,
+    RegistryUpdated,
 )
 from domain.specs import (
     ComputeSpec,
@@ -36,6 +39,7 @@ from domain.specs import (
     HostPathSpec,
     NfsSpec,
     PvcSpec,
+    RegistrySpec,
     S3Spec,
     SecretVolumeSpec,
 )
@@ -57,6 +61,7 @@ CatalogueSpec = (
     | HostPathSpec
     | ConfigMapSpec
     | SecretVolumeSpec
+    | RegistrySpec
 )
 DATA_SOURCE_SPECS: Final[Mapping[str, type[DataSourceSpec]]] = {
     "nfs": NfsSpec,
@@ -76,6 +81,7 @@ SPECS: Final[Mapping[str, type[CatalogueSpec] | type[DataSourceSpec]]] = {
     "dockerRegistry": CredentialSpec,
     "genericSecret": CredentialSpec,
     "ngcApiKey": CredentialSpec,
+    "registry": RegistrySpec,
 }
 CREDENTIAL_KINDS: Final = ("accessKey", "password", "dockerRegistry", "genericSecret", "ngcApiKey")
 
@@ -125,9 +131,10 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
     at, by, version = recorded.recorded_at, recorded.metadata.actor_subject, recorded.version
     match recorded.event:
         case (
-            EnvironmentCreated() | ComputeCreated() | CredentialCreated() | DataSourceCreated() as e
-        ):
-            kind = e.kind if isinstance(e, CredentialCreated) else kind_of(e.spec)
+            EnvironmentCreated() | ComputeCreated() | CredentialCreated() | DataSourceCreated()
+            | RegistryCreated() as e
+        ):  # fmt: skip
+            kind = _kind(e)
             await conn.execute(
                 "INSERT INTO asset_catalogue (asset_id, kind, name, meta, spec, created_at,"
                 " created_by, updated_at, updated_by, version)"
@@ -138,7 +145,7 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
             )  # fmt: skip
         case CredentialUpdated() as e:
             await _rename(conn, e.asset_id, e.name, e.description, at, by, version)
-        case EnvironmentUpdated() | ComputeUpdated() | DataSourceUpdated() as e:
+        case EnvironmentUpdated() | ComputeUpdated() | DataSourceUpdated() | RegistryUpdated() as e:
             await _rename(conn, e.asset_id, e.name, e.description, at, by, version)
             await conn.execute(
                 "UPDATE asset_catalogue SET spec = $2::jsonb WHERE asset_id = $1 AND version = $3",
@@ -146,10 +153,22 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
             )  # fmt: skip
         case (
             EnvironmentDeleted() | ComputeDeleted() | CredentialDeleted() | DataSourceDeleted()
-        ) as e:
+            | RegistryDeleted()
+        ) as e:  # fmt: skip
             await conn.execute("DELETE FROM asset_catalogue WHERE asset_id = $1", e.asset_id)
         case _:
             pass  # not an event this read model cares about
+
+
+def _kind(
+    event: EnvironmentCreated | ComputeCreated | CredentialCreated | DataSourceCreated
+    | RegistryCreated,
+) -> str:  # fmt: skip
+    if isinstance(event, CredentialCreated):
+        return event.kind
+    if isinstance(event, RegistryCreated):
+        return "registry"
+    return kind_of(event.spec)
 
 
 async def _rename(

@@ -23,6 +23,7 @@ from domain.events import (
     Event,
     ProjectCreated,
     RecordedEvent,
+    RegistryCreated,
     TemplateCreated,
     WorkloadRequested,
 )
@@ -44,7 +45,7 @@ def scope_stated(event: Event) -> ScopeRef | None:
             return ScopeRef("project", event.project_id)
         case (
             EnvironmentCreated() | ComputeCreated() | DataSourceCreated() | CredentialCreated()
-            | TemplateCreated()
+            | RegistryCreated() | TemplateCreated()
         ):  # fmt: skip
             return event.meta.scope_ref
         case WorkloadRequested():

@@ -109,17 +109,15 @@ async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) ->
         streams=vault,
         unseen=AssetNotFoundError(cmd.kind, cmd.asset_id),
     )
-    events = credentials.delete(state, cmd.kind, cmd.asset_id)
-    if events:
-        await vault.append(
-            cmd.asset_id,
-            events,
-            expected_version=stream.version,
-            metadata=cmd.metadata,
-            name=None,
-            uses=Uses(user=f"{cmd.kind} {state.meta.name}"),
-            unused=lambda users: credentials.CredentialInUseError(cmd.asset_id, users),
-        )
+    await uses.delete_unused(
+        vault,
+        cmd.asset_id,
+        stream,
+        credentials.delete(state, cmd.kind, cmd.asset_id),
+        metadata=cmd.metadata,
+        user=f"{cmd.kind} {state.meta.name}",
+        in_use=lambda users: credentials.CredentialInUseError(cmd.asset_id, users),
+    )
 
 
 def _claim(meta: AssetMeta) -> NameClaim:

@@ -11,10 +11,11 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, templates
+from domain import assets, registries, templates
 from domain.assets import Asset
 from domain.combined import FieldChange, changes, diff_values
-from domain.events import RecordedEvent, event_tag
+from domain.events import Event, RecordedEvent, event_tag
+from domain.registries import Registry
 from domain.templates import Template, TemplateNotFoundError
 from services.errors import InvalidRequestError
 from services.kinds import fold_as
@@ -93,15 +94,20 @@ async def template_diff(
 
 async def asset_history(asset_id: UUID, *, history: RecordedHistory) -> list[RecordedEvent]:
     recorded = await history.load_recorded(asset_id)
-    if fold_as(assets.fold, (r.event for r in recorded)) is None:
+    if _fold_any([r.event for r in recorded]) is None:
         raise assets.AssetNotFoundError("asset", asset_id)
     return recorded
 
 
-def asset_at(recorded: list[RecordedEvent], count: int) -> Asset:
-    state = assets.fold(r.event for r in recorded[:count])
+def asset_at(recorded: list[RecordedEvent], count: int) -> Asset | Registry:
+    state = _fold_any([r.event for r in recorded[:count]])
     assert state is not None
     return state
+
+
+def _fold_any(events: list[Event]) -> Asset | Registry | None:
+    """An environment, compute resource, data source or registry: whichever the stream holds."""
+    return fold_as(assets.fold, events) or fold_as(registries.fold, events)
 
 
 def asset_diff(recorded: list[RecordedEvent], old: int, new: int) -> list[FieldChange]:

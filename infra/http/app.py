@@ -34,6 +34,7 @@ from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.permissions import PERMISSION_ROUTES
 from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
+from infra.http.registries import REGISTRY_ROUTES
 from infra.http.service_accounts import SERVICE_ACCOUNT_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tenant_settings import SETTING_ROUTES
@@ -122,6 +123,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,
+            *REGISTRY_ROUTES,
             *ACCESS_RULE_ROUTES,
             *ME_ROUTES,
             *PERMISSION_ROUTES,

@@ -21,6 +21,7 @@ from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.credentials import Credential
 from domain.errors import InvalidHistoryError
 from domain.events import Event
+from domain.registries import Registry
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import ScopeRef
 from infra.bootstrap import Resources
@@ -72,10 +73,11 @@ async def usage_of(
 
 
 def visible_asset(
-    kind: str, fold: Callable[[Iterable[Event]], Asset | Credential | None] = asset_rules.fold
+    kind: str,
+    fold: Callable[[Iterable[Event]], Asset | Credential | Registry | None] = asset_rules.fold,
 ) -> Guard:
-    """A PUT's guard: an asset (or, with the credentials' fold, a credential) of this kind that
-    the caller may not see is a 404 before its body is read."""
+    """A PUT's guard: an asset (or, with the credentials' or registries' fold, a credential or
+    registry) of this kind that the caller may not see is a 404 before its body is read."""
 
     def scope_in(events: Iterable[Event]) -> ScopeRef | None:
         try:
@@ -314,8 +316,8 @@ async def one_visible(request: Caller, kind: str, asset_id: UUID, resources: Res
     return row
 
 
-def written(stamped: Stamped[Asset] | Stamped[Credential]) -> AssetRow:
-    """The asset (or credential) as a write left it, as the catalogue will show it."""
+def written(stamped: Stamped[Asset] | Stamped[Credential] | Stamped[Registry]) -> AssetRow:
+    """The asset (credential, registry) as a write left it, as the catalogue will show it."""
     asset, created, updated = stamped.state, stamped.stamps.created, stamped.stamps.updated
     return AssetRow(
         asset_id=asset.id,

@@ -31,12 +31,19 @@ from domain.org_units import (
     UnknownScopeError,
 )
 from domain.pointers import pointer_in
+from domain.registries import RegistryInUseError
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
 from domain.tenant_settings import FeatureDisabledError, UnknownSettingError
 from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
 from infra.http.consistency import STALE, answered_stale
+from infra.oci.failures import (
+    RegistryAnswerError,
+    RegistryRefusedError,
+    RegistryUnreachableError,
+    RepositoryNotFoundError,
+)
 from infra.security.login_throttle import LoginThrottledError
 from services.errors import (
     ApplicationError,
@@ -78,6 +85,7 @@ MESSAGES: Final[Mapping[int, str]] = {
     429: "Too many requests",
     422: "Unprocessable entity",
     500: "Something went wrong.",
+    502: "The server it depends on failed.",
     503: "Please try again in few minutes.",
 }
 
@@ -112,6 +120,12 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     TemplateNotFoundError: 404,
     TemplateExistsError: 409,
     CredentialInUseError: 412,
+    RegistryInUseError: 409,
+    # A registry that cannot be asked, or answers amiss: the gateway's failure, not the caller's.
+    RegistryUnreachableError: 502,
+    RegistryAnswerError: 502,
+    RegistryRefusedError: 502,
+    RepositoryNotFoundError: 404,
     InvalidDataSourceError: 400,
     InvalidWorkloadError: 400,
     FeatureDisabledError: 400,

@@ -1,4 +1,4 @@
-"""PostgresCredentialVault: credential events with their sealed values beside them.
+"""PostgresCredentialVault: credential (and registry) events with their sealed values beside them.
 
 The sealed row is written in the creating event's transaction and deleted in the deleting
 event's, so no credential exists without its values and no values outlive their credential.
@@ -53,10 +53,11 @@ class PostgresCredentialVault:
                 await hold_unused(conn, asset_id, unused)
             if uses is not None:
                 await hold_uses(conn, asset_id, uses)
-            if sealed is not None:
+            if sealed is not None:  # new values, or (a registry's new password) in place of old
                 await conn.execute(
                     "INSERT INTO credential_secrets (asset_id, key_id, nonce, sealed)"
-                    " VALUES ($1, $2, $3, $4)",
+                    " VALUES ($1, $2, $3, $4) ON CONFLICT (asset_id) DO UPDATE SET"
+                    " key_id = excluded.key_id, nonce = excluded.nonce, sealed = excluded.sealed",
                     asset_id,
                     sealed.key_id,
                     sealed.nonce,

@@ -24,6 +24,7 @@ from runai.models import (
     AssetUpdateRequest,
     ComputeAssetSpec,
     ComputeCreationRequest,
+    CredentialKind,
     DistributedCreationRequest,
     DistributedTemplatePatchRequest,
     EnvironmentAssetSpec,
@@ -32,6 +33,9 @@ from runai.models import (
     ImagePullPolicy,
     NFSAssetSpec,
     NFSCreationRequest,
+    RegistryCreationRequest,
+    RegistrySpec,
+    RegistryUpdateRequest,
     Scope,
 )
 from runai.runai_client import RunaiClient
@@ -47,6 +51,7 @@ from infra.serialization import DOMAIN_CODEC
 from services import pod_reports
 from services.applications import create_application
 from tests.api.support import AUTH, CREDENTIALS
+from tests.oci_stand_in import OciStandIn, serving
 from tests.processes import serve, wait_until_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -261,6 +266,62 @@ async def test_runapy_scripts_read_their_own_writes(
     assert counted["environment.deleted.v1"] == ROUNDS
     assert counted["template.deleted.v1"] == ROUNDS
     assert counted["workload.deleted.v1"] == ROUNDS
+
+
+def registry_journey(client: Callable[[], RunaiClient], round_: int, registry_url: str) -> None:
+    """A registry of the team's images: made, read back, asked for its repositories and a
+    repository's tags (the service asks the registry itself, logging in as it asks), renamed,
+    deleted."""
+    name = f"ngc-{round_}"
+    created = client().workload_assets.registry.create_registry(
+        RegistryCreationRequest(
+            meta=AssetCreationRequest(name=name, scope=Scope.TENANT),
+            spec=RegistrySpec(
+                url=registry_url,
+                credentialKind=CredentialKind.PASSWORD,
+                user="puller",
+                password="pull-secret",
+            ),
+        )
+    )
+    assert created.status_code == 201
+    registry_id = created.data["meta"]["id"]
+    got = client().workload_assets.registry.get_registry_by_id(registry_id)
+    assert got.data["spec"]["url"] == registry_url, f"round {round_}: {got.data}"
+    listed = client().workload_assets.registry.list_registries(name=name).data["entries"]
+    assert [e["meta"]["id"] for e in listed] == [registry_id], f"round {round_}: not listed"
+    found = client().workload_assets.registry.get_repositories(registry_id, search_name="nvidia")
+    assert found.data == {"repositories": ["nvidia/pytorch", "nvidia/tensorflow"]}
+    tags = client().workload_assets.registry.get_repository_tags(
+        registry_id, repository="nvidia/pytorch"
+    )
+    assert tags.data == {"name": "nvidia/pytorch", "tags": ["24.05-py3", "latest"]}
+    client().workload_assets.registry.update_registry(
+        registry_id, RegistryUpdateRequest(meta=AssetUpdateRequest(name=f"{name}-eu"))
+    )
+    got = client().workload_assets.registry.get_registry_by_id(registry_id)
+    assert got.data["meta"]["name"] == f"{name}-eu", f"round {round_}: old data"
+    deleted = client().workload_assets.registry.delete_registry(registry_id)
+    assert deleted.status_code == 204
+    gone = missing(lambda: client().workload_assets.registry.get_registry_by_id(registry_id))
+    assert gone == 404, f"round {round_}: {gone} after the delete"
+
+
+async def test_runapy_scripts_use_a_registry_of_their_images(
+    service: list[str], clean_pool: asyncpg.Pool
+) -> None:
+    await register_admin(clean_pool)
+    images = {"nvidia/pytorch": ["24.05-py3", "latest"], "nvidia/tensorflow": [], "team/x": []}
+    async with serving(OciStandIn(images, auth="bearer", page_cap=1)) as registry:
+        client = clients_over(service)  # each call to the next of the two API processes
+
+        def journeys() -> None:
+            for round_ in range(ROUNDS):
+                registry_journey(client, round_, registry.url)
+
+        await asyncio.to_thread(journeys)
+    deleted = "SELECT count(*) FROM events WHERE type = 'registry.deleted.v1'"
+    assert await clean_pool.fetchval(deleted) == ROUNDS
 
 
 async def projected(pool: asyncpg.Pool, within_s: float = 30) -> None:

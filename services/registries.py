@@ -1,0 +1,145 @@
+"""Registry use cases. Editors of a scope (or above) create, change and delete its registries;
+names are unique per scope. The password goes straight from the request to the vault (sealed,
+in the transaction of the event that records it); the events carry a reference only.
+
+Registries, layer by layer: domain/registries.py the rules, services/registries.py the use cases,
+infra/http/registries.py the HTTP routes.
+"""
+
+from collections.abc import Iterable, Sequence
+
+from domain import registries
+from domain.assets import AssetNotFoundError
+from domain.commands import CreateRegistry, DeleteRegistry, UpdateRegistry
+from domain.events import Event, EventMetadata, RegistryEvent
+from domain.registries import Registry
+from domain.specs import RegistrySpec
+from domain.values import AssetMeta
+from services import access, stamps, uses
+from services.assets import SCOPE_FIELDS, placement
+from services.kinds import fold_as
+from services.ports import CredentialVault, NameClaim, Stream, Uses
+from services.stamps import Stamped
+
+
+async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
+    field = SCOPE_FIELDS[cmd.scope.kind]
+    lineage = await access.lineage_of(cmd.scope, streams=vault, field=field)
+    unseen = access.unseen_scope(cmd.scope, field=field)
+    await access.require(
+        cmd.metadata, lineage, "editor", "create registries", streams=vault, unseen=unseen
+    )
+    cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
+    meta = AssetMeta(
+        name=cmd.name,
+        description=cmd.description,
+        scope=cmd.scope.kind,
+        workload_supported_types=cmd.workload_supported_types,
+        private=cmd.private,
+        cluster_id=cluster_id,
+        department_id=department_id,
+        project_id=project_id,
+    )
+    values = _given(cmd.password.reveal())
+    spec = RegistrySpec(
+        url=cmd.url, user=cmd.user, secret=vault.reference(values) if values else None
+    )
+    stream = await vault.load(cmd.asset_id)
+    events = registries.create(_fold(stream.events), cmd.asset_id, meta, spec)
+    used = Uses(user=f"registry {cmd.name}", used=uses.of_scope(cmd.scope, field))
+    return await _written(vault, stream, events, cmd.metadata, values=values, uses=used)
+
+
+async def update_registry(cmd: UpdateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
+    """What the command gives replaces what was; a new password is sealed in the update's
+    transaction, in place of the old."""
+    stream = await vault.load(cmd.asset_id)
+    current = registries.live(_fold(stream.events), cmd.asset_id)
+    await access.require(
+        cmd.metadata,
+        current.meta.lineage,
+        "editor",
+        "update registries",
+        streams=vault,
+        unseen=AssetNotFoundError(registries.KIND, cmd.asset_id),
+    )
+    values = _given(cmd.password.reveal())
+    events = registries.update(
+        current,
+        cmd.asset_id,
+        name=cmd.name,
+        description=cmd.description,
+        url=current.spec.url if cmd.url is None else cmd.url,
+        user=current.spec.user if cmd.user is None else cmd.user,
+        secret=vault.reference(values) if values else None,
+    )
+    if not events:
+        return Stamped(state=current, stamps=stamps.loaded(stream))
+    return await _written(vault, stream, events, cmd.metadata, values=values)
+
+
+async def delete_registry(cmd: DeleteRegistry, *, vault: CredentialVault) -> None:
+    """Refused while anything uses it (decided in the deletion's own transaction); otherwise its
+    password is destroyed with it. Deleting it again is a no-op."""
+    stream = await vault.load(cmd.asset_id)
+    state = _fold(stream.events)
+    if state is None:
+        raise AssetNotFoundError(registries.KIND, cmd.asset_id)
+    await access.require(
+        cmd.metadata,
+        state.meta.lineage,
+        "editor",
+        "delete registries",
+        streams=vault,
+        unseen=AssetNotFoundError(registries.KIND, cmd.asset_id),
+    )
+    await uses.delete_unused(
+        vault,
+        cmd.asset_id,
+        stream,
+        registries.delete(state, cmd.asset_id),
+        metadata=cmd.metadata,
+        user=f"registry {state.meta.name}",
+        in_use=lambda users: registries.RegistryInUseError(cmd.asset_id, users),
+    )
+
+
+def _fold(events: Iterable[Event]) -> Registry | None:
+    return fold_as(registries.fold, events)
+
+
+def _given(values: dict[str, str | None]) -> dict[str, str] | None:
+    given = {name: value for name, value in values.items() if value is not None}
+    return given or None
+
+
+def _claim(meta: AssetMeta) -> NameClaim:
+    scope = meta.scope_ref
+    return NameClaim(
+        namespace=f"{registries.KIND}@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
+    )
+
+
+async def _written(
+    vault: CredentialVault,
+    stream: Stream,
+    events: Sequence[RegistryEvent],
+    metadata: EventMetadata,
+    *,
+    values: dict[str, str] | None,
+    uses: Uses | None = None,
+) -> Stamped[Registry]:
+    """Append a registry's new events (its name claimed as they leave it, a new password
+    sealed with them); the registry as it then is."""
+    state = registries.fold((*stream.events, *events))
+    assert state is not None
+    result = await vault.append(
+        state.id,
+        events,
+        expected_version=stream.version,
+        metadata=metadata,
+        name=_claim(state.meta),
+        values=values,
+        uses=uses,
+    )
+    return Stamped(state=state, stamps=stamps.appended(stream, result, metadata))
