@@ -42,6 +42,7 @@ FRAMEWORKS_NEEDING_A_MASTER: Final = ("MPI", "XGBoost")
 ENVIRONMENT_FIELDS: Final = (
     "image",
     "image_source",
+    "image_registry_id",
     "image_pull_policy",
     "command",
     "args",
@@ -194,6 +195,7 @@ def _check_replica(spec: ReplicaSpec, at: str) -> None:
             raise InvalidTemplateError(exc.field, str(exc).split(": ", 1)[-1]) from None
     if spec.tty and not spec.stdin:
         raise InvalidTemplateError(f"{at}/tty", "a TTY needs stdin: true")
+    _check_image_source(spec, at)
     security = spec.security
     if security is not None:
         if security.seccomp_profile_type == "Localhost":
@@ -218,6 +220,19 @@ def _check_replica(spec: ReplicaSpec, at: str) -> None:
                 f"{at}/security/supplementalGroups", "group ids separated by commas, e.g. 2,3,5"
             )
     check_items(spec, at)
+
+
+def _check_image_source(spec: ReplicaSpec, at: str) -> None:
+    """An image picked from a private registry names the registry; no other source does."""
+    from_registry = spec.image_source == "ngcPrivateRegistry"
+    if from_registry and spec.image_registry_id is None:
+        raise InvalidTemplateError(
+            f"{at}/imageRegistryId", "required with imageSource ngcPrivateRegistry"
+        )
+    if not from_registry and spec.image_registry_id is not None:
+        raise InvalidTemplateError(
+            f"{at}/imageRegistryId", "only with imageSource ngcPrivateRegistry"
+        )
 
 
 def check_master_copies(master: MasterTemplateSpec | None, at: str) -> None:

@@ -26,7 +26,7 @@ from domain.specs import (
 
 LabelName = Annotated[str, Meta(min_length=1, max_length=63)]
 Preemptibility = Literal["preemptible", "non-preemptible"]
-ImageSource = Literal["custom", "ngcCatalog"]
+ImageSource = Literal["custom", "ngcCatalog", "ngcPrivateRegistry"]
 
 
 class NamedItem(Spec, frozen=True, kw_only=True):
@@ -249,9 +249,12 @@ class ReplicaSpec(Spec, frozen=True, kw_only=True):
     environment_variables: tuple[TemplateEnvironmentVariable, ...] | None = None
     exposed_urls: tuple[ExposedUrl, ...] | None = None
     image: NonEmpty | None = None
-    # How the image was chosen (the guide's "Custom image" or "Select from the NGC catalog"):
-    # not in Run:ai's schema, which holds the image alone; the NGC catalog setting governs it.
+    # How the image was chosen (the guide's "Custom image", "Select from the NGC catalog" or
+    # "Select from the NGC private registry"): not in Run:ai's schema, which holds the image
+    # alone. The NGC catalog setting governs the catalog; a private registry's pick names the
+    # registry asset it came from, which the template's scope must be able to use.
     image_source: ImageSource | None = None
+    image_registry_id: UUID | None = None
     image_pull_policy: Literal["Always", "Never", "IfNotPresent"] | None = None
     labels: tuple[Label, ...] | None = None
     node_affinity_required: NodeAffinityRequired | None = None

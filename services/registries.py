@@ -1,12 +1,15 @@
 """Registry use cases. Editors of a scope (or above) create, change and delete its registries;
 names are unique per scope. The password goes straight from the request to the vault (sealed,
-in the transaction of the event that records it); the events carry a reference only.
+in the transaction of the event that records it); the events carry a reference only. A
+template (or a submission) that picks its image from a registry must be able to use it: the
+registry is in its scope or above, checked and recorded as a use where the template is written.
 
 Registries, layer by layer: domain/registries.py the rules, services/registries.py the use cases,
 infra/http/registries.py the HTTP routes.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from uuid import UUID
 
 from domain import registries
 from domain.assets import AssetNotFoundError
@@ -14,12 +17,16 @@ from domain.commands import CreateRegistry, DeleteRegistry, UpdateRegistry
 from domain.events import Event, EventMetadata, RegistryEvent
 from domain.registries import Registry
 from domain.specs import RegistrySpec
-from domain.values import AssetMeta
+from domain.template_specs import ReplicaSpec
+from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import SCOPE_FIELDS, placement
 from services.kinds import fold_as
-from services.ports import CredentialVault, NameClaim, Stream, Uses
+from services.ports import CredentialVault, NameClaim, Stream, StreamLoader, Uses
 from services.stamps import Stamped
+
+# How a refusal of a field is raised where the registry is named (a template's, a workload's).
+Refusal = Callable[[str, str], Exception]
 
 
 async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
@@ -79,8 +86,8 @@ async def update_registry(cmd: UpdateRegistry, *, vault: CredentialVault) -> Sta
 
 
 async def delete_registry(cmd: DeleteRegistry, *, vault: CredentialVault) -> None:
-    """Refused while anything uses it (decided in the deletion's own transaction); otherwise its
-    password is destroyed with it. Deleting it again is a no-op."""
+    """Refused while a template picks its image from it (decided in the deletion's own
+    transaction); otherwise its password is destroyed with it. Deleting it again is a no-op."""
     stream = await vault.load(cmd.asset_id)
     state = _fold(stream.events)
     if state is None:
@@ -102,6 +109,31 @@ async def delete_registry(cmd: DeleteRegistry, *, vault: CredentialVault) -> Non
         user=f"registry {state.meta.name}",
         in_use=lambda users: registries.RegistryInUseError(cmd.asset_id, users),
     )
+
+
+def named_in(specs: Iterable[tuple[str, ReplicaSpec | None]]) -> list[tuple[str, UUID]]:
+    """The registries these specs (each with where it sits in the request) pick their images
+    from, each with the field that names it."""
+    return [
+        (f"{at}/imageRegistryId", spec.image_registry_id)
+        for at, spec in specs
+        if spec is not None and spec.image_registry_id is not None
+    ]
+
+
+async def check_usable(
+    named: Iterable[tuple[str, UUID]],
+    lineage: tuple[ScopeRef, ...],
+    *,
+    streams: StreamLoader,
+    refuse: Refusal,
+) -> None:
+    """Each registry named must be live and in the scope (`lineage[0]`) or above it, from the
+    write side's streams; `refuse(field, reason)` is raised for the first that is not."""
+    for field, registry_id in named:
+        found = _fold((await streams.load(registry_id)).events)
+        if found is None or found.deleted or found.meta.scope_ref not in lineage:
+            raise refuse(field, "no such registry in this scope or above")
 
 
 def _fold(events: Iterable[Event]) -> Registry | None:

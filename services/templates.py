@@ -18,11 +18,11 @@ from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, Updat
 from domain.events import AssetVersion, Event, EventMetadata, TemplateCreated
 from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
-from domain.template_specs import TemplateAssets
+from domain.template_specs import ReplicaSpec, TemplateAssets
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import FeatureDisabledError, TenantSettings
 from domain.values import ScopeRef, TemplateMeta
-from services import access, idempotency, stamps, template_patch, uses
+from services import access, idempotency, registries, stamps, template_patch, uses
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
@@ -72,6 +72,7 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
     )
     _allowed(await settings_of(loader), cmd.body, cluster_id)
     versions, found = await _linked(cmd.body, lineage, loader)
+    await _check_registries(cmd.body, lineage, loader)
     events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
     creation = await idempotency.create_once(
         streams,
@@ -148,6 +149,7 @@ async def _edit(
     name, description, body = edit(current)
     _allowed(await settings_of(streams), body, current.meta.cluster_id)
     versions, found = await _linked(body, current.meta.lineage, streams)
+    await _check_registries(body, current.meta.lineage, streams)
     events = templates.update(
         current,
         template_id,
@@ -277,9 +279,11 @@ def name_claim(meta: TemplateMeta) -> NameClaim:
 
 
 def uses_of(name: str, scope: ScopeRef, body: TemplateBody) -> Uses:
-    """The org unit the template lives in and the assets it links or loads, each with the
-    field that names it."""
+    """The org unit the template lives in, the assets it links or loads and the registries it
+    picks images from, each with the field that names it."""
     found = dict(uses.of_scope(scope, "/meta/scopeId"))
+    for field, registry_id in registries.named_in(_replica_specs(body)):
+        found.setdefault(registry_id, field)
     for at, links in (("/assets", body.assets), ("/master/assets", _master_links(body))):
         if links is None:
             continue
@@ -295,9 +299,23 @@ def _master_links(body: TemplateBody) -> TemplateAssets | None:
     return body.master.assets if body.master else None
 
 
+def _replica_specs(body: TemplateBody) -> list[tuple[str, ReplicaSpec | None]]:
+    return [("/spec", body.spec), ("/master/spec", body.master.spec if body.master else None)]
+
+
+async def _check_registries(
+    body: TemplateBody, lineage: tuple[ScopeRef, ...], streams: StreamLoader
+) -> None:
+    """An image picked from a private registry needs a registry the template's scope can use."""
+    named = registries.named_in(_replica_specs(body))
+    await registries.check_usable(named, lineage, streams=streams, refuse=InvalidTemplateError)
+
+
 def referenced(body: TemplateBody) -> list[UUID]:
-    """Every asset id the body names."""
-    found: list[UUID] = []
+    """Every asset id the body names (registries included)."""
+    found: list[UUID] = [
+        registry_id for _, registry_id in registries.named_in(_replica_specs(body))
+    ]
     for links in (body.assets, body.master.assets if body.master else None):
         if links is not None:
             found.extend(i for i in (links.environment, links.compute) if i is not None)

@@ -19,6 +19,7 @@ from domain.submissions import Overrides, snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
 from services import access, idempotency, uses
+from services import registries as registry_assets  # `registries` names the pull credentials
 from services.kinds import fold_as
 from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch
@@ -62,6 +63,13 @@ async def request_workload(
         )
     tenant_settings.check_image_source(settings, "/spec", cmd.overrides.spec)
     tenant_settings.check_image_source(settings, "/masterSpec", cmd.overrides.master_spec)
+    own_specs = [("/spec", cmd.overrides.spec), ("/masterSpec", cmd.overrides.master_spec)]
+    await registry_assets.check_usable(
+        registry_assets.named_in(own_specs),
+        project.lineage,
+        streams=loader,
+        refuse=InvalidWorkloadError,
+    )
     if cmd.template_id is None:
         if cmd.overrides.spec is None:
             raise InvalidWorkloadError("/spec", "give a templateId, or the whole spec")

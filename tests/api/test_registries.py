@@ -1,7 +1,8 @@
 """Registries over HTTP in Run:ai's shapes, against a registry stand-in that speaks the OCI
 distribution API: create, list, get, update and delete; repositories and tags asked of the
 registry itself; a password found nowhere but the vault; callers out of sight answered as for
-no registry."""
+no registry; and templates that pick their image from a registry, which keep it from being
+deleted."""
 
 import json
 import logging
@@ -21,12 +22,14 @@ from infra.security.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from tests.api.support import CREDENTIALS, call, project_all, token_for
 from tests.api.test_credentials import _relayed
+from tests.api.test_workloads import WORKLOADS, setup, submission
 from tests.oci_stand_in import OciStandIn, serving
 from tests.openapi import assert_matches
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 REGISTRIES = "/api/v1/asset/registries"
+TEMPLATES = "/api/v1/workload-templates/distributed"
 MARK = "zz-registry-password"
 IMAGES = {
     "nvidia/pytorch": ["24.05-py3", "24.06-py3", "latest"],
@@ -303,6 +306,64 @@ async def test_a_registry_that_fails_is_a_named_problem_never_a_server_error(
     ).status_code == 404
 
 
+def ngc_template(name: str, registry_id: str | None, **scope: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "distributedFramework": "PyTorch",
+        "numWorkers": 2,
+        "image": "registry.example.com/nvidia/pytorch:24.05-py3",
+        "imageSource": "ngcPrivateRegistry",
+    }
+    if registry_id is not None:
+        spec["imageRegistryId"] = registry_id
+    return {"meta": {"name": name, "scopeType": "tenant", **scope}, "spec": spec}
+
+
+async def test_a_template_picks_its_image_from_a_registry_its_scope_can_use(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, stand_in: OciStandIn
+) -> None:
+    units = await org(app, admin)
+    in_a = registry("a-ngc", stand_in.url, scope="project", projectId=int(units["a"]))
+    registry_a = (await made(app, admin, in_a))["meta"]["id"]
+    tenant = (await made(app, admin, registry("ngc", stand_in.url)))["meta"]["id"]
+    in_b = {"scopeType": "project", "scopeId": units["b"]}
+
+    for body, pointer in [
+        (ngc_template("none", None), "/spec/imageRegistryId"),
+        (ngc_template("other", registry_a, **in_b), "/spec/imageRegistryId"),
+        (ngc_template("ghost", str(uuid4())), "/spec/imageRegistryId"),
+    ]:
+        refused = await call(app, "POST", TEMPLATES, admin, json=body)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errors"][0]["pointer"] == pointer
+    custom = ngc_template("custom", tenant)
+    custom["spec"]["imageSource"] = "custom"
+    refused = await call(app, "POST", TEMPLATES, admin, json=custom)
+    assert refused.status_code == 400
+    assert "only with imageSource ngcPrivateRegistry" in refused.text
+    assert (
+        await clean_pool.fetchval("SELECT count(*) FROM events WHERE stream_type = 'template'") == 0
+    )
+
+    accepted = await call(app, "POST", TEMPLATES, admin, json=ngc_template("pt", tenant, **in_b))
+    assert accepted.status_code == 202, accepted.text
+    template_id = accepted.json()["meta"]["id"]
+    assert accepted.json()["spec"]["imageRegistryId"] == tenant
+    # In use, a moment after: the deletion is refused where it is written, naming the template.
+    refused = await call(app, "DELETE", f"{REGISTRIES}/{tenant}", admin)
+    assert refused.status_code == 409, refused.text
+    assert "template pt" in refused.json()["detail"]
+    # A template that picks elsewhere frees it at once.
+    moved = ngc_template("pt", None)
+    moved["meta"] = {"name": "pt"}
+    moved["spec"]["imageSource"] = "custom"
+    replaced = await call(app, "PUT", f"{TEMPLATES}/{template_id}", admin, json=moved)
+    assert replaced.status_code == 200, replaced.text
+    assert (await call(app, "DELETE", f"{REGISTRIES}/{tenant}", admin)).status_code == 204
+    # A deleted registry cannot be picked.
+    late = await call(app, "POST", TEMPLATES, admin, json=ngc_template("late", tenant))
+    assert late.status_code == 400, late.text
+
+
 async def test_a_registrys_history_covers_every_change(
     app: Litestar, admin: str, clean_pool: asyncpg.Pool, stand_in: OciStandIn
 ) -> None:
@@ -331,3 +392,19 @@ async def test_a_registrys_history_covers_every_change(
     audit = await call(app, "GET", "/api/v1/audit/events", admin, params={"streamId": registry_id})
     assert audit.status_code == 200, audit.text
     assert [e["scope"] for e in audit.json()["events"]] == [{"type": "tenant", "id": ""}] * 2
+
+
+async def test_a_submission_picks_its_image_from_a_registry_its_project_can_use(
+    app: Litestar, admin: str, stand_in: OciStandIn
+) -> None:
+    found = await setup(app, admin)
+    registry_id = (await made(app, admin, registry("ngc", stand_in.url)))["meta"]["id"]
+    picked = {"imageSource": "ngcPrivateRegistry", "image": "registry.example.com/team/x:v1"}
+    ghost = submission(found, spec={**picked, "imageRegistryId": str(uuid4())})
+    refused = await call(app, "POST", WORKLOADS, admin, json=ghost)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"][0]["pointer"] == "/spec/imageRegistryId"
+    body = submission(found, spec={**picked, "imageRegistryId": registry_id})
+    accepted = await call(app, "POST", WORKLOADS, admin, json=body)
+    assert accepted.status_code == 202, accepted.text
+    assert accepted.json()["spec"]["imageRegistryId"] == registry_id

@@ -1,5 +1,5 @@
 """Registry rules: a URL the service can reach and store, a password that goes only where it was
-given for."""
+given for, and a template's private-registry pick that names its registry."""
 
 from uuid import uuid4
 
@@ -10,6 +10,8 @@ from domain import registries
 from domain.assets import AssetNotFoundError, InvalidAssetError
 from domain.events import RegistryCreated, RegistryDeleted, RegistryUpdated
 from domain.specs import RegistrySpec, SecretRef
+from domain.template_rules import InvalidTemplateError, check_template
+from domain.template_specs import DistributedTemplateSpec
 from domain.values import AssetMeta
 
 META = AssetMeta(name="ngc", scope="tenant")
@@ -119,3 +121,27 @@ def test_a_deleted_registry_is_gone_and_deleting_it_again_writes_nothing() -> No
         registries.live(gone, state.id)
     with pytest.raises(AssetNotFoundError):
         registries.delete(None, state.id)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"imageSource": "ngcPrivateRegistry"}, "required with imageSource ngcPrivateRegistry"),
+        ({"imageSource": "custom", "imageRegistryId": str(uuid4())}, "only with imageSource"),
+        ({"imageRegistryId": str(uuid4())}, "only with imageSource"),
+    ],
+)
+def test_a_private_registry_pick_names_its_registry(fields: dict[str, str], message: str) -> None:
+    spec = msgspec.convert(
+        {"distributedFramework": "PyTorch", "numWorkers": 1, **fields}, DistributedTemplateSpec
+    )
+    with pytest.raises(InvalidTemplateError, match=message) as caught:
+        check_template(
+            name="t",
+            description=None,
+            spec=spec,
+            assets=None,
+            master_spec_same_as_worker=True,
+            master=None,
+        )
+    assert caught.value.field == "/spec/imageRegistryId"
