@@ -138,6 +138,10 @@ class RegistrySettings(msgspec.Struct, frozen=True, kw_only=True):
     page_size: int = 100
     max_pages: int = 100
     max_answer_bytes: int = 4 * 1024 * 1024
+    # The service calls the URL an editor gives it, and the token realm the registry names:
+    # never a loopback or link-local address (the service's own ports, a cloud's metadata
+    # endpoint) unless this says so, as on a laptop whose registry runs beside the service.
+    allow_loopback: bool = False
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,7 +10,9 @@ refused: the login goes to the registry it was given for and nowhere else.
 """
 
 import asyncio
+import ipaddress
 import re
+import socket
 from collections.abc import AsyncIterator
 from typing import Final, TypeVar
 
@@ -66,12 +68,17 @@ class _Capped(httpx.AsyncByteStream):
 
 
 class _CappedTransport(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport, limit: int, base: str) -> None:
+    def __init__(
+        self, inner: httpx.AsyncBaseTransport, limit: int, base: str, *, loopback: bool
+    ) -> None:
         self._inner = inner
         self._limit = limit
         self._base = base
+        self._loopback = loopback
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not self._loopback:
+            await _refuse_local(request.url, self._base)
         response = await self._inner.handle_async_request(request)
         assert isinstance(response.stream, httpx.AsyncByteStream)
         response.stream = _Capped(response.stream, self._limit, self._base)
@@ -117,7 +124,9 @@ class DistributionClient:
             async with (
                 asyncio.timeout(limits.deadline_s),
                 httpx.AsyncClient(
-                    transport=_CappedTransport(inner, limits.max_answer_bytes, base),
+                    transport=_CappedTransport(
+                        inner, limits.max_answer_bytes, base, loopback=limits.allow_loopback
+                    ),
                     auth=RegistryAuth(base, login),
                     timeout=limits.timeout_s,
                     follow_redirects=False,
@@ -159,6 +168,27 @@ class DistributionClient:
                 raise RegistryAnswerError(base, f"answered no {shape.__name__}: {error}") from None
             url = _next_page(response, origin, base)
         return pages
+
+
+async def _refuse_local(url: httpx.URL, base: str) -> None:
+    """Every address the host resolves to must be one a registry may be at: not loopback,
+    link-local, unspecified or multicast (private networks are where clusters keep their
+    registries, so those are fine). The connection resolves the name again, so a name that
+    changes its answer in between is not caught: this keeps editors from pointing the service
+    at itself or at a metadata endpoint by address or by an honest name."""
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(
+            url.host, url.port or 443, type=socket.SOCK_STREAM
+        )
+    except OSError:
+        return  # unknown: the connection fails on its own, saying so
+    for *_, address in found:
+        ip = ipaddress.ip_address(address[0])
+        if ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast:
+            raise RegistryUnreachableError(
+                base,
+                f"is at {ip}, a loopback or link-local address, which this service does not call",
+            )
 
 
 def _check(response: httpx.Response, base: str, missing: Exception | None) -> None:

@@ -23,6 +23,7 @@ from infra.settings import (
     AuthSettings,
     CredentialSettings,
     NatsSettings,
+    RegistrySettings,
     Settings,
 )
 from services.applications import create_application
@@ -42,7 +43,12 @@ async def api_app(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
     nc = await connect_nats(NatsSettings(url=nats_url), name="api-tests")
     try:
         yield create_app(
-            Settings(auth=AUTH, credentials=CREDENTIALS, consistency_wait_s=0.1),
+            Settings(
+                auth=AUTH,
+                credentials=CREDENTIALS,
+                consistency_wait_s=0.1,
+                registries=RegistrySettings(allow_loopback=True),  # the stand-in registries
+            ),
             resources=Resources(pool, nc, nc.jetstream()),
         )
     finally:

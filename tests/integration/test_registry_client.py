@@ -28,7 +28,9 @@ REPOSITORIES = {
     **{f"bulk/r{i:03}": [f"v{j}" for j in range(7)] for i in range(25)},
 }
 LOGIN = Login("puller", "pull-secret")
-QUICK = RegistrySettings(timeout_s=0.5, deadline_s=3.0, page_size=4, max_answer_bytes=256 * 1024)
+QUICK = RegistrySettings(
+    timeout_s=0.5, deadline_s=3.0, page_size=4, max_answer_bytes=256 * 1024, allow_loopback=True
+)
 
 
 async def test_an_anonymous_registry_lists_every_page() -> None:
@@ -43,6 +45,20 @@ async def test_an_anonymous_registry_lists_every_page() -> None:
     assert catalog_pages[0] == "/v2/_catalog?n=4"
     assert "last=" in catalog_pages[1]
     assert registry.authorizations == []  # nothing asked, nothing sent
+
+
+async def test_the_service_calls_no_loopback_or_link_local_address_unless_told() -> None:
+    """An editor's URL is the service's outgoing call: not to its own ports, nor to a cloud's
+    metadata endpoint (169.254.169.254), by address or by name."""
+    async with serving(OciStandIn(REPOSITORIES)) as registry:
+        guarded = DistributionClient(RegistrySettings(timeout_s=0.5, deadline_s=3.0))
+        for base in (registry.url, registry.url.replace("127.0.0.1", "localhost")):
+            with pytest.raises(RegistryUnreachableError) as caught:
+                await guarded.repositories(base, None)
+            assert "loopback or link-local" in str(caught.value)
+        with pytest.raises(RegistryUnreachableError):
+            await guarded.repositories("http://169.254.169.254", None)
+    assert registry.requests == []  # nothing reached it
 
 
 async def test_a_token_registry_is_logged_in_once_per_listing() -> None:
@@ -137,7 +153,7 @@ async def test_a_misbehaving_registry_is_a_named_failure_within_the_bounds(
 
 async def test_a_registry_trickling_its_answer_is_cut_at_the_deadline() -> None:
     # Each read comes within the per-call timeout, but the whole answer never does.
-    settings = RegistrySettings(timeout_s=1.0, deadline_s=1.5)
+    settings = RegistrySettings(timeout_s=1.0, deadline_s=1.5, allow_loopback=True)
     stand_in = OciStandIn(REPOSITORIES)
     stand_in.misbehave = "trickle"
     started = time.monotonic()

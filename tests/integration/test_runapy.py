@@ -71,6 +71,7 @@ def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Itera
         "AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
         "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key or "",
         "PROJECTOR__POLL_INTERVAL_S": "0.05",
+        "REGISTRIES__ALLOW_LOOPBACK": "true",  # the stand-in registry
     }
     children = [serve("api", postgres_url, nats_url, API_PORT=str(p), **common) for p in ports]
     children.append(serve("projector", postgres_url, nats_url, **common))
