@@ -1,11 +1,15 @@
 """PostgresBatchAppender: one event to each of many streams in one statement (the BatchAppender
-port), for the linked-asset fan-out, on the connection of the caller's transaction.
+port). On a connection, inside the caller's transaction (the linked-asset fan-out: its events
+commit with its checkpoint); on a pool, each statement is a transaction of its own (the
+submitter: an outcome is committed when append_each returns).
 
 `take_last_position` says the newest position its appends reached since it was last asked, for
 the caller to mark what a principal's next read waits for."""
 
 from collections.abc import Sequence
 from uuid import UUID
+
+import asyncpg
 
 from domain.events import EventMetadata, stream_type_of
 from infra.postgres.commit_notifier import CommitNotifier
@@ -18,7 +22,9 @@ from services.ports import OneAppend, Stream
 
 
 class PostgresBatchAppender:
-    def __init__(self, conn: Connection, codec: EventCodec, notifier: CommitNotifier) -> None:
+    def __init__(
+        self, conn: "asyncpg.Pool | Connection", codec: EventCodec, notifier: CommitNotifier
+    ) -> None:
         self._conn = conn
         self._codec = codec
         self._notifier = notifier
@@ -37,7 +43,8 @@ class PostgresBatchAppender:
     ) -> frozenset[UUID]:
         if not appends:
             return frozenset()
-        if not self._conn.is_in_transaction():  # it commits with the caller's checkpoint
+        if not isinstance(self._conn, asyncpg.Pool) and not self._conn.is_in_transaction():
+            # On a connection, it commits with the caller's checkpoint.
             raise RuntimeError("append_each runs inside the caller's transaction")
         encoded = [self._codec.encode(a.event) for a in appends]
         stream_types = {stream_type_of(e.type) for e in encoded}
