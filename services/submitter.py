@@ -6,70 +6,137 @@ the current state asks: submit the current run, or stop it. Backends are idempot
 and outcome events carry deterministic ids, so redeliveries and racing submitters write each
 outcome once.
 
+`reconcile_many` does the same for a batch of workloads at the cost of one read and one write
+for them all: the streams in one query, the backend calls side by side, the outcomes in one
+statement.
+
 Submitter, layer by layer: services/submitter.py what it decides, infra/workers/submitter.py its
 process.
 """
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import NamedTuple, TypeVar
 from uuid import UUID
 
 from domain import workloads
 from domain.events import EventMetadata, WorkloadEvent
-from domain.workload_plans import plan_for
+from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import FINISHED, InvalidWorkloadError, Outcome, Workload
 from services.errors import BackendRejectedError, VersionConflictError
 from services.event_ids import event_ids_for
-from services.ports import EventStore, Stream, WorkloadBackend
+from services.ports import BatchAppender, EventStore, OneAppend, Stream, WorkloadBackend
 from services.workloads import load_workload
 
 SUBMITTER = EventMetadata(actor_subject="submitter", actor_kind="system")
 ATTEMPTS = 5  # appends retried on a concurrent change of the same workload
 
+Decide = Callable[[Workload | None], list[WorkloadEvent]]
+T = TypeVar("T")
+
+
+class _Step(NamedTuple):
+    """What the backend did for a workload, to record: the outcome's idempotency key, what it
+    makes of the state it lands on, and for a submission its plan (the run is stopped when a
+    stop was asked for while the submission was under way)."""
+
+    key: str
+    decide: Decide
+    submitted: WorkloadPlan | None = None
+
 
 async def reconcile(workload_id: UUID, *, store: EventStore, backend: WorkloadBackend) -> None:
     """Submit or stop the workload's current run, as its stream asks; then record it."""
     stream = await store.load(workload_id)
+    step = await _act(workload_id, stream, backend)
+    if step is None:
+        return
+    # The stream is still current, unless someone wrote meanwhile (then: read again).
+    after = await _record(store, workload_id, step.key, step.decide, stream=stream)
+    if (stop := _stop_after(step, after)) is not None:
+        plan, suspend = stop
+        await backend.stop(plan, suspend=suspend)
+
+
+async def reconcile_many(
+    workload_ids: Iterable[UUID], *, store: BatchAppender, backend: WorkloadBackend
+) -> dict[UUID, Exception]:
+    """`reconcile` for each workload, with one read of all their streams and one append of all
+    their outcomes (again for those another writer got to first). Returns the workloads it
+    could not reconcile, with why; the others are reconciled and recorded. A failure of the
+    store raises (what it recorded before stays recorded: a redelivery finds it done)."""
+    ids = sorted(set(workload_ids))  # one order of appends for every submitter: no deadlock
+    streams = await store.load_many(ids)
+    acted = await _each(ids, lambda i: _act(i, streams.get(i, _EMPTY), backend))
+    failed = {i: r for i, r in acted.items() if isinstance(r, Exception)}
+    steps = {i: r for i, r in acted.items() if isinstance(r, _Step)}
+    after, lost = await _record_many(store, steps, streams)
+    failed |= {i: VersionConflictError(i, expected=None, actual=None) for i in lost}
+    stops = {}
+    for workload_id, step in steps.items():
+        if workload_id in after and (stop := _stop_after(step, after[workload_id])) is not None:
+            stops[workload_id] = stop
+    stopped = await _each(stops, lambda i: backend.stop(stops[i][0], suspend=stops[i][1]))
+    return failed | {i: r for i, r in stopped.items() if isinstance(r, Exception)}
+
+
+async def _act(workload_id: UUID, stream: Stream, backend: WorkloadBackend) -> _Step | None:
+    """Ask of the backend what the stream's current state asks; say what to record of it."""
     state = load_workload(stream.events)
     if state is None:
-        return
-    plan_run = state.run
+        return None
+    run = state.run
     if _wants_submission(state):
         try:
-            plan = plan_for(state.request, plan_run)
+            plan = plan_for(state.request, run)
             submission = await backend.submit(plan)
         except (BackendRejectedError, InvalidWorkloadError) as error:
-            await report(workload_id, plan_run, "failed", str(error), store=store)
-            return
-        after = await _record(
-            store,
-            workload_id,
-            f"run/{plan_run}/submitted",
-            lambda current: workloads.submitted(
-                current, workload_id, plan_run, submission.backend, submission.manifests
-            ),
-            stream=stream,  # still current, unless someone wrote meanwhile (then: read again)
-        )
-        # A stop asked for while this submission was under way was handled before the run
-        # existed: stop it now.
-        if after is not None and after.desired != "Running" and after.run == plan_run:
-            await backend.stop(plan, suspend=after.desired == "Stopped")
-    elif _wants_stop(state):
+            return _reported(workload_id, run, "failed", str(error))
+
+        def submitted(current: Workload | None) -> list[WorkloadEvent]:
+            return workloads.submitted(
+                current, workload_id, run, submission.backend, submission.manifests
+            )
+
+        return _Step(f"run/{run}/submitted", submitted, plan)
+    if _wants_stop(state):
         # Stopping what never started succeeds, so a run whose submission is not recorded yet
         # (another submitter is at it) is stopped too.
-        await backend.stop(plan_for(state.request, plan_run), suspend=state.desired == "Stopped")
-        await report(workload_id, plan_run, "stopped", None, store=store)
+        await backend.stop(plan_for(state.request, run), suspend=state.desired == "Stopped")
+        return _reported(workload_id, run, "stopped", None)
+    return None
+
+
+def _stop_after(step: _Step, after: Workload | None) -> tuple[WorkloadPlan, bool] | None:
+    """The run to stop once its submission is recorded, and whether it is suspended (to resume
+    later) rather than stopped for good: a stop asked for while the submission was under way
+    was handled before the run existed."""
+    plan = step.submitted
+    if plan is None or after is None or after.desired == "Running" or after.run != plan.run:
+        return None
+    return plan, after.desired == "Stopped"
 
 
 async def report(
     workload_id: UUID, run: int, outcome: Outcome, reason: str | None, *, store: EventStore
 ) -> None:
     """Record what the backend says became of run `run` (nothing if that changes nothing)."""
-    await _record(
-        store,
-        workload_id,
-        f"run/{run}/{outcome}",
-        lambda current: workloads.reported(current, workload_id, run, outcome, reason),
-    )
+    step = _reported(workload_id, run, outcome, reason)
+    await _record(store, workload_id, step.key, step.decide)
+
+
+def _outcome_id(workload_id: UUID, key: str) -> UUID:
+    """The id of the one event an outcome records: a redelivery's is the same, and writes
+    nothing."""
+    (event_id,) = event_ids_for(f"workload/{key}", workload_id, 1)
+    return event_id
+
+
+def _reported(workload_id: UUID, run: int, outcome: Outcome, reason: str | None) -> _Step:
+    def decide(current: Workload | None) -> list[WorkloadEvent]:
+        return workloads.reported(current, workload_id, run, outcome, reason)
+
+    return _Step(f"run/{run}/{outcome}", decide)
 
 
 def _wants_submission(state: Workload) -> bool:
@@ -88,7 +155,7 @@ async def _record(
     store: EventStore,
     workload_id: UUID,
     key: str,
-    decide: Callable[[Workload | None], list[WorkloadEvent]],
+    decide: Decide,
     *,
     stream: Stream | None = None,
 ) -> Workload | None:
@@ -115,3 +182,61 @@ async def _record(
             return load_workload((await store.load(workload_id)).events)
         return workloads.fold((*stream.events, *events))
     raise VersionConflictError(workload_id, expected=None, actual=None)
+
+
+async def _record_many(
+    store: BatchAppender, steps: Mapping[UUID, _Step], streams: Mapping[UUID, Stream]
+) -> tuple[dict[UUID, Workload | None], list[UUID]]:
+    """`_record` for many workloads: each outcome appended after the stream as read, in one
+    statement; those another writer got to first (or that hold the outcome already, from an
+    earlier delivery) are read again and decided anew. Returns each workload as it stands
+    afterwards, and those still contended after ATTEMPTS reads."""
+    after: dict[UUID, Workload | None] = {}
+    pending = list(steps)
+    for _ in range(ATTEMPTS):
+        appends, folded = [], {}
+        for workload_id in pending:
+            stream = streams.get(workload_id, _EMPTY)
+            state = load_workload(stream.events)
+            events = steps[workload_id].decide(state)
+            if not events:
+                after[workload_id] = state
+                continue
+            (event,) = events  # an outcome is one event (workloads.submitted, .reported)
+            appends.append(
+                OneAppend(
+                    stream_id=workload_id,
+                    event=event,
+                    expected_version=stream.version,
+                    event_id=_outcome_id(workload_id, steps[workload_id].key),
+                )
+            )
+            folded[workload_id] = (*stream.events, event)
+        if not appends:
+            return after, []
+        taken = await store.append_each(appends, metadata=SUBMITTER)
+        for workload_id in taken:
+            after[workload_id] = workloads.fold(folded[workload_id])
+        pending = [a.stream_id for a in appends if a.stream_id not in taken]
+        if not pending:
+            return after, []
+        streams = await store.load_many(pending)
+    return after, pending
+
+
+async def _each(
+    ids: Iterable[UUID], call: Callable[[UUID], Awaitable[T]]
+) -> dict[UUID, T | Exception]:
+    """`call` for each id, side by side (backends do I/O): one id's failure is its result and
+    stops none of the others."""
+    ids = list(ids)
+    results = await asyncio.gather(*map(call, ids), return_exceptions=True)
+    each: dict[UUID, T | Exception] = {}
+    for workload_id, result in zip(ids, results, strict=True):
+        if isinstance(result, BaseException) and not isinstance(result, Exception):
+            raise result  # a cancellation, an interrupt: not the workload's
+        each[workload_id] = result
+    return each
+
+
+_EMPTY = Stream(0, ())
