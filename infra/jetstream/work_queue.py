@@ -1,17 +1,20 @@
 """The submitter's JetStream side: a durable pull consumer, shared by every submitter process as
 a work queue, of the workload events that ask something of a backend.
 
-Each message is acknowledged only after its outcome event is committed. A failure is retried
-with the configured backoff (a negative acknowledgement with a delay); the last allowed delivery
-that still fails records the workload as failed and copies the message to the dead-letter
-subject. A submitter killed mid-message leaves it unacknowledged: JetStream redelivers it after
-`ack_wait`, and the reconciling handler (services/submitter.py) does only what is still undone.
+Messages are handled a fetched batch at a time: each workload once however many of its messages
+came, all their streams read in one query and all their outcomes appended in one statement
+(services/submitter.reconcile_many). Each message is acknowledged only after its workload's
+outcome is committed. A failure is retried with the configured backoff (a negative
+acknowledgement with a delay), message by message; the last allowed delivery that still fails
+records the workload as failed and copies the message to the dead-letter subject. A submitter
+killed mid-batch leaves its messages unacknowledged: JetStream redelivers them after
+`ack_wait`, and the reconciling handler does only what is still undone.
 """
 
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from uuid import UUID
 
 import asyncpg
@@ -24,7 +27,7 @@ from infra.jetstream.outbox_relay import ensure_stream
 from infra.settings import NatsSettings, SubmitterSettings
 from projections import workload_catalogue
 from services import submitter
-from services.ports import EventStore, WorkloadBackend
+from services.ports import BatchAppender, EventStore, WorkloadBackend
 from services.workloads import load_workload
 
 log = logging.getLogger(__name__)
@@ -81,11 +84,14 @@ class Submitter:
         nats: NatsSettings,
         settings: SubmitterSettings,
         *,
+        batches: BatchAppender,
         pool: asyncpg.Pool | None = None,
     ) -> None:
+        # `batches` commits each append_each by itself: a message is acked after it returns.
         self._pool = pool
         self._js = js
         self._store = store
+        self._batches = batches
         self._backend = backend
         self._nats = nats
         self._settings = settings
@@ -105,47 +111,75 @@ class Submitter:
                     messages = await subscription.fetch(self._settings.fetch_batch, timeout=1.0)
                 except TimeoutError:  # nats-py raises its own and asyncio's: both are this
                     continue
-                await asyncio.gather(*(self._handle(message) for message in messages))
+                await self._handle(messages)
         finally:
             await subscription.unsubscribe()
 
     async def sweep(self) -> int:
         """Reconcile every workload whose backend may lag what its users asked. Messages do that
-        one by one; the sweep catches what no message will (one dropped after its last delivery,
-        a stream purged). Idempotent, like every reconcile."""
+        as they come; the sweep catches what no message will (one dropped after its last
+        delivery, a stream purged). Idempotent, like every reconcile."""
         assert self._pool is not None
         async with self._pool.acquire() as conn:
             waiting = await workload_catalogue.unsettled(conn)
-        for workload_id in waiting:
+        size = max(1, self._settings.fetch_batch)
+        for start in range(0, len(waiting), size):
+            chunk = waiting[start : start + size]
             try:
-                await submitter.reconcile(workload_id, store=self._store, backend=self._backend)
+                failed = await self._reconcile(chunk)
             except Exception:
-                log.exception("workload %s: the sweep could not reconcile it", workload_id)
+                log.exception("the sweep could not reconcile %d workloads", len(chunk))
+                continue
+            for workload_id, error in failed.items():
+                log.error("workload %s: the sweep could not reconcile it: %s", workload_id, error)
         return len(waiting)
 
-    async def _handle(self, message: Message) -> None:
-        workload_id = workload_of(message.subject)
-        if workload_id is None:
-            await message.term()
+    async def _handle(self, messages: Sequence[Message]) -> None:
+        """Reconcile the batch's workloads together, then settle each message by its
+        workload's fate: acked once the outcome is committed, else retried or dead-lettered."""
+        by_workload: dict[UUID, list[Message]] = {}
+        for message in messages:
+            workload_id = workload_of(message.subject)
+            if workload_id is None:
+                await message.term()
+            else:
+                by_workload.setdefault(workload_id, []).append(message)
+        if not by_workload:
+            return
+        try:
+            failed = await self._reconcile(by_workload)
+        except Exception as error:  # the store failed: nothing is known to be recorded
+            failed = dict.fromkeys(by_workload, error)
+        await asyncio.gather(
+            *(
+                self._settle(message, workload_id, failed.get(workload_id))
+                for workload_id, batch in by_workload.items()
+                for message in batch
+            )
+        )
+
+    async def _reconcile(self, workload_ids: Iterable[UUID]) -> dict[UUID, Exception]:
+        return await submitter.reconcile_many(
+            workload_ids, store=self._batches, backend=self._backend
+        )
+
+    async def _settle(self, message: Message, workload_id: UUID, error: Exception | None) -> None:
+        if error is None:
+            await message.ack()
             return
         delivered = message.metadata.num_delivered
-        try:
-            await submitter.reconcile(workload_id, store=self._store, backend=self._backend)
-        except Exception as error:
-            if delivered >= self._settings.max_deliver:
-                try:
-                    await self._dead_letter(message, workload_id, delivered, error)
-                    return
-                except Exception:  # cannot even record the failure: keep the message
-                    log.exception("workload %s: dead-lettering failed", workload_id)
-            delay = _delay(self._settings.backoff, delivered)
-            log.warning(
-                "workload %s: attempt %d failed (%s); retrying in %.1fs",
-                workload_id, delivered, error, delay,
-            )  # fmt: skip
-            await message.nak(delay=delay)
-            return
-        await message.ack()
+        if delivered >= self._settings.max_deliver:
+            try:
+                await self._dead_letter(message, workload_id, delivered, error)
+                return
+            except Exception:  # cannot even record the failure: keep the message
+                log.exception("workload %s: dead-lettering failed", workload_id)
+        delay = _delay(self._settings.backoff, delivered)
+        log.warning(
+            "workload %s: attempt %d failed (%s); retrying in %.1fs",
+            workload_id, delivered, error, delay,
+        )  # fmt: skip
+        await message.nak(delay=delay)
 
     async def _dead_letter(
         self, message: Message, workload_id: UUID, delivered: int, error: Exception

@@ -19,6 +19,7 @@ from infra.backends.scheduling import Scheduling
 from infra.bootstrap import open_resources
 from infra.followers.log_follower import keep_following
 from infra.jetstream.work_queue import Submitter
+from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
@@ -39,6 +40,8 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                 backend,
                 settings.nats,
                 settings.submitter,
+                # On the pool: each batch's outcomes commit in their own statement.
+                batches=PostgresBatchAppender(resources.pool, DOMAIN_CODEC, store.notifier),
                 pool=resources.pool,
             )
             async with asyncio.TaskGroup() as group:

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from uuid import UUID, uuid4
 
@@ -16,16 +16,22 @@ import asyncpg
 import pytest
 from nats.js import JetStreamContext
 
+from domain import workloads
+from domain.events import EventMetadata
 from domain.workload_plans import WorkloadPlan
 from infra.backends.dry_run import DryRunBackend
 from infra.bootstrap import connect_nats
 from infra.cli.embedded import EmbeddedNats
 from infra.jetstream.outbox_relay import Relay
-from infra.jetstream.work_queue import DEAD_LETTER_STREAM, Submitter
+from infra.jetstream.work_queue import DEAD_LETTER_STREAM, Submitter, ensure_consumer
+from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.eventstore import PostgresEventStore
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
-from services.ports import Submission
+from services import submitter
+from services.errors import BackendRejectedError
+from services.ports import OneAppend, Stream, Submission
+from services.workloads import load_workload
 from tests.api.support import project_all
 from tests.conftest import ACTOR
 from tests.processes import serve
@@ -89,6 +95,11 @@ async def relaying(pool: asyncpg.Pool, url: str) -> AsyncIterator[JetStreamConte
         await nc.close()
 
 
+def batches(pool: asyncpg.Pool, store: PostgresEventStore) -> PostgresBatchAppender:
+    """Where a submitter appends a batch's outcomes: on the pool, one statement each."""
+    return PostgresBatchAppender(pool, DOMAIN_CODEC, store.notifier)
+
+
 class CountingBackend(DryRunBackend):
     """The dry run, counting what it was asked to submit."""
 
@@ -112,7 +123,11 @@ async def test_two_submitters_share_one_queue_and_submit_each_workload_once(
     stop = asyncio.Event()
     async with relaying(clean_pool, broker.url) as js:
         workers = [
-            asyncio.create_task(Submitter(js, store, backend, nats, settings).run(stop))
+            asyncio.create_task(
+                Submitter(
+                    js, store, backend, nats, settings, batches=batches(clean_pool, store)
+                ).run(stop)
+            )
             for backend in backends
         ]
         submitted = await wait_for(clean_pool, "workload.submitted.v1", len(ids), 60)
@@ -187,10 +202,11 @@ async def test_a_submission_that_keeps_failing_is_retried_then_dead_lettered_and
     backend = BrokenBackend()
     stop = asyncio.Event()
     async with relaying(clean_pool, broker.url) as js:
-        worker = asyncio.create_task(Submitter(js, store, backend, nats, settings).run(stop))
+        worker = Submitter(js, store, backend, nats, settings, batches=batches(clean_pool, store))
+        task = asyncio.create_task(worker.run(stop))
         failed = await wait_for(clean_pool, "workload.failed.v1", 1, 30)
         stop.set()
-        await worker
+        await task
         dead = await js.stream_info(DEAD_LETTER_STREAM)
     assert failed == Counter({workload_id: 1})
     assert backend.attempts == 3
@@ -214,7 +230,15 @@ async def test_the_sweep_submits_what_no_message_asked_for(
         store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
         backend = CountingBackend()
         settings = SubmitterSettings(backend="dry-run")
-        worker = Submitter(nc.jetstream(), store, backend, nats, settings, pool=clean_pool)
+        worker = Submitter(
+            nc.jetstream(),
+            store,
+            backend,
+            nats,
+            settings,
+            batches=batches(clean_pool, store),
+            pool=clean_pool,
+        )
         assert await worker.sweep() == 5
         await project_all(clean_pool)
         assert await worker.sweep() == 0
@@ -222,3 +246,97 @@ async def test_the_sweep_submits_what_no_message_asked_for(
         await nc.close()
     assert set((await outcomes(clean_pool, "workload.submitted.v1")).values()) == {1}
     assert sum(backend.submitted.values()) == len(ids)
+
+
+class ChoosyBackend(CountingBackend):
+    """The dry run, refusing for good the jobs it is told to, and counting what it stops."""
+
+    def __init__(self, refuse: set[str]) -> None:
+        super().__init__()
+        self.refuse = refuse
+        self.stopped: Counter[str] = Counter()
+
+    async def submit(self, plan: WorkloadPlan) -> Submission:
+        if plan.job_name in self.refuse:
+            raise BackendRejectedError(plan.job_name, "403 Forbidden")
+        return await super().submit(plan)
+
+    async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
+        self.stopped[plan.job_name] += 1
+
+
+class CountingBatches(PostgresBatchAppender):
+    """The real batch appender, counting its reads and writes."""
+
+    def __init__(self, pool: asyncpg.Pool, store: PostgresEventStore) -> None:
+        super().__init__(pool, DOMAIN_CODEC, store.notifier)
+        self.reads: list[int] = []
+        self.writes: list[int] = []
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        self.reads.append(len(stream_ids))
+        return await super().load_many(stream_ids)
+
+    async def append_each(
+        self, appends: Sequence[OneAppend], *, metadata: EventMetadata
+    ) -> frozenset[UUID]:
+        self.writes.append(len(appends))
+        return await super().append_each(appends, metadata=metadata)
+
+
+async def settled(js: JetStreamContext, nats: NatsSettings, consumer: str, pending: int) -> None:
+    """Until the consumer has `pending` messages to deliver and none awaiting an ack."""
+    deadline = time.monotonic() + 30
+    while True:
+        info = await js.consumer_info(nats.stream, consumer)
+        if (info.num_pending, info.num_ack_pending) == (pending, 0):
+            return
+        assert time.monotonic() < deadline, f"consumer stuck at {info}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_batch_of_every_kind_of_message_records_each_outcome_once(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    """One fetch brings two new requests, a workload deleted after it was submitted (its
+    request and its deletion), one submitted by an earlier delivery and one the backend
+    refuses: one read and one write settle them all, each outcome is recorded once, every
+    message is acknowledged, and a redelivery of them all changes nothing."""
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    ids = fresh, other, deleted, done, refused = await request(clean_pool, 5)
+    for workload_id in (deleted, done):  # an earlier delivery submitted these
+        await submitter.reconcile(workload_id, store=store, backend=DryRunBackend())
+    stream = await store.load(deleted)
+    deletion = workloads.delete(load_workload(stream.events), deleted)
+    await store.append(deleted, deletion, expected_version=stream.version, metadata=ACTOR)
+    job = {i: workloads.job_name(f"w{n}", i) for n, i in enumerate(ids)}
+    backend = ChoosyBackend(refuse={job[refused]})
+    recorder = CountingBatches(clean_pool, store)
+    settings = SubmitterSettings(backend="dry-run", fetch_batch=16)
+    nats = NatsSettings(url=broker.url)
+    async with relaying(clean_pool, broker.url) as js:
+        await ensure_consumer(js, nats, settings)
+        await settled(js, nats, settings.consumer, pending=6)  # queued before it starts
+        stop = asyncio.Event()
+        worker = Submitter(js, store, backend, nats, settings, batches=recorder)
+        task = asyncio.create_task(worker.run(stop))
+        await settled(js, nats, settings.consumer, pending=0)
+        stop.set()
+        await task
+    assert recorder.reads == [5]  # five workloads, six messages: one read
+    assert recorder.writes == [4]  # two submitted, one stopped, one failed: one statement
+    assert await outcomes(clean_pool, "workload.submitted.v1") == Counter(
+        {fresh: 1, other: 1, deleted: 1, done: 1}
+    )
+    assert await outcomes(clean_pool, "workload.stopped.v1") == Counter({deleted: 1})
+    assert await outcomes(clean_pool, "workload.failed.v1") == Counter({refused: 1})
+    assert backend.submitted == Counter({job[fresh]: 1, job[other]: 1})
+    assert backend.stopped == Counter({job[deleted]: 1})
+
+    # Every message delivered again (a submitter killed before its acks): nothing to do.
+    events = await clean_pool.fetchval("SELECT count(*) FROM events")
+    again = await submitter.reconcile_many(ids, store=recorder, backend=backend)
+    assert again == {}
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == events
+    assert backend.submitted == Counter({job[fresh]: 1, job[other]: 1})
+    assert backend.stopped == Counter({job[deleted]: 1})
