@@ -80,6 +80,14 @@ async def reconcile_many(
     return failed | {i: r for i, r in stopped.items() if isinstance(r, Exception)}
 
 
+async def report(
+    workload_id: UUID, run: int, outcome: Outcome, reason: str | None, *, store: EventStore
+) -> None:
+    """Record what the backend says became of run `run` (nothing if that changes nothing)."""
+    step = _reported(workload_id, run, outcome, reason)
+    await _record(store, workload_id, step.key, step.decide)
+
+
 async def _act(workload_id: UUID, stream: Stream, backend: WorkloadBackend) -> _Step | None:
     """Ask of the backend what the stream's current state asks; say what to record of it."""
     state = load_workload(stream.events)
@@ -115,14 +123,6 @@ def _stop_after(step: _Step, after: Workload | None) -> tuple[WorkloadPlan, bool
     if plan is None or after is None or after.desired == "Running" or after.run != plan.run:
         return None
     return plan, after.desired == "Stopped"
-
-
-async def report(
-    workload_id: UUID, run: int, outcome: Outcome, reason: str | None, *, store: EventStore
-) -> None:
-    """Record what the backend says became of run `run` (nothing if that changes nothing)."""
-    step = _reported(workload_id, run, outcome, reason)
-    await _record(store, workload_id, step.key, step.decide)
 
 
 def _outcome_id(workload_id: UUID, key: str) -> UUID:
