@@ -3,10 +3,14 @@ the dry-run backend, vs the raw JetStream consume-and-ack rate of the same messa
 
     python -m bench.submit [--rounds 5] [--workloads 2000] [--submitters 1]
 
-Each round requests a fresh set of workloads (through the event store), relays them to a fresh
-JetStream stream, then lets both sides consume the same messages on their own durable consumers:
-ours is the Submitter (load the workload's stream, plan, render the Kubeflow job, append the
-outcome with its deterministic id, acknowledge); the baseline fetches in batches of 256 and acks.
+Each round requests a fresh set of workloads (through the event store), relays them (and only
+them: the relay goes on from its checkpoint) to a fresh JetStream stream, then lets both sides
+consume the same messages on their own durable consumers. Ours is the Submitter as its process
+runs it (start-up heap frozen, one batch of FETCH_BATCH messages at a time): each batch's
+streams read in one query, each workload planned and its Kubeflow job rendered by the dry run,
+the outcomes appended in one statement with their deterministic ids, then the messages acked;
+the clock stops when the last submission is committed. The baseline fetches in batches of 256
+and acks each message.
 """
 
 import argparse
@@ -25,7 +29,6 @@ from nats.js.errors import NotFoundError
 from bench.harness import Figure, nats, postgres, report
 from domain import workloads
 from domain.events import (
-    Event,
     EventMetadata,
     WorkloadRequested,
     WorkloadSnapshot,
@@ -37,13 +40,16 @@ from infra.bootstrap import connect_nats, create_pool
 from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay, ensure_stream
 from infra.jetstream.work_queue import Submitter, ensure_consumer, filter_subjects
+from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, RelaySettings, SubmitterSettings
-from services.ports import AppendResult, Stream
+from infra.workers.submitter import freeze_start_up
+from services.ports import OneAppend
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
+FETCH_BATCH = 64  # messages per fetch, so workloads per batch of the submitter
 SPEC = msgspec.convert(
     {"distributedFramework": "PyTorch", "numWorkers": 4, "image": "nvcr.io/nvidia/pytorch:24.05",
      "command": "torchrun train.py", "compute": {"gpuDevicesRequest": 8, "cpuCoreRequest": 16}},
@@ -68,7 +74,7 @@ async def request(store: PostgresEventStore, count: int) -> None:
 
 async def relay_all(relay: Relay, pool: asyncpg.Pool) -> None:
     async with pool.acquire() as conn:
-        cursor = await global_log.load_checkpoint(conn, "jetstream")
+        cursor = await global_log.load_checkpoint(conn, relay.checkpoint_name)
         while True:
             cursor, read = await relay.relay_once(conn, cursor)
             if not read:
@@ -97,54 +103,47 @@ async def raw_rate(js: JetStreamContext, nats: NatsSettings, count: int) -> floa
     return count / elapsed
 
 
-class CountingStore:
-    """The real store, telling the benchmark when the last outcome is committed (polling the
-    table would compete with the submitter for the two cores)."""
+class CountingBatches(PostgresBatchAppender):
+    """The submitter's batch appender, telling the benchmark when the last submission is
+    committed (polling the table would compete with the submitter for the two cores)."""
 
-    def __init__(self, store: PostgresEventStore, count: int) -> None:
-        self._store = store
+    def __init__(self, pool: asyncpg.Pool, store: PostgresEventStore, count: int) -> None:
+        super().__init__(pool, DOMAIN_CODEC, store.notifier)
         self._left = count
         self.done = asyncio.Event()
 
-    async def load(self, stream_id: UUID) -> Stream:
-        return await self._store.load(stream_id)
-
-    async def append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None = None,
-    ) -> AppendResult:
-        result = await self._store.append(
-            stream_id, events, expected_version=expected_version, metadata=metadata,
-            event_ids=event_ids,
-        )  # fmt: skip
-        if not result.replayed and any(isinstance(e, WorkloadSubmitted) for e in events):
-            self._left -= 1
-            if self._left == 0:
-                self.done.set()
-        return result
+    async def append_each(
+        self, appends: Sequence[OneAppend], *, metadata: EventMetadata
+    ) -> frozenset[UUID]:
+        taken = await super().append_each(appends, metadata=metadata)
+        self._left -= sum(
+            1 for a in appends if a.stream_id in taken and isinstance(a.event, WorkloadSubmitted)
+        )
+        if self._left <= 0:
+            self.done.set()
+        return taken
 
 
 async def our_rate(
     js: JetStreamContext,
+    pool: asyncpg.Pool,
     store: PostgresEventStore,
     nats: NatsSettings,
     count: int,
     submitters: int,
 ) -> float:
     settings = SubmitterSettings(
-        backend="dry-run", consumer=f"sub-{uuid4().hex[:8]}", fetch_batch=64
+        backend="dry-run", consumer=f"sub-{uuid4().hex[:8]}", fetch_batch=FETCH_BATCH
     )
     await ensure_consumer(js, nats, settings)
-    counting = CountingStore(store, count)
+    counting = CountingBatches(pool, store, count)
+    freeze_start_up()  # as the submitter process does before it starts
     stop = asyncio.Event()
     start = time.perf_counter()
     tasks = [
-        asyncio.create_task(Submitter(js, counting, DryRunBackend(), nats, settings).run(stop))
+        asyncio.create_task(
+            Submitter(js, store, DryRunBackend(), nats, settings, batches=counting).run(stop)
+        )
         for _ in range(submitters)
     ]
     await counting.done.wait()
@@ -175,7 +174,7 @@ async def main(rounds: int, count: int, submitters: int) -> None:
             await request(store, count)
             await relay_all(relay, pool)
             sides: list[tuple[list[float], Callable[[], Awaitable[float]]]] = [
-                (figure.ours, lambda: our_rate(js, store, settings, count, submitters)),
+                (figure.ours, lambda: our_rate(js, pool, store, settings, count, submitters)),
                 (figure.baseline, lambda: raw_rate(js, settings, count)),
             ]
             for results, run in sides if round_ % 2 == 0 else sides[::-1]:  # alternate the order
