@@ -70,7 +70,7 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # the dead-letter subject and the workload is recorded as failed.
     backoff_s: str = "1,5,15,30"  # comma-separated seconds
     ack_wait_s: float = 60.0
-    fetch_batch: int = 16
+    fetch_batch: int = 16  # messages per fetch: their workloads are read and written together
     dead_letter_subject: str = "trainplate-dead-letter.submitter"
     # local backend: where replica logs and MPI hostfiles go (default: <data_dir>/workloads)
     work_dir: str = ""
