@@ -102,20 +102,45 @@ class Submitter:
             durable=self._settings.consumer, stream=self._nats.stream
         )
         next_sweep = time.monotonic()
+        ahead: asyncio.Task[list[Message]] | None = None  # the next batch, fetched meanwhile
         try:
             while not stop.is_set():
-                if self._pool is not None and time.monotonic() >= next_sweep:
+                if ahead is None and self._pool is not None and time.monotonic() >= next_sweep:
                     await self.sweep()
                     next_sweep = time.monotonic() + self._settings.sweep_interval_s
-                try:
-                    messages = await subscription.fetch(self._settings.fetch_batch, timeout=1.0)
-                except TimeoutError:  # nats-py raises its own and asyncio's: both are this
+                messages = await (ahead if ahead is not None else self._fetch(subscription))
+                ahead = None
+                if not messages:
                     continue
-                # One batch at a time: a second one under way measured as more CPU per
-                # workload (more alive at each collection), not more workloads per second.
+                if self._pool is None or time.monotonic() < next_sweep:  # (else: sweep first)
+                    # The next batch is fetched while this one waits on the database: one batch
+                    # is handled at a time (two under way measured as more CPU per workload,
+                    # not more workloads per second).
+                    ahead = asyncio.create_task(self._fetch(subscription))
                 await self._handle(messages)
         finally:
+            await self._give_back(ahead)
             await subscription.unsubscribe()
+
+    async def _fetch(self, subscription: JetStreamContext.PullSubscription) -> list[Message]:
+        try:
+            return await subscription.fetch(self._settings.fetch_batch, timeout=1.0)
+        except TimeoutError:  # nats-py raises its own and asyncio's: both are this
+            return []
+
+    async def _give_back(self, ahead: "asyncio.Task[list[Message]] | None") -> None:
+        """Messages fetched ahead that will not be handled go back to the queue now, for
+        another submitter, rather than after `ack_wait`."""
+        if ahead is None:
+            return
+        (fetched,) = await asyncio.gather(ahead, return_exceptions=True)
+        if not isinstance(fetched, list):
+            return
+        try:
+            for message in fetched:
+                await message.nak()
+        except Exception as error:  # the broker is gone: they come back after ack_wait
+            log.warning("%d fetched messages not given back: %s", len(fetched), error)
 
     async def sweep(self) -> int:
         """Reconcile every workload whose backend may lag what its users asked. Messages do that
