@@ -9,7 +9,7 @@ consume the same messages on their own durable consumers. Ours is the Submitter 
 runs it (start-up heap frozen, one batch of FETCH_BATCH messages at a time): each batch's
 streams read in one query, each workload planned and its Kubeflow job rendered by the dry run,
 the outcomes appended in one statement with their deterministic ids, then the messages acked;
-the clock stops when the last submission is committed. The baseline fetches in batches of 256
+the clock stops when the last submission is committed. The baseline fetches as many at a time
 and acks each message.
 """
 
@@ -49,7 +49,7 @@ from infra.workers.submitter import freeze_start_up
 from services.ports import OneAppend
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
-FETCH_BATCH = 64  # messages per fetch, so workloads per batch of the submitter
+FETCH_BATCH = 256  # messages per fetch on both sides (so workloads per batch of the submitter)
 SPEC = msgspec.convert(
     {"distributedFramework": "PyTorch", "numWorkers": 4, "image": "nvcr.io/nvidia/pytorch:24.05",
      "command": "torchrun train.py", "compute": {"gpuDevicesRequest": 8, "cpuCoreRequest": 16}},
@@ -95,7 +95,7 @@ async def raw_rate(js: JetStreamContext, nats: NatsSettings, count: int) -> floa
     start, done = time.perf_counter(), 0
     while done < count:
         with contextlib.suppress(TimeoutError):
-            for message in await subscription.fetch(256, timeout=1.0):
+            for message in await subscription.fetch(FETCH_BATCH, timeout=1.0):
                 await message.ack()
                 done += 1
     elapsed = time.perf_counter() - start
