@@ -6,11 +6,11 @@ the dry-run backend, vs the raw JetStream consume-and-ack rate of the same messa
 Each round requests a fresh set of workloads (through the event store), relays them (and only
 them: the relay goes on from its checkpoint) to a fresh JetStream stream, then lets both sides
 consume the same messages on their own durable consumers. Ours is the Submitter as its process
-runs it (start-up heap frozen, one batch of FETCH_BATCH messages at a time): each batch's
-streams read in one query, each workload planned and its Kubeflow job rendered by the dry run,
-the outcomes appended in one statement with their deterministic ids, then the messages acked;
-the clock stops when the last submission is committed. The baseline fetches as many at a time
-and acks each message.
+runs it (start-up heap frozen, one batch of FETCH_BATCH messages at a time, the next fetched
+meanwhile): each batch's streams read in one query, each workload planned and its Kubeflow
+objects rendered by the dry run (the default API's), the outcomes appended in one statement with
+their deterministic ids, then the messages acked; the clock stops when the last submission is
+committed. The baseline fetches as many at a time and acks each message.
 """
 
 import argparse
