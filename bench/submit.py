@@ -166,7 +166,8 @@ async def main(rounds: int, count: int, submitters: int) -> None:
         js = nc.jetstream()
         store = PostgresEventStore(pool, DOMAIN_CODEC)
         relay = Relay(pool, js, settings, RelaySettings())
-        figure = Figure(f"{count:,} workloads, {submitters} submitter(s)", target=None)
+        # The target: at least 0.3 of the raw rate, with the Trainer v2 rendering (the default).
+        figure = Figure(f"{count:,} workloads, {submitters} submitter(s)", target=0.3)
         for round_ in range(rounds):
             with contextlib.suppress(NotFoundError):
                 await js.delete_stream(settings.stream)

@@ -29,10 +29,11 @@ How each framework maps (Trainer v2.2+):
 """
 
 import contextlib
-import copy
 import hashlib
 import json
 from typing import Any, Final
+
+import msgspec
 
 from domain.template_specs import ReplicaSpec
 from domain.workload_plans import ReplicaGroup, WorkloadPlan
@@ -61,6 +62,8 @@ FRAMEWORKS: Final = {
     "TF": "tensorflow",
 }
 TF_PORT: Final = 2222
+_canonical = msgspec.json.Encoder(order="sorted").encode  # the same bytes for the same spec
+_copy = msgspec.json.Decoder(dict[str, Any]).decode
 TRAINER_FIELDS: Final = ("image", "command", "args", "resources")
 # The pod peers of a pod affinity: the pods of the same JobSet, whose name the Trainer gives
 # the TrainJob's, so a runtime shared by many workloads can say it without naming one.
@@ -78,11 +81,12 @@ def to_trainer_v2(
     own = runtime_spec(plan, scheduling)
     shared: dict[str, Any] | None = None
     trainer: dict[str, Any] | None = None
-    # The template alone may not run here while the workload's own specs can: then no share.
-    with contextlib.suppress(BackendRejectedError):
-        shared = own if plan.template is None else runtime_spec(plan.template, scheduling)
-    if shared is not None:
-        trainer = _trainer_values(shared, own)
+    if plan.template is not None:  # else the workload is its template version, no more
+        # The template alone may not run here while the workload's own specs can: no share.
+        with contextlib.suppress(BackendRejectedError):
+            shared = runtime_spec(plan.template, scheduling)
+        if shared is not None:
+            trainer = _trainer_values(shared, own)
     if shared is None or trainer is None:
         shared, trainer = own, {"numNodes": own["mlPolicy"]["numNodes"]}
     runtime = _runtime(plan, shared)
@@ -156,7 +160,7 @@ def runtime_spec(plan: WorkloadPlan, scheduling: Scheduling) -> dict[str, Any]:
 
 
 def runtime_name(plan: WorkloadPlan, spec: dict[str, Any]) -> str:
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(_canonical(spec)).hexdigest()[:10]
     if plan.template_id is None:
         return f"tp-spec-{digest}"
     return f"tp-{plan.template_id}-v{plan.template_version}-{digest}"
@@ -266,7 +270,7 @@ def _trainer_values(shared: dict[str, Any], own: dict[str, Any]) -> dict[str, An
 
 def _applied(runtime: dict[str, Any], trainer: dict[str, Any]) -> dict[str, Any]:
     """The runtime as the Trainer runs it under a TrainJob's `trainer` values."""
-    result: dict[str, Any] = copy.deepcopy(runtime)
+    result: dict[str, Any] = _copy(_canonical(runtime))
     result["mlPolicy"]["numNodes"] = trainer["numNodes"]
     container = _trainer_container(result)
     for field in TRAINER_FIELDS:
