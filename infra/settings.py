@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
+from uuid import UUID
 
 import msgspec
 
@@ -65,6 +66,10 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # local: OS processes on this machine; kubernetes: Kubeflow jobs; dry-run: render only.
     backend: Literal["local", "kubernetes", "dry-run"] = "local"
     consumer: str = "submitter"  # the durable JetStream consumer every submitter shares
+    # The cluster this submitter serves (its backend, its Kubeflow API, its queues): empty
+    # serves every cluster's workloads. A submitter of one cluster leaves the others' workloads
+    # to theirs, on a durable consumer of its own (`<consumer>-<cluster id>`).
+    cluster_id: UUID | None = None
     max_deliver: int = 5
     # Waits before redelivery 2, 3, ...; after the last delivery fails, the message goes to
     # the dead-letter subject and the workload is recorded as failed.
@@ -92,6 +97,11 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # Trainer v2: the runtime's pod-group policy, for gang scheduling by the coscheduling
     # plugin or Volcano (KAI and Run:ai gang-schedule by themselves).
     gang_scheduling: Gang = "none"
+
+    @property
+    def durable(self) -> str:
+        """The durable consumer's name: one per cluster served, shared by its submitters."""
+        return self.consumer if self.cluster_id is None else f"{self.consumer}-{self.cluster_id}"
 
     @property
     def backoff(self) -> list[float]:

@@ -45,10 +45,17 @@ class _Step(NamedTuple):
     submitted: WorkloadPlan | None = None
 
 
-async def reconcile(workload_id: UUID, *, store: EventStore, backend: WorkloadBackend) -> None:
-    """Submit or stop the workload's current run, as its stream asks; then record it."""
+async def reconcile(
+    workload_id: UUID,
+    *,
+    store: EventStore,
+    backend: WorkloadBackend,
+    cluster: UUID | None = None,
+) -> None:
+    """Submit or stop the workload's current run, as its stream asks; then record it. With a
+    `cluster`, only a workload of that cluster: another's is its own submitter's."""
     stream = await store.load(workload_id)
-    step = await _act(workload_id, stream, backend)
+    step = await _act(workload_id, stream, backend, cluster)
     if step is None:
         return
     # The stream is still current, unless someone wrote meanwhile (then: read again).
@@ -59,7 +66,11 @@ async def reconcile(workload_id: UUID, *, store: EventStore, backend: WorkloadBa
 
 
 async def reconcile_many(
-    workload_ids: Iterable[UUID], *, store: BatchAppender, backend: WorkloadBackend
+    workload_ids: Iterable[UUID],
+    *,
+    store: BatchAppender,
+    backend: WorkloadBackend,
+    cluster: UUID | None = None,
 ) -> dict[UUID, Exception]:
     """`reconcile` for each workload, with one read of all their streams and one append of all
     their outcomes (again for those another writer got to first). Returns the workloads it
@@ -67,7 +78,7 @@ async def reconcile_many(
     store raises (what it recorded before stays recorded: a redelivery finds it done)."""
     ids = sorted(set(workload_ids))  # one order of appends for every submitter: no deadlock
     streams = await store.load_many(ids)
-    acted = await _each(ids, lambda i: _act(i, streams.get(i, _EMPTY), backend))
+    acted = await _each(ids, lambda i: _act(i, streams.get(i, _EMPTY), backend, cluster))
     failed = {i: r for i, r in acted.items() if isinstance(r, Exception)}
     steps = {i: r for i, r in acted.items() if isinstance(r, _Step)}
     after, lost = await _record_many(store, steps, streams)
@@ -88,10 +99,12 @@ async def report(
     await _record(store, workload_id, step.key, step.decide)
 
 
-async def _act(workload_id: UUID, stream: Stream, backend: WorkloadBackend) -> _Step | None:
+async def _act(
+    workload_id: UUID, stream: Stream, backend: WorkloadBackend, cluster: UUID | None
+) -> _Step | None:
     """Ask of the backend what the stream's current state asks; say what to record of it."""
     state = load_workload(stream.events)
-    if state is None:
+    if state is None or (cluster is not None and state.request.cluster_id != cluster):
         return None
     run = state.run
     if _wants_submission(state):

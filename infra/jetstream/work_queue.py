@@ -62,7 +62,7 @@ async def ensure_consumer(
     except BadRequestError:
         await js.update_stream(dead)
     config = ConsumerConfig(
-        durable_name=settings.consumer,
+        durable_name=settings.durable,
         ack_policy=AckPolicy.EXPLICIT,
         ack_wait=settings.ack_wait_s,
         max_deliver=settings.max_deliver,
@@ -70,7 +70,7 @@ async def ensure_consumer(
         max_ack_pending=1000,
     )
     try:
-        await js.consumer_info(nats.stream, settings.consumer)
+        await js.consumer_info(nats.stream, settings.durable)
     except NotFoundError:
         await js.add_consumer(nats.stream, config)
 
@@ -99,7 +99,7 @@ class Submitter:
     async def run(self, stop: asyncio.Event) -> None:
         await ensure_consumer(self._js, self._nats, self._settings)
         subscription = await self._js.pull_subscribe_bind(
-            durable=self._settings.consumer, stream=self._nats.stream
+            durable=self._settings.durable, stream=self._nats.stream
         )
         next_sweep = time.monotonic()
         ahead: asyncio.Task[list[Message]] | None = None  # the next batch, fetched meanwhile
@@ -189,7 +189,10 @@ class Submitter:
 
     async def _reconcile(self, workload_ids: Iterable[UUID]) -> dict[UUID, Exception]:
         return await submitter.reconcile_many(
-            workload_ids, store=self._batches, backend=self._backend
+            workload_ids,
+            store=self._batches,
+            backend=self._backend,
+            cluster=self._settings.cluster_id,
         )
 
     async def _retry(self, message: Message, workload_id: UUID, error: Exception) -> None:

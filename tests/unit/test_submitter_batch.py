@@ -205,3 +205,19 @@ async def test_a_workload_that_stays_contended_fails_for_a_redelivery() -> None:
     assert len(appender.writes) == submitter.ATTEMPTS
     assert not any(isinstance(e, WorkloadSubmitted) for e in (await store.load(CONTENDED)).events)
     assert await types(store, FRESH) == ["WorkloadRequested", "WorkloadSubmitted"]
+
+
+async def test_a_submitter_of_one_cluster_leaves_the_others_workloads_to_theirs() -> None:
+    store = InMemoryEventStore()
+    await requested(store, FRESH)  # of cluster UUID(int=1), as every sample is
+    appender, backend = CountingAppender(store), RecordingBackend()
+    elsewhere = UUID(int=2)
+    assert (
+        await submitter.reconcile_many([FRESH], store=appender, backend=backend, cluster=elsewhere)
+        == {}
+    )
+    await submitter.reconcile(FRESH, store=store, backend=backend, cluster=elsewhere)
+    assert backend.calls == []
+    assert await types(store, FRESH) == ["WorkloadRequested"]
+    await submitter.reconcile_many([FRESH], store=appender, backend=backend, cluster=UUID(int=1))
+    assert backend.calls == [("submit", FRESH, 1)]
