@@ -13,6 +13,7 @@ from pathlib import Path
 from uuid import UUID, uuid4
 
 import asyncpg
+import msgspec
 import pytest
 from nats.js import JetStreamContext
 
@@ -154,6 +155,49 @@ def start_submitter(postgres_url: str, nats_url: str) -> "subprocess.Popen[bytes
         SUBMITTER__ACK_WAIT_S="2",
         SUBMITTER__FETCH_BATCH="8",
     )
+
+
+async def test_each_clusters_submitter_submits_its_own_clusters_workloads(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    """Two clusters, two submitters, each on a durable consumer of its own: every workload is
+    submitted once, by its cluster's submitter."""
+    east, west = UUID(int=1), UUID(int=2)  # the samples are of cluster 1
+    ids = await request(clean_pool, 10)
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    for i in range(10):
+        event = requested_workload(SPEC, name=f"west{i}")
+        event = msgspec.structs.replace(event, cluster_id=west)
+        await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+        ids.append(event.workload_id)
+    nats = NatsSettings(url=broker.url)
+    backends = {east: CountingBackend(), west: CountingBackend()}
+    stop = asyncio.Event()
+    async with relaying(clean_pool, broker.url) as js:
+        workers = [
+            asyncio.create_task(
+                Submitter(
+                    js,
+                    store,
+                    backend,
+                    nats,
+                    SubmitterSettings(backend="dry-run", fetch_batch=4, cluster_id=cluster),
+                    batches=batches(clean_pool, store),
+                ).run(stop)
+            )
+            for cluster, backend in backends.items()
+        ]
+        submitted = await wait_for(clean_pool, "workload.submitted.v1", len(ids), 60)
+        stop.set()
+        await asyncio.gather(*workers)
+    assert set(submitted) == set(ids)
+    assert set(submitted.values()) == {1}
+    assert all(
+        name.startswith("w") and not name.startswith("west") for name in backends[east].submitted
+    )
+    assert len(backends[east].submitted) == 10
+    assert all(name.startswith("west") for name in backends[west].submitted)
+    assert len(backends[west].submitted) == 10
 
 
 async def test_a_killed_submitter_loses_nothing_and_submits_nothing_twice(
