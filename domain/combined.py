@@ -57,6 +57,8 @@ MPI_DEFAULTS: Final[Mapping[str, Any]] = {
     "sshAuthMountPath": "/root/.ssh",
     "mpiLauncherCreationPolicy": "AtStartup",
 }
+# The AssetKind of a data volume mounted through a template's assets block.
+DATA_VOLUME: Final = "data-volume"
 REPLICA_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(ReplicaSpec))
 MASTER_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(MasterTemplateSpec))
 WORKLOAD_WIDE_FIELDS: Final = tuple(camel(field) for field in WORKLOAD_WIDE)
@@ -237,6 +239,10 @@ def _storage(
     """Each loaded data source becomes one storage item of its kind, with the overrides."""
     storage: dict[str, list[dict[str, Any]]] = {}
     for link in links:
+        if link.kind == DATA_VOLUME:  # not an asset: the item is the link itself
+            path = link.overrides.container_path if link.overrides else None
+            storage.setdefault("dataVolume", []).append({"id": str(link.id), "mountPath": path})
+            continue
         asset = assets.get(link.id)
         if asset is None:
             problems.append(f"the data source {link.id} no longer exists")

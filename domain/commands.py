@@ -13,6 +13,7 @@ from domain.specs import (
     CredentialKind,
     CredentialSpec,
     EnvironmentSpec,
+    SharedScope,
     WorkloadSupportedTypes,
 )
 from domain.submissions import Overrides
@@ -279,4 +280,37 @@ class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):
 
     workload_id: UUID
     action: Literal["suspend", "resume", "delete"]
+    metadata: EventMetadata
+
+
+class CreateDataVolume(msgspec.Struct, frozen=True, kw_only=True):
+    """Create a data volume of the PVC `origin_pvc_name` in project `project_id`'s namespace."""
+
+    datavolume_id: UUID
+    project_id: str
+    name: str
+    description: str | None = None
+    origin_pvc_name: str
+    use_original_volume: bool = True
+    should_delete_original_volume: bool = False
+    metadata: EventMetadata
+
+
+class DescribeDataVolume(msgspec.Struct, frozen=True, kw_only=True):
+    datavolume_id: UUID
+    description: str | None = None
+    metadata: EventMetadata
+
+
+class ShareDataVolume(msgspec.Struct, frozen=True, kw_only=True):
+    """Share a data volume with the scopes of `add`, and no longer with those of `remove`."""
+
+    datavolume_id: UUID
+    add: tuple[SharedScope, ...] = ()
+    remove: tuple[SharedScope, ...] = ()
+    metadata: EventMetadata
+
+
+class DeleteDataVolume(msgspec.Struct, frozen=True, kw_only=True):
+    datavolume_id: UUID
     metadata: EventMetadata

@@ -15,8 +15,10 @@ from domain.specs import (
     ComputeSpec,
     CredentialKind,
     CredentialSpec,
+    DataVolumeSpec,
     EnvironmentSpec,
     RegistrySpec,
+    SharedScope,
 )
 from domain.template_specs import (
     DistributedTemplateSpec,
@@ -309,6 +311,44 @@ class RegistryDeleted(Event, tag="registry.deleted.v1", frozen=True, kw_only=Tru
 RegistryEvent = RegistryCreated | RegistryUpdated | RegistryDeleted
 
 
+class DataVolumeCreated(Event, tag="datavolume.created.v1", frozen=True, kw_only=True):
+    """A data volume made from a PVC of its project (`meta` places it there); shared with no
+    other scope yet."""
+
+    datavolume_id: UUID
+    meta: AssetMeta
+    spec: DataVolumeSpec
+
+
+class DataVolumeUpdated(Event, tag="datavolume.updated.v1", frozen=True, kw_only=True):
+    """Its description as it now is (None: it has none)."""
+
+    datavolume_id: UUID
+    description: str | None = None
+
+
+class DataVolumeShared(Event, tag="datavolume.shared.v1", frozen=True, kw_only=True):
+    """Usable from now on in this scope and every scope below it."""
+
+    datavolume_id: UUID
+    scope: SharedScope
+
+
+class DataVolumeUnshared(Event, tag="datavolume.unshared.v1", frozen=True, kw_only=True):
+    datavolume_id: UUID
+    scope: SharedScope
+
+
+class DataVolumeDeleted(Event, tag="datavolume.deleted.v1", frozen=True, kw_only=True):
+    datavolume_id: UUID
+
+
+DataVolumeEvent = (
+    DataVolumeCreated | DataVolumeUpdated | DataVolumeShared | DataVolumeUnshared
+    | DataVolumeDeleted
+)  # fmt: skip
+
+
 class AssetVersion(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """The version of a linked asset a template's combined spec was built from."""
 
@@ -522,6 +562,7 @@ DomainEvent = (
     | AssetEvent
     | CredentialEvent
     | RegistryEvent
+    | DataVolumeEvent
     | TemplateEvent
     | WorkloadEvent
     | TenantSettingChanged

@@ -190,6 +190,22 @@ class RegistrySpec(Spec, frozen=True, kw_only=True):
     secret: SecretRef | None = None
 
 
+class DataVolumeSpec(Spec, frozen=True, kw_only=True):
+    """What a data volume is made of: the PVC of its project it shares, and the scopes it is
+    shared with (its project aside, where it always is usable)."""
+
+    origin_pvc_name: str
+    use_original_volume: bool = True
+    shared_scopes: tuple["SharedScope", ...] = ()
+
+
+class SharedScope(Spec, frozen=True, kw_only=True):
+    """A scope a data volume is shared with, as Run:ai names one (`scopeType`, `scopeId`)."""
+
+    scope_type: Literal["cluster", "department", "project"]
+    scope_id: str
+
+
 class ExtendedResource(Spec, frozen=True, kw_only=True):
     resource: NonEmpty
     quantity: Quantity | None = None

@@ -167,5 +167,6 @@ def check_one_time_storage(spec: ReplicaSpec | None, at: str) -> None:
         if not volume.exclude:
             raise InvalidTemplateError(
                 f"{at}/storage/dataVolume/{i}",
-                "a data volume is not set here once, and this service holds no data volumes",
+                "a data volume is not set here once: mount it from the assets block"
+                " (assets.datasources, kind data-volume, overrides.containerPath)",
             )

@@ -13,6 +13,7 @@ from projections import (
     application_catalogue,
     asset_catalogue,
     audit_index,
+    data_volume_catalogue,
     org_units,
     template_catalogue,
     workload_catalogue,
@@ -39,6 +40,9 @@ ALL: tuple[Projection, ...] = (
     Projection(org_units.NAME, org_units.apply, (org_units.NAME, "org_units_epoch")),
     Projection(asset_catalogue.NAME, asset_catalogue.apply, (asset_catalogue.NAME,)),
     Projection(access_rules.NAME, access_rules.apply, (access_rules.NAME,)),
+    Projection(
+        data_volume_catalogue.NAME, data_volume_catalogue.apply, (data_volume_catalogue.NAME,)
+    ),
     Projection(
         template_catalogue.NAME,
         template_catalogue.apply,

@@ -18,6 +18,7 @@ from domain.events import (
     ComputeCreated,
     CredentialCreated,
     DataSourceCreated,
+    DataVolumeCreated,
     DepartmentCreated,
     EnvironmentCreated,
     Event,
@@ -45,7 +46,7 @@ def scope_stated(event: Event) -> ScopeRef | None:
             return ScopeRef("project", event.project_id)
         case (
             EnvironmentCreated() | ComputeCreated() | DataSourceCreated() | CredentialCreated()
-            | RegistryCreated() | TemplateCreated()
+            | RegistryCreated() | DataVolumeCreated() | TemplateCreated()
         ):  # fmt: skip
             return event.meta.scope_ref
         case WorkloadRequested():

@@ -11,9 +11,10 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, registries, templates
+from domain import assets, data_volumes, registries, templates
 from domain.assets import Asset
 from domain.combined import FieldChange, changes, diff_values
+from domain.data_volumes import DataVolume
 from domain.events import Event, RecordedEvent, event_tag
 from domain.registries import Registry
 from domain.templates import Template, TemplateNotFoundError
@@ -99,15 +100,20 @@ async def asset_history(asset_id: UUID, *, history: RecordedHistory) -> list[Rec
     return recorded
 
 
-def asset_at(recorded: list[RecordedEvent], count: int) -> Asset | Registry:
+def asset_at(recorded: list[RecordedEvent], count: int) -> Asset | Registry | DataVolume:
     state = _fold_any([r.event for r in recorded[:count]])
     assert state is not None
     return state
 
 
-def _fold_any(events: list[Event]) -> Asset | Registry | None:
-    """An environment, compute resource, data source or registry: whichever the stream holds."""
-    return fold_as(assets.fold, events) or fold_as(registries.fold, events)
+def _fold_any(events: list[Event]) -> Asset | Registry | DataVolume | None:
+    """An environment, compute resource, data source, registry or data volume: whichever the
+    stream holds."""
+    return (
+        fold_as(assets.fold, events)
+        or fold_as(registries.fold, events)
+        or fold_as(data_volumes.fold, events)
+    )
 
 
 def asset_diff(recorded: list[RecordedEvent], old: int, new: int) -> list[FieldChange]:

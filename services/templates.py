@@ -22,7 +22,15 @@ from domain.template_specs import ReplicaSpec, TemplateAssets
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import FeatureDisabledError, TenantSettings
 from domain.values import ScopeRef, TemplateMeta
-from services import access, idempotency, registries, stamps, template_patch, uses
+from services import (
+    access,
+    data_volumes,
+    idempotency,
+    registries,
+    stamps,
+    template_patch,
+    uses,
+)
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
@@ -73,6 +81,7 @@ async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> Temp
     _allowed(await settings_of(loader), cmd.body, cluster_id)
     versions, found = await _linked(cmd.body, lineage, loader)
     await _check_registries(cmd.body, lineage, loader)
+    await _check_data_volumes(cmd.body, lineage, loader)
     events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
     creation = await idempotency.create_once(
         streams,
@@ -150,6 +159,7 @@ async def _edit(
     _allowed(await settings_of(streams), body, current.meta.cluster_id)
     versions, found = await _linked(body, current.meta.lineage, streams)
     await _check_registries(body, current.meta.lineage, streams)
+    await _check_data_volumes(body, current.meta.lineage, streams)
     events = templates.update(
         current,
         template_id,
@@ -311,6 +321,15 @@ async def _check_registries(
     await registries.check_usable(named, lineage, streams=streams, refuse=InvalidTemplateError)
 
 
+async def _check_data_volumes(
+    body: TemplateBody, lineage: tuple[ScopeRef, ...], streams: StreamLoader
+) -> None:
+    """A data volume mounted through the assets block must be usable in the template's scope."""
+    sections = [("/assets", body.assets), ("/master/assets", _master_links(body))]
+    mounted = data_volumes.mounted_in(sections)
+    await data_volumes.check_usable(mounted, lineage, streams=streams, refuse=InvalidTemplateError)
+
+
 def referenced(body: TemplateBody) -> list[UUID]:
     """Every asset id the body names (registries included)."""
     found: list[UUID] = [
@@ -354,6 +373,13 @@ async def _section_assets(
     if links.compute is not None:
         wanted.append((f"{at}/compute", links.compute, ("compute",)))
     for i, link in enumerate(links.datasources or ()):
+        if link.kind == data_volumes.KIND:  # not an asset: checked by _check_data_volumes
+            if link.overrides is None or link.overrides.container_path is None:
+                raise InvalidTemplateError(
+                    f"{at}/datasources/{i}/overrides/containerPath",
+                    "a data volume is mounted where this says",
+                )
+            continue
         if link.kind not in DATA_SOURCE_KINDS:
             raise InvalidTemplateError(
                 f"{at}/datasources/{i}/kind", "only data sources are loaded here"

@@ -23,6 +23,7 @@ from infra.http.consistency import after_request, settler
 from infra.http.console.routes import console_router, template_config
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
+from infra.http.data_volumes import DATA_VOLUME_ROUTES
 from infra.http.edge import CONSOLE, EdgeGuardMiddleware
 from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.health import healthz, metrics, readyz
@@ -124,6 +125,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,
             *REGISTRY_ROUTES,
+            *DATA_VOLUME_ROUTES,
             *ACCESS_RULE_ROUTES,
             *ME_ROUTES,
             *PERMISSION_ROUTES,

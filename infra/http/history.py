@@ -185,8 +185,8 @@ async def asset_history(
     asset_id: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> HistoryWire:
-    """Every version of an environment, compute resource, data source or registry, oldest
-    first."""
+    """Every version of an environment, compute resource, data source, registry or data
+    volume, oldest first."""
     return _versions(asset_id, await _asset(request, asset_id, adapters.store))
 
 

@@ -22,6 +22,7 @@ from domain.applications import (
 from domain.assets import AssetExistsError, AssetInUseError, AssetNotFoundError, InvalidAssetError
 from domain.credentials import CredentialInUseError
 from domain.data_sources import InvalidDataSourceError
+from domain.data_volumes import DataVolumeInUseError
 from domain.errors import DomainError, TrainplateError
 from domain.org_units import (
     BlankNameError,
@@ -121,6 +122,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     TemplateExistsError: 409,
     CredentialInUseError: 412,
     RegistryInUseError: 409,
+    DataVolumeInUseError: 409,
     # A registry that cannot be asked, or answers amiss: the gateway's failure, not the caller's.
     RegistryUnreachableError: 502,
     RegistryAnswerError: 502,

@@ -1,0 +1,445 @@
+"""Data volumes in Run:ai's shapes (`/api/v1/datavolumes`): create (201), list and count (by
+`requestType`), get, patch the description (200), delete (204), the shared scopes (get and
+patch; runapy asks for them at `/shared-scopes`, so both spellings are served) and
+name-availability (204 or 409). Reads come from the data volume catalogue, limited to what the
+caller's grants reach; writes answer with the data volume as written.
+
+Data volumes, layer by layer: domain/data_volumes.py the rules, services/data_volumes.py the
+use cases, projections/data_volume_catalogue.py the read model, infra/http/data_volumes.py the
+HTTP routes.
+"""
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Annotated, Final, Literal
+from uuid import UUID, uuid4
+
+import msgspec
+from litestar import delete, get, patch, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
+from msgspec import Meta
+
+from domain import data_volumes, org_units
+from domain.assets import AssetNotFoundError
+from domain.commands import (
+    CreateDataVolume,
+    DeleteDataVolume,
+    DescribeDataVolume,
+    ShareDataVolume,
+)
+from domain.data_volumes import DataVolume
+from domain.errors import InvalidHistoryError
+from domain.events import Event
+from domain.org_units import UnknownScopeError
+from domain.specs import SharedScope
+from domain.values import ScopeRef
+from infra.http import data_volume_queries as queries
+from infra.http.adapters import Adapters
+from infra.http.asset_schemas import RequestBody
+from infra.http.callers import Caller, actor, may_see, visibility, visible_or_missing
+from infra.http.lists import Count, FilterBy, Search
+from infra.http.openapi_document import NOT_NEGATIVE
+from infra.postgres.named_streams import name_holder
+from projections import data_volume_catalogue as catalogue
+from projections import org_units as unit_names
+from projections.data_volume_catalogue import DataVolumeRow, SharedRow
+from services import data_volumes as use_cases
+from services.errors import NameTakenError
+from services.ports import StreamLoader
+from services.stamps import Stamped
+
+PATH: Final = "/api/v1/datavolumes"
+ONE: Final = f"{PATH}/{{datavolume_id:uuid}}"
+SHARED: Final = [f"{ONE}/sharedScopes", f"{ONE}/shared-scopes"]
+TAGS: Final = ["Datavolumes"]
+
+Name = Annotated[str, Meta(max_length=63, pattern=data_volumes.NAME.pattern)]
+Description = Annotated[str, Meta(max_length=data_volumes.DESCRIPTION_MAX)]
+ScopeType = Literal["cluster", "department", "project"]
+
+
+class CreationFields(RequestBody, frozen=True, kw_only=True):
+    name: Name
+    description: Description | None = None
+    origin_pvc_name: str
+    project_id: str
+    should_delete_original_volume: bool = False
+    use_original_volume: bool | None = True
+
+
+class PatchFields(RequestBody, frozen=True, kw_only=True):
+    description: Description | None = None  # none: the description stays
+
+
+class SharedScopeBase(RequestBody, frozen=True, kw_only=True):
+    scope_type: ScopeType
+    scope_id: str
+
+
+Scopes = Annotated[list[SharedScopeBase], Meta(max_length=data_volumes.SHARED_MAX)]
+
+
+class SharedScopesPatch(RequestBody, frozen=True, kw_only=True):
+    add: Scopes | None = None
+    remove: Scopes | None = None
+
+
+class Shown(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Response structs: camelCase, unset fields left out."""
+
+
+class Status(msgspec.Struct, frozen=True, kw_only=True):
+    phase: str = queries.PHASE  # shown, default or not
+
+
+class SharedScopeShown(Shown, frozen=True, kw_only=True):
+    scope_type: str
+    scope_id: str
+    scope_name: str
+    created_at: datetime
+    created_by: str
+
+
+class Datavolume(Shown, frozen=True, kw_only=True):
+    """Run:ai's Datavolume; without shared scopes (empty, so left out) it is its
+    DatavolumeNoSharedScopes, as lists and a PATCH answer."""
+
+    id: UUID
+    name: str
+    description: str | None = None
+    origin_pvc_name: str
+    project_id: str
+    should_delete_original_volume: bool = False
+    use_original_volume: bool
+    created_at: datetime
+    created_by: str
+    updated_at: datetime
+    updated_by: str
+    project_name: str
+    department_id: str | None = None
+    cluster_id: UUID
+    status: Status
+    shared_scopes: list[SharedScopeShown] = []
+
+
+class DatavolumeList(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    datavolumes: list[Datavolume]
+    next: int | None = None
+
+
+RequestTypeParam = Annotated[queries.RequestType, QueryParameter(name="requestType")]
+UsableIn = Annotated[str | None, QueryParameter(name="usableInProjectId")]
+
+
+def _scope_in(events: Iterable[Event]) -> ScopeRef | None:
+    try:
+        found = data_volumes.fold(events)
+    except InvalidHistoryError:  # a stream of another kind
+        return None
+    return None if found is None or found.deleted else found.meta.scope_ref
+
+
+# A change to a data volume the caller may not see is a 404 before its body is read.
+_MANAGED: Final = visible_or_missing(
+    _scope_in,
+    lambda datavolume_id: AssetNotFoundError(data_volumes.KIND, datavolume_id),
+    param="datavolume_id",
+)
+
+
+@post(PATH, status_code=201, tags=TAGS, operation_id="create_datavolume")
+async def create(
+    request: Caller, data: JSONBody[CreationFields], adapters: NamedDependency[Adapters]
+) -> Datavolume:
+    command = CreateDataVolume(
+        datavolume_id=uuid4(),
+        project_id=data.project_id,
+        name=data.name,
+        description=data.description,
+        origin_pvc_name=data.origin_pvc_name,
+        use_original_volume=data.use_original_volume is not False,
+        should_delete_original_volume=data.should_delete_original_volume,
+        metadata=actor(request),
+    )
+    async with adapters.streams.session() as session:
+        created = await use_cases.create_data_volume(command, streams=session)
+    return await _shown_written(created, (), adapters)
+
+
+@get(PATH, tags=TAGS, operation_id="get_datavolumes")
+async def list_all(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    request_type: RequestTypeParam,
+    usable_in_project_id: UsableIn = None,
+    offset: Annotated[int, NOT_NEGATIVE] = 0,
+    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    sort_by: Annotated[queries.SortField | None, QueryParameter(name="sortBy")] = None,
+    sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
+    filter_by: FilterBy = None,
+    search: Search = None,
+) -> DatavolumeList:
+    rows, names = await _chosen(
+        request, adapters, request_type, usable_in_project_id, filter_by, search
+    )
+    ordered = queries.ordered(rows, names, sort_by, sort_order == "desc")
+    page = ordered[offset : offset + limit]
+    more = offset + limit < len(ordered)
+    return DatavolumeList(
+        datavolumes=[_shown(row, names.get(row.project_id, "")) for row in page],
+        next=offset + limit if more else None,
+    )
+
+
+@get(f"{PATH}/count", tags=TAGS, operation_id="count_datavolumes")
+async def count(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    request_type: RequestTypeParam,
+    usable_in_project_id: UsableIn = None,
+    filter_by: FilterBy = None,
+    search: Search = None,
+) -> Count:
+    """How many data volumes the list shows for the same parameters."""
+    rows, _ = await _chosen(
+        request, adapters, request_type, usable_in_project_id, filter_by, search
+    )
+    return Count(len(rows))
+
+
+@get(f"{PATH}/name-availability", status_code=204, tags=TAGS)
+async def name_availability(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    data_name: Annotated[str, QueryParameter(name="dataName", min_length=1)],
+    cluster_id: Annotated[UUID, QueryParameter(name="clusterId")],
+) -> None:
+    """204 when no data volume of the cluster holds the name, 409 when one does. A cluster the
+    caller may not see is answered as one that does not exist."""
+    cluster = ScopeRef("cluster", str(cluster_id))
+    if not await may_see(request, cluster, adapters.streams, field="/clusterId"):
+        raise UnknownScopeError("cluster", cluster.id, field="/clusterId")
+    namespace = use_cases.name_namespace(cluster_id)
+    if await name_holder(adapters.resources.pool, namespace, data_name) is not None:
+        raise NameTakenError(data_name, namespace=namespace, field="/dataName")
+
+
+@get(ONE, tags=TAGS, operation_id="get_datavolume")
+async def get_one(
+    request: Caller, datavolume_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> Datavolume:
+    row, seen = await _visible(request, datavolume_id, adapters)
+    names = await _names(adapters, [queries.origin(row), *_seen_shares(row, seen)])
+    return _with_shares(row, names, seen)
+
+
+@patch(ONE, tags=TAGS, operation_id="patch_datavolume", guards=[_MANAGED])
+async def update(
+    request: Caller,
+    datavolume_id: FromPath[UUID],
+    data: JSONBody[PatchFields],
+    adapters: NamedDependency[Adapters],
+) -> Datavolume:
+    command = DescribeDataVolume(
+        datavolume_id=datavolume_id, description=data.description, metadata=actor(request)
+    )
+    async with adapters.streams.session() as session:
+        described = await use_cases.describe_data_volume(command, streams=session)
+    return await _shown_written(described, (), adapters)
+
+
+@delete(ONE, status_code=204, tags=TAGS, operation_id="delete_datavolume")
+async def remove(
+    request: Caller, datavolume_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> None:
+    command = DeleteDataVolume(datavolume_id=datavolume_id, metadata=actor(request))
+    async with adapters.streams.session() as session:
+        await use_cases.delete_data_volume(command, streams=session)
+
+
+@get(SHARED, tags=TAGS, operation_id="get_datavolume_shared_scopes")
+async def shared_scopes(
+    request: Caller, datavolume_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> list[SharedScopeShown]:
+    """The scopes it is shared with that the caller may see."""
+    row, seen = await _visible(request, datavolume_id, adapters)
+    shares = _seen_shares(row, seen)
+    return _shares(row.shared_scopes, await _names(adapters, shares), seen)
+
+
+@patch(SHARED, tags=TAGS, operation_id="patch_datavolume_shared_scopes", guards=[_MANAGED])
+async def share(
+    request: Caller,
+    datavolume_id: FromPath[UUID],
+    data: JSONBody[SharedScopesPatch],
+    adapters: NamedDependency[Adapters],
+) -> list[SharedScopeShown]:
+    """Share with the scopes of `add`, no longer with those of `remove`; the scopes it is then
+    shared with that the caller may see."""
+    command = ShareDataVolume(
+        datavolume_id=datavolume_id,
+        add=tuple(_scope(s) for s in data.add or ()),
+        remove=tuple(_scope(s) for s in data.remove or ()),
+        metadata=actor(request),
+    )
+    async with adapters.streams.session() as session:
+        state, stream = await use_cases.share_data_volume(command, streams=session)
+    since = data_volumes.shared_since(stream.events)
+    rows = tuple(
+        SharedRow(
+            scope_type=scope.scope_type,
+            scope_id=scope.scope_id,
+            created_at=stream.written[index].at,
+            created_by=stream.written[index].by,
+        )
+        for scope in state.spec.shared_scopes
+        if (index := since.get(scope)) is not None and index < len(stream.written)
+    )
+    seen, _ = await visibility(request)
+    refs = [ScopeRef(r.scope_type, r.scope_id) for r in rows]  # type: ignore[arg-type]
+    return _shares(rows, await _names(adapters, refs), seen)
+
+
+DATA_VOLUME_ROUTES: Final = (
+    create, list_all, count, name_availability, get_one, update, remove, shared_scopes, share,
+)  # fmt: skip
+
+
+def _scope(given: SharedScopeBase) -> SharedScope:
+    return SharedScope(scope_type=given.scope_type, scope_id=given.scope_id)
+
+
+async def _chosen(
+    request: Caller,
+    adapters: Adapters,
+    request_type: queries.RequestType,
+    usable_in: str | None,
+    filter_by: list[str] | None,
+    search: str | None,
+) -> tuple[list[DataVolumeRow], dict[str, str]]:
+    """The rows a list or count selects, and the names of their projects."""
+    seen, lineages = await visibility(request)
+    async with adapters.resources.pool.acquire() as conn:
+        rows = await catalogue.list_all(conn)
+        names = await unit_names.names_of(conn, "project", {row.project_id for row in rows})
+    chosen = queries.select(
+        rows,
+        request_type=request_type,
+        usable_in=usable_in,
+        seen=seen,
+        lineages=lineages,
+        project_names=names,
+        filter_by=filter_by,
+        search=search,
+    )
+    return chosen, names
+
+
+async def _visible(
+    request: Caller, datavolume_id: UUID, adapters: Adapters
+) -> tuple[DataVolumeRow, set[ScopeRef]]:
+    """One data volume the caller may see; unknown and out of sight are one 404."""
+    seen, _ = await visibility(request)
+    async with adapters.resources.pool.acquire() as conn:
+        row = await catalogue.get_one(conn, datavolume_id)
+    if row is None or not queries.visible(row, seen):
+        raise AssetNotFoundError(data_volumes.KIND, datavolume_id)
+    return row, seen
+
+
+def _seen_shares(row: DataVolumeRow, seen: set[ScopeRef]) -> list[ScopeRef]:
+    return [ref for ref in queries.shared_refs(row) if ref in seen]
+
+
+async def _names(adapters: Adapters, refs: Sequence[ScopeRef]) -> dict[ScopeRef, str]:
+    """The names of these org units: from the read model, and from a unit's own stream when it
+    is too new for the read model (a write's answer names what the write just found)."""
+    found: dict[ScopeRef, str] = {}
+    async with adapters.resources.pool.acquire() as conn:
+        for kind in ("cluster", "department", "project"):
+            ids = {ref.id for ref in refs if ref.kind == kind}
+            if ids:
+                named = await unit_names.names_of(conn, kind, ids)
+                found.update({ScopeRef(kind, i): n for i, n in named.items()})
+    for ref in refs:
+        if ref not in found:
+            found[ref] = await _stream_name(ref, adapters.streams)
+    return found
+
+
+async def _stream_name(ref: ScopeRef, streams: StreamLoader) -> str:
+    unit = org_units.fold((await streams.load(org_units.stream_of(ref))).events)
+    return "" if unit is None else unit.name
+
+
+def _shares(
+    rows: Iterable[SharedRow], names: dict[ScopeRef, str], seen: set[ScopeRef]
+) -> list[SharedScopeShown]:
+    shown = []
+    for row in rows:
+        ref = ScopeRef(row.scope_type, row.scope_id)  # type: ignore[arg-type]
+        if ref in seen:
+            shown.append(
+                SharedScopeShown(
+                    scope_type=row.scope_type,
+                    scope_id=row.scope_id,
+                    scope_name=names.get(ref, ""),
+                    created_at=row.created_at,
+                    created_by=row.created_by,
+                )
+            )
+    return shown
+
+
+def _shown(
+    row: DataVolumeRow, project_name: str, shares: list[SharedScopeShown] | None = None
+) -> Datavolume:
+    return Datavolume(
+        id=row.datavolume_id,
+        name=row.name,
+        description=row.description,
+        origin_pvc_name=row.origin_pvc_name,
+        project_id=row.project_id,
+        use_original_volume=row.use_original_volume,
+        created_at=row.created_at,
+        created_by=row.created_by,
+        updated_at=row.updated_at,
+        updated_by=row.updated_by,
+        project_name=project_name,
+        department_id=row.department_id,
+        cluster_id=row.cluster_id,
+        status=Status(),
+        shared_scopes=shares or [],
+    )
+
+
+def _with_shares(row: DataVolumeRow, names: dict[ScopeRef, str], seen: set[ScopeRef]) -> Datavolume:
+    project_name = names.get(queries.origin(row), "")
+    return _shown(row, project_name, _shares(row.shared_scopes, names, seen))
+
+
+async def _shown_written(
+    written: Stamped[DataVolume], shared: tuple[SharedRow, ...], adapters: Adapters
+) -> Datavolume:
+    """The data volume as a write left it, as the catalogue will show it."""
+    state, stamps = written.state, written.stamps
+    assert state.meta.cluster_id is not None  # a data volume's project is in a cluster
+    row = DataVolumeRow(
+        datavolume_id=state.id,
+        name=state.meta.name,
+        description=state.meta.description,
+        project_id=str(state.meta.project_id),
+        department_id=state.meta.department_id,
+        cluster_id=state.meta.cluster_id,
+        origin_pvc_name=state.spec.origin_pvc_name,
+        use_original_volume=state.spec.use_original_volume,
+        shared_scopes=shared,
+        created_at=stamps.created.at,
+        created_by=stamps.created.by,
+        updated_at=stamps.updated.at,
+        updated_by=stamps.updated.by,
+        version=state.version,
+    )
+    names = await _names(adapters, [queries.origin(row)])
+    return _with_shares(row, names, set())

@@ -1,0 +1,247 @@
+"""Data volume use cases. Editors of a project (or above) make data volumes of its PVCs, describe,
+share and delete them; names are unique per cluster (Run:ai asks a name's availability of a
+cluster). The "Data volumes" tenant setting off refuses them all. A template may mount a data
+volume usable in its scope (domain/data_volumes.py `usable_in`), checked from the data volume's
+stream where the template is written and recorded as one of its uses: a data volume a template
+mounts is neither deleted nor unshared under it.
+
+Data volumes, layer by layer: domain/data_volumes.py the rules, services/data_volumes.py the
+use cases, projections/data_volume_catalogue.py the read model, infra/http/data_volumes.py the
+HTTP routes.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from uuid import UUID
+
+from domain import data_volumes, tenant_settings
+from domain.assets import AssetNotFoundError
+from domain.commands import (
+    CreateDataVolume,
+    DeleteDataVolume,
+    DescribeDataVolume,
+    ShareDataVolume,
+)
+from domain.data_volumes import DataVolume, DataVolumeInUseError
+from domain.events import DataVolumeUnshared, Event, EventMetadata
+from domain.org_units import UnknownScopeError
+from domain.specs import DataVolumeSpec
+from domain.template_specs import TemplateAssets
+from domain.tenant_settings import FeatureDisabledError
+from domain.values import AssetMeta, ScopeRef
+from services import access, stamps, uses
+from services.assets import placement
+from services.kinds import fold_as
+from services.ports import NameClaim, NamedStreams, Stream, StreamLoader, Uses
+from services.stamps import Stamped
+from services.tenant_settings import current as settings_of
+
+KIND = "data-volume"  # the AssetKind of a data volume in a template's assets block
+# How a refusal of a field is raised where the data volume is named (a template's).
+Refusal = Callable[[str, str], Exception]
+
+
+async def create_data_volume(
+    cmd: CreateDataVolume, *, streams: NamedStreams
+) -> Stamped[DataVolume]:
+    await _enabled(streams, "/")
+    project = ScopeRef("project", cmd.project_id)
+    lineage = await access.lineage_of(project, streams=streams, field="/projectId")
+    unseen = access.unseen_scope(project, field="/projectId")
+    await access.require(
+        cmd.metadata, lineage, "editor", "create data volumes", streams=streams, unseen=unseen
+    )
+    cluster_id, department_id, project_id = placement(lineage, None)
+    meta = AssetMeta(
+        name=cmd.name,
+        description=cmd.description,
+        scope="project",
+        cluster_id=cluster_id,
+        department_id=department_id,
+        project_id=project_id,
+    )
+    spec = DataVolumeSpec(
+        origin_pvc_name=cmd.origin_pvc_name, use_original_volume=cmd.use_original_volume
+    )
+    stream = await streams.load(cmd.datavolume_id)
+    events = data_volumes.create(
+        _fold(stream.events),
+        cmd.datavolume_id,
+        meta,
+        spec,
+        should_delete_original_volume=cmd.should_delete_original_volume,
+    )
+    used = Uses(user=f"datavolume {cmd.name}", used=uses.of_scope(project, "/projectId"))
+    return await _written(streams, stream, events, cmd.metadata, uses=used)
+
+
+async def describe_data_volume(
+    cmd: DescribeDataVolume, *, streams: NamedStreams
+) -> Stamped[DataVolume]:
+    """A new description; none given: it stays."""
+    stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "update", streams)
+    if cmd.description is None:
+        return Stamped(state=current, stamps=stamps.loaded(stream))
+    events = data_volumes.describe(current, cmd.datavolume_id, cmd.description)
+    if not events:
+        return Stamped(state=current, stamps=stamps.loaded(stream))
+    return await _written(streams, stream, events, cmd.metadata)
+
+
+async def share_data_volume(
+    cmd: ShareDataVolume, *, streams: NamedStreams
+) -> tuple[DataVolume, Stream]:
+    """Share and unshare as asked; the data volume and its stream as they then are (each
+    shared scope's stamps are those of the event that shared it). Each scope added must exist
+    and be one the caller may see. Unsharing is refused while templates mount the data volume
+    (decided in the append's transaction): one of them may live in that scope."""
+    stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "share", streams)
+    grants = await access.grants_of(cmd.metadata, streams=streams)
+    added = []
+    for i, scope in enumerate(cmd.add):
+        field = f"/add/{i}/scopeId"
+        ref = data_volumes.scope_ref(scope)
+        lineage = await access.lineage_of(ref, streams=streams, field=field)
+        if cmd.metadata.actor_kind != "system" and not await access.sees(
+            grants, lineage, streams=streams
+        ):
+            raise UnknownScopeError(ref.kind, ref.id, field=field)
+        added.append((scope, lineage))
+    events = data_volumes.share(current, cmd.datavolume_id, add=added, remove=cmd.remove)
+    if not events:
+        return current, stream
+    unsharing = any(isinstance(e, DataVolumeUnshared) for e in events)
+    result = await streams.append(
+        cmd.datavolume_id,
+        events,
+        expected_version=stream.version,
+        metadata=cmd.metadata,
+        name=_claim(current.meta),
+        unused=_in_use(cmd.datavolume_id, "unshared") if unsharing else None,
+    )
+    now = stamps.appended(stream, result, cmd.metadata).updated
+    after = Stream(
+        version=result.version,
+        events=(*stream.events, *events),
+        written=(*stream.written, *(now,) * len(events)),
+    )
+    state = data_volumes.fold(after.events)
+    assert state is not None
+    return state, after
+
+
+async def delete_data_volume(cmd: DeleteDataVolume, *, streams: NamedStreams) -> None:
+    """Refused while a template mounts it (decided in the deletion's own transaction). Deleting
+    it again is a no-op."""
+    stream = await streams.load(cmd.datavolume_id)
+    state = _fold(stream.events)
+    if state is None:
+        raise AssetNotFoundError(data_volumes.KIND, cmd.datavolume_id)
+    await _require(state, cmd.metadata, "delete", streams)
+    await uses.delete_unused(
+        streams,
+        cmd.datavolume_id,
+        stream,
+        data_volumes.delete(state, cmd.datavolume_id),
+        metadata=cmd.metadata,
+        user=f"datavolume {state.meta.name}",
+        in_use=_in_use(cmd.datavolume_id, "deleted"),
+    )
+
+
+def mounted_in(sections: Iterable[tuple[str, TemplateAssets | None]]) -> list[tuple[str, UUID]]:
+    """The data volumes these assets blocks (each with where it sits) mount, each with the
+    field that names it."""
+    return [
+        (f"{at}/datasources/{i}/id", link.id)
+        for at, links in sections
+        if links is not None
+        for i, link in enumerate(links.datasources or ())
+        if link.kind == KIND
+    ]
+
+
+async def check_usable(
+    mounted: Sequence[tuple[str, UUID]],
+    lineage: tuple[ScopeRef, ...],
+    *,
+    streams: StreamLoader,
+    refuse: Refusal,
+) -> None:
+    """Each data volume mounted must be live and usable in the scope (`lineage[0]`), from the
+    write side's streams, and the tenant must allow data volumes; `refuse(field, reason)` is
+    raised for the first that is not."""
+    if not mounted:
+        return
+    await _enabled(streams, mounted[0][0])
+    for field, datavolume_id in mounted:
+        found = _fold((await streams.load(datavolume_id)).events)
+        if not data_volumes.usable_in(found, lineage):
+            raise refuse(field, "no such data volume usable in the template's scope")
+
+
+async def _enabled(streams: StreamLoader, field: str) -> None:
+    if not (await settings_of(streams)).get(tenant_settings.DATA_VOLUMES):
+        raise FeatureDisabledError(tenant_settings.DATA_VOLUMES, field, "data volumes")
+
+
+async def _managed(
+    datavolume_id: UUID, metadata: EventMetadata, action: str, streams: NamedStreams
+) -> tuple[Stream, DataVolume]:
+    stream = await streams.load(datavolume_id)
+    current = data_volumes.live(_fold(stream.events), datavolume_id)
+    await _require(current, metadata, action, streams)
+    return stream, current
+
+
+async def _require(
+    state: DataVolume, metadata: EventMetadata, action: str, streams: StreamLoader
+) -> None:
+    """Editors of its project (or above) manage a data volume; one out of sight is missing."""
+    await access.require(
+        metadata,
+        state.meta.lineage,
+        "editor",
+        f"{action} data volumes",
+        streams=streams,
+        unseen=AssetNotFoundError(data_volumes.KIND, state.id),
+    )
+
+
+def _in_use(datavolume_id: UUID, doing: str) -> Callable[[Sequence[str]], Exception]:
+    return lambda users: DataVolumeInUseError(datavolume_id, users, doing=doing)
+
+
+def _fold(events: Iterable[Event]) -> DataVolume | None:
+    return fold_as(data_volumes.fold, events)
+
+
+def _claim(meta: AssetMeta) -> NameClaim:
+    assert meta.cluster_id is not None  # a data volume's project is in a cluster
+    return NameClaim(namespace=name_namespace(meta.cluster_id), name=meta.name, field="/name")
+
+
+def name_namespace(cluster_id: UUID) -> str:
+    """Where a cluster's data volume names are claimed (name-availability asks there)."""
+    return f"{data_volumes.KIND}@cluster:{cluster_id}"
+
+
+async def _written(
+    streams: NamedStreams,
+    stream: Stream,
+    events: Sequence[Event],
+    metadata: EventMetadata,
+    *,
+    uses: Uses | None = None,
+) -> Stamped[DataVolume]:
+    """Append a data volume's new events, its name claimed as they leave it."""
+    state = data_volumes.fold((*stream.events, *events))
+    assert state is not None
+    result = await streams.append(
+        state.id,
+        events,
+        expected_version=stream.version,
+        metadata=metadata,
+        name=_claim(state.meta),
+        uses=uses,
+    )
+    return Stamped(state=state, stamps=stamps.appended(stream, result, metadata))
