@@ -51,7 +51,9 @@ from services.stamps import Stamped
 
 PATH: Final = "/api/v1/datavolumes"
 ONE: Final = f"{PATH}/{{datavolume_id:uuid}}"
-SHARED: Final = [f"{ONE}/sharedScopes", f"{ONE}/shared-scopes"]
+SHARED: Final = f"{ONE}/sharedScopes"
+# Where runapy asks for them (it spells every path's underscores as dashes); not documented.
+SHARED_AS_RUNAPY: Final = f"{ONE}/shared-scopes"
 TAGS: Final = ["Datavolumes"]
 
 Name = Annotated[str, Meta(max_length=63, pattern=data_volumes.NAME.pattern)]
@@ -263,6 +265,12 @@ async def shared_scopes(
     request: Caller, datavolume_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> list[SharedScopeShown]:
     """The scopes it is shared with that the caller may see."""
+    return await _shared_scopes(request, datavolume_id, adapters)
+
+
+async def _shared_scopes(
+    request: Caller, datavolume_id: UUID, adapters: Adapters
+) -> list[SharedScopeShown]:
     row, seen = await _visible(request, datavolume_id, adapters)
     shares = _seen_shares(row, seen)
     return _shares(row.shared_scopes, await _names(adapters, shares), seen)
@@ -277,6 +285,12 @@ async def share(
 ) -> list[SharedScopeShown]:
     """Share with the scopes of `add`, no longer with those of `remove`; the scopes it is then
     shared with that the caller may see."""
+    return await _share(request, datavolume_id, data, adapters)
+
+
+async def _share(
+    request: Caller, datavolume_id: UUID, data: SharedScopesPatch, adapters: Adapters
+) -> list[SharedScopeShown]:
     command = ShareDataVolume(
         datavolume_id=datavolume_id,
         add=tuple(_scope(s) for s in data.add or ()),
@@ -301,8 +315,26 @@ async def share(
     return _shares(rows, await _names(adapters, refs), seen)
 
 
+@get(SHARED_AS_RUNAPY, include_in_schema=False)
+async def shared_scopes_as_runapy(
+    request: Caller, datavolume_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> list[SharedScopeShown]:
+    return await _shared_scopes(request, datavolume_id, adapters)
+
+
+@patch(SHARED_AS_RUNAPY, include_in_schema=False, guards=[_MANAGED])
+async def share_as_runapy(
+    request: Caller,
+    datavolume_id: FromPath[UUID],
+    data: JSONBody[SharedScopesPatch],
+    adapters: NamedDependency[Adapters],
+) -> list[SharedScopeShown]:
+    return await _share(request, datavolume_id, data, adapters)
+
+
 DATA_VOLUME_ROUTES: Final = (
     create, list_all, count, name_availability, get_one, update, remove, shared_scopes, share,
+    shared_scopes_as_runapy, share_as_runapy,
 )  # fmt: skip
 
 

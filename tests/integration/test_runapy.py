@@ -25,6 +25,9 @@ from runai.models import (
     ComputeAssetSpec,
     ComputeCreationRequest,
     CredentialKind,
+    DatavolumeCreationFields,
+    DatavolumePatchFields,
+    DatavolumeRequestType,
     DistributedCreationRequest,
     DistributedTemplatePatchRequest,
     EnvironmentAssetSpec,
@@ -37,6 +40,9 @@ from runai.models import (
     RegistrySpec,
     RegistryUpdateRequest,
     Scope,
+    ScopeType2,
+    SharedScopeBase,
+    SharedScopesPatchRequest,
 )
 from runai.runai_client import RunaiClient
 
@@ -322,6 +328,68 @@ async def test_runapy_scripts_use_a_registry_of_their_images(
 
         await asyncio.to_thread(journeys)
     deleted = "SELECT count(*) FROM events WHERE type = 'registry.deleted.v1'"
+    assert await clean_pool.fetchval(deleted) == ROUNDS
+
+
+def data_volume_journey(
+    client: Callable[[], RunaiClient], round_: int, org: dict[str, str]
+) -> None:
+    """A data volume of a project's PVC: made, read back, listed where it is usable, shared
+    with the cluster, described anew, its name found taken, deleted."""
+    name = f"corpus-{round_}"
+    created = client().datavolumes.datavolumes.create_datavolume(
+        DatavolumeCreationFields(name=name, projectId=org["project"], originPvcName="pvc-a")
+    )
+    assert created.status_code == 201
+    volume_id = created.data["id"]
+    got = client().datavolumes.datavolumes.get_datavolume(volume_id)
+    assert got.data["name"] == name, f"round {round_}: {got.data}"
+    listed = client().datavolumes.datavolumes.get_datavolumes(
+        DatavolumeRequestType.USABLEINPROJECT.value, usable_in_project_id=org["project"]
+    )
+    ids = [v["id"] for v in listed.data["datavolumes"]]
+    assert ids == [volume_id], f"round {round_}: not listed"
+    shared = client().datavolumes.datavolumes.patch_datavolume_shared_scopes(
+        volume_id,
+        SharedScopesPatchRequest(
+            add=[SharedScopeBase(scopeType=ScopeType2.CLUSTER, scopeId=org["cluster"])]
+        ),
+    )
+    assert [s["scopeId"] for s in shared.data] == [org["cluster"]]
+    scopes = client().datavolumes.datavolumes.get_datavolume_shared_scopes(volume_id)
+    assert [s["scopeType"] for s in scopes.data] == ["cluster"], f"round {round_}: {scopes.data}"
+    client().datavolumes.datavolumes.patch_datavolume(
+        volume_id, DatavolumePatchFields(description=f"round {round_}")
+    )
+    got = client().datavolumes.datavolumes.get_datavolume(volume_id)
+    assert got.data["description"] == f"round {round_}", f"round {round_}: old data"
+    counted = client().datavolumes.datavolumes.count_datavolumes(
+        DatavolumeRequestType.ORIGINATED.value
+    )
+    assert counted.data == {"count": 1}, f"round {round_}: {counted.data}"
+    taken = missing(
+        lambda: client().datavolumes.datavolumes.datavolume_name_availability(name, org["cluster"])
+    )
+    assert taken == 409
+    deleted = client().datavolumes.datavolumes.delete_datavolume(volume_id)
+    assert deleted.status_code == 204
+    gone = missing(lambda: client().datavolumes.datavolumes.get_datavolume(volume_id))
+    assert gone == 404, f"round {round_}: {gone} after the delete"
+
+
+async def test_runapy_scripts_share_a_data_volume(
+    service: list[str], clean_pool: asyncpg.Pool
+) -> None:
+    await register_admin(clean_pool)
+    org = an_org(service[0])
+    client = clients_over(service)  # each call to the next of the two API processes
+
+    def journeys() -> None:
+        for round_ in range(ROUNDS):
+            data_volume_journey(client, round_, org)
+
+    await asyncio.to_thread(journeys)
+    deleted = "SELECT count(*) FROM events WHERE type = 'datavolume.deleted.v1'"
     assert await clean_pool.fetchval(deleted) == ROUNDS
 
 
