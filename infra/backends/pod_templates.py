@@ -13,6 +13,7 @@ from domain.template_specs import ReplicaSpec
 from domain.workload_plans import WorkloadPlan
 from infra.backends.kubeflow_pods import affinity, pod_security, toleration, volumes
 from infra.backends.scheduling import PREEMPTIBILITY_LABEL
+from services.errors import BackendRejectedError
 
 
 def pod_template(
@@ -24,6 +25,14 @@ def pod_template(
     scheduler_name: str,
     peers: dict[str, Any],
 ) -> dict[str, Any]:
+    if spec.storage is not None and any(not v.exclude for v in spec.storage.data_volume or ()):
+        # A data volume is its origin PVC, in its project's namespace; mounting it elsewhere
+        # needs the copy a Run:ai cluster's controller makes, which no cluster here has. Refuse
+        # rather than run the workload without the mount it asked for.
+        raise BackendRejectedError(
+            plan.job_name,
+            "storage.dataVolume: data volumes are not mounted by the Kubernetes backend yet",
+        )
     pod_labels = {
         **{label.name: label.value or "" for label in spec.labels or () if not label.exclude},
         **labels,

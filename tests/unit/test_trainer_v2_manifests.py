@@ -13,6 +13,7 @@ import pytest
 
 from domain.events import TemplateSpecs, WorkloadRequested
 from domain.workload_plans import plan_for
+from infra.backends.kubeflow_jobs import to_kubeflow_job
 from infra.backends.scheduling import Scheduling
 from infra.backends.trainer_v2 import (
     ANCESTOR_LABEL,
@@ -331,3 +332,12 @@ def test_a_typo_fails_the_strict_schemas() -> None:
     job["spec"]["trainer"]["nodes"] = 2
     assert any("numNode" in e for e in errors_of(runtime))
     assert any("nodes" in e for e in errors_of(job))
+
+
+def test_a_data_volume_is_refused_rather_than_left_unmounted() -> None:
+    mounted = {"dataVolume": [{"id": str(TEMPLATE), "mountPath": "/data"}]}
+    plan = plan_for(requested("JAX", "workers-only", storage=mounted))
+    for render in (to_trainer_v2, to_kubeflow_job):
+        with pytest.raises(BackendRejectedError) as caught:
+            render(plan)
+        assert "storage.dataVolume" in caught.value.reason
