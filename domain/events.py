@@ -408,6 +408,14 @@ class TemplateSpecs(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     master: MasterTemplateSpec | None = None
 
 
+class DataVolumeClaim(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Where a data volume the workload mounts is: its origin PVC, in its project's namespace."""
+
+    data_volume_id: UUID
+    namespace: str
+    claim_name: str
+
+
 class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Everything a workload is run from, resolved at request time: the template and asset
     versions it came from, and the specs after the submission's overrides. Running the same
@@ -428,6 +436,8 @@ class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"
     # The Kubernetes secrets of the registry credentials shared in the project's scopes.
     image_pull_secrets: tuple[str, ...] = ()
     template_specs: TemplateSpecs | None = None
+    # The data volumes its specs mount, resolved at request time.
+    data_volume_claims: tuple[DataVolumeClaim, ...] = ()
 
 
 class WorkloadRequested(Event, tag="workload.requested.v1", frozen=True, kw_only=True):

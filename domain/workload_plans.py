@@ -11,7 +11,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain.events import WorkloadRequested
+from domain.events import DataVolumeClaim, WorkloadRequested
 from domain.specs import DistFramework
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec, ReplicaSpec
 from domain.workloads import InvalidWorkloadError
@@ -52,6 +52,7 @@ class WorkloadPlan(msgspec.Struct, frozen=True, kw_only=True):
     ssh_auth_mount_path: str | None = None
     mpi_launcher_creation_policy: str | None = None
     image_pull_secrets: tuple[str, ...] = ()
+    data_volume_claims: tuple[DataVolumeClaim, ...] = ()
     # The template version's own plan, without the submission's overrides, when they differ:
     # what a backend keeping one object per template version renders.
     template: "WorkloadPlan | None" = None
@@ -115,6 +116,7 @@ def _plan(
             spec.mpi_launcher_creation_policy if framework == "MPI" else None
         ),
         image_pull_secrets=snapshot.image_pull_secrets,
+        data_volume_claims=snapshot.data_volume_claims,
     )
 
 

@@ -10,10 +10,16 @@ from uuid import UUID
 
 import msgspec
 
-from domain import org_units, templates, tenant_settings, workloads
+from domain import data_volumes, org_units, templates, tenant_settings, workloads
 from domain.combined import Combined, combine, credential_secret_name
 from domain.commands import ChangeWorkload, RequestWorkload
-from domain.events import Event, TemplateSpecs, WorkloadRequested, WorkloadSnapshot
+from domain.events import (
+    DataVolumeClaim,
+    Event,
+    TemplateSpecs,
+    WorkloadRequested,
+    WorkloadSnapshot,
+)
 from domain.org_units import OrgUnit
 from domain.submissions import Overrides, snapshot_of
 from domain.values import ScopeRef
@@ -101,7 +107,9 @@ async def request_workload(
     )
     pull = await registries.shared_in(project.lineage)
     snapshot = msgspec.structs.replace(
-        snapshot, image_pull_secrets=tuple(credential_secret_name(i) for i in pull)
+        snapshot,
+        image_pull_secrets=tuple(credential_secret_name(i) for i in pull),
+        data_volume_claims=await _data_volume_claims(snapshot, project, loader),
     )
     requested = WorkloadRequested(
         workload_id=cmd.workload_id,
@@ -111,7 +119,7 @@ async def request_workload(
         department_id=project.department_id,
         project_id=project.id,
         project_name=project.name,
-        namespace=project.requested_namespace or f"runai-{project.name}",
+        namespace=_namespace(project),
         job_name=workloads.job_name(name, cmd.workload_id),
         snapshot=snapshot,
     )
@@ -228,3 +236,39 @@ def _template_specs(
         master=snapshot.master,
     )
     return None if specs == own else specs
+
+
+def _namespace(project: OrgUnit) -> str:
+    return project.requested_namespace or f"runai-{project.name}"
+
+
+async def _data_volume_claims(
+    snapshot: WorkloadSnapshot, project: OrgUnit, streams: StreamLoader
+) -> tuple[DataVolumeClaim, ...]:
+    """Where each data volume the workload mounts is (its origin PVC and that PVC's
+    namespace), from the write side's streams; each must still be usable in the project."""
+    mounted = sorted(
+        {
+            volume.id
+            for spec in (snapshot.spec, snapshot.master)
+            if spec is not None and spec.storage is not None
+            for volume in spec.storage.data_volume or ()
+            if volume.id is not None and not volume.exclude
+        }
+    )
+    claims = []
+    for volume_id in mounted:
+        found = data_volumes.fold((await streams.load(volume_id)).events)
+        if found is None or not data_volumes.usable_in(found, project.lineage):
+            raise InvalidWorkloadError(
+                "/templateId", f"the data volume {volume_id} is not usable in the project"
+            )
+        origin = await _project(ScopeRef("project", str(found.meta.project_id)), streams)
+        claims.append(
+            DataVolumeClaim(
+                data_volume_id=volume_id,
+                namespace=_namespace(origin),
+                claim_name=found.spec.origin_pvc_name,
+            )
+        )
+    return tuple(claims)

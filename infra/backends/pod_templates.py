@@ -25,14 +25,6 @@ def pod_template(
     scheduler_name: str,
     peers: dict[str, Any],
 ) -> dict[str, Any]:
-    if spec.storage is not None and any(not v.exclude for v in spec.storage.data_volume or ()):
-        # A data volume is its origin PVC, in its project's namespace; mounting it elsewhere
-        # needs the copy a Run:ai cluster's controller makes, which no cluster here has. Refuse
-        # rather than run the workload without the mount it asked for.
-        raise BackendRejectedError(
-            plan.job_name,
-            "storage.dataVolume: data volumes are not mounted by the Kubernetes backend yet",
-        )
     pod_labels = {
         **{label.name: label.value or "" for label in spec.labels or () if not label.exclude},
         **labels,
@@ -45,6 +37,9 @@ def pod_template(
     if compute is not None and compute.gpu_memory_request is not None:
         annotations["gpu-memory"] = compute.gpu_memory_request
     pod_volumes, mounts = volumes(spec.storage)
+    for volume, mount in _data_volumes(plan, spec):
+        pod_volumes.append(volume)
+        mounts.append(mount)
     if compute is not None and compute.large_shm_request:
         pod_volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory"}})
         mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
@@ -78,6 +73,37 @@ def pod_template(
     if annotations:
         metadata["annotations"] = annotations
     return {"metadata": metadata, "spec": pod}
+
+
+def _data_volumes(
+    plan: WorkloadPlan, spec: ReplicaSpec
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each data volume as its origin PVC, mounted where the spec says. A data volume of
+    another namespace is refused: mounting it there needs the copy of its PVC a Run:ai
+    cluster's controller makes, which no cluster here has (a workload never runs without the
+    mount it asked for)."""
+    claims = {claim.data_volume_id: claim for claim in plan.data_volume_claims}
+    found = []
+    for index, item in enumerate(spec.storage.data_volume or () if spec.storage else ()):
+        if item.exclude or item.id is None:
+            continue
+        claim = claims.get(item.id)
+        if claim is None or claim.namespace != plan.namespace:
+            where = "an unknown namespace" if claim is None else f"namespace {claim.namespace}"
+            raise BackendRejectedError(
+                plan.job_name,
+                f"storage.dataVolume: the data volume {item.id} is in {where}; mounting it in"
+                f" {plan.namespace} needs a copy of its PVC there, which this backend does not"
+                " make",
+            )
+        name = f"dv-{index}"
+        found.append(
+            (
+                {"name": name, "persistentVolumeClaim": {"claimName": claim.claim_name}},
+                {"name": name, "mountPath": item.mount_path},
+            )
+        )
+    return found
 
 
 def restart_policy(plan: WorkloadPlan, spec: ReplicaSpec) -> str:

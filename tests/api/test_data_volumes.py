@@ -4,13 +4,17 @@ volume; and templates that mount one through their assets block, which keep it f
 deleted or unshared."""
 
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import asyncpg
 import pytest
 from litestar import Litestar
 
 from domain.values import Grant
+from infra.backends.dry_run import DryRunBackend
+from infra.postgres.eventstore import PostgresEventStore
+from infra.serialization import DOMAIN_CODEC
+from services import submitter
 from tests.api.support import call, project_all, token_for
 from tests.api.test_assets import org  # noqa: F401  # the fixture: a cluster, a department, two projects
 from tests.openapi import assert_matches
@@ -268,3 +272,49 @@ async def test_the_data_volumes_setting_off_refuses_them(
     assert "workloads.dataVolumes" in refused.text
     refused = await call(app, "POST", VOLUMES, admin, json=volume("more", llm))
     assert refused.status_code == 400, refused.text
+
+
+async def test_a_workload_mounts_the_data_volume_of_its_project_and_no_other(
+    app: Litestar,
+    admin: str,
+    clean_pool: asyncpg.Pool,
+    org: dict[str, Any],  # noqa: F811
+) -> None:
+    units = org
+    llm, vision = units["projects"]
+    volume_id = (await made(app, admin, volume("corpus", llm)))["id"]
+    share = {"add": [{"scopeType": "department", "scopeId": units["department"]["id"]}]}
+    shared = await call(app, "PATCH", f"{VOLUMES}/{volume_id}/sharedScopes", admin, json=share)
+    assert shared.status_code == 200, shared.text
+    store, backend = PostgresEventStore(clean_pool, DOMAIN_CODEC), DryRunBackend()
+    outcomes = {}
+    for project, scope in ((llm, "project"), (vision, "project")):
+        at = {"scopeType": scope, "scopeId": project["id"]}
+        template = await call(
+            app, "POST", TEMPLATES, admin, json=mounting(f"t-{project['name']}", at, volume_id)
+        )
+        assert template.status_code == 202, template.text
+        submitted = await call(
+            app, "POST", "/api/v1/workloads/distributed", admin,
+            json={
+                "name": f"w-{project['name']}", "projectId": project["id"],
+                "clusterId": units["cluster"]["uuid"],
+                "templateId": template.json()["meta"]["id"],
+                "spec": {"image": "img:1", "command": "python train.py"},
+            },
+        )  # fmt: skip
+        assert submitted.status_code == 202, submitted.text
+        workload_id = UUID(submitted.json()["workloadId"])
+        await submitter.reconcile(workload_id, store=store, backend=backend)
+        outcomes[project["name"]] = workload_id
+    await project_all(clean_pool)
+    own = await call(app, "GET", f"/api/v1/workloads/{outcomes['llm']}/manifests", admin)
+    runtime, _ = own.json()["manifests"]
+    pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    volumes = pod["template"]["spec"]["volumes"]
+    assert {"name": "dv-0", "persistentVolumeClaim": {"claimName": "pvc-a"}} in volumes
+    # Shared with the department, but its PVC is in llm's namespace: refused, saying why.
+    other = await call(app, "GET", f"/api/v1/workloads/distributed/{outcomes['vision']}", admin)
+    assert other.json()["actualPhase"] == "Failed", other.text
+    failed = await call(app, "GET", f"/api/v1/workloads/{outcomes['vision']}", admin)
+    assert "storage.dataVolume" in failed.text

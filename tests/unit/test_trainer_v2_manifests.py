@@ -11,7 +11,7 @@ from uuid import UUID
 import msgspec
 import pytest
 
-from domain.events import TemplateSpecs, WorkloadRequested
+from domain.events import DataVolumeClaim, TemplateSpecs, WorkloadRequested
 from domain.workload_plans import plan_for
 from infra.backends.kubeflow_jobs import to_kubeflow_job
 from infra.backends.scheduling import Scheduling
@@ -334,10 +334,35 @@ def test_a_typo_fails_the_strict_schemas() -> None:
     assert any("nodes" in e for e in errors_of(job))
 
 
-def test_a_data_volume_is_refused_rather_than_left_unmounted() -> None:
+def with_claim(event: WorkloadRequested, namespace: str) -> WorkloadRequested:
+    claim = DataVolumeClaim(data_volume_id=TEMPLATE, namespace=namespace, claim_name="datasets")
+    snapshot = msgspec.structs.replace(event.snapshot, data_volume_claims=(claim,))
+    return msgspec.structs.replace(event, snapshot=snapshot)
+
+
+def test_a_data_volume_of_the_project_mounts_its_origin_pvc() -> None:
     mounted = {"dataVolume": [{"id": str(TEMPLATE), "mountPath": "/data"}]}
-    plan = plan_for(requested("JAX", "workers-only", storage=mounted))
-    for render in (to_trainer_v2, to_kubeflow_job):
-        with pytest.raises(BackendRejectedError) as caught:
-            render(plan)
-        assert "storage.dataVolume" in caught.value.reason
+    plan = plan_for(with_claim(requested("JAX", "workers-only", storage=mounted), "runai-team"))
+    runtime, job = to_trainer_v2(plan)
+    assert not errors_of(runtime)
+    assert not errors_of(job)
+    pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    spec = pod["template"]["spec"]
+    assert {"name": "dv-0", "persistentVolumeClaim": {"claimName": "datasets"}} in spec["volumes"]
+    (container,) = spec["containers"]
+    assert {"name": "dv-0", "mountPath": "/data"} in container["volumeMounts"]
+    v1 = to_kubeflow_job(plan)
+    assert not errors_of(v1)
+
+
+def test_a_data_volume_of_another_namespace_is_refused_rather_than_left_unmounted() -> None:
+    mounted = {"dataVolume": [{"id": str(TEMPLATE), "mountPath": "/data"}]}
+    for event in (
+        requested("JAX", "workers-only", storage=mounted),  # no claim: resolved by no one
+        with_claim(requested("JAX", "workers-only", storage=mounted), "runai-other"),
+    ):
+        plan = plan_for(event)
+        for render in (to_trainer_v2, to_kubeflow_job):
+            with pytest.raises(BackendRejectedError) as caught:
+                render(plan)
+            assert "storage.dataVolume" in caught.value.reason
