@@ -131,8 +131,13 @@ async def request_workload(
         new_id=cmd.new_id,
         metadata=cmd.metadata,
         name=name_claim(project.id, name),
-        # It holds its project until it is deleted, finished or not: it is listed there.
-        uses=Uses(user=f"workload {name}", used=uses.of_scope(project_ref, "/projectId")),
+        # It holds its project until it is deleted, finished or not: it is listed there; and
+        # the data volumes it mounts, whose PVCs its pods may be using.
+        uses=Uses(
+            user=f"workload {name}",
+            used=uses.of_scope(project_ref, "/projectId")
+            + tuple((c.data_volume_id, "/templateId") for c in snapshot.data_volume_claims),
+        ),
     )
     state = workloads.fold(creation.events)
     assert state is not None

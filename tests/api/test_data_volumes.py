@@ -318,3 +318,15 @@ async def test_a_workload_mounts_the_data_volume_of_its_project_and_no_other(
     assert other.json()["actualPhase"] == "Failed", other.text
     failed = await call(app, "GET", f"/api/v1/workloads/{outcomes['vision']}", admin)
     assert "storage.dataVolume" in failed.text
+    # Its workloads hold it as its templates do: not deleted while one may mount its PVC.
+    listed = await call(app, "GET", TEMPLATES, admin)
+    for template in listed.json()["entries"]:
+        path = f"{TEMPLATES}/{template['meta']['id']}"
+        assert (await call(app, "DELETE", path, admin)).status_code == 204
+    refused = await call(app, "DELETE", f"{VOLUMES}/{volume_id}", admin)
+    assert refused.status_code == 409, refused.text
+    assert "workload w-llm" in refused.json()["detail"]
+    for workload_id in outcomes.values():
+        path = f"/api/v1/workloads/distributed/{workload_id}"
+        assert (await call(app, "DELETE", path, admin)).status_code == 202
+    assert (await call(app, "DELETE", f"{VOLUMES}/{volume_id}", admin)).status_code == 204
