@@ -2,8 +2,7 @@
 `search`, over the fields a template list can be filtered and sorted by. Parsed here (by
 projections/list_grammar.py); decided in SQL (projections/template_pages.py)."""
 
-import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Final, Literal, get_args
 
 from projections.list_grammar import Condition, Grammar, InvalidFilterError
@@ -29,17 +28,10 @@ FIELDS: Final[tuple[str, ...]] = get_args(Field)
 _DATES: Final = ("createdAt", "updatedAt")
 
 
-@functools.cache
-def _grammar(fields: tuple[str, ...], dates: frozenset[str]) -> Grammar:
-    return Grammar(fields, dates=dates)
+GRAMMAR: Final = Grammar(FIELDS, dates=_DATES)
 
 
-def parse_conditions(
-    items: Sequence[str],
-    *,
-    fields: Sequence[str] = FIELDS,
-    dates: Collection[str] = _DATES,
-) -> list[Condition]:
-    """Each item as a condition over these fields (the template list's unless told: another
-    list of Run:ai's, the pods', speaks the same grammar); InvalidFilterError names a bad one."""
-    return _grammar(tuple(fields), frozenset(dates)).parse(items)
+def parse_conditions(items: Sequence[str]) -> list[Condition]:
+    """Each item as a condition over the template list's fields; InvalidFilterError names a
+    bad one."""
+    return GRAMMAR.parse(items)

@@ -16,13 +16,13 @@ from litestar.params import QueryParameter
 
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, seen_scopes
-from infra.http.lists import Count
+from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.workload_schemas import Pod, PodContainer, PodList
 from infra.http.workload_views import TENANT_ID
 from infra.http.workloads import BASE, ONE
 from projections import workload_pods
-from projections.template_queries import InvalidFilterError, parse_conditions
+from projections.list_grammar import Grammar
 from projections.workload_catalogue import WorkloadRow
 from projections.workload_pods import COLUMNS, DATES, PodRow, Query
 from services.errors import InvalidRequestError
@@ -37,6 +37,7 @@ SortField = Literal[
     "completedAt",
     "deletedAt",
 ]
+_GRAMMAR: Final = Grammar(tuple(COLUMNS), dates=DATES)
 PAGE = Annotated[int, QueryParameter(ge=1, le=500)]
 
 
@@ -47,7 +48,7 @@ async def pods_of_workload(
     deleted: Annotated[bool | None, QueryParameter()] = None,
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: PAGE = 50,
-    search: Annotated[str | None, QueryParameter()] = None,
+    search: Search = None,
 ) -> PodList:
     query = Query(
         project_ids=[row.workload.request.project_id],
@@ -67,10 +68,10 @@ async def list_pods(
     limit: PAGE = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     sort_by: Annotated[SortField | None, QueryParameter(name="sortBy")] = None,
-    filter_by: Annotated[list[str] | None, QueryParameter(name="filterBy")] = None,
+    filter_by: FilterBy = None,
     verbosity: Annotated[Literal["brief", "full"], QueryParameter()] = "brief",
     completed: Annotated[str, QueryParameter()] = "all",
-    search: Annotated[str | None, QueryParameter()] = None,
+    search: Search = None,
 ) -> PodList:
     query = await _query(request, deleted, filter_by, completed, search)
     descending = sort_order == "desc"
@@ -84,8 +85,8 @@ async def count_pods(
     request: Caller,
     adapters: NamedDependency[Adapters],
     deleted: Annotated[bool | None, QueryParameter()] = None,
-    filter_by: Annotated[list[str] | None, QueryParameter(name="filterBy")] = None,
-    search: Annotated[str | None, QueryParameter()] = None,
+    filter_by: FilterBy = None,
+    search: Search = None,
 ) -> Count:
     query = await _query(request, deleted, filter_by, "all", search)
     async with adapters.resources.pool.acquire() as conn:
@@ -101,10 +102,7 @@ async def _query(
 ) -> Query:
     if completed not in ("all", "", "true", "false"):
         raise InvalidRequestError("/completed", "use true, false or all")
-    try:
-        conditions = parse_conditions(filter_by or [], fields=tuple(COLUMNS), dates=DATES)
-    except InvalidFilterError as error:
-        raise InvalidRequestError(f"/filterBy/{error.index}", str(error)) from None
+    conditions = conditions_of(_GRAMMAR, filter_by)
     seen = await seen_scopes(request)
     return Query(
         project_ids=[ref.id for ref in seen if ref.kind == "project"],
