@@ -4,6 +4,7 @@ Operator v1: create, create again (409 counts as done), a kind whose CRD is miss
 good), suspend and resume (v2), delete, and conditions watched to done and to failed."""
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -41,17 +42,30 @@ class Recorder(list[Report]):
         self.append((workload_id, run, outcome, reason))
 
 
-@pytest.fixture
-async def stand_in() -> AsyncIterator[KubeStandIn]:
-    async with serving(KubeStandIn({"pytorchjobs", "tfjobs"})) as server:
-        yield server
+@contextlib.asynccontextmanager
+async def cluster(*installed: str) -> AsyncIterator[tuple[KubeStandIn, client.ApiClient]]:
+    """A stand-in API server with these kinds installed, and a client of it."""
+    async with (
+        serving(KubeStandIn(set(installed))) as server,
+        client.ApiClient(client.Configuration(host=server.url)) as api,
+    ):
+        yield server, api
 
 
 @pytest.fixture
-async def api(stand_in: KubeStandIn) -> AsyncIterator[client.ApiClient]:
-    configuration = client.Configuration(host=stand_in.url)
-    async with client.ApiClient(configuration) as api:
-        yield api
+async def stand_in_api() -> AsyncIterator[tuple[KubeStandIn, client.ApiClient]]:
+    async with cluster("pytorchjobs", "tfjobs") as found:
+        yield found
+
+
+@pytest.fixture
+def stand_in(stand_in_api: tuple[KubeStandIn, client.ApiClient]) -> KubeStandIn:
+    return stand_in_api[0]
+
+
+@pytest.fixture
+def api(stand_in_api: tuple[KubeStandIn, client.ApiClient]) -> client.ApiClient:
+    return stand_in_api[1]
 
 
 async def test_create_then_create_again_then_delete(
@@ -144,16 +158,19 @@ async def until(condition: object, within_s: float = 10) -> None:
 
 
 @pytest.fixture
-async def trainer_stand_in() -> AsyncIterator[KubeStandIn]:
-    async with serving(KubeStandIn({"trainingruntimes", "trainjobs"})) as server:
-        yield server
+async def trainer_cluster() -> AsyncIterator[tuple[KubeStandIn, client.ApiClient]]:
+    async with cluster("trainingruntimes", "trainjobs") as found:
+        yield found
 
 
 @pytest.fixture
-async def trainer_api(trainer_stand_in: KubeStandIn) -> AsyncIterator[client.ApiClient]:
-    configuration = client.Configuration(host=trainer_stand_in.url)
-    async with client.ApiClient(configuration) as api:
-        yield api
+def trainer_stand_in(trainer_cluster: tuple[KubeStandIn, client.ApiClient]) -> KubeStandIn:
+    return trainer_cluster[0]
+
+
+@pytest.fixture
+def trainer_api(trainer_cluster: tuple[KubeStandIn, client.ApiClient]) -> client.ApiClient:
+    return trainer_cluster[1]
 
 
 TRAINER = "trainer.kubeflow.org/v1alpha1"
@@ -275,45 +292,43 @@ class PodRecorder(list[tuple[UUID, int | None, list[str]]]):
 
 
 async def test_the_pods_of_a_workload_are_watched_and_reported_as_a_set() -> None:
-    async with serving(KubeStandIn({"trainingruntimes", "trainjobs", "pods"})) as stand_in:
-        configuration = client.Configuration(host=stand_in.url)
-        async with client.ApiClient(configuration) as api:
-            pods = PodRecorder()
-            backend = KubernetesBackend(api, Recorder(), pods=pods)
-            job = plan()
-            await backend.submit(job)
-            stop = asyncio.Event()
-            watching = asyncio.create_task(backend.watch(stop))
-            try:
-                await until(lambda: len(stand_in._watchers) >= 2)
+    async with cluster("trainingruntimes", "trainjobs", "pods") as (stand_in, api):
+        pods = PodRecorder()
+        backend = KubernetesBackend(api, Recorder(), pods=pods)
+        job = plan()
+        await backend.submit(job)
+        stop = asyncio.Event()
+        watching = asyncio.create_task(backend.watch(stop))
+        try:
+            await until(lambda: len(stand_in._watchers) >= 2)
 
-                def pod(index: int, phase: str) -> dict[str, Any]:
-                    return {
-                        "apiVersion": "v1",
-                        "kind": "Pod",
-                        "metadata": {
-                            "name": f"{job.job_name}-node-0-{index}",
-                            "namespace": "runai-team",
-                            "uid": str(UUID(int=index + 1)),
-                            "creationTimestamp": "2026-12-01T09:00:00Z",
-                            "labels": {
-                                "trainplate.io/workload-id": str(job.workload_id),
-                                "jobset.sigs.k8s.io/replicatedjob-name": "node",
-                            },
+            def pod(index: int, phase: str) -> dict[str, Any]:
+                return {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{job.job_name}-node-0-{index}",
+                        "namespace": "runai-team",
+                        "uid": str(UUID(int=index + 1)),
+                        "creationTimestamp": "2026-12-01T09:00:00Z",
+                        "labels": {
+                            "trainplate.io/workload-id": str(job.workload_id),
+                            "jobset.sigs.k8s.io/replicatedjob-name": "node",
                         },
-                        "spec": {"containers": [{"name": "node", "image": "img"}]},
-                        "status": {"phase": phase},
-                    }
+                    },
+                    "spec": {"containers": [{"name": "node", "image": "img"}]},
+                    "status": {"phase": phase},
+                }
 
-                stand_in.put_pod(pod(0, "Pending"))
-                stand_in.put_pod(pod(1, "Running"))
-                stand_in.put_pod(pod(0, "Running"))
-                names = [f"{job.job_name}-node-0-{i}:Running" for i in (0, 1)]
-                await until(lambda: bool(pods) and sorted(pods[-1][2]) == names)
-                stand_in.remove_pod("runai-team", f"{job.job_name}-node-0-0")
-                await until(lambda: pods[-1][2] == [names[1]])
-            finally:
-                stop.set()
-                watching.cancel()
-                await asyncio.gather(watching, return_exceptions=True)
+            stand_in.put_pod(pod(0, "Pending"))
+            stand_in.put_pod(pod(1, "Running"))
+            stand_in.put_pod(pod(0, "Running"))
+            names = [f"{job.job_name}-node-0-{i}:Running" for i in (0, 1)]
+            await until(lambda: bool(pods) and sorted(pods[-1][2]) == names)
+            stand_in.remove_pod("runai-team", f"{job.job_name}-node-0-0")
+            await until(lambda: pods[-1][2] == [names[1]])
+        finally:
+            stop.set()
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
     assert {(workload, run) for workload, run, _ in pods} == {(job.workload_id, None)}
