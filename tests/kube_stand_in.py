@@ -1,7 +1,7 @@
-"""A stand-in for the Kubernetes API server, just enough of it for the Kubeflow calls the
-Kubernetes backend makes: create (201, or 409 AlreadyExists with a Status body), get, a JSON
-merge patch (RFC 7386), delete (404 when gone), and a cluster-wide watch of one kind (or of
-core pods) by label, streaming ADDED, MODIFIED and DELETED events. No real
+"""A stand-in for the Kubernetes API server, just enough of it for the calls the Kubernetes
+backend makes: create (201, or 409 AlreadyExists with a Status body), get, a JSON merge patch
+(RFC 7386), delete (404 when gone), a cluster-wide watch of one kind (or of core pods) by
+label, streaming ADDED, MODIFIED and DELETED events, and get and create of PVs and PVCs. No real
 API server can run on this machine; this is approximate by design (no admission, defaulting or
 resourceVersion semantics), so the manifests themselves are checked against the CRD schemas
 elsewhere."""
@@ -97,6 +97,33 @@ class KubeStandIn:
         self._notify(plural, {"type": "DELETED", "object": found})
         return web.json_response({"kind": "Status", "status": "Success"})
 
+    def put_core(self, plural: str, body: dict[str, Any]) -> None:
+        """What an administrator does: a PV, or a PVC of a namespace, is there."""
+        namespace = body["metadata"].get("namespace", "")
+        self.objects[("v1", plural, namespace, body["metadata"]["name"])] = body
+
+    async def _core_get(self, request: web.Request) -> web.Response:
+        plural, name = request.match_info["plural"], request.match_info["name"]
+        namespace = request.match_info.get("namespace", "")
+        self.requests.append(("GET", request.path))
+        found = self.objects.get(("v1", plural, namespace, name))
+        if found is None:
+            return _status(404, "NotFound", f'{plural} "{name}" not found')
+        return web.json_response(found)
+
+    async def _core_create(self, request: web.Request) -> web.Response:
+        plural = request.match_info["plural"]
+        namespace = request.match_info.get("namespace", "")
+        self.requests.append(("POST", request.path))
+        body = await request.json()
+        key = ("v1", plural, namespace, body["metadata"]["name"])
+        if key in self.objects:
+            return _status(409, "AlreadyExists", f'{plural} "{key[3]}" already exists')
+        if namespace:
+            body["metadata"]["namespace"] = namespace
+        self.objects[key] = body
+        return web.json_response(body, status=201)
+
     def put_pod(self, pod: dict[str, Any]) -> None:
         """What the kubelet and the job controllers do: a pod appears or changes."""
         key = ("v1", "pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
@@ -149,6 +176,11 @@ class KubeStandIn:
         app.router.add_patch(one, self._patch)
         app.router.add_get(f"{base}/{{plural}}", self._list_or_watch)
         app.router.add_get("/api/v1/pods", self._list_or_watch)  # core pods, every namespace
+        core = "/api/v1/namespaces/{namespace}/{plural}"  # PVCs
+        app.router.add_post(core, self._core_create)
+        app.router.add_get(f"{core}/{{name}}", self._core_get)
+        app.router.add_post("/api/v1/{plural}", self._core_create)  # PVs: of no namespace
+        app.router.add_get("/api/v1/{plural}/{name}", self._core_get)
         return app
 
 

@@ -11,13 +11,18 @@ Under Trainer v2 a suspended workload keeps its TrainJob, suspended (`spec.suspe
 resumed one finds it there (409) and lifts the suspension under its new run's labels; a deleted
 workload's TrainJob is deleted. A runtime stays: immutable and named by its template version,
 it is what later workloads of that version share.
+
+A workload that mounts a data volume shared from another project first gets its read-only copy
+in the workload's namespace (infra/backends/shared_volumes.py): a PV on the origin PVC's storage
+and a PVC bound to it, read from and made through the core API, and recorded with the run's
+objects. A copy stays for the namespace's later workloads; its PV retains the storage.
 """
 
 import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from http import HTTPStatus
 from typing import Any
 from uuid import UUID
@@ -27,7 +32,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
-from infra.backends import trainer_v2
+from infra.backends import shared_volumes, trainer_v2
 from infra.backends.kubeflow_jobs import KINDS, PLURALS, RUN_LABEL
 from infra.backends.kubeflow_pods import WORKLOAD_LABEL
 from infra.backends.kubernetes_pods import PodWatch
@@ -59,6 +64,7 @@ class KubernetesBackend:
         scheduling: Scheduling | None = None,
         pods: PodReports | None = None,
     ) -> None:
+        self._client = api
         self._objects = client.CustomObjectsApi(api)
         self._core = client.CoreV1Api(api)
         self._pod_watch = None if pods is None else PodWatch(pods)
@@ -68,6 +74,7 @@ class KubernetesBackend:
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
         manifests = render(plan, self._api, self._scheduling)
+        shared = await self._share_data_volumes(plan)
         *needed, job = manifests
         for manifest in needed:  # the runtime: made once, by the first of its workloads
             await self._create(plan, manifest)
@@ -81,7 +88,47 @@ class KubernetesBackend:
                 if error.status in PERMANENT:
                     raise BackendRejectedError(plan.job_name, _reason(error)) from error
                 raise
-        return Submission(backend=self.name, manifests=manifests)
+        return Submission(backend=self.name, manifests=(*shared, *manifests))
+
+    async def _share_data_volumes(self, plan: WorkloadPlan) -> list[dict[str, Any]]:
+        """The read-only copies of the data volumes of other namespaces the workload mounts
+        (infra/backends/shared_volumes.py), made before the job whose pods mount them."""
+        made: list[dict[str, Any]] = []
+        for claim in plan.data_volume_claims:
+            if claim.namespace == plan.namespace:
+                continue
+            try:
+                pvc = await self._core.read_namespaced_persistent_volume_claim(
+                    claim.claim_name, claim.namespace
+                )
+                name = shared_volumes.origin_volume(claim, self._plain(pvc))
+                origin = self._plain(await self._core.read_persistent_volume(name))
+                pv, copy = shared_volumes.copies(claim, plan.namespace, origin)
+                # The client sends a plain body as it is (the stubs name only its models).
+                await _made_or_there(self._core.create_persistent_volume(pv))  # type: ignore[arg-type]
+                await _made_or_there(
+                    self._core.create_namespaced_persistent_volume_claim(
+                        plan.namespace,
+                        copy,  # type: ignore[arg-type]
+                    )
+                )
+            except shared_volumes.NotShareableError as error:
+                raise BackendRejectedError(
+                    plan.job_name, f"storage.dataVolume: {error.reason}"
+                ) from error
+            except ApiException as error:
+                if error.status in PERMANENT:
+                    raise BackendRejectedError(
+                        plan.job_name, f"storage.dataVolume: {_reason(error)}"
+                    ) from error
+                raise
+            made += (pv, copy)
+        return made
+
+    def _plain(self, model: Any) -> dict[str, Any]:
+        """A client model as the API server's JSON (camelCase members)."""
+        found: dict[str, Any] = self._client.sanitize_for_serialization(model)
+        return found
 
     async def _earlier_run(self, plan: WorkloadPlan) -> bool:
         found = await self._objects.get_namespaced_custom_object(
@@ -239,6 +286,14 @@ def _resumed(job: dict[str, Any]) -> dict[str, Any]:
     """The merge patch that runs an existing TrainJob as `job` says: its run's labels, not
     suspended (its trainer values and runtime patch are the workload's, the same each run)."""
     return {"metadata": {"labels": job["metadata"]["labels"]}, "spec": {"suspend": False}}
+
+
+async def _made_or_there(create: Awaitable[Any]) -> None:
+    try:
+        await create
+    except ApiException as error:
+        if error.status != HTTPStatus.CONFLICT:  # there already: made by an earlier workload
+            raise
 
 
 def _job_kind(plan: WorkloadPlan, api: KubeflowApi) -> tuple[str, str, str]:

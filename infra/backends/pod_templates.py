@@ -11,6 +11,7 @@ from typing import Any
 
 from domain.template_specs import ReplicaSpec
 from domain.workload_plans import WorkloadPlan
+from infra.backends import shared_volumes
 from infra.backends.kubeflow_pods import affinity, pod_security, toleration, volumes
 from infra.backends.scheduling import PREEMPTIBILITY_LABEL
 from services.errors import BackendRejectedError
@@ -78,31 +79,30 @@ def pod_template(
 def _data_volumes(
     plan: WorkloadPlan, spec: ReplicaSpec
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each data volume as its origin PVC, mounted where the spec says. A data volume of
-    another namespace is refused: mounting it there needs the copy of its PVC a Run:ai
-    cluster's controller makes, which no cluster here has (a workload never runs without the
-    mount it asked for)."""
+    """Each data volume as a PVC of the workload's namespace, mounted where the spec says: its
+    origin PVC in its own project's namespace, elsewhere the read-only copy the backend makes
+    (infra/backends/shared_volumes.py). One the snapshot does not place is refused: a workload
+    never runs without the mount it asked for."""
     claims = {claim.data_volume_id: claim for claim in plan.data_volume_claims}
     found = []
     for index, item in enumerate(spec.storage.data_volume or () if spec.storage else ()):
         if item.exclude or item.id is None:
             continue
         claim = claims.get(item.id)
-        if claim is None or claim.namespace != plan.namespace:
-            where = "an unknown namespace" if claim is None else f"namespace {claim.namespace}"
+        if claim is None:
             raise BackendRejectedError(
                 plan.job_name,
-                f"storage.dataVolume: the data volume {item.id} is in {where}; mounting it in"
-                f" {plan.namespace} needs a copy of its PVC there, which this backend does not"
-                " make",
+                f"storage.dataVolume: the data volume {item.id} is not in the workload's"
+                " snapshot, so where its PVC is is unknown",
             )
         name = f"dv-{index}"
-        found.append(
-            (
-                {"name": name, "persistentVolumeClaim": {"claimName": claim.claim_name}},
-                {"name": name, "mountPath": item.mount_path},
-            )
-        )
+        if claim.namespace == plan.namespace:
+            source: dict[str, Any] = {"claimName": claim.claim_name}
+            mount: dict[str, Any] = {"name": name, "mountPath": item.mount_path}
+        else:
+            source = {"claimName": shared_volumes.claim_name(claim), "readOnly": True}
+            mount = {"name": name, "mountPath": item.mount_path, "readOnly": True}
+        found.append(({"name": name, "persistentVolumeClaim": source}, mount))
     return found
 
 

@@ -274,7 +274,7 @@ async def test_the_data_volumes_setting_off_refuses_them(
     assert refused.status_code == 400, refused.text
 
 
-async def test_a_workload_mounts_the_data_volume_of_its_project_and_no_other(
+async def test_a_workload_mounts_the_data_volume_of_its_project_or_its_copy_where_shared(
     app: Litestar,
     admin: str,
     clean_pool: asyncpg.Pool,
@@ -313,11 +313,12 @@ async def test_a_workload_mounts_the_data_volume_of_its_project_and_no_other(
     pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
     volumes = pod["template"]["spec"]["volumes"]
     assert {"name": "dv-0", "persistentVolumeClaim": {"claimName": "pvc-a"}} in volumes
-    # Shared with the department, but its PVC is in llm's namespace: refused, saying why.
-    other = await call(app, "GET", f"/api/v1/workloads/distributed/{outcomes['vision']}", admin)
-    assert other.json()["actualPhase"] == "Failed", other.text
-    failed = await call(app, "GET", f"/api/v1/workloads/{outcomes['vision']}", admin)
-    assert "storage.dataVolume" in failed.text
+    # Shared with the department, its PVC in llm's namespace: vision mounts its copy, read-only.
+    other = await call(app, "GET", f"/api/v1/workloads/{outcomes['vision']}/manifests", admin)
+    runtime, _ = other.json()["manifests"]
+    pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    copy = {"claimName": f"dv-{volume_id}", "readOnly": True}
+    assert {"name": "dv-0", "persistentVolumeClaim": copy} in pod["template"]["spec"]["volumes"]
     # Its workloads hold it as its templates do: not deleted while one may mount its PVC.
     listed = await call(app, "GET", TEMPLATES, admin)
     for template in listed.json()["entries"]:

@@ -8,13 +8,13 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import msgspec
 import pytest
 from kubernetes_asyncio import client
 
-from domain.events import PodObserved
+from domain.events import DataVolumeClaim, PodObserved
 from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
 from infra.backends.kubernetes import KubernetesBackend, outcome_of, train_job_outcome
@@ -332,3 +332,99 @@ async def test_the_pods_of_a_workload_are_watched_and_reported_as_a_set() -> Non
             watching.cancel()
             await asyncio.gather(watching, return_exceptions=True)
     assert {(workload, run) for workload, run, _ in pods} == {(job.workload_id, None)}
+
+
+def shared_volume_plan(volume_id: UUID) -> WorkloadPlan:
+    """A workload of runai-team mounting a data volume of runai-data."""
+    spec = {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "img", "command": "run",
+            "storage": {"dataVolume": [{"id": str(volume_id), "mountPath": "/data"}]}}  # fmt: skip
+    event = requested_workload(spec)
+    claim = DataVolumeClaim(data_volume_id=volume_id, namespace="runai-data", claim_name="corpus")
+    snapshot = msgspec.structs.replace(event.snapshot, data_volume_claims=(claim,))
+    return plan_for(msgspec.structs.replace(event, snapshot=snapshot))
+
+
+def origin(modes: list[str], phase: str = "Bound") -> tuple[dict[str, Any], dict[str, Any]]:
+    """The data volume's PVC in its project's namespace, and the NFS PV it is bound to."""
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": "corpus", "namespace": "runai-data"},
+           "spec": {"accessModes": modes, "volumeName": "pv-corpus", "storageClassName": "nfs",
+                    "resources": {"requests": {"storage": "1Ti"}}},
+           "status": {"phase": phase}}  # fmt: skip
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-corpus"},
+          "spec": {"accessModes": modes, "capacity": {"storage": "1Ti"},
+                   "nfs": {"server": "nas.example.com", "path": "/exports/corpus"},
+                   "mountOptions": ["nfsvers=4.1"], "storageClassName": "nfs",
+                   "persistentVolumeReclaimPolicy": "Delete",
+                   "claimRef": {"namespace": "runai-data", "name": "corpus"}}}  # fmt: skip
+    return pvc, pv
+
+
+async def test_a_data_volume_shared_from_another_namespace_is_mounted_read_only_from_a_copy(
+    trainer_stand_in: KubeStandIn, trainer_api: client.ApiClient
+) -> None:
+    stand_in = trainer_stand_in
+    volume_id = uuid4()
+    pvc, pv = origin(["ReadWriteMany"])
+    stand_in.put_core("persistentvolumeclaims", pvc)
+    stand_in.put_core("persistentvolumes", pv)
+    backend = KubernetesBackend(trainer_api, Recorder())
+    first = shared_volume_plan(volume_id)
+    submitted = await backend.submit(first)
+    copy_pv: Any
+    copy_pvc: Any
+    runtime: Any
+    copy_pv, copy_pvc, runtime, _ = submitted.manifests
+    made_pv = stand_in.objects[("v1", "persistentvolumes", "", copy_pv["metadata"]["name"])]
+    made_pvc = stand_in.objects[("v1", "persistentvolumeclaims", "runai-team", f"dv-{volume_id}")]
+    # The same storage, read-only, kept when the copy goes, bound ahead to the copy's claim.
+    assert made_pv["spec"]["nfs"] == pv["spec"]["nfs"]
+    assert made_pv["spec"]["mountOptions"] == ["nfsvers=4.1"]
+    assert made_pv["spec"]["accessModes"] == ["ReadOnlyMany"]
+    assert made_pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+    assert made_pv["spec"]["claimRef"] == {"namespace": "runai-team", "name": f"dv-{volume_id}"}
+    assert made_pvc["spec"]["volumeName"] == made_pv["metadata"]["name"]
+    assert made_pvc["spec"]["storageClassName"] == ""  # nothing provisions an empty volume
+    assert made_pvc["spec"]["resources"] == {"requests": {"storage": "1Ti"}}
+    assert (made_pv, made_pvc) == (copy_pv, copy_pvc)
+    # Both are what the Kubernetes API takes: nothing unknown, nothing lost on a round trip.
+    for body, model in ((made_pv, "V1PersistentVolume"), (made_pvc, "V1PersistentVolumeClaim")):
+        parsed = trainer_api._ApiClient__deserialize(body, model)  # type: ignore[attr-defined]
+        assert trainer_api.sanitize_for_serialization(parsed) == body
+    pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    spec = pod["template"]["spec"]
+    claim = {"claimName": f"dv-{volume_id}", "readOnly": True}
+    assert {"name": "dv-0", "persistentVolumeClaim": claim} in spec["volumes"]
+    (container,) = spec["containers"]
+    assert {"name": "dv-0", "mountPath": "/data", "readOnly": True} in container["volumeMounts"]
+    # A second workload of the namespace shares the copy (409 counts as made).
+    await backend.submit(shared_volume_plan(volume_id))
+    assert [k[1] for k in stand_in.objects].count("persistentvolumes") == 2  # origin + copy
+    assert stand_in.objects[("v1", "persistentvolumes", "", "pv-corpus")] == pv  # untouched
+
+
+@pytest.mark.parametrize(
+    ("modes", "phase", "missing", "said"),
+    [
+        (["ReadWriteOnce"], "Bound", False, "one node at a time"),
+        (["ReadWriteMany"], "Pending", False, "not bound"),
+        (["ReadWriteMany"], "Bound", True, "404"),
+    ],
+)
+async def test_a_data_volume_that_cannot_be_shared_refuses_the_workload_saying_why(
+    trainer_stand_in: KubeStandIn,
+    trainer_api: client.ApiClient,
+    modes: list[str],
+    phase: str,
+    missing: bool,
+    said: str,
+) -> None:
+    pvc, pv = origin(modes, phase)
+    if not missing:
+        trainer_stand_in.put_core("persistentvolumeclaims", pvc)
+        trainer_stand_in.put_core("persistentvolumes", pv)
+    with pytest.raises(BackendRejectedError) as caught:
+        await KubernetesBackend(trainer_api, Recorder()).submit(shared_volume_plan(uuid4()))
+    assert caught.value.reason.startswith("storage.dataVolume: ")
+    assert said in caught.value.reason
+    assert not [k for k in trainer_stand_in.objects if k[1] in ("trainjobs", "trainingruntimes")]

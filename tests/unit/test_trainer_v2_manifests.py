@@ -355,14 +355,25 @@ def test_a_data_volume_of_the_project_mounts_its_origin_pvc() -> None:
     assert not errors_of(v1)
 
 
-def test_a_data_volume_of_another_namespace_is_refused_rather_than_left_unmounted() -> None:
+def test_a_data_volume_of_another_namespace_mounts_its_copy_read_only() -> None:
     mounted = {"dataVolume": [{"id": str(TEMPLATE), "mountPath": "/data"}]}
-    for event in (
-        requested("JAX", "workers-only", storage=mounted),  # no claim: resolved by no one
-        with_claim(requested("JAX", "workers-only", storage=mounted), "runai-other"),
-    ):
-        plan = plan_for(event)
-        for render in (to_trainer_v2, to_kubeflow_job):
-            with pytest.raises(BackendRejectedError) as caught:
-                render(plan)
-            assert "storage.dataVolume" in caught.value.reason
+    plan = plan_for(with_claim(requested("JAX", "workers-only", storage=mounted), "runai-other"))
+    runtime, _ = to_trainer_v2(plan)
+    assert not errors_of(runtime)
+    spec = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    spec = spec["template"]["spec"]
+    claim = {"claimName": f"dv-{TEMPLATE}", "readOnly": True}
+    assert {"name": "dv-0", "persistentVolumeClaim": claim} in spec["volumes"]
+    (container,) = spec["containers"]
+    assert {"name": "dv-0", "mountPath": "/data", "readOnly": True} in container["volumeMounts"]
+    v1 = to_kubeflow_job(plan)
+    assert not errors_of(v1)
+
+
+def test_a_data_volume_the_snapshot_does_not_place_is_refused_rather_than_left_unmounted() -> None:
+    mounted = {"dataVolume": [{"id": str(TEMPLATE), "mountPath": "/data"}]}
+    plan = plan_for(requested("JAX", "workers-only", storage=mounted))
+    for render in (to_trainer_v2, to_kubeflow_job):
+        with pytest.raises(BackendRejectedError) as caught:
+            render(plan)
+        assert "storage.dataVolume" in caught.value.reason
