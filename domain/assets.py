@@ -30,7 +30,14 @@ from domain.events import (
     EnvironmentUpdated,
     Event,
 )
-from domain.specs import SUPPLEMENTAL_GROUPS, AnyDataSourceSpec, ComputeSpec, EnvironmentSpec
+from domain.specs import (
+    POSIX_IDS,
+    SUPPLEMENTAL_GROUPS,
+    AnyDataSourceSpec,
+    ComputeSpec,
+    EnvironmentSpec,
+    ids_out_of_range,
+)
 from domain.values import AssetKind, AssetMeta
 
 AssetSpec = EnvironmentSpec | ComputeSpec | AnyDataSourceSpec
@@ -276,10 +283,16 @@ def _check_environment(spec: EnvironmentSpec) -> None:
         for field, given in (("runAsUid", spec.run_as_uid), ("runAsGid", spec.run_as_gid)):
             if given is None:
                 raise InvalidAssetError(f"/spec/{field}", "required with uidGidSource: custom")
+            if given not in POSIX_IDS:
+                raise InvalidAssetError(f"/spec/{field}", f"an id from 0 to {POSIX_IDS[-1]}")
         groups = spec.supplemental_groups
         if groups is not None and not SUPPLEMENTAL_GROUPS.match(groups):
             raise InvalidAssetError(
                 "/spec/supplementalGroups", "group ids separated by commas, e.g. 2,3,5"
+            )
+        if groups is not None and ids_out_of_range(groups):
+            raise InvalidAssetError(
+                "/spec/supplementalGroups", f"group ids from 0 to {POSIX_IDS[-1]}"
             )
     if spec.seccomp_profile_type == "Localhost":
         raise InvalidAssetError("/spec/seccompProfileType", "Localhost profiles are not supported")
@@ -339,6 +352,17 @@ def check_compute(spec: ComputeSpec, at: str = "/spec") -> None:
                 raise InvalidAssetError(f"{at}/gpuRequestType", "say portion or memory")
     if (has_portion or has_memory) and not devices:
         raise InvalidAssetError(f"{at}/gpuDevicesRequest", "a GPU fraction needs a device")
+    # A fraction is some of a device (the guide's "% of device" is 1 to 100): none of it would
+    # ask the scheduler for a GPU share of nothing.
+    if spec.gpu_request_type == "portion" and spec.gpu_portion_request == 0:
+        raise InvalidAssetError(f"{at}/gpuPortionRequest", "more than 0 of a device")
+    memory = _quantity(spec.gpu_memory_request, f"{at}/gpuMemoryRequest")
+    if spec.gpu_request_type == "memory" and memory == 0:
+        raise InvalidAssetError(f"{at}/gpuMemoryRequest", "more than 0 of a device's memory")
+    # Extended resources are "resource/quantity pairs": one without a quantity asks for nothing.
+    for i, extended in enumerate(spec.extended_resources or ()):
+        if extended.quantity is None and not extended.exclude:
+            raise InvalidAssetError(f"{at}/extendedResources/{i}/quantity", "required")
     _at_least(spec.gpu_portion_limit, spec.gpu_portion_request, f"{at}/gpuPortion")
     _at_least(spec.cpu_core_limit, spec.cpu_core_request, f"{at}/cpuCore")
     for name, limit, request in (

@@ -8,6 +8,7 @@ routes.
 from typing import assert_never
 
 from domain.errors import DomainError
+from domain.quantities import is_positive
 from domain.specs import (
     AnyDataSourceSpec,
     ConfigMapSpec,
@@ -70,6 +71,10 @@ def _check_pvc(spec: PvcSpec) -> None:
         return
     if spec.claim_info is None or spec.claim_info.size is None:
         raise InvalidDataSourceError("/spec/claimInfo/size", "a new PVC needs a size")
+    if not is_positive(spec.claim_info.size):
+        raise InvalidDataSourceError(
+            "/spec/claimInfo/size", "a new PVC claims a size above 0, e.g. 10Gi"
+        )
     modes = spec.claim_info.access_modes
     if modes is not None and not (
         modes.read_write_once or modes.read_only_many or modes.read_write_many

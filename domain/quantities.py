@@ -50,3 +50,12 @@ def parse(quantity: str) -> Decimal:
         except ValueError as exc:
             raise InvalidQuantityError(quantity) from exc
     raise InvalidQuantityError(quantity)
+
+
+def is_positive(quantity: str) -> bool:
+    """Whether the quantity parses and is above zero (a new PVC's size: Kubernetes refuses a
+    claim of no storage)."""
+    try:
+        return parse(quantity) > 0
+    except InvalidQuantityError:
+        return False

@@ -21,6 +21,17 @@ Port = Annotated[int, Meta(ge=1, le=65535)]
 DistFramework = Literal["MPI", "PyTorch", "TF", "XGBoost", "JAX"]
 # Supplementary groups: group ids separated by commas; empty reverts to the image's groups.
 SUPPLEMENTAL_GROUPS: Final = re.compile(r"^(\s*[0-9]+\s*(,\s*[0-9]+\s*)*)?$")
+# User and group ids as Kubernetes takes them (runAsUser, runAsGroup, supplementalGroups): a pod
+# with another is refused by the API server, so the workload could never start.
+POSIX_IDS: Final = range(0, 2**31)
+
+
+def ids_out_of_range(groups: str) -> bool:
+    """Whether supplementary groups (already matching SUPPLEMENTAL_GROUPS) name an id outside
+    POSIX_IDS."""
+    return any(int(g) not in POSIX_IDS for g in groups.split(",") if g.strip())
+
+
 Capability = Literal[
     "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "CHOWN", "DAC_OVERRIDE",
     "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE",

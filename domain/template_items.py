@@ -1,20 +1,32 @@
-"""The rules of a template's itemized members (reference §5.2, §5.5-§5.7, §17 items 11-13):
-variables, tolerations, placement, connections and storage. Each refusal names the item's field
-as a JSON pointer. An item marked `exclude` only drops an inherited item, so it needs no more
-than its name."""
+"""The rules of a template's itemized members (reference §5.1, §5.2, §5.5-§5.7, §17 items
+11-13): labels and annotations, variables, tolerations, placement, connections and storage. Each
+refusal names the item's field as a JSON pointer. An item marked `exclude` only drops an
+inherited item, so it needs no more than its name."""
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
+from domain.quantities import is_positive
 from domain.template_errors import InvalidTemplateError, camel
-from domain.template_specs import ReplicaSpec, Storage
+from domain.template_specs import Annotation, Label, ReplicaSpec, Storage
 
 NODE_PORT_RANGE: Final = range(30000, 32768)
 _INTEGER: Final = re.compile(r"^[+-]?[0-9]+$")
+# Labels and annotations are Kubernetes' (the guide: "Kubernetes labels are key-value pairs
+# attached to the workload"): a name is a qualified name, an optional DNS-subdomain prefix and
+# a slash before a name part; a label's value is empty or a name part, up to 63 characters. The
+# API server refuses a pod with any other, so the workload could never start.
+_NAME_PART: Final = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+QUALIFIED_NAME: Final = re.compile(
+    rf"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME_PART}"
+)
+LABEL_VALUE: Final = re.compile(f"({_NAME_PART})?")
+LABEL_VALUE_MAX: Final = 63
 
 
 def check_items(spec: ReplicaSpec, at: str) -> None:
+    _check_metadata(spec, at)
     _check_variables(spec, at)
     _check_tolerations(spec, at)
     _check_placement(spec, at)
@@ -30,6 +42,31 @@ def _required(items: Iterable[object] | None, at: str, *fields: str) -> None:
         for field in fields:
             if getattr(item, field) is None:
                 raise InvalidTemplateError(f"{at}/{i}/{camel(field)}", "required")
+
+
+def _check_metadata(spec: ReplicaSpec, at: str) -> None:
+    named: list[tuple[str, Sequence[Label | Annotation]]] = [
+        ("labels", spec.labels or ()),
+        ("annotations", spec.annotations or ()),
+    ]
+    for field, items in named:
+        for i, item in enumerate(items):
+            if not item.exclude and not QUALIFIED_NAME.fullmatch(item.name):
+                raise InvalidTemplateError(
+                    f"{at}/{field}/{i}/name",
+                    "a Kubernetes name: letters, digits, '-', '_' and '.', starting and ending"
+                    " with a letter or digit, after an optional DNS prefix and '/'",
+                )
+    for i, label in enumerate(spec.labels or ()):
+        value = label.value or ""
+        if not label.exclude and not (
+            len(value) <= LABEL_VALUE_MAX and LABEL_VALUE.fullmatch(value)
+        ):
+            raise InvalidTemplateError(
+                f"{at}/labels/{i}/value",
+                f"empty, or up to {LABEL_VALUE_MAX} letters, digits, '-', '_' and '.',"
+                " starting and ending with a letter or digit",
+            )
 
 
 def _check_variables(spec: ReplicaSpec, at: str) -> None:
@@ -98,6 +135,15 @@ def _check_network(spec: ReplicaSpec, at: str) -> None:
         where = f"{at}/exposedUrls/{i}"
         if url.authorized_users and url.authorized_groups:
             raise InvalidTemplateError(f"{where}/authorizedGroups", "users or groups, not both")
+        # The guide: "enter a valid user email or name", "enter group names as they appear in
+        # your identity provider"; an empty one names nobody.
+        for field, names in (
+            ("authorizedUsers", url.authorized_users),
+            ("authorizedGroups", url.authorized_groups),
+        ):
+            for j, name in enumerate(names or ()):
+                if not name.strip():
+                    raise InvalidTemplateError(f"{where}/{field}/{j}", "must not be empty")
         kind = url.authorization_type
         if kind == "authorizedUsers" and not url.authorized_users:
             raise InvalidTemplateError(f"{where}/authorizedUsers", "name the users")
@@ -124,6 +170,10 @@ def _check_storage(storage: Storage, at: str) -> None:
             continue
         if pvc.claim_info is None or pvc.claim_info.size is None:
             raise InvalidTemplateError(f"{at}/pvc/{i}/claimInfo/size", "a new PVC needs a size")
+        if not is_positive(pvc.claim_info.size):  # the guide: "define the claim size"
+            raise InvalidTemplateError(
+                f"{at}/pvc/{i}/claimInfo/size", "a new PVC claims a size above 0, e.g. 10Gi"
+            )
         modes = pvc.claim_info.access_modes
         if modes is not None and not (
             modes.read_write_once or modes.read_only_many or modes.read_write_many

@@ -7,7 +7,7 @@ import msgspec
 
 from domain.assets import InvalidAssetError, check_compute
 from domain.priorities import NAMES as PRIORITIES
-from domain.specs import SUPPLEMENTAL_GROUPS
+from domain.specs import POSIX_IDS, SUPPLEMENTAL_GROUPS, ids_out_of_range
 from domain.template_errors import InvalidTemplateError, camel
 from domain.template_items import NODE_PORT_RANGE, check_items, check_one_time_storage
 from domain.template_specs import (
@@ -110,6 +110,13 @@ def _check_framework(spec: DistributedTemplateSpec) -> None:
         for field in fields:
             if getattr(spec, field) is not None and framework != only:
                 raise InvalidTemplateError(f"/spec/{camel(field)}", f"only for {only}")
+    # The MPI operator mounts the SSH keys at this path in the container: it names a directory
+    # there (the guide: "the path to the SSH key directory"), as /root/.ssh does by default.
+    ssh = spec.ssh_auth_mount_path
+    if ssh is not None and not ssh.startswith("/"):
+        raise InvalidTemplateError(
+            "/spec/sshAuthMountPath", "an absolute path in the container, e.g. /home/user/.ssh"
+        )
     low, high, workers = spec.min_replicas, spec.max_replicas, spec.num_workers
     if low is not None and (low < 1 or (workers is not None and low > workers)):
         raise InvalidTemplateError("/spec/minReplicas", "must be at least 1 and at most numWorkers")
@@ -210,14 +217,23 @@ def _check_replica(spec: ReplicaSpec, at: str) -> None:
                     )
         else:  # the guide: with Custom, "you'll need to manually enter the UID, GID ..."
             for field in ("run_as_uid", "run_as_gid"):
-                if getattr(security, field) is None:
+                value = getattr(security, field)
+                if value is None:
                     raise InvalidTemplateError(
                         f"{at}/security/{camel(field)}", "required with uidGidSource: custom"
+                    )
+                if value not in POSIX_IDS:
+                    raise InvalidTemplateError(
+                        f"{at}/security/{camel(field)}", f"an id from 0 to {POSIX_IDS[-1]}"
                     )
         groups = security.supplemental_groups
         if groups is not None and not SUPPLEMENTAL_GROUPS.match(groups):
             raise InvalidTemplateError(
                 f"{at}/security/supplementalGroups", "group ids separated by commas, e.g. 2,3,5"
+            )
+        if groups is not None and ids_out_of_range(groups):
+            raise InvalidTemplateError(
+                f"{at}/security/supplementalGroups", f"group ids from 0 to {POSIX_IDS[-1]}"
             )
     check_items(spec, at)
 

@@ -67,6 +67,28 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     (body({"security": {"uidGidSource": "custom", "runAsUid": 1, "runAsGid": 1,
                          "supplementalGroups": "wheel"}}),
      "/spec/security/supplementalGroups"),
+    (body({"labels": [{"name": "team", "value": "vision research"}]}), "/spec/labels/0/value"),
+    (body({"labels": [{"name": "Team/owner", "value": "ml"}]}), "/spec/labels/0/name"),
+    (body({"annotations": [{"name": "a note", "value": "x"}]}), "/spec/annotations/0/name"),
+    (body({"exposedUrls": [{"container": 8888, "authorizedGroups": [""]}]}),
+     "/spec/exposedUrls/0/authorizedGroups/0"),
+    (body({"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "0"}}]}}),
+     "/spec/storage/pvc/0/claimInfo/size"),
+    (body({"distributedFramework": "MPI", "sshAuthMountPath": "ssh-keys"}, **SEPARATE_MASTER),
+     "/spec/sshAuthMountPath"),
+    (body({"security": {"uidGidSource": "custom", "runAsUid": -1, "runAsGid": 1}}),
+     "/spec/security/runAsUid"),
+    (body({"security": {"uidGidSource": "custom", "runAsUid": 1, "runAsGid": 1,
+                         "supplementalGroups": "5,4294967296"}}),
+     "/spec/security/supplementalGroups"),
+    (body({"compute": {"gpuDevicesRequest": 1, "gpuRequestType": "portion",
+                       "gpuPortionRequest": 0}}),
+     "/spec/compute/gpuPortionRequest"),
+    (body({"compute": {"extendedResources": [{"resource": "rdma/hca"}]}}),
+     "/spec/compute/extendedResources/0/quantity"),
+    (body(masterSpecSameAsWorker=False,
+          master={"spec": {"image": "m", "labels": [{"name": "role", "value": "master node"}]}}),
+     "/master/spec/labels/0/value"),
 ]  # fmt: skip
 
 
@@ -99,6 +121,14 @@ async def test_what_the_rules_allow_is_accepted_and_combined_as_it_runs(
             {"key": "gpu-count", "operator": "Gt", "values": ["4"]}]}]},
         "storage": {"emptyDirVolume": [{"name": "scratch", "path": "/scratch"}],
                     "pvc": [{"name": "out", "path": "/out", "claimInfo": {"size": "10Gi"}}]},
+        "labels": [{"name": "app.kubernetes.io/part-of", "value": "ddp_1.x"}, {"name": "t"}],
+        "annotations": [{"name": "example.com/note", "value": "any text, even this!"}],
+        "exposedUrls": [{"name": "nb", "container": 8888, "authorizedUsers": ["ana@example.com"]}],
+        "security": {"uidGidSource": "custom", "runAsUid": 0, "runAsGid": 2147483647,
+                     "supplementalGroups": "4,2147483647"},
+        "compute": {"gpuDevicesRequest": 1, "gpuRequestType": "portion",
+                    "gpuPortionRequest": 0.01,
+                    "extendedResources": [{"resource": "rdma/hca", "quantity": "1"}]},
     }  # fmt: skip
     template = body(
         spec,
@@ -122,6 +152,9 @@ async def test_what_the_rules_allow_is_accepted_and_combined_as_it_runs(
     }
     for field, value in workload_wide.items():
         assert combined[field] == master[field] == value, field
+    assert combined["labels"][0]["value"] == "ddp_1.x"
+    assert combined["security"]["runAsGid"] == 2147483647
+    assert combined["compute"]["extendedResources"] == [{"resource": "rdma/hca", "quantity": "1"}]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ import pytest
 
 from domain import assets, quantities
 from domain.assets import InvalidAssetError
-from domain.specs import ComputeSpec, EnvironmentSpec, WorkloadSupportedTypes
+from domain.data_sources import InvalidDataSourceError
+from domain.specs import ClaimInfo, ComputeSpec, EnvironmentSpec, PvcSpec, WorkloadSupportedTypes
 from domain.values import AssetMeta
 
 META = AssetMeta(name="pytorch", scope="tenant")
@@ -45,6 +46,19 @@ def refusal(meta: AssetMeta, spec: EnvironmentSpec | ComputeSpec) -> str:
         ({"uidGidSource": "custom", "runAsUid": 1000}, "/spec/runAsGid"),
         (
             {"uidGidSource": "custom", "runAsUid": 1, "runAsGid": 1, "supplementalGroups": "a,b"},
+            "/spec/supplementalGroups",
+        ),
+        (
+            {"uidGidSource": "custom", "runAsUid": -1, "runAsGid": 1},
+            "/spec/runAsUid",
+        ),
+        (
+            {
+                "uidGidSource": "custom",
+                "runAsUid": 1,
+                "runAsGid": 1,
+                "supplementalGroups": "3000000000",
+            },
             "/spec/supplementalGroups",
         ),
         ({"seccompProfileType": "Localhost"}, "/spec/seccompProfileType"),
@@ -109,6 +123,15 @@ def test_a_distributed_environment_names_its_framework() -> None:
         ({"cpuCoreRequest": 4, "cpuCoreLimit": 2}, "/spec/cpuCoreLimit"),
         ({"cpuMemoryRequest": "2Gi", "cpuMemoryLimit": "2G"}, "/spec/cpuMemoryLimit"),
         ({"cpuMemoryRequest": "1.2.3"}, "/spec/cpuMemoryRequest"),
+        (
+            {"gpuDevicesRequest": 1, "gpuRequestType": "portion", "gpuPortionRequest": 0},
+            "/spec/gpuPortionRequest",
+        ),
+        (
+            {"gpuDevicesRequest": 1, "gpuRequestType": "memory", "gpuMemoryRequest": "0"},
+            "/spec/gpuMemoryRequest",
+        ),
+        ({"extendedResources": [{"resource": "rdma/hca"}]}, "/spec/extendedResources/0/quantity"),
     ],
 )
 def test_compute_rules(fields: dict[str, object], pointer: str) -> None:
@@ -150,3 +173,32 @@ def test_update_changes_only_what_differs_and_delete_twice_is_a_no_op() -> None:
 def test_a_custom_uid_and_gid_are_given_with_a_custom_source() -> None:
     custom = environment(uidGidSource="custom", runAsUid=1000, runAsGid=100)
     assert assets.create(None, uuid4(), META, custom)
+
+
+def test_ids_fractions_and_extended_resources_within_their_ranges_are_accepted() -> None:
+    custom = environment(
+        uidGidSource="custom", runAsUid=0, runAsGid=2**31 - 1, supplementalGroups="0,2147483647"
+    )
+    assert assets.create(None, uuid4(), META, custom)
+    compute = msgspec.convert(
+        {
+            "gpuDevicesRequest": 1,
+            "gpuRequestType": "portion",
+            "gpuPortionRequest": 0.01,
+            "extendedResources": [{"resource": "rdma/hca", "quantity": "1"}],
+        },
+        ComputeSpec,
+    )
+    assert assets.create(None, uuid4(), AssetMeta(name="slice", scope="tenant"), compute)
+
+
+@pytest.mark.parametrize(("size", "accepted"), [("1Mi", True), ("0", False), ("0.0Gi", False)])
+def test_a_new_pvc_data_source_claims_some_storage(size: str, accepted: bool) -> None:
+    spec = PvcSpec(path="/data", claim_info=ClaimInfo(size=size))
+    meta = AssetMeta(name="scratch", scope="tenant")
+    if accepted:
+        assert assets.create(None, uuid4(), meta, spec)
+        return
+    with pytest.raises(InvalidDataSourceError) as refused:
+        assets.create(None, uuid4(), meta, spec)
+    assert refused.value.field == "/spec/claimInfo/size"

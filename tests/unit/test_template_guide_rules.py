@@ -19,6 +19,8 @@ from domain.workloads import InvalidWorkloadError
 from tests.unit.test_template_rules import body, outcome
 
 TOLERATION = {"operator": "Exists", "effect": "NoSchedule"}
+CUSTOM_IDS = {"uidGidSource": "custom", "runAsUid": 1000, "runAsGid": 100}
+ONE_GPU = {"gpuDevicesRequest": 1}
 EXPRESSION = "/spec/nodeAffinityRequired/nodeSelectorTerms/0/matchExpressions/0"
 
 
@@ -186,6 +188,114 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
         {"storage": {"nfs": [{"server": "nas", "path": "/x", "mountPath": "/x"}]}},
         {"storage": {"dataVolume": [{"id": str(uuid4()), "mountPath": "/data"}]}},
         "/spec/storage/dataVolume/0",
+    ),
+    (
+        "label names and values as Kubernetes has them",
+        {"labels": [{"name": "app.kubernetes.io/part-of", "value": "ddp_1.x"}, {"name": "t"}]},
+        {"labels": [{"name": "team", "value": "vision research"}]},
+        "/spec/labels/0/value",
+    ),
+    (
+        "a label value of at most 63 characters",
+        {"labels": [{"name": "run", "value": "r" * 63}]},
+        {"labels": [{"name": "run", "value": "r" * 64}]},
+        "/spec/labels/0/value",
+    ),
+    (
+        "a label name is a qualified name",
+        {"labels": [{"name": "example.com/owner", "value": "ml"}]},
+        {"labels": [{"name": "Example.com/owner", "value": "ml"}]},
+        "/spec/labels/0/name",
+    ),
+    (
+        "an annotation name is a qualified name, its value anything",
+        {"annotations": [{"name": "example.com/note", "value": "any text, even this!"}]},
+        {"annotations": [{"name": "a note", "value": "x"}]},
+        "/spec/annotations/0/name",
+    ),
+    (
+        "an excluded label is a name only",
+        {"labels": [{"name": "inherited", "exclude": True}]},
+        {"labels": [{"name": "inherited", "value": "not a value!"}]},
+        "/spec/labels/0/value",
+    ),
+    (
+        "exposed URL users not empty",
+        {"exposedUrls": [{"container": 8888, "authorizedUsers": ["ana@example.com"]}]},
+        {"exposedUrls": [{"container": 8888, "authorizedUsers": ["ana@example.com", " "]}]},
+        "/spec/exposedUrls/0/authorizedUsers/1",
+    ),
+    (
+        "exposed URL groups not empty",
+        {"exposedUrls": [{"container": 8888, "authorizedGroups": ["ml-team"]}]},
+        {"exposedUrls": [{"container": 8888, "authorizedGroups": [""]}]},
+        "/spec/exposedUrls/0/authorizedGroups/0",
+    ),
+    (
+        "a new volume claims some storage",
+        {"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "500Mi"}}]}},
+        {"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "0Gi"}}]}},
+        "/spec/storage/pvc/0/claimInfo/size",
+    ),
+    (
+        "a new volume's size is a quantity",
+        {"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "1.5G"}}]}},
+        {"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "1.5.0G"}}]}},
+        "/spec/storage/pvc/0/claimInfo/size",
+    ),
+    (
+        "the SSH key directory is an absolute path",
+        {"distributedFramework": "MPI", "sshAuthMountPath": "/home/mpiuser/.ssh"},
+        {"distributedFramework": "MPI", "sshAuthMountPath": ".ssh"},
+        "/spec/sshAuthMountPath",
+    ),
+    (
+        "the SSH key directory is not empty",
+        {"distributedFramework": "MPI", "sshAuthMountPath": "/root/.ssh"},
+        {"distributedFramework": "MPI", "sshAuthMountPath": ""},
+        "/spec/sshAuthMountPath",
+    ),
+    (
+        "a custom uid is a user id",
+        {"security": {"uidGidSource": "custom", "runAsUid": 0, "runAsGid": 2**31 - 1}},
+        {"security": {"uidGidSource": "custom", "runAsUid": -1, "runAsGid": 100}},
+        "/spec/security/runAsUid",
+    ),
+    (
+        "a custom gid is a group id",
+        {"security": {"uidGidSource": "custom", "runAsUid": 1000, "runAsGid": 100}},
+        {"security": {"uidGidSource": "custom", "runAsUid": 1000, "runAsGid": 2**31}},
+        "/spec/security/runAsGid",
+    ),
+    (
+        "supplementary groups are group ids",
+        {"security": {**CUSTOM_IDS, "supplementalGroups": "4, 2147483647"}},
+        {"security": {**CUSTOM_IDS, "supplementalGroups": "4,2147483648"}},
+        "/spec/security/supplementalGroups",
+    ),
+    (
+        "a GPU portion is some of a device",
+        {"compute": {**ONE_GPU, "gpuRequestType": "portion", "gpuPortionRequest": 0.01}},
+        {"compute": {**ONE_GPU, "gpuRequestType": "portion", "gpuPortionRequest": 0}},
+        "/spec/compute/gpuPortionRequest",
+    ),
+    (
+        "GPU memory is some of a device's",
+        {"compute": {**ONE_GPU, "gpuRequestType": "memory", "gpuMemoryRequest": "1Mi"}},
+        {"compute": {**ONE_GPU, "gpuRequestType": "memory", "gpuMemoryRequest": "0G"}},
+        "/spec/compute/gpuMemoryRequest",
+    ),
+    (
+        "an extended resource has a quantity",
+        {"compute": {"extendedResources": [{"resource": "rdma/hca", "quantity": "1"}]}},
+        {"compute": {"extendedResources": [{"resource": "rdma/hca"}]}},
+        "/spec/compute/extendedResources/0/quantity",
+    ),
+    (
+        "an excluded extended resource is a resource only",
+        {"compute": {"extendedResources": [{"resource": "rdma/hca", "exclude": True}]}},
+        {"compute": {"extendedResources": [{"resource": "rdma/hca", "exclude": False}]}},
+        "/spec/compute/extendedResources/0/quantity",
     ),
     (
         "an excluded ConfigMap only drops one",
