@@ -47,7 +47,8 @@ def parse(quantity: str) -> Decimal:
     if suffix[:1] in ("e", "E"):  # decimal exponent: "1e3"
         try:
             return value * Decimal(10) ** int(suffix[1:])
-        except ValueError as exc:
+        # An exponent past what a decimal holds ("1e99999999") is no quantity Kubernetes takes.
+        except (ValueError, ArithmeticError) as exc:
             raise InvalidQuantityError(quantity) from exc
     raise InvalidQuantityError(quantity)
 

@@ -29,7 +29,9 @@ POSIX_IDS: Final = range(0, 2**31)
 def ids_out_of_range(groups: str) -> bool:
     """Whether supplementary groups (already matching SUPPLEMENTAL_GROUPS) name an id outside
     POSIX_IDS."""
-    return any(int(g) not in POSIX_IDS for g in groups.split(",") if g.strip())
+    # Ten digits hold every id; a longer one is out of range before int() is asked to read it.
+    ids = [g.strip().lstrip("0") or "0" for g in groups.split(",") if g.strip()]
+    return any(len(g) > len(str(POSIX_IDS[-1])) or int(g) not in POSIX_IDS for g in ids)
 
 
 Capability = Literal[

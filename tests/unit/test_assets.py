@@ -61,6 +61,15 @@ def refusal(meta: AssetMeta, spec: EnvironmentSpec | ComputeSpec) -> str:
             },
             "/spec/supplementalGroups",
         ),
+        (
+            {
+                "uidGidSource": "custom",
+                "runAsUid": 1,
+                "runAsGid": 1,
+                "supplementalGroups": "5," + "9" * 5000,
+            },
+            "/spec/supplementalGroups",
+        ),
         ({"seccompProfileType": "Localhost"}, "/spec/seccompProfileType"),
         ({"tty": True}, "/spec/tty"),
         (
@@ -123,6 +132,7 @@ def test_a_distributed_environment_names_its_framework() -> None:
         ({"cpuCoreRequest": 4, "cpuCoreLimit": 2}, "/spec/cpuCoreLimit"),
         ({"cpuMemoryRequest": "2Gi", "cpuMemoryLimit": "2G"}, "/spec/cpuMemoryLimit"),
         ({"cpuMemoryRequest": "1.2.3"}, "/spec/cpuMemoryRequest"),
+        ({"cpuMemoryRequest": "1e99999999", "cpuMemoryLimit": "1"}, "/spec/cpuMemoryRequest"),
         (
             {"gpuDevicesRequest": 1, "gpuRequestType": "portion", "gpuPortionRequest": 0},
             "/spec/gpuPortionRequest",
@@ -152,6 +162,9 @@ def test_quantities_parse_with_binary_decimal_and_exponent_suffixes() -> None:
     assert quantities.parse("1e3") == 1000
     with pytest.raises(quantities.InvalidQuantityError):
         quantities.parse("12XB")
+    for beyond in ("1e99999999", "1E" + "9" * 5000):  # no decimal holds these
+        with pytest.raises(quantities.InvalidQuantityError):
+            quantities.parse(beyond)
 
 
 def test_update_changes_only_what_differs_and_delete_twice_is_a_no_op() -> None:

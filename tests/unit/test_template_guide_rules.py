@@ -274,6 +274,18 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
         "/spec/security/supplementalGroups",
     ),
     (
+        "a supplementary group id of any length is read as a number",
+        {"security": {**CUSTOM_IDS, "supplementalGroups": "000000000004"}},
+        {"security": {**CUSTOM_IDS, "supplementalGroups": "4," + "9" * 5000}},
+        "/spec/security/supplementalGroups",
+    ),
+    (
+        "a new volume's size is a quantity a decimal holds",
+        {"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "1e3"}}]}},
+        {"storage": {"pvc": [{"path": "/d", "claimInfo": {"size": "1e99999999"}}]}},
+        "/spec/storage/pvc/0/claimInfo/size",
+    ),
+    (
         "a GPU portion is some of a device",
         {"compute": {**ONE_GPU, "gpuRequestType": "portion", "gpuPortionRequest": 0.01}},
         {"compute": {**ONE_GPU, "gpuRequestType": "portion", "gpuPortionRequest": 0}},
