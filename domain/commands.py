@@ -7,6 +7,7 @@ from uuid import UUID
 import msgspec
 
 from domain.events import EventMetadata
+from domain.policies import PolicyBody
 from domain.specs import (
     AnyDataSourceSpec,
     ComputeSpec,
@@ -313,4 +314,31 @@ class ShareDataVolume(msgspec.Struct, frozen=True, kw_only=True):
 
 class DeleteDataVolume(msgspec.Struct, frozen=True, kw_only=True):
     datavolume_id: UUID
+    metadata: EventMetadata
+
+
+class ApplyPolicy(msgspec.Struct, frozen=True, kw_only=True):
+    """A scope's distributed policy, whole (PUT); with `validate_only`, checked and not kept."""
+
+    scope: ScopeRef
+    name: str
+    body: PolicyBody
+    metadata: EventMetadata
+    validate_only: bool = False
+
+
+class ChangePolicy(msgspec.Struct, frozen=True, kw_only=True):
+    """A change of a scope's distributed policy (PATCH): `body` laid over what it sets, then the
+    fields under each `reset` path cleared."""
+
+    scope: ScopeRef
+    name: str | None = None  # None: it keeps its name
+    body: PolicyBody
+    reset: tuple[str, ...] = ()
+    metadata: EventMetadata
+    validate_only: bool = False
+
+
+class DeletePolicy(msgspec.Struct, frozen=True, kw_only=True):
+    scope: ScopeRef
     metadata: EventMetadata

@@ -10,6 +10,7 @@ from uuid import UUID
 
 import msgspec
 
+from domain.policy_rules import PolicyRule
 from domain.specs import (
     AnyDataSourceSpec,
     ComputeSpec,
@@ -564,6 +565,31 @@ WorkloadEvent = (
     | WorkloadPodsObserved
 )
 
+
+class PolicyApplied(Event, tag="policy.applied.v1", frozen=True, kw_only=True):
+    """A scope's policy of one workload type, whole, as it now is (an overwrite, or a change's
+    result): the defaults it fills in and the rules it sets, by field path
+    ("worker.compute.gpuDevicesRequest"). The scope is placed in its org tree as of then."""
+
+    policy_id: UUID
+    name: str
+    workload_type: Literal["distributed"]
+    scope: Literal["tenant", "cluster", "department", "project"]
+    scope_id: str  # "" for the tenant
+    cluster_id: UUID | None = None
+    department_id: str | None = None
+    project_id: str | None = None
+    worker_defaults: DistributedTemplateSpec | None = None
+    master_defaults: MasterTemplateSpec | None = None
+    rules: dict[str, PolicyRule] = msgspec.field(default_factory=dict)
+
+
+class PolicyDeleted(Event, tag="policy.deleted.v1", frozen=True, kw_only=True):
+    policy_id: UUID
+
+
+PolicyEvent = PolicyApplied | PolicyDeleted
+
 # The catalogue: every event type this service stores. Tags are a storage schema.
 DomainEvent = (
     ApplicationEvent
@@ -576,6 +602,7 @@ DomainEvent = (
     | TemplateEvent
     | WorkloadEvent
     | TenantSettingChanged
+    | PolicyEvent
 )
 
 

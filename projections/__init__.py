@@ -15,6 +15,7 @@ from projections import (
     audit_index,
     data_volume_catalogue,
     org_units,
+    policy_catalogue,
     template_catalogue,
     workload_catalogue,
 )
@@ -43,6 +44,7 @@ ALL: tuple[Projection, ...] = (
     Projection(
         data_volume_catalogue.NAME, data_volume_catalogue.apply, (data_volume_catalogue.NAME,)
     ),
+    Projection(policy_catalogue.NAME, policy_catalogue.apply, (policy_catalogue.NAME,)),
     Projection(
         template_catalogue.NAME,
         template_catalogue.apply,

@@ -3,7 +3,7 @@ and time, filterable and paged by a cursor (`seq`, the order rows were indexed i
 
 An event's scope is the scope of the thing it happened to: an org unit is its own scope; an
 asset, template or workload lives where it was created (its first event says so and later ones
-inherit it); applications and users are tenant-wide.
+inherit it); a policy is its scope's; applications and users are tenant-wide.
 """
 
 from datetime import datetime
@@ -22,6 +22,7 @@ from domain.events import (
     DepartmentCreated,
     EnvironmentCreated,
     Event,
+    PolicyApplied,
     ProjectCreated,
     RecordedEvent,
     RegistryCreated,
@@ -51,6 +52,8 @@ def scope_stated(event: Event) -> ScopeRef | None:
             return event.meta.scope_ref
         case WorkloadRequested():
             return ScopeRef("project", event.project_id)
+        case PolicyApplied():  # each policy is its scope's
+            return ScopeRef(event.scope, event.scope_id)
         case _:
             return None
 

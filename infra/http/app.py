@@ -33,6 +33,7 @@ from infra.http.me import ME_ROUTES
 from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.permissions import PERMISSION_ROUTES
+from infra.http.policies import POLICY_ROUTES
 from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.registries import REGISTRY_ROUTES
@@ -126,6 +127,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *DATA_SOURCE_ROUTES,
             *REGISTRY_ROUTES,
             *DATA_VOLUME_ROUTES,
+            *POLICY_ROUTES,
             *ACCESS_RULE_ROUTES,
             *ME_ROUTES,
             *PERMISSION_ROUTES,

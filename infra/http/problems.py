@@ -32,6 +32,7 @@ from domain.org_units import (
     UnknownScopeError,
 )
 from domain.pointers import pointer_in
+from domain.policies import InvalidPolicyError, PolicyNotFoundError
 from domain.registries import RegistryInUseError
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
@@ -130,6 +131,8 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     RepositoryNotFoundError: 404,
     InvalidDataSourceError: 400,
     InvalidWorkloadError: 400,
+    InvalidPolicyError: 400,
+    PolicyNotFoundError: 404,
     FeatureDisabledError: 400,
     UnknownSettingError: 400,
     WorkloadNotFoundError: 404,
