@@ -1,7 +1,8 @@
 """A template's combined specs: its linked and loaded assets, overlaid by its own spec, with the
 defaults filled in (reference §7, §8, §15), and whether it can be submitted as it is.
 
-Precedence, lowest first: defaults, asset values, the template's spec. Itemized lists merge by
+Precedence, lowest first: the service's defaults, a project's policy defaults (for a workload,
+or a template's compliance), asset values, the template's spec. Itemized lists merge by
 item name (a template item replaces the asset's item of the same name; `exclude` drops it).
 The fields of the whole workload (backoff, grace period, auto-deletion, priority,
 preemptibility) are the worker spec's, in the combined master spec too: that is what runs.
@@ -36,6 +37,7 @@ from domain.template_specs import (
 )
 from domain.templates import TemplateBody
 
+_NONE: Final[Mapping[str, Any]] = {}
 # Defaults of a distributed (Train category) workload, and per framework. The image pull
 # policy follows Kubernetes (pull_policy below).
 DEFAULTS: Final[Mapping[str, Any]] = {
@@ -80,10 +82,19 @@ def credential_secret_name(asset_id: UUID) -> str:
     return f"credential-{asset_id}"
 
 
-def combine(body: TemplateBody, assets: Mapping[UUID, Asset]) -> Combined:
-    """`assets` holds every asset the template refers to that still exists, by id."""
+def combine(
+    body: TemplateBody,
+    assets: Mapping[UUID, Asset],
+    *,
+    worker_defaults: Mapping[str, Any] = _NONE,
+    master_defaults: Mapping[str, Any] = _NONE,
+) -> Combined:
+    """`assets` holds every asset the template refers to that still exists, by id. A project's
+    policy defaults (domain/policies.py, in the spec's wire shape), when given, lie beneath the
+    assets' values, above the service's own defaults: a workload of that project, or a
+    template's compliance with its policy."""
     problems: list[str] = []
-    worker = _resolve(body.assets, body.spec, assets, problems)
+    worker = _resolve(body.assets, body.spec, assets, problems, worker_defaults)
     framework = worker.get("distributedFramework")
     _fill(worker, DEFAULTS)
     fill_pull_policy(worker)
@@ -96,7 +107,7 @@ def combine(body: TemplateBody, assets: Mapping[UUID, Asset]) -> Combined:
     if body.master_spec_same_as_worker:
         master = master_copy(worker)
     elif body.master is not None:
-        resolved = _resolve(body.master.assets, body.master.spec, assets, problems)
+        resolved = _resolve(body.master.assets, body.master.spec, assets, problems, master_defaults)
         fill_pull_policy(resolved)
         master = msgspec.convert(with_workload_wide(resolved, worker), MasterTemplateSpec)
     issue = runnable_issue(spec, master, body.master_spec_same_as_worker)
@@ -142,9 +153,11 @@ def _resolve(
     own: ReplicaSpec | None,
     assets: Mapping[UUID, Asset],
     problems: list[str],
+    beneath: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The asset values, overlaid by the template's own."""
-    merged: dict[str, Any] = {}
+    """`beneath` (a policy's defaults), overlaid by the asset values, overlaid by the template's
+    own. (overlay makes new nested values: `beneath` is never changed.)"""
+    merged: dict[str, Any] = dict(beneath)
     if links is not None:
         for kind, asset_id in (("environment", links.environment), ("compute", links.compute)):
             if asset_id is None:

@@ -18,6 +18,7 @@ from domain.policies import Effective
 from domain.policy_fields import FIELDS, replica_of, spec_path
 from domain.policy_rules import ComplianceIssue, item_issues, value_issues, value_of
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
+from domain.workloads import InvalidWorkloadError
 
 
 def issues(
@@ -65,3 +66,24 @@ def request_field(path: str) -> str:
 
 def _shown(value: Any) -> str:
     return "(none)" if value is None else str(msgspec.json.encode(value), "utf-8")
+
+
+class PolicyViolationError(InvalidWorkloadError):
+    """A submission whose workload would break its project's policy: `field` points at the
+    request's field, `policy_field` at the policy's, `rule` names the rule broken."""
+
+    slug = "policy-violation"
+
+    def __init__(self, issue: ComplianceIssue) -> None:
+        super().__init__(request_field(issue.field), f"the project's policy: {issue.details}")
+        self.rule = issue.rule
+        self.policy_field = issue.field
+
+
+def check_submission(
+    policy: Effective, spec: DistributedTemplateSpec, master: MasterTemplateSpec | None
+) -> None:
+    """Refuse a workload that breaks its project's policy, naming the first field and rule."""
+    found = issues(policy, spec, master)
+    if found:
+        raise PolicyViolationError(found[0])

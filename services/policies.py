@@ -10,6 +10,7 @@ model, infra/http/policies.py the HTTP routes.
 """
 
 from collections.abc import Callable
+from uuid import UUID
 
 import msgspec
 
@@ -41,6 +42,11 @@ async def effective_in(lineage: tuple[ScopeRef, ...], *, streams: StreamLoader) 
         if state is not None:
             chain.append((scope, state.body))
     return policies.effective(chain)
+
+
+def streams_of(lineage: tuple[ScopeRef, ...]) -> list[UUID]:
+    """The streams of the policies a lineage may hold (to read them in one round trip)."""
+    return [policies.stream_of("distributed", scope) for scope in lineage]
 
 
 async def apply_policy(cmd: ApplyPolicy, *, streams: NamedStreams) -> Applied:

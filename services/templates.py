@@ -11,11 +11,12 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, templates, tenant_settings
+from domain import assets, policies, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
 from domain.events import AssetVersion, Event, EventMetadata, TemplateCreated
+from domain.policies import Effective
 from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
 from domain.template_specs import ReplicaSpec, TemplateAssets
@@ -214,9 +215,17 @@ def live_scope(events: Iterable[Event]) -> ScopeRef | None:
     return None if found is None or found.deleted else found.meta.scope_ref
 
 
-async def combined(template: Template, *, streams: StreamLoader) -> Combined:
-    """The combined specs, from the asset versions the template records."""
-    return combine(template.body, await _recorded_assets(template, streams))
+async def combined(
+    template: Template, *, streams: StreamLoader, policy: Effective = policies.NOTHING
+) -> Combined:
+    """The combined specs, from the asset versions the template records, over the defaults of
+    `policy` (a project's, for a workload of it)."""
+    return combine(
+        template.body,
+        await _recorded_assets(template, streams),
+        worker_defaults=policy.worker_defaults,
+        master_defaults=policy.master_defaults,
+    )
 
 
 async def _recorded_assets(template: Template, streams: StreamLoader) -> dict[UUID, Asset]:

@@ -21,12 +21,14 @@ from domain.events import (
     WorkloadSnapshot,
 )
 from domain.org_units import OrgUnit
+from domain.policy_compliance import check_submission
 from domain.submissions import Overrides, snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
 from services import access, idempotency, uses
 from services import registries as registry_assets  # `registries` names the pull credentials
 from services.kinds import fold_as
+from services.policies import effective_in, streams_of
 from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader, Uses
 from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped
@@ -76,15 +78,26 @@ async def request_workload(
         streams=loader,
         refuse=InvalidWorkloadError,
     )
+    # The project's policy: its defaults lie beneath the template's and assets' values, and its
+    # rules judge what would run.
+    policy = await effective_in(
+        project.lineage, streams=await prefetch(streams, streams_of(project.lineage))
+    )
     if cmd.template_id is None:
         if cmd.overrides.spec is None:
             raise InvalidWorkloadError("/spec", "give a templateId, or the whole spec")
         # No template: the submission's own spec, with the defaults filled in.
         body = templates.TemplateBody(spec=cmd.overrides.spec)
-        snapshot = snapshot_of(combine(body, {}), True, cmd.overrides)
+        base = combine(
+            body,
+            {},
+            worker_defaults=policy.worker_defaults,
+            master_defaults=policy.master_defaults,
+        )
+        snapshot = snapshot_of(base, True, cmd.overrides)
     else:
         template = await _template(cmd.template_id, project, loader)
-        base = await combined(template, streams=loader)
+        base = await combined(template, streams=loader, policy=policy)
         snapshot = snapshot_of(
             base,
             template.body.master_spec_same_as_worker,
@@ -99,6 +112,7 @@ async def request_workload(
                 base, template.body.master_spec_same_as_worker, snapshot
             ),
         )
+    check_submission(policy, snapshot.spec, snapshot.master)
     tenant_settings.check_framework(
         settings,
         "/spec/distributedFramework" if cmd.template_id is None else "/templateId",

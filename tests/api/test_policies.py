@@ -10,9 +10,14 @@ import asyncpg
 import pytest
 from litestar import Litestar
 
+from domain.events import WorkloadRequested
 from domain.values import Grant
+from infra.postgres.eventstore import PostgresEventStore
+from infra.serialization import DOMAIN_CODEC
 from tests.api.support import call, project_all, token_for
 from tests.api.test_assets import org  # noqa: F401  # the fixture: a cluster, a department, two projects
+from tests.api.test_workloads import WORKLOADS, submission
+from tests.api.test_workloads import setup as workload_setup
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -181,3 +186,45 @@ async def test_admins_set_policies_and_whoever_sees_the_scope_reads_them(
     missing = await call(app, "GET", POLICY, admin, params={"scope": "project"})
     assert missing.status_code == 400, missing.text
     assert missing.json()["errors"][0]["pointer"] == "/projectId"
+
+
+async def test_a_submission_takes_its_projects_defaults_and_is_refused_when_it_breaks_a_rule(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    found = await workload_setup(app, admin)  # a template linking 8 GPUs, in project llm
+    project = found["project"]
+    policy = {
+        "defaults": {"worker": {"backoffLimit": 2,
+                                "labels": {"instances": [{"name": "team", "value": "llm"}]}}},
+        "rules": {"worker": {"backoffLimit": {"max": 3},
+                             "compute": {"gpuDevicesRequest": {"max": 8}}}},
+    }  # fmt: skip
+    put = await call(app, "PUT", POLICY, admin, json=at_project(project, policy))
+    assert put.status_code == 200, put.text
+    submitted = await call(app, "POST", WORKLOADS, admin, json=submission(found))
+    assert submitted.status_code == 202, submitted.text
+    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    (event,) = (await store.load(submitted.json()["workloadId"])).events
+    assert isinstance(event, WorkloadRequested)
+    spec = event.snapshot.spec
+    assert spec.backoff_limit == 2  # the policy's default, not the service's 6
+    assert [(label.name, label.value) for label in spec.labels or ()] == [("team", "llm")]
+    assert spec.compute is not None
+    assert spec.compute.gpu_devices_request == 8  # the linked compute resource's, above it
+    refused = await call(app, "POST", WORKLOADS, admin,
+                         json=submission(found, name="more", spec={"backoffLimit": 5}))  # fmt: skip
+    assert refused.status_code == 400, refused.text
+    problem = refused.json()
+    assert (problem["errors"][0]["pointer"], problem["rule"]) == ("/spec/backoffLimit", "max")
+    assert "no greater than 3" in problem["message"]
+    # A rule tightened under a template: its linked compute resource's 8 GPUs are now too many.
+    tighter = {"rules": {"worker": {"compute": {"gpuDevicesRequest": {"max": 4}}}}}
+    patch = {"meta": {"scope": "project", "projectId": project["id"]}, "policy": tighter}
+    assert (await call(app, "PATCH", POLICY, admin, json=patch)).status_code == 200
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    refused = await call(app, "POST", WORKLOADS, admin, json=submission(found, name="again"))
+    assert refused.status_code == 400, refused.text
+    problem = refused.json()
+    assert problem["errors"][0]["pointer"] == "/spec/compute/gpuDevicesRequest"
+    assert problem["rule"] == "max"
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
