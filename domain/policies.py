@@ -21,7 +21,6 @@ model, infra/http/policies.py the HTTP routes.
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from decimal import Decimal
 from typing import Any, Final, Literal, TypeVar
 from uuid import UUID
 
@@ -31,7 +30,15 @@ from domain.combined import overlay
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import Event, PolicyApplied, PolicyDeleted
 from domain.policy_fields import FIELDS, replica_of
-from domain.policy_rules import PolicyRule, RuleName, number, value_issues, value_of
+from domain.policy_rules import (
+    PolicyRule,
+    RuleName,
+    is_multiple,
+    number,
+    value_issues,
+    value_of,
+)
+from domain.quantities import InvalidQuantityError
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.values import ScopeRef
 
@@ -262,6 +269,14 @@ def check(body: PolicyBody, above: Effective, scope: ScopeRef, at: str = "/polic
 
 def _check_rule(path: str, rule: PolicyRule, pointer: str) -> None:
     field = FIELDS[path]
+    for name in ("min", "max", "step"):
+        given = getattr(rule, name)
+        try:
+            if given is not None:
+                number(given, field.kind if name != "step" else "number")
+        except InvalidQuantityError:
+            what = "a quantity, such as 20Gi" if field.kind == "quantity" else "a finite number"
+            raise InvalidPolicyError(f"{pointer}/{name}", what) from None
     low = None if rule.min is None else number(rule.min, field.kind)
     high = None if rule.max is None else number(rule.max, field.kind)
     if low is not None and high is not None and low > high:
@@ -352,7 +367,7 @@ def _bound(
 
 
 def _multiple(step: float, of: float) -> bool:
-    return Decimal(str(step)) % Decimal(str(of)) == 0
+    return is_multiple(number(step, "number"), number(of, "number"))
 
 
 def _over(below: PolicyRule, above: PolicyRule) -> PolicyRule:

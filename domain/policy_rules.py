@@ -3,7 +3,7 @@ as a policy checks its own defaults and as a spec is checked for compliance
 (domain/policy_compliance.py)."""
 
 from collections.abc import Mapping, Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Literal
 
 import msgspec
@@ -42,13 +42,24 @@ class ComplianceIssue(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
 
 
 def number(value: int | float | str, kind: str) -> Decimal:
-    """A rule's bound or a field's value, comparable: quantities in base units."""
-    if kind == "quantity":
-        return quantities.parse(str(value))
+    """A rule's bound or a field's value, comparable: quantities in base units. One that is no
+    finite number is an InvalidQuantityError."""
     try:
-        return Decimal(str(value))
-    except InvalidOperation:
+        found = quantities.parse(str(value)) if kind == "quantity" else Decimal(str(value))
+    except (ArithmeticError, ValueError):
         raise quantities.InvalidQuantityError(str(value)) from None
+    if not found.is_finite():
+        raise quantities.InvalidQuantityError(str(value))
+    return found
+
+
+def is_multiple(value: Decimal, step: Decimal) -> bool:
+    """Whether `value` is a whole number of `step`s (beyond what a decimal divides exactly:
+    not, as it cannot be shown to be)."""
+    try:
+        return value % step == 0
+    except ArithmeticError:
+        return False
 
 
 def value_of(values: Mapping[str, Any], path: str) -> Any:
@@ -78,7 +89,7 @@ def value_issues(path: str, rule: PolicyRule, value: Any) -> list[ComplianceIssu
             found.append(_issue(path, "max", f"value must be no greater than {rule.max}"))
         if rule.step is not None:
             start = number(rule.min, field.kind) if rule.min is not None else Decimal(0)
-            if (at - start) % Decimal(str(rule.step)) != 0:
+            if not is_multiple(at - start, number(rule.step, "number")):
                 found.append(
                     _issue(path, "step", f"value must be {start} plus a multiple of {rule.step}")
                 )

@@ -8,9 +8,9 @@ names that version (the fan-out appends it after the asset's event, and a templa
 after the assets it names). A read is then one row; no read loads an event stream.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 import asyncpg
@@ -280,12 +280,14 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
 
 def _combine_with(body: StoredBody, states: dict[tuple[UUID, int], Asset]) -> Combined:
     """The body combined with the assets at the versions it records (gone: absent)."""
-    found = {
-        v.asset_id: states[key]
-        for v in body.asset_versions
-        if (key := (v.asset_id, v.version)) in states
-    }
-    return combine(_template_body(body), found)
+    return combine(_template_body(body), _kept(body.asset_versions, states))
+
+
+def _kept(
+    versions: Iterable[AssetVersion], states: dict[tuple[UUID, int], Asset]
+) -> dict[UUID, Asset]:
+    """The assets at these versions, by id (gone: absent)."""
+    return {v.asset_id: states[key] for v in versions if (key := (v.asset_id, v.version)) in states}
 
 
 COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created_at, created_by,
@@ -364,3 +366,24 @@ async def templates_with(
         *scope_columns(scopes),
     )
     return [row_of(r) for r in rows]
+
+
+async def combined_under(
+    conn: Executor,
+    rows: Sequence[TemplateRow],
+    worker_defaults: Mapping[str, Any],
+    master_defaults: Mapping[str, Any],
+) -> list[Combined]:
+    """Each row's combined specs with a project's policy defaults beneath them (what a workload
+    of that project would run): from the asset states the read model keeps, one query for the
+    page, no event stream."""
+    states = await _asset_states(conn, [v for row in rows for v in row.template.asset_versions])
+    return [
+        combine(
+            row.template.body,
+            _kept(row.template.asset_versions, states),
+            worker_defaults=worker_defaults,
+            master_defaults=master_defaults,
+        )
+        for row in rows
+    ]

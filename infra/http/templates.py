@@ -32,6 +32,14 @@ from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes,
 from infra.http.consistency import READ_WITH_STANDING, RowRead, prefetched
 from infra.http.lists import Count
 from infra.http.openapi_document import NOT_NEGATIVE
+from infra.http.template_compliance import (
+    Comply,
+    ComplyToProject,
+    ComplyToReplicaType,
+    ComplyToWorkloadType,
+    comply_of,
+    with_compliance,
+)
 from infra.http.template_schemas import (
     CreationMeta,
     CreationRequest,
@@ -136,9 +144,14 @@ async def list_distributed(
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
+    comply_to_project: ComplyToProject = None,
+    comply_to_replica_type: ComplyToReplicaType = None,
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
-    return await list_page(request, adapters.streams, adapters.resources, query, offset, limit)
+    comply = comply_of(comply_to_project, comply_to_replica_type)
+    return await list_page(
+        request, adapters.streams, adapters.resources, query, offset, limit, comply
+    )
 
 
 @get(BASE, tags=["Templates"])
@@ -151,10 +164,16 @@ async def list_any(
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
     search: Annotated[str | None, QueryParameter()] = None,
+    comply_to_project: ComplyToProject = None,
+    comply_to_workload_type: ComplyToWorkloadType = None,
+    comply_to_replica_type: ComplyToReplicaType = None,
 ) -> TemplateList:
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
-    return await list_page(request, adapters.streams, adapters.resources, query, offset, limit)
+    comply = comply_of(comply_to_project, comply_to_replica_type)
+    return await list_page(
+        request, adapters.streams, adapters.resources, query, offset, limit, comply
+    )
 
 
 @get(f"{BASE}/count", tags=["Templates"])
@@ -175,9 +194,10 @@ async def list_page(
     query: ListQuery,
     offset: int,
     limit: int,
+    comply: Comply | None = None,
 ) -> TemplateList:
     rows, more = await page_of(request, servers, query, offset, limit)
-    entries = [wire_of(row) for row in rows]
+    entries = await with_compliance(request, servers, rows, [wire_of(row) for row in rows], comply)
     next_offset = offset + limit if more else None
     return TemplateList(
         entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
@@ -232,14 +252,18 @@ async def get_template(
     request: Caller,
     template_id: FromPath[UUID],
     adapters: NamedDependency[Adapters],
+    comply_to_project: ComplyToProject = None,
+    comply_to_replica_type: ComplyToReplicaType = None,
 ) -> Response[DistributedTemplate]:
-    """One template, at its distributed path or the any-type one."""
-    wire, version = await read_template(request, template_id, adapters)
+    """One template, at its distributed path or the any-type one; with `complyToProject`, its
+    compliance issues there too (as the lists have them)."""
+    comply = comply_of(comply_to_project, comply_to_replica_type)
+    wire, version = await read_template(request, template_id, adapters, comply)
     return _respond(wire, version, 200)
 
 
 async def read_template(
-    request: Caller, template_id: UUID, adapters: Adapters
+    request: Caller, template_id: UUID, adapters: Adapters, comply: Comply | None = None
 ) -> tuple[DistributedTemplate, int]:
     """One template the caller may see, from the catalogue, and its version: the row the
     request's settling read with its standing when the route asked for it (the API's GET),
@@ -251,7 +275,8 @@ async def read_template(
             row = await template_catalogue.get_template(conn, template_id)
     if row is None or row.template.meta.scope_ref not in await seen_scopes(request):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    return wire_of(row), row.template.version
+    (wire,) = await with_compliance(request, adapters.resources, [row], [wire_of(row)], comply)
+    return wire, row.template.version
 
 
 # A template the caller may not see is a 404 before the body of its PUT, PATCH or DELETE is read.

@@ -22,6 +22,7 @@ from tests.api.test_workloads import setup as workload_setup
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 POLICY = "/api/v2/policy/distributed"
+TEMPLATES = "/api/v1/workload-templates/distributed"
 GPU_RULE = {"min": 1, "max": 4}
 
 
@@ -228,3 +229,47 @@ async def test_a_submission_takes_its_projects_defaults_and_is_refused_when_it_b
     assert problem["errors"][0]["pointer"] == "/spec/compute/gpuDevicesRequest"
     assert problem["rule"] == "max"
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+
+
+async def test_templates_report_their_compliance_with_a_projects_policy(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    found = await workload_setup(app, admin)  # a template linking 8 GPUs, in project llm
+    project, template_id = found["project"], found["template"]["meta"]["id"]
+    policy = {"defaults": {"worker": {"backoffLimit": 2}},
+              "rules": {"worker": {"compute": {"gpuDevicesRequest": {"max": 4}},
+                                   "backoffLimit": {"canEdit": False}},
+                        "master": {"image": {"required": True}}}}  # fmt: skip
+    put = await call(app, "PUT", POLICY, admin, json=at_project(project, policy))
+    assert put.status_code == 200, put.text
+    await project_all(clean_pool)
+    plain = (await call(app, "GET", TEMPLATES, admin)).json()["entries"]
+    assert "complianceIssues" not in plain[0]
+    comply = {"complyToProject": project["id"]}
+    listed = await call(app, "GET", TEMPLATES, admin, params=comply)
+    assert listed.status_code == 200, listed.text
+    (entry,) = listed.json()["entries"]
+    # 8 GPUs break the max; the backoff limit is the policy's default beneath the template
+    # (which sets none), so it keeps canEdit; the master copies the worker, so it has an image.
+    assert entry["complianceIssues"] == [
+        {"field": "worker.compute.gpuDevicesRequest", "details": "value must be no greater than 4",
+         "rule": "max"}
+    ]  # fmt: skip
+    masters = await call(app, "GET", TEMPLATES, admin,
+                         params={**comply, "complyToReplicaType": "Master"})  # fmt: skip
+    assert masters.json()["entries"][0]["complianceIssues"] == []
+    one = await call(app, "GET", f"{TEMPLATES}/{template_id}", admin, params=comply)
+    assert one.status_code == 200, one.text
+    assert [i["rule"] for i in one.json()["complianceIssues"]] == ["max"]
+    any_type = await call(app, "GET", "/api/v1/workload-templates", admin, params=comply)
+    assert [i["rule"] for i in any_type.json()["entries"][0]["complianceIssues"]] == ["max"]
+    # The policy loosened: the template complies.
+    loose = {"meta": {"scope": "project", "projectId": project["id"]},
+             "reset": ["worker.compute"]}  # fmt: skip
+    assert (await call(app, "PATCH", POLICY, admin, json=loose)).status_code == 200
+    await project_all(clean_pool)
+    listed = await call(app, "GET", TEMPLATES, admin, params=comply)
+    assert listed.json()["entries"][0]["complianceIssues"] == []
+    unknown = await call(app, "GET", TEMPLATES, admin, params={"complyToProject": 999})
+    assert unknown.status_code == 400, unknown.text
+    assert unknown.json()["errors"][0]["pointer"] == "/complyToProject"

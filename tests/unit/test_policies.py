@@ -210,6 +210,10 @@ def test_options_and_can_add_cannot_be_loosened_either() -> None:
          "/policy/defaults/worker/compute/gpuDevicesRequest"),
         ({GPU: {"canEdit": False}}, None, "/policy/rules/worker/compute/gpuDevicesRequest/canEdit"),
         ({"worker.relatedUrls": {"locked": ["x"]}}, None, None),
+        ({"worker.compute.cpuMemoryRequest": {"min": "lots"}}, None,
+         "/policy/rules/worker/compute/cpuMemoryRequest/min"),
+        ({"worker.compute.cpuCoreRequest": {"max": float("inf")}}, None,
+         "/policy/rules/worker/compute/cpuCoreRequest/max"),
     ],
 )  # fmt: skip
 def test_a_policy_that_cannot_be_is_refused_naming_the_field(
@@ -264,3 +268,9 @@ def test_a_policy_is_applied_whole_once_and_deleted() -> None:
     assert policies.apply(gone, policy_id, "p", PROJECT, Placement(project_id="3"), given)
     assert policies.stream_of("distributed", PROJECT) == policies.stream_of("distributed", PROJECT)
     assert policies.stream_of("distributed", PROJECT) != policies.stream_of("distributed", TENANT)
+
+
+def test_a_value_beyond_what_a_decimal_divides_is_judged_not_crashed_on() -> None:
+    policy = under((TENANT, body({GPU: {"step": 3}})))
+    assert broken(policy, spec(compute={"gpuDevicesRequest": 10**40})) == [f"{GPU}:step"]
+    assert broken(policy, spec(compute={"gpuDevicesRequest": 9})) == []

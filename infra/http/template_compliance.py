@@ -1,0 +1,95 @@
+"""Templates' compliance with a project's policy, as Run:ai answers it when a list (or a GET)
+names the project (`complyToProject`, and for distributed templates `complyToReplicaType`):
+each template with its `complianceIssues`, the ways what a workload of that project would run
+from it (its combined specs over the project's policy defaults) breaks the project's effective
+policy. A template that does not comply is still listed; it says why.
+
+The effective policy is read once for the request, and only a page's templates are combined:
+the cost is a page's, not the catalogue's; with no rules in force, nothing is combined.
+"""
+
+from typing import Annotated, Literal
+
+import msgspec
+from litestar.params import QueryParameter
+
+from domain.org_units import UnknownScopeError
+from domain.policy_compliance import issues
+from domain.values import ScopeRef
+from infra.bootstrap import Resources
+from infra.http.callers import Caller, visibility
+from infra.http.template_schemas import DistributedTemplate
+from projections import policy_catalogue, template_catalogue
+from projections.template_catalogue import TemplateRow
+
+ComplyToProject = Annotated[int | None, QueryParameter(name="complyToProject")]
+ComplyToReplicaType = Annotated[
+    Literal["Worker", "Master"] | None, QueryParameter(name="complyToReplicaType")
+]
+ComplyToWorkloadType = Annotated[
+    Literal["Workspace", "Training", "Distributed", "Inference", "DistributedInference"] | None,
+    QueryParameter(name="complyToWorkloadType"),
+]
+
+
+class Comply(msgspec.Struct, frozen=True, kw_only=True):
+    project_id: int
+    replica: Literal["Worker", "Master"] | None = None
+
+
+class ComplianceIssueShown(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    field: str | None = None
+    details: str
+    rule: str | None = None
+
+
+class CompliantTemplate(DistributedTemplate, frozen=True, kw_only=True, rename="camel"):
+    """Run:ai's DistributedTemplatesListResponseItem: a template and its compliance issues."""
+
+    compliance_issues: list[ComplianceIssueShown]
+
+
+def comply_of(project_id: int | None, replica: Literal["Worker", "Master"] | None) -> Comply | None:
+    return None if project_id is None else Comply(project_id=project_id, replica=replica)
+
+
+async def with_compliance(
+    request: Caller,
+    resources: Resources,
+    rows: list[TemplateRow],
+    wires: list[DistributedTemplate],
+    comply: Comply | None,
+) -> list[DistributedTemplate]:
+    """The templates as shown, each with its issues in the project `comply` names (as they are
+    when none is named)."""
+    if comply is None:
+        return wires
+    project = ScopeRef("project", str(comply.project_id))
+    seen, lineages = await visibility(request)
+    lineage = lineages.get(project)
+    if lineage is None or project not in seen:  # out of sight: as if there were none
+        raise UnknownScopeError("project", project.id, field="/complyToProject")
+    async with resources.pool.acquire() as conn:
+        policy = await policy_catalogue.effective_at(conn, lineage)
+        combined = (
+            await template_catalogue.combined_under(
+                conn, rows, policy.worker_defaults, policy.master_defaults
+            )
+            if policy.rules
+            else [None] * len(rows)
+        )
+    prefix = None if comply.replica is None else f"{comply.replica.lower()}."
+    shown: list[DistributedTemplate] = []
+    for wire, specs in zip(wires, combined, strict=True):
+        found = [] if specs is None else issues(policy, specs.spec, specs.master)
+        kept = [i for i in found if prefix is None or i.field.startswith(prefix)]
+        shown.append(
+            CompliantTemplate(
+                **msgspec.structs.asdict(wire),
+                compliance_issues=[
+                    ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
+                    for i in kept
+                ],
+            )
+        )
+    return shown
