@@ -27,7 +27,7 @@ from domain.specs import (
     S3Spec,
     SecretVolumeSpec,
 )
-from domain.template_rules import WORKLOAD_WIDE, camel, runnable_issue
+from domain.template_rules import MPI_ONLY, PYTORCH_ONLY, WORKLOAD_WIDE, camel, runnable_issue
 from domain.template_specs import (
     DataSourceLink,
     DistributedTemplateSpec,
@@ -96,6 +96,7 @@ def combine(
     problems: list[str] = []
     worker = _resolve(body.assets, body.spec, assets, problems, worker_defaults)
     framework = worker.get("distributedFramework")
+    _drop_foreign(worker, worker_defaults, framework)
     _fill(worker, DEFAULTS)
     fill_pull_policy(worker)
     if isinstance(framework, str):
@@ -115,6 +116,15 @@ def combine(
         problems.append(issue)
     runnable = Runnable(not problems, "; ".join(problems) or None)
     return Combined(spec=spec, master=master, runnable=runnable)
+
+
+def _drop_foreign(worker: dict[str, Any], defaults: Mapping[str, Any], framework: object) -> None:
+    """A policy's default of a field of one framework's (MPI's slots, PyTorch's elastic
+    replicas) is for workloads of that framework: beneath another's it is no value at all."""
+    for fields, only in ((MPI_ONLY, "MPI"), (PYTORCH_ONLY, "PyTorch")):
+        for name in map(camel, fields):
+            if framework != only and name in defaults and worker.get(name) == defaults[name]:
+                del worker[name]
 
 
 def master_copy(worker: Mapping[str, Any]) -> MasterTemplateSpec:

@@ -44,7 +44,8 @@ ScopeKind = Literal["tenant", "cluster", "department", "project"]
 class PolicyCreationFields(RequestBody, frozen=True, kw_only=True):
     name: Annotated[str, Meta(min_length=1)] | None = None
     scope: ScopeKind
-    project_id: str | None = None
+    # An integer in Run:ai's document; a string where its other ids are (runapy sends either).
+    project_id: int | str | None = None
     department_id: str | None = None
     cluster_id: UUID | None = None
 
@@ -136,7 +137,7 @@ async def overwrite(
 ) -> DistributedPolicy:
     meta = data.meta
     command = ApplyPolicy(
-        scope=scope_of(meta.scope, meta.cluster_id, meta.department_id, meta.project_id, "/meta/"),
+        scope=_scope_of_meta(meta),
         name=meta.name or f"{meta.scope}-distributed",
         body=schemas.body_of(data.policy),
         metadata=actor(request),
@@ -157,7 +158,7 @@ async def change(
 ) -> DistributedPolicy:
     meta = data.meta
     command = ChangePolicy(
-        scope=scope_of(meta.scope, meta.cluster_id, meta.department_id, meta.project_id, "/meta/"),
+        scope=_scope_of_meta(meta),
         name=meta.name,
         body=schemas.body_of(data.policy),
         reset=tuple(_reset(data.reset or [])),
@@ -241,6 +242,11 @@ def scope_of(
     if not given:
         raise InvalidRequestError(f"{at}{kind}Id", f"the {kind}'s id, for scope {kind}")
     return ScopeRef(kind, given)
+
+
+def _scope_of_meta(meta: PolicyCreationFields) -> ScopeRef:
+    project = None if meta.project_id is None else str(meta.project_id)
+    return scope_of(meta.scope, meta.cluster_id, meta.department_id, project, "/meta/")
 
 
 def _param(scope: ScopeRef) -> str:

@@ -17,6 +17,7 @@ from domain.pointers import pointer_in
 from domain.policies import Effective, InvalidPolicyError, PolicyBody
 from domain.policy_fields import FIELDS, RULE_MEMBERS, Field, Replica
 from domain.policy_rules import PolicyRule
+from domain.template_rules import without_client_defaults
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.values import ScopeRef
 
@@ -42,8 +43,10 @@ def body_of(policy: Any, at: str = "/policy") -> PolicyBody:
     rules: dict[str, PolicyRule] = {}
     for replica, node in _replicas(policy.get("rules"), f"{at}/rules").items():
         _rules(node, replica, f"{at}/rules/{replica}", rules)
+    worker = _defaults(defaults.get("worker"), "worker", at, DistributedTemplateSpec)
     return PolicyBody(
-        worker_defaults=_defaults(defaults.get("worker"), "worker", at, DistributedTemplateSpec),
+        # runapy's models fill MPI's slots and SSH path with their defaults in every body.
+        worker_defaults=None if worker is None else without_client_defaults(worker),
         master_defaults=_defaults(defaults.get("master"), "master", at, MasterTemplateSpec),
         rules=rules,
     )

@@ -29,6 +29,8 @@ from runai.models import (
     DatavolumePatchFields,
     DatavolumeRequestType,
     DistributedCreationRequest,
+    DistributedPolicyChangeRequestV2,
+    DistributedPolicyOverwriteRequestV2,
     DistributedTemplatePatchRequest,
     EnvironmentAssetSpec,
     EnvironmentCreationRequest,
@@ -390,6 +392,58 @@ async def test_runapy_scripts_share_a_data_volume(
 
     await asyncio.to_thread(journeys)
     deleted = "SELECT count(*) FROM events WHERE type = 'datavolume.deleted.v1'"
+    assert await clean_pool.fetchval(deleted) == ROUNDS
+
+
+def policy_journey(client: Callable[[], RunaiClient], round_: int, org: dict[str, str]) -> None:
+    """A project's policy, as an administrator's script keeps it: put, read back, patched, what
+    is in force read back, deleted, read back gone; each body built as runapy's models build it
+    (every unset member sent as null, MPI's defaults filled in)."""
+    policies = client().policies.policy
+    project = {"scope": "project", "projectId": int(org["project"])}
+    put = policies.overwrite_distributed_policy_v2(
+        distributed_policy_overwrite_request_v2=DistributedPolicyOverwriteRequestV2.from_dict(
+            {"meta": {"name": f"gpus-{round_}", **project},
+             "policy": {"defaults": {"worker": {"backoffLimit": 2}},
+                        "rules": {"worker": {"compute": {"gpuDevicesRequest": {"max": 4}}}}}}
+        )
+    )  # fmt: skip
+    assert put.status_code == 200
+    got = policies.get_distributed_policy_v2("project", project_id=org["project"]).data
+    assert got["meta"]["name"] == f"gpus-{round_}", f"round {round_}: {got}"
+    assert got["policy"]["rules"]["worker"]["compute"]["gpuDevicesRequest"] == {"max": 4}
+    assert got["policy"]["defaults"] == {"worker": {"backoffLimit": 2}}, f"round {round_}: {got}"
+    policies.update_distributed_policy_v2(
+        distributed_policy_change_request_v2=DistributedPolicyChangeRequestV2.from_dict(
+            {"meta": {"name": f"gpus-{round_}", **project},
+             "policy": {"rules": {"worker": {"backoffLimit": {"max": 3}}}}}
+        )
+    )  # fmt: skip
+    got = policies.get_distributed_policy_v2("project", project_id=org["project"]).data
+    rules = got["effective"]["rules"]["worker"]
+    assert rules["backoffLimit"]["max"] == 3, f"round {round_}: old data {got}"
+    assert rules["compute"]["gpuDevicesRequest"]["max"] == 4
+    listed = client().policies.policy.list_policies(scope="project").data["policies"]
+    assert [p["meta"]["name"] for p in listed] == [f"gpus-{round_}"], f"round {round_}: {listed}"
+    deleted = policies.delete_distributed_policy("project", project_id=org["project"])
+    assert deleted.status_code == 204
+    got = policies.get_distributed_policy_v2("project", project_id=org["project"]).data
+    assert "policy" not in got, f"round {round_}: {got} after the delete"
+
+
+async def test_runapy_scripts_keep_a_projects_policy(
+    service: list[str], clean_pool: asyncpg.Pool
+) -> None:
+    await register_admin(clean_pool)
+    org = an_org(service[0])
+    client = clients_over(service)  # each call to the next of the two API processes
+
+    def journeys() -> None:
+        for round_ in range(ROUNDS):
+            policy_journey(client, round_, org)
+
+    await asyncio.to_thread(journeys)
+    deleted = "SELECT count(*) FROM events WHERE type = 'policy.deleted.v1'"
     assert await clean_pool.fetchval(deleted) == ROUNDS
 
 

@@ -9,10 +9,12 @@ import msgspec
 import pytest
 
 from domain import policies
+from domain.combined import combine
 from domain.policies import Effective, InvalidPolicyError, Placement, PolicyBody
 from domain.policy_compliance import issues, request_field
 from domain.policy_rules import PolicyRule
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
+from domain.templates import TemplateBody
 from domain.values import ScopeRef
 
 TENANT = ScopeRef("tenant")
@@ -274,3 +276,13 @@ def test_a_value_beyond_what_a_decimal_divides_is_judged_not_crashed_on() -> Non
     policy = under((TENANT, body({GPU: {"step": 3}})))
     assert broken(policy, spec(compute={"gpuDevicesRequest": 10**40})) == [f"{GPU}:step"]
     assert broken(policy, spec(compute={"gpuDevicesRequest": 9})) == []
+
+
+def test_a_default_of_one_frameworks_field_lies_beneath_that_frameworks_workloads_only() -> None:
+    defaults = {"slotsPerWorker": 4, "minReplicas": 2, "backoffLimit": 1}
+    for framework, kept in (("PyTorch", {"minReplicas": 2}), ("MPI", {"slotsPerWorker": 4})):
+        body = TemplateBody(spec=spec(distributedFramework=framework, numWorkers=2))
+        combined = msgspec.to_builtins(combine(body, {}, worker_defaults=defaults).spec)
+        assert combined["backoffLimit"] == 1  # the policy's, not the service's 6
+        for name in ("slotsPerWorker", "minReplicas"):
+            assert combined.get(name) == kept.get(name), (framework, name)
