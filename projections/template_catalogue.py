@@ -368,6 +368,18 @@ async def templates_with(
     return [row_of(r) for r in rows]
 
 
+async def templates_in(conn: Executor, scopes: Iterable[ScopeRef]) -> list[TemplateRow]:
+    """The templates of these scopes, by name."""
+    rows = await conn.fetch(
+        # IN_SCOPES takes the scopes as $2 and $3; $1 stands in for the others' first argument.
+        f"SELECT {COLUMNS} FROM template_catalogue WHERE $1::int IS NULL AND {IN_SCOPES}"
+        " ORDER BY name, template_id",
+        None,
+        *scope_columns(scopes),
+    )
+    return [row_of(r) for r in rows]
+
+
 async def combined_under(
     conn: Executor,
     rows: Sequence[TemplateRow],

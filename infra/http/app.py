@@ -34,6 +34,7 @@ from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.permissions import PERMISSION_ROUTES
 from infra.http.policies import POLICY_ROUTES
+from infra.http.policy_impact import IMPACT_ROUTES as POLICY_IMPACT_ROUTES
 from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.registries import REGISTRY_ROUTES
@@ -128,6 +129,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *REGISTRY_ROUTES,
             *DATA_VOLUME_ROUTES,
             *POLICY_ROUTES,
+            *POLICY_IMPACT_ROUTES,
             *ACCESS_RULE_ROUTES,
             *ME_ROUTES,
             *PERMISSION_ROUTES,

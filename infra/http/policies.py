@@ -137,7 +137,7 @@ async def overwrite(
 ) -> DistributedPolicy:
     meta = data.meta
     command = ApplyPolicy(
-        scope=_scope_of_meta(meta),
+        scope=scope_of_meta(meta),
         name=meta.name or f"{meta.scope}-distributed",
         body=schemas.body_of(data.policy),
         metadata=actor(request),
@@ -158,7 +158,7 @@ async def change(
 ) -> DistributedPolicy:
     meta = data.meta
     command = ChangePolicy(
-        scope=_scope_of_meta(meta),
+        scope=scope_of_meta(meta),
         name=meta.name,
         body=schemas.body_of(data.policy),
         reset=tuple(_reset(data.reset or [])),
@@ -244,7 +244,7 @@ def scope_of(
     return ScopeRef(kind, given)
 
 
-def _scope_of_meta(meta: PolicyCreationFields) -> ScopeRef:
+def scope_of_meta(meta: PolicyCreationFields) -> ScopeRef:
     project = None if meta.project_id is None else str(meta.project_id)
     return scope_of(meta.scope, meta.cluster_id, meta.department_id, project, "/meta/")
 

@@ -273,3 +273,37 @@ async def test_templates_report_their_compliance_with_a_projects_policy(
     unknown = await call(app, "GET", TEMPLATES, admin, params={"complyToProject": 999})
     assert unknown.status_code == 400, unknown.text
     assert unknown.json()["errors"][0]["pointer"] == "/complyToProject"
+
+
+async def test_a_policy_change_is_previewed_with_the_templates_it_would_make_non_compliant(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    found = await workload_setup(app, admin)  # a template linking 8 GPUs, in project llm
+    project, template = found["project"], found["template"]["meta"]
+    await project_all(clean_pool)
+    cluster = {"name": "p", "scope": "cluster", "clusterId": found["cluster"]["uuid"]}
+    four = {"rules": {"worker": {"compute": {"gpuDevicesRequest": {"max": 4}}}}}
+    tighter = {"meta": cluster, "policy": four}
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    previewed = await call(app, "POST", f"{POLICY}/impact", admin, json=tighter)
+    assert previewed.status_code == 200, previewed.text
+    assert previewed.json()["templates"] == [
+        {"projectId": project["id"], "projectName": "llm", "templateId": template["id"],
+         "templateName": template["name"], "compliantNow": True,
+         "complianceIssues": [{"field": "worker.compute.gpuDevicesRequest",
+                               "details": "value must be no greater than 4", "rule": "max"}]}
+    ]  # fmt: skip
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+    # Saved, then a looser change previewed: the template would comply again.
+    assert (await call(app, "PUT", POLICY, admin, json=tighter)).status_code == 200
+    await project_all(clean_pool)
+    looser = {**tighter, "policy": {"rules": {"worker": {"compute": {
+        "gpuDevicesRequest": {"max": 8}}}}}}  # fmt: skip
+    previewed = await call(app, "POST", f"{POLICY}/impact", admin, json=looser)
+    (entry,) = previewed.json()["templates"]
+    assert (entry["compliantNow"], entry["complianceIssues"]) == (False, [])
+    viewer = await token_for(
+        clean_pool, "viewer", (Grant(role="viewer", scope_kind="project", scope_id=project["id"]),)
+    )
+    refused = await call(app, "POST", f"{POLICY}/impact", viewer, json=looser)
+    assert refused.status_code == 403, refused.text  # it sees the cluster, but sets nothing

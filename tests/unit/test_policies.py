@@ -286,3 +286,34 @@ def test_a_default_of_one_frameworks_field_lies_beneath_that_frameworks_workload
         assert combined["backoffLimit"] == 1  # the policy's, not the service's 6
         for name in ("slotsPerWorker", "minReplicas"):
             assert combined.get(name) == kept.get(name), (framework, name)
+
+
+MASTER_CASES = [
+    ("master.compute.gpuDevicesRequest", {"min": 1, "step": 1},
+     {"compute": {"gpuDevicesRequest": 1}}, {"compute": {"gpuDevicesRequest": 0}}, "min"),
+    ("master.compute.cpuCoreLimit", {"max": 1.5}, {"compute": {"cpuCoreLimit": 1.5}},
+     {"compute": {"cpuCoreLimit": 2}}, "max"),
+    ("master.compute.cpuMemoryRequest", {"max": "1Gi"}, {"compute": {"cpuMemoryRequest": "1Gi"}},
+     {"compute": {"cpuMemoryRequest": "2Gi"}}, "max"),
+    ("master.imagePullPolicy", {"options": [{"value": "Never"}]}, {"imagePullPolicy": "Never"},
+     {"imagePullPolicy": "Always"}, "options"),
+    ("master.nodePools", {"required": True}, {"nodePools": ["a"]}, {}, "required"),
+    ("master.stdin", {"canEdit": False}, {"stdin": False}, {"stdin": True}, "canEdit"),
+    ("master.labels", {"canAdd": False}, {}, {"labels": [{"name": "x", "value": "y"}]}, "canAdd"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "rule", "kept", "breaking", "name"), MASTER_CASES)
+def test_each_rule_kind_rules_a_separate_master(
+    path: str, rule: dict[str, Any], kept: dict[str, Any], breaking: dict[str, Any], name: str
+) -> None:
+    defaults = {"stdin": False} if name == "canEdit" else {}
+    policy = under((TENANT, body({path: rule}, master=defaults)))
+    worker = spec()
+    accepted = msgspec.convert({"image": "m", **kept}, MasterTemplateSpec)
+    refused = msgspec.convert({"image": "m", **breaking}, MasterTemplateSpec)
+    assert broken(policy, worker, accepted) == []
+    assert broken(policy, worker, refused) == [f"{path}:{name}"]
+    assert (
+        broken(policy, msgspec.convert({"image": "w", **breaking}, DistributedTemplateSpec)) == []
+    )

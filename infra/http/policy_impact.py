@@ -1,0 +1,126 @@
+"""Impact preview of a policy change (`POST /api/v2/policy/distributed/impact`, ours, with the
+body a PUT would send): before it is saved, which templates would stop complying in which
+projects, and why; and which would comply again. Checked as the PUT checks it (admins of the
+scope, no loosening), written nowhere.
+
+For each project at or under the scope that the caller sees, its effective policy is worked
+out twice, as it is and with the proposed policy in the scope's place, and every template
+usable there (of the project or a scope above it) that the caller sees is judged against both,
+as a workload of that project would run it (infra/http/template_compliance.py).
+"""
+
+from typing import Final
+
+import msgspec
+from litestar import post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
+
+from domain import policies
+from domain.commands import ApplyPolicy
+from domain.policies import Effective, PolicyBody
+from domain.policy_compliance import issues
+from domain.values import ScopeRef
+from infra.http import policy_schemas as schemas
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller, actor, visibility
+from infra.http.policies import PATH, TAGS, OverwriteRequest, scope_of_meta
+from infra.http.template_compliance import ComplianceIssueShown
+from projections import org_units, policy_catalogue, template_catalogue
+from projections.executor import Executor
+from projections.template_catalogue import TemplateRow
+from services import policies as use_cases
+
+
+class TemplateCompliance(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    project_id: str
+    project_name: str
+    template_id: str
+    template_name: str
+    compliant_now: bool
+    # What would break the policy once it is saved (empty: the template would comply).
+    compliance_issues: list[ComplianceIssueShown]
+
+
+class PolicyImpact(msgspec.Struct, frozen=True, kw_only=True):
+    """The templates whose compliance the change would change, project by project."""
+
+    templates: list[TemplateCompliance]
+
+
+@post(f"{PATH}/impact", status_code=200, tags=TAGS, operation_id="preview_distributed_policy")
+async def preview(
+    request: Caller, data: JSONBody[OverwriteRequest], adapters: NamedDependency[Adapters]
+) -> PolicyImpact:
+    scope = scope_of_meta(data.meta)
+    body = schemas.body_of(data.policy)
+    command = ApplyPolicy(
+        scope=scope, name=data.meta.name or "", body=body, metadata=actor(request),
+        validate_only=True,
+    )  # fmt: skip
+    async with adapters.streams.session() as session:  # admins only; refused as a PUT would be
+        await use_cases.apply_policy(command, streams=session)
+    seen, lineages = await visibility(request)
+    projects = sorted(
+        (ref for ref, lineage in lineages.items() if ref.kind == "project" and scope in lineage),
+        key=lambda ref: int(ref.id) if ref.id.isdigit() else 0,
+    )
+    found: list[TemplateCompliance] = []
+    async with adapters.resources.pool.acquire() as conn:
+        names = await org_units.names_of(conn, "project", [p.id for p in projects])
+        for project in (p for p in projects if p in seen):
+            lineage = lineages[project]
+            held = await policy_catalogue.of_scopes(conn, lineage)
+            now = policy_catalogue.in_force(lineage, held)
+            then = _with(lineage, held, scope, body)
+            rows = [r for r in await template_catalogue.templates_in(conn, lineage)
+                    if r.template.meta.scope_ref in seen]  # fmt: skip
+            before = await _judged(conn, rows, now)
+            after = await _judged(conn, rows, then)
+            for row, was, will in zip(rows, before, after, strict=True):
+                if was != will:
+                    found.append(
+                        TemplateCompliance(
+                            project_id=project.id,
+                            project_name=names.get(project.id, ""),
+                            template_id=str(row.template.id),
+                            template_name=row.template.meta.name,
+                            compliant_now=not was,
+                            compliance_issues=will,
+                        )
+                    )
+    return PolicyImpact(templates=found)
+
+
+def _with(
+    lineage: tuple[ScopeRef, ...],
+    held: dict[ScopeRef, policy_catalogue.PolicyRow],
+    scope: ScopeRef,
+    body: PolicyBody,
+) -> Effective:
+    chain = []
+    for ref in reversed(lineage):
+        if ref == scope:
+            chain.append((ref, body))
+        elif ref in held:
+            chain.append((ref, held[ref].body))
+    return policies.effective(chain)
+
+
+async def _judged(
+    conn: Executor, rows: list[TemplateRow], policy: Effective
+) -> list[list[ComplianceIssueShown]]:
+    """Each template's issues under `policy`, as a workload of the project would run it."""
+    if not policy.rules:
+        return [[] for _ in rows]
+    combined = await template_catalogue.combined_under(
+        conn, rows, policy.worker_defaults, policy.master_defaults
+    )
+    return [
+        [ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
+         for i in issues(policy, c.spec, c.master)]
+        for c in combined
+    ]  # fmt: skip
+
+
+IMPACT_ROUTES: Final = (preview,)
