@@ -4,9 +4,12 @@ selects the same rows from the same read model (bench/bare_api.py), in the same 
     python -m bench.read [--sizes 1000,10000] [--rounds 3] [--seconds 3] [--connections 32]
 
 For each size (templates created through the API, the projector following as in production):
-GET by id (random ids) and a list page (`limit=50`; and `filterBy=name=^x`, `sortBy=name`),
-throughput and p50/p99, ours next to the baseline. Then what read-your-writes costs a caller with
-nothing pending: the check's own query timed alone, next to a bare `SELECT 1` round trip.
+GET by id (random ids) and a list page (`limit=50`; and `filterBy=name=^x`, `sortBy=name`; and
+`complyToProject` of a project whose policy every template breaks, so each row of the page is
+combined over the policy's defaults and judged), throughput and p50/p99, ours next to the
+baseline (the compliance list next to the same bare list page). Then what read-your-writes
+costs a caller with nothing pending: the check's own query timed alone, next to a bare
+`SELECT 1` round trip.
 
 Targets (the figures print beside them): GET throughput >= 0.7 x bare; list p50 at the largest
 size <= 1.5 x its p50 at the smallest; the read-your-writes check <= 1 ms at p50.
@@ -20,6 +23,8 @@ import sys
 import time
 from collections.abc import Callable
 from uuid import uuid4
+
+import httpx
 
 from bench.harness import Figure, nats, postgres, report
 from bench.template_create import (
@@ -76,6 +81,23 @@ async def seed(base: str, headers: dict[str, str], count: int, connections: int)
 
     while made < count:
         await drive(base, TEMPLATES, headers, body, 1.0, connections)
+
+
+async def policed_project(base: str, headers: dict[str, str]) -> str:
+    """A project whose policy caps the GPUs below the seeded templates' 8: every template there
+    has a compliance issue, the dearest case of a compliance list."""
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
+        cluster = (await client.post("/api/v1/clusters", json={"name": "bench"})).json()["uuid"]
+        project = await client.post(
+            "/api/v1/org-unit/projects", json={"name": "policed", "clusterId": cluster}
+        )
+        project_id = str(project.json()["id"])
+        policy = {"meta": {"name": "gpus", "scope": "project", "projectId": project_id},
+                  "policy": {"defaults": {"worker": {"backoffLimit": 2}},
+                             "rules": {"worker": {"compute": {"gpuDevicesRequest": {"max": 4}},
+                                                  "backoffLimit": {"max": 3}}}}}  # fmt: skip
+        (await client.put("/api/v2/policy/distributed", json=policy)).raise_for_status()
+    return project_id
 
 
 async def template_ids(database_url: str) -> list[str]:
@@ -147,6 +169,7 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
             server(bare, {"BARE_DATABASE_URL": database_url}, bare_url),
         ):
             seeded = 0
+            policed = await policed_project(ours_url, headers)
             for size in sizes:
                 await seed(ours_url, headers, size - seeded, 64)
                 seeded = await caught_up(database_url)
@@ -162,6 +185,12 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
                         "list name=^x sorted",
                         lambda: f"{TEMPLATES}?limit=50&filterBy=name%3D%5Ex&sortBy=name",
                         lambda: "/templates?prefix=x",
+                        None,
+                    ),
+                    (
+                        "list limit=50 complyToProject",
+                        lambda: f"{TEMPLATES}?limit=50&complyToProject={policed}",
+                        lambda: "/templates",
                         None,
                     ),
                 ]

@@ -107,6 +107,14 @@ async def test_a_policy_round_trips_and_merges_down_the_tree(
     assert sorted(p["meta"]["scope"] for p in listed) == ["department", "project"]
     only = await call(app, "GET", "/api/v2/policy", admin, params={"scope": "project"})
     assert [str(p["meta"]["projectId"]) for p in only.json()["policies"]] == [llm["id"]]
+    # The audit tooling reads the project policy's history, in the project's scope.
+    audit = await call(app, "GET", "/api/v1/audit/events", admin,
+                       params={"streamType": "policy", "scopeType": "project",
+                               "scopeId": llm["id"]})  # fmt: skip
+    assert [(e["type"], e["version"]) for e in audit.json()["events"]] == [
+        ("policy.applied.v1", 1), ("policy.applied.v1", 2)
+    ]  # fmt: skip
+    assert audit.json()["events"][1]["data"]["rules"] == {"worker.image": {"required": True}}
     # Deleted: the project's own policy is gone, the department's still in force.
     gone = await call(app, "DELETE", POLICY, admin, params=params)
     assert gone.status_code == 204, gone.text
