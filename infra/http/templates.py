@@ -317,14 +317,29 @@ async def patch_template(
 ) -> Response[DistributedTemplate]:
     """Merge the sent fields into the template, then clear `fieldsToClear`
     (services/template_patch.py)."""
+    wire, version = await patch_from(
+        request, template_id, data, request.headers.get("if-match"), adapters
+    )
+    return _respond(wire, version, 200)
+
+
+async def patch_from(
+    request: Caller,
+    template_id: UUID,
+    data: dict[str, Any],
+    if_match: str | None,
+    adapters: Adapters,
+) -> tuple[DistributedTemplate, int]:
+    """Patch a template as Run:ai's PATCH does (the API's and the console's edit alike): the
+    template as written, and its version. One the caller may not see is not found."""
     command = PatchTemplate(
         template_id=template_id,
         patch=data,
-        expected_version=_expected(request.headers.get("if-match")),
+        expected_version=_expected(if_match),
         metadata=actor(request),
     )
     view = await use_cases.patch_template(command, streams=adapters.streams)
-    return _respond(wire_of(written(view)), view.template.version, 200)
+    return wire_of(written(view)), view.template.version
 
 
 @delete(

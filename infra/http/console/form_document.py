@@ -126,6 +126,8 @@ def decode_pointer(exc: msgspec.ValidationError) -> str:
 def field_of(pointer: str, built: Built, known: set[str]) -> str | None:
     """The form field a refusal's pointer names: renumbered items put back, aliases followed,
     and else the nearest enclosing field; None when no field holds it."""
+    if not pointer.startswith("/"):
+        return None  # a header's or a parameter's name, no field of the form
     for moved, original in sorted(built.renamed.items(), key=lambda kv: -len(kv[0])):
         if pointer == moved or pointer.startswith(f"{moved}/"):
             pointer = original + pointer[len(moved) :]

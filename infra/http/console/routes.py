@@ -17,6 +17,7 @@ from infra.http.console.pages_common import EXCEPTION_HANDLERS
 from infra.http.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
 from infra.http.console.sign_in import SIGN_IN_ROUTES
 from infra.http.console.template_detail import template_page
+from infra.http.console.template_edit import EDIT_ROUTES
 from infra.http.console.template_form import FORM_ROUTES
 from infra.http.console.template_list import templates_grid
 from infra.http.console.workload_pages import WORKLOAD_ROUTES
@@ -50,6 +51,7 @@ def console_router(
             *SIGN_IN_ROUTES,
             templates_grid,
             *FORM_ROUTES,
+            *EDIT_ROUTES,
             template_page,
             *WORKLOAD_ROUTES,
             static,

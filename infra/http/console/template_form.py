@@ -69,7 +69,7 @@ class Form(msgspec.Struct, kw_only=True):
     linked_from: dict[str, str] = msgspec.field(default_factory=dict)  # pointer -> asset name
 
 
-async def _choices(request: Caller, adapters: Adapters) -> dict[str, Any]:
+async def choices_for(request: Caller, adapters: Adapters) -> dict[str, Any]:
     settings = await switches(adapters)
     rows = await loadable(request, adapters)
 
@@ -99,7 +99,7 @@ async def _choices(request: Caller, adapters: Adapters) -> dict[str, Any]:
     }
 
 
-def _all_fields(sections: dict[str, tuple[Group, ...]]) -> list[Field]:
+def all_fields(sections: dict[str, tuple[Group, ...]]) -> list[Field]:
     top = [
         Field(pointer="/scope", label="Scope", kind="select"),
         Field(pointer="/spec/distributedFramework", label="Framework", kind="select"),
@@ -115,7 +115,7 @@ def _all_fields(sections: dict[str, tuple[Group, ...]]) -> list[Field]:
     return top + [f for groups in sections.values() for g in groups for f in g.fields]
 
 
-def _values(form: Any, fields: list[Field]) -> dict[str, Any]:
+def form_values(form: Any, fields: list[Field]) -> dict[str, Any]:
     multi = {f.pointer for f in fields if f.kind == "multi"}
     found: dict[str, Any] = {}
     for key in form:
@@ -123,7 +123,7 @@ def _values(form: Any, fields: list[Field]) -> dict[str, Any]:
     return found
 
 
-def _linking(form: Form, rows: dict[str, AssetRow]) -> None:
+def show_linked(form: Form, rows: dict[str, AssetRow]) -> None:
     """The values each linked asset puts in the spec, shown read-only in its fields."""
     for select, use, under in LOADS.values():
         chosen = form.values.get(select)
@@ -135,7 +135,7 @@ def _linking(form: Form, rows: dict[str, AssetRow]) -> None:
         form.linked_from[owner_prefix] = rows[chosen].meta.name
 
 
-def _load(form: Form, which: str, rows: dict[str, AssetRow]) -> None:
+def load_into(form: Form, which: str, rows: dict[str, AssetRow]) -> None:
     """LOAD: used without linking, the asset's values become the form's own, editable."""
     select, use, under = LOADS[which]
     chosen = form.values.get(select)
@@ -146,7 +146,16 @@ def _load(form: Form, which: str, rows: dict[str, AssetRow]) -> None:
     form.values[select] = ""
 
 
-def _render(request: Caller, form: Form, choices: dict[str, Any], status: int = 200) -> Template:
+def render_form(
+    request: Caller,
+    form: Form,
+    choices: dict[str, Any],
+    status: int = 200,
+    *,
+    editing: dict[str, Any] | None = None,
+) -> Template:
+    """The form; `editing` (the template's id, name and version) makes it the edit form."""
+
     def linked_by(field: Any) -> str | None:
         """The linked asset that sets this field, if one does."""
         owner = getattr(field, "owner", "") or ""
@@ -164,9 +173,10 @@ def _render(request: Caller, form: Form, choices: dict[str, Any], status: int = 
     return page(
         request,
         "template_form.html.j2",
-        title="New training template",
+        title=f"Edit {editing['name']}" if editing else "New training template",
         section="templates",
         form=form,
+        editing=editing,
         configurations=CONFIGURATIONS,
         uses=USES,
         linked_by=linked_by,
@@ -178,22 +188,22 @@ def _render(request: Caller, form: Form, choices: dict[str, Any], status: int = 
 
 @get(NEW, include_in_schema=False)
 async def new_template(request: Caller, adapters: NamedDependency[Adapters]) -> Template:
-    choices = await _choices(request, adapters)
+    choices = await choices_for(request, adapters)
     values = {
         "/configuration": "workers-and-master",
         "/environmentUse": "link",
         "/computeUse": "link",
     }
-    return _render(request, Form(step=1, values=values), choices)
+    return render_form(request, Form(step=1, values=values), choices)
 
 
 @post(NEW, include_in_schema=False)
 async def submit_template_form(
     request: Caller, adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
-    choices = await _choices(request, adapters)
-    fields = _all_fields(choices["sections"])
-    values = _values(await request.form(), fields)
+    choices = await choices_for(request, adapters)
+    fields = all_fields(choices["sections"])
+    values = form_values(await request.form(), fields)
     action = str(values.pop("action", "create"))
     values.pop("_csrf_token", None)
     values.setdefault("/environmentUse", "link")  # what the form starts with
@@ -202,9 +212,9 @@ async def submit_template_form(
     if action == "continue":
         return await _continue(request, adapters, form, choices)
     if action.startswith("load-") and action.removeprefix("load-") in LOADS:
-        _load(form, action.removeprefix("load-"), choices["rows"])
-        _linking(form, choices["rows"])
-        return _render(request, form, choices)
+        load_into(form, action.removeprefix("load-"), choices["rows"])
+        show_linked(form, choices["rows"])
+        return render_form(request, form, choices)
     return await _create(request, adapters, form, fields, choices)
 
 
@@ -221,17 +231,17 @@ async def _continue(
     if scope_kind is None:
         form.errors["/scope"] = "Choose the scope."
     if form.errors or scope_kind is None:
-        return _render(request, form, choices, 400)
+        return render_form(request, form, choices, 400)
     try:
         await check_name_free(
             request, adapters, name, scope_kind, scope_id, fields=("/scope", "/meta/name")
         )
     except TrainplateError as exc:
-        form.errors[str(exc.facts.get("field") or "/meta/name")] = _said(exc)
-        return _render(request, form, choices, status_for(exc))
+        form.errors[str(exc.facts.get("field") or "/meta/name")] = said(exc)
+        return render_form(request, form, choices, status_for(exc))
     form.step = 2
-    _linking(form, choices["rows"])
-    return _render(request, form, choices)
+    show_linked(form, choices["rows"])
+    return render_form(request, form, choices)
 
 
 async def _create(
@@ -242,7 +252,23 @@ async def _create(
     choices: dict[str, Any],
 ) -> Template | Redirect:
     """CREATE TEMPLATE through the API's own create; a refusal goes next to its field."""
-    rows: dict[str, AssetRow] = choices["rows"]
+    built: Built = build(fields, form.values, copied=copied_values(form, choices["rows"]))
+    known = {f.pointer for f in fields}
+    try:
+        wire, _ = await create_from(request, decoded(built), adapters)
+    except msgspec.ValidationError as exc:
+        return refused_at(request, form, choices, decode_pointer(exc), str(exc), 400, built, known)
+    except TrainplateError as exc:
+        at = exc.facts.get("field")
+        return refused_at(
+            request, form, choices, str(at or ""), said(exc), status_for(exc), built, known
+        )
+    return Redirect(f"/console/templates/{UUID(wire.meta.id)}", status_code=303)
+
+
+def copied_values(form: Form, rows: dict[str, AssetRow]) -> dict[str, Any]:
+    """What an environment or compute resource used without linking puts in the spec; its
+    select is emptied, as nothing is linked."""
     copied: dict[str, Any] = {}
     for which in ("environment", "compute"):
         select, use, _ = LOADS[which]
@@ -250,28 +276,17 @@ async def _create(
         if chosen in rows and form.values.get(use) == "copy":
             copied.update(as_template_values(rows[chosen]))
             form.values[select] = ""
-    built: Built = build(fields, form.values, copied=copied)
-    known = {f.pointer for f in fields}
-    try:
-        wire, _ = await create_from(request, decoded(built), adapters)
-    except msgspec.ValidationError as exc:
-        return _refused(request, form, choices, decode_pointer(exc), str(exc), 400, built, known)
-    except TrainplateError as exc:
-        at = exc.facts.get("field")
-        return _refused(
-            request, form, choices, str(at or ""), _said(exc), status_for(exc), built, known
-        )
-    return Redirect(f"/console/templates/{UUID(wire.meta.id)}", status_code=303)
+    return copied
 
 
-def _said(exc: TrainplateError) -> str:
+def said(exc: TrainplateError) -> str:
     """The refusal as the domain words it, without the pointer it leads with."""
     text = str(exc)
     field = exc.facts.get("field")
     return text.removeprefix(f"{field}: ") if isinstance(field, str) else text
 
 
-def _refused(
+def refused_at(
     request: Caller,
     form: Form,
     choices: dict[str, Any],
@@ -280,14 +295,16 @@ def _refused(
     status: int,
     built: Built,
     known: set[str],
+    editing: dict[str, Any] | None = None,
 ) -> Template:
+    """The form again, the refusal next to the field its pointer names (else above them all)."""
     at = field_of(pointer, built, known) if pointer else None
     if at is None:
         form.general_error = f"{pointer}: {message}" if pointer else message
     else:
         form.errors[at] = message
-    _linking(form, choices["rows"])
-    return _render(request, form, choices, status)
+    show_linked(form, choices["rows"])
+    return render_form(request, form, choices, status, editing=editing)
 
 
 FORM_ROUTES: Final = (new_template, submit_template_form)

@@ -1,0 +1,170 @@
+"""Edit a template: the new-template form's second step, filled in from the template as it
+stands, saved through the API's own PATCH (`patch_from`, Run:ai's merge and `fieldsToClear`).
+
+The form owns the fields it shows: each is sent as filled in, and each left empty is cleared,
+while whatever the template holds that the form does not show (a field only the API sets) stays
+as it was. Every rule is the domain's; a refusal is shown next to the field its JSON pointer
+names, with nothing written. The version the form was opened at goes back as If-Match, so an
+edit made meanwhile by someone else is refused rather than overwritten."""
+
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+from litestar import get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+from litestar.response import Redirect, Template
+
+from domain.errors import TrainplateError
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
+from infra.http.console.form_document import Built, build, decode_pointer
+from infra.http.console.form_fields import Field
+from infra.http.console.scopes import choice_value
+from infra.http.console.template_detail import flattened
+from infra.http.console.template_form import (
+    LOADS,
+    Form,
+    all_fields,
+    choices_for,
+    copied_values,
+    form_values,
+    load_into,
+    refused_at,
+    render_form,
+    said,
+    show_linked,
+)
+from infra.http.problems import status_for
+from infra.http.template_schemas import DistributedTemplate, UpdateRequest
+from infra.http.templates import patch_from, read_template
+
+EDIT: Final = "/templates/{template_id:uuid}/edit"
+# The form's own values that are the template's as it stands, not the body's.
+KEPT: Final = ("/scope", "/spec/distributedFramework", "/configuration")
+
+
+def values_of(wire: DistributedTemplate) -> dict[str, Any]:
+    """The form's values for a template: its own settings (not what linked assets combine in),
+    what it links and loads, and which configuration it has."""
+    values: dict[str, Any] = {
+        "/scope": choice_value(wire.meta.scope_type, wire.meta.scope_id),
+        "/meta/name": wire.meta.name,
+        "/meta/description": wire.meta.description or "",
+        "/environmentUse": "link",
+        "/computeUse": "link",
+    }
+    body = msgspec.to_builtins({"spec": wire.spec, "assets": wire.assets, "master": wire.master})
+    for pointer, value in flattened(body):
+        if value is None:
+            continue
+        values[pointer] = [str(v) for v in value] if isinstance(value, list) else str(value)
+    for i, source in enumerate((wire.assets.datasources or ()) if wire.assets else ()):
+        values[f"/assets/datasources/{i}/ref"] = f"{source.kind}|{source.id}"
+    if wire.master_spec_same_as_worker:
+        values["/configuration"] = "workers-and-master"
+    elif wire.master is None:
+        values["/configuration"] = "workers-only"
+    else:
+        values["/configuration"] = "workers-and-master"
+        values["/differentMaster"] = "true"
+    return values
+
+
+def _to_clear(fields: list[Field], body: dict[str, Any], different_master: bool) -> list[str]:
+    """`fieldsToClear` for every field the form shows and left empty: its dotted path, down to
+    the list that holds it (a list is sent whole, or cleared whole)."""
+    found: list[str] = [] if body.get("meta", {}).get("description") else ["meta.description"]
+    for field in fields:
+        if not field.pointer.startswith(("/spec/", "/assets/", "/master/")):
+            continue
+        parts: list[str] = []
+        for part in field.pointer.strip("/").split("/"):
+            if part.isdigit():
+                break
+            parts.append(part)
+        node: Any = body
+        for part in parts:
+            node = node.get(part) if isinstance(node, dict) else None
+        path = ".".join(parts)
+        if node is None and path not in found:
+            found.append(path)
+    if not different_master:
+        found = [p for p in found if not p.startswith("master.")] + ["master"]
+    return found
+
+
+def _without_nulls(value: Any) -> Any:
+    """In a PATCH a null is a field not sent; the form sends only what it holds."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def _patch(fields: list[Field], built: Built, different_master: bool) -> dict[str, Any]:
+    """The PATCH the form says: its body read by the API's own update Struct (numbers from the
+    form's text), without its nulls, with what the form left empty to clear."""
+    body = dict(built.body)
+    meta = body.pop("meta", {})
+    update = {"meta": {k: meta[k] for k in ("name", "description") if k in meta}, **body}
+    typed = msgspec.convert(update, UpdateRequest, strict=False)
+    patch: dict[str, Any] = _without_nulls(msgspec.to_builtins(typed))
+    patch["fieldsToClear"] = _to_clear(fields, built.body, different_master)
+    return patch
+
+
+@get(EDIT, include_in_schema=False)
+async def edit_template(
+    request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> Template:
+    wire, version = await read_template(request, template_id, adapters)
+    choices = await choices_for(request, adapters)
+    form = Form(step=2, values=values_of(wire))
+    show_linked(form, choices["rows"])
+    editing = {"id": template_id, "name": wire.meta.name, "version": version}
+    return render_form(request, form, choices, editing=editing)
+
+
+@post(EDIT, include_in_schema=False)
+async def save_template(
+    request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> Template | Redirect:
+    wire, version = await read_template(request, template_id, adapters)  # else a 404
+    choices = await choices_for(request, adapters)
+    fields = all_fields(choices["sections"])
+    values = form_values(await request.form(), fields)
+    action = str(values.pop("action", "save"))
+    values.pop("_csrf_token", None)
+    opened_at = str(values.pop("version", version))
+    current = values_of(wire)
+    values.update({k: current[k] for k in KEPT if k in current})  # not the form's to change
+    values.setdefault("/environmentUse", "link")
+    values.setdefault("/computeUse", "link")
+    form = Form(step=2, values=values)
+    editing = {"id": template_id, "name": wire.meta.name, "version": opened_at}
+    if action.startswith("load-") and action.removeprefix("load-") in LOADS:
+        load_into(form, action.removeprefix("load-"), choices["rows"])
+        show_linked(form, choices["rows"])
+        return render_form(request, form, choices, editing=editing)
+    built = build(fields, form.values, copied=copied_values(form, choices["rows"]))
+    known = {f.pointer for f in fields}
+    different = values.get("/differentMaster") == "true"
+    try:
+        patch = _patch(fields, built, different)
+        await patch_from(request, template_id, patch, opened_at, adapters)
+    except msgspec.ValidationError as exc:
+        pointer = decode_pointer(exc)
+        return refused_at(request, form, choices, pointer, str(exc), 400, built, known, editing)
+    except TrainplateError as exc:
+        status = status_for(exc)
+        if status == 404:
+            raise
+        at = exc.facts.get("field")
+        return refused_at(
+            request, form, choices, str(at or ""), said(exc), status, built, known, editing
+        )
+    return Redirect(f"/console/templates/{template_id}", status_code=303)
+
+
+EDIT_ROUTES: Final = (edit_template, save_template)
