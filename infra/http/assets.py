@@ -23,7 +23,7 @@ from domain.errors import InvalidHistoryError
 from domain.events import Event
 from domain.registries import Registry
 from domain.specs import ComputeSpec, EnvironmentSpec
-from domain.values import ScopeRef
+from domain.values import AssetKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
@@ -151,8 +151,7 @@ async def delete_environment(
     asset_id: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> Accepted:
-    command = DeleteAsset(asset_id=asset_id, kind="environment", metadata=actor(request))
-    await assets.delete_asset(command, streams=adapters.streams)
+    await delete_from(request, "environment", asset_id, adapters.streams)
     return Accepted()
 
 
@@ -214,8 +213,7 @@ async def delete_compute(
     asset_id: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> Accepted:
-    command = DeleteAsset(asset_id=asset_id, kind="compute", metadata=actor(request))
-    await assets.delete_asset(command, streams=adapters.streams)
+    await delete_from(request, "compute", asset_id, adapters.streams)
     return Accepted()
 
 
@@ -288,6 +286,14 @@ async def update_from(
         metadata=actor(request),
     )
     return written(await assets.update_asset(command, streams=streams))
+
+
+async def delete_from(
+    request: Caller, kind: AssetKind, asset_id: UUID, streams: NamedStreams
+) -> None:
+    """Delete an asset of this kind (refused while a template uses it)."""
+    command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
+    await assets.delete_asset(command, streams=streams)
 
 
 async def visible_rows(

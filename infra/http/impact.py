@@ -36,7 +36,7 @@ class ImpactReport(msgspec.Struct, frozen=True):
     templates: list[TemplateImpact]
 
 
-async def _report(
+async def impact_of(
     request: Caller,
     kind: str,
     asset_id: UUID,
@@ -44,6 +44,8 @@ async def _report(
     streams: NamedStreams,
     resources: Resources,
 ) -> ImpactReport:
+    """Which of the templates the caller may see this spec would change, and how (the API's
+    preview and the console's alike); an asset it may not see is not found."""
     await one_visible(request, kind, asset_id, resources)  # else a 404
     seen = await seen_scopes(request)  # of the templates, only those it may see
     async with resources.pool.acquire() as conn:
@@ -69,7 +71,7 @@ async def environment_impact(
     data: JSONBody[EnvironmentUpdateRequest],
     adapters: NamedDependency[Adapters],
 ) -> ImpactReport:
-    return await _report(
+    return await impact_of(
         request,
         "environment",
         asset_id,
@@ -87,7 +89,7 @@ async def compute_impact(
     adapters: NamedDependency[Adapters],
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()
-    return await _report(request, "compute", asset_id, spec, adapters.streams, adapters.resources)
+    return await impact_of(request, "compute", asset_id, spec, adapters.streams, adapters.resources)
 
 
 IMPACT_ROUTES: Final = (environment_impact, compute_impact)

@@ -13,6 +13,7 @@ from litestar.template import TemplateConfig
 
 from infra.http import consistency
 from infra.http.console.authentication import Verifiers, console_authentication
+from infra.http.console.environment_pages import ENVIRONMENT_ROUTES
 from infra.http.console.pages_common import EXCEPTION_HANDLERS
 from infra.http.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
 from infra.http.console.sign_in import SIGN_IN_ROUTES
@@ -54,6 +55,7 @@ def console_router(
             *EDIT_ROUTES,
             template_page,
             *WORKLOAD_ROUTES,
+            *ENVIRONMENT_ROUTES,
             static,
         ],
         middleware=[
