@@ -7,6 +7,7 @@ History, layer by layer: services/history.py the use cases, infra/http/history.p
 """
 
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 import msgspec
@@ -15,7 +16,7 @@ from domain import assets, data_volumes, registries, templates
 from domain.assets import Asset
 from domain.combined import FieldChange, changes, diff_values
 from domain.data_volumes import DataVolume
-from domain.events import Event, RecordedEvent, event_tag
+from domain.events import Event, RecordedEvent, TemplateLinkedAssetUpdated, event_tag
 from domain.registries import Registry
 from domain.templates import Template, TemplateNotFoundError
 from services.errors import InvalidRequestError
@@ -32,6 +33,9 @@ class Version(msgspec.Struct, frozen=True, kw_only=True):
     actor_kind: str
     cause: UUID | None  # the event that led to this one (a linked asset's update), if any
     position: int
+    # A linked asset's update: the asset and the version of it the template now combines.
+    asset_id: UUID | None = None
+    asset_version: int | None = None
 
 
 def versions(recorded: list[RecordedEvent]) -> list[Version]:
@@ -44,9 +48,16 @@ def versions(recorded: list[RecordedEvent]) -> list[Version]:
             actor_kind=r.metadata.actor_kind,
             cause=r.metadata.causation_id,
             position=r.position,
+            **_followed(r.event),
         )
         for r in recorded
     ]
+
+
+def _followed(event: Event) -> dict[str, Any]:
+    if isinstance(event, TemplateLinkedAssetUpdated):
+        return {"asset_id": event.asset_id, "asset_version": event.asset_version}
+    return {}
 
 
 def upto(recorded: list[RecordedEvent], *, version: int | None, at: datetime | None) -> int:

@@ -41,6 +41,9 @@ class VersionWire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     actor_kind: str
     cause: UUID | None
     position: int
+    # A linked asset's update (the fan-out): which asset, and the version of it now combined.
+    asset_id: UUID | None = None
+    asset_version: int | None = None
 
 
 class HistoryWire(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,6 +80,7 @@ def _versions(stream_id: UUID, recorded: list[RecordedEvent]) -> HistoryWire:
             VersionWire(
                 version=v.version, type=v.type, time=v.recorded_at, actor=v.actor,
                 actor_kind=v.actor_kind, cause=v.cause, position=v.position,
+                asset_id=v.asset_id, asset_version=v.asset_version,
             )
             for v in history.versions(recorded)
         ],
@@ -172,6 +176,14 @@ async def template_diff(
 ) -> DiffWire:
     """What changed from version `from` to version `to` (default: the latest), field by field,
     as JSON pointers into the template's response."""
+    return await template_changes(request, template_id, old, new, adapters)
+
+
+async def template_changes(
+    request: Caller, template_id: UUID, old: int, new: int | None, adapters: Adapters
+) -> DiffWire:
+    """A template's changes between two versions, for a caller who may see it (the API's and
+    the console's)."""
     recorded = await _template(request, template_id, adapters.store)
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)

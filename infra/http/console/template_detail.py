@@ -2,25 +2,27 @@
 (each field a linked asset sets named as coming from it, read-only), and its history; all from
 the API's own reads (`read_template`, `template_versions`)."""
 
-from typing import Any
+from typing import Annotated, Any, Final
 from uuid import UUID
 
 import msgspec
 from litestar import get
 from litestar.di import NamedDependency
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 from litestar.response import Template
 
 from domain.template_rules import COMPUTE_FIELDS, ENVIRONMENT_FIELDS, camel
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.labels import label_of
-from infra.http.console.linked import asset_names
+from infra.http.console.linked import loadable
 from infra.http.console.pages_common import page, person
 from infra.http.console.scopes import choice_value, visible_scopes
-from infra.http.history import template_versions
+from infra.http.history import VersionWire, template_changes, template_versions
 from infra.http.org_units import visible_units
 from infra.http.templates import read_template
+from projections.asset_catalogue import AssetRow
+from services.errors import InvalidRequestError
 
 OWNED_BY_ENVIRONMENT = frozenset(camel(f) for f in ENVIRONMENT_FIELDS)
 OWNED_BY_COMPUTE = frozenset(camel(f) for f in COMPUTE_FIELDS)
@@ -76,11 +78,81 @@ def _event_name(tag: str) -> str:
     return fact.replace("_", " ").capitalize()
 
 
+ASSET_KINDS: Final = {"environment": "Environment", "compute": "Compute resource"}
+
+
 @get("/templates/{template_id:uuid}", include_in_schema=False)
 async def template_page(
-    request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+    request: Caller,
+    template_id: FromPath[UUID],
+    adapters: NamedDependency[Adapters],
+    old: Annotated[str | None, QueryParameter(name="from")] = None,
+    new: Annotated[str | None, QueryParameter(name="to")] = None,
 ) -> Template:
-    return await template_page_of(request, template_id, adapters)
+    """The page; with `from` and `to`, the changes between those two versions too (read as
+    text, so a version that is not a number is said on the page, as any other)."""
+    return await template_page_of(request, template_id, adapters, compare=(old, new))
+
+
+def _cause(v: VersionWire, assets: dict[UUID, AssetRow]) -> dict[str, Any] | None:
+    """The asset change a fan-out entry follows, named: which asset, which version of it."""
+    if v.asset_id is None:
+        return None
+    row = assets.get(v.asset_id)
+    kind = ASSET_KINDS.get(row.kind, row.kind) if row else "Asset"
+    return {
+        "what": f"{kind} {row.meta.name if row else v.asset_id} updated",
+        "version": v.asset_version,
+        "href": (
+            f"/console/environments/{v.asset_id}" if row and row.kind == "environment" else None
+        ),
+    }
+
+
+def _version(text: str) -> int:
+    if not text.strip().isdigit():
+        raise InvalidRequestError("version", "a version's number")
+    return int(text)
+
+
+async def _compared(
+    request: Caller, template_id: UUID, adapters: Adapters, old: str | None, new: str | None
+) -> dict[str, Any] | None:
+    """The changes between two versions, each field by the guide's name; or why not."""
+    if old is None:
+        return None
+    try:
+        older, newer = _version(old), None if new is None else _version(new)
+        found = await template_changes(request, template_id, older, newer, adapters)
+    except InvalidRequestError as exc:
+        return {"error": f"No such version: {exc}", "old": old, "new": new}
+    return {
+        "old": found.from_version,
+        "new": found.to_version,
+        "changes": [
+            {
+                "field": _changed_field(c.field),
+                "pointer": c.field,
+                "before": shown(c.before),
+                "after": shown(c.after),
+            }
+            for c in found.changes
+        ],
+    }
+
+
+def _changed_field(pointer: str) -> str:
+    """`/combinedSpec/image` -> "Image URL (combined)"; the pointer where no label fits."""
+    for prefix, suffix in (
+        ("/combinedMasterSpec", " (combined, master)"),
+        ("/combinedSpec", " (combined)"),
+        ("/master/spec", " (master)"),
+        ("/spec", ""),
+    ):
+        if pointer.startswith(f"{prefix}/"):
+            label = label_of(pointer.removeprefix(prefix))
+            return f"{label}{suffix}" if not label.startswith("/") else pointer
+    return label_of(pointer)
 
 
 async def template_page_of(
@@ -90,11 +162,14 @@ async def template_page_of(
     *,
     submission: dict[str, Any] | None = None,
     status_code: int = 200,
+    compare: tuple[str | None, str | None] = (None, None),
 ) -> Template:
-    """The page, with the submit form as last sent (`submission`: its values and errors)."""
+    """The page, with the submit form as last sent (`submission`: its values and errors) and
+    the changes between the two versions `compare` names, if it does."""
     wire, version = await read_template(request, template_id, adapters)
     history = await template_versions(request, template_id, adapters)
-    names = await asset_names(request, adapters)
+    rows = {row.asset_id: row for row in await loadable(request, adapters)}
+    names = {asset_id: row.meta.name for asset_id, row in rows.items()}
     scopes = {(c.kind, c.id): c.label for c in await visible_scopes(request, adapters)}
     meta = wire.meta
     scope_key = (meta.scope_type, "" if meta.scope_type == "tenant" else meta.scope_id)
@@ -151,8 +226,9 @@ async def template_page_of(
                 "what": _event_name(v.type),
                 "who": person(request, v.actor),
                 "when": v.time,
-                "cause": v.cause,
+                "cause": _cause(v, rows),
             }
             for v in reversed(history.versions)
         ],
+        compared=await _compared(request, template_id, adapters, *compare),
     )

@@ -1,0 +1,93 @@
+"""Whatever a console form is sent, the answer is a page that says what is wrong, never a 500:
+the edit-template form, the environment forms and the version comparison, each sent values of
+the wrong shape, with the session's own CSRF token so the forms themselves answer."""
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.conftest import ADMIN_ID, Service
+from tests.browser.journey import journey, sign_in
+from tests.integration.test_dev_smoke import ADMIN_SECRET
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
+
+
+def _arranged(service: Service) -> tuple[str, str]:
+    cluster = service.made("/api/v1/clusters", {"name": "junk-cluster"})
+    project = service.made(
+        "/api/v1/org-unit/projects", {"name": "junk-vision", "clusterId": cluster["uuid"]}
+    )
+    environment = service.made(
+        "/api/v1/asset/environment",
+        {
+            "meta": {"scope": "project", "projectId": int(project["id"]), "name": "junk-env"},
+            "spec": {"image": "python:3.12"},
+        },
+    )
+    template = service.made(
+        "/api/v1/workload-templates/distributed",
+        {
+            "meta": {"name": "junk-ddp", "scopeType": "project", "scopeId": project["id"]},
+            "spec": {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12"},
+        },
+    )
+    return template["meta"]["id"], environment["meta"]["id"]
+
+
+def _posted(page: Page, url: str, form: dict[str, Any]) -> tuple[int, str]:
+    token = page.locator("input[name=_csrf_token]").first.get_attribute("value")
+    answer = page.request.post(url, form={"_csrf_token": token or "", **form})
+    return answer.status, answer.text()
+
+
+GARBAGE_EDITS: list[dict[str, Any]] = [
+    {"action": "save", "version": "not-a-version", "/meta/name": "junk-ddp"},
+    {"action": "save", "/meta/name": "junk-ddp", "/spec/numWorkers": "many"},
+    {"action": "save", "/meta/name": "junk-ddp", "/assets/environment": "not-an-id"},
+    {"action": "save", "/meta/name": "junk-ddp", "/assets/datasources/0/ref": "nfs|nope"},
+    {"action": "save", "/meta/name": "", "/spec/compute/cpuCoreRequest": "-1e999"},
+    {"action": "save", "/meta/name": "junk-ddp", "/spec/security/capabilities": "NOT_ONE"},
+    {"action": "load-nothing", "/meta/name": "junk-ddp", "/spec/podAffinity/type": "Sideways"},
+    {"action": "save", "/meta/name": "x" * 5000, "/spec/tolerations/0/operator": "Maybe"},
+]
+GARBAGE_ENVIRONMENTS: list[dict[str, Any]] = [
+    {"/scope": "project:not-a-number", "/meta/name": "junk"},
+    {"/scope": "cluster:not-a-uuid", "/meta/name": "junk"},
+    {"/scope": "galaxy:1", "/meta/name": "junk"},
+    {"/scope": "project:1", "/meta/name": "junk", "/spec/imagePullPolicy": "Sometimes"},
+    {"/meta/workloadSupportedTypes/distFramework": "Abacus", "/meta/name": "junk"},
+]
+
+
+def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -> None:
+    template_id, environment_id = _arranged(service)
+    base = f"{service.url}/console"
+    with journey("garbage") as j:
+        page = j.page
+        sign_in(page, service.url, ADMIN_ID, ADMIN_SECRET)
+        page.goto(f"{base}/templates/{template_id}/edit")
+        for form in GARBAGE_EDITS:
+            status, text = _posted(page, f"{base}/templates/{template_id}/edit", form)
+            assert 400 <= status < 500, (form, status)
+            assert "was not saved" in text or "Refused" in text, form
+        page.goto(f"{base}/environments/new")
+        for form in GARBAGE_ENVIRONMENTS:
+            status, text = _posted(page, f"{base}/environments/new", form)
+            assert 400 <= status < 500, (form, status)
+            assert "was not created" in text, form
+        for form in (
+            {"action": "save", "previewed": "x", "/meta/name": "junk-env", "/spec/image": ""},
+            {"action": "preview", "/meta/name": "", "/spec/imagePullPolicy": "Sometimes"},
+        ):
+            status, text = _posted(page, f"{base}/environments/{environment_id}", form)
+            assert status < 500, (form, status)
+            assert "was not saved" in text or "Impact on templates" in text, form
+        for query in ("from=abc", "from=999&to=1", "from=0", "from=1&to=-4"):
+            answer = page.request.get(f"{base}/templates/{template_id}?{query}")
+            assert 200 <= answer.status < 500, (query, answer.status)
+            assert "No such version" in answer.text() or "Refused" in answer.text(), query
+    kept = service.api.get(f"/api/v1/workload-templates/{template_id}").json()
+    assert kept["meta"]["name"] == "junk-ddp"
+    assert kept["spec"]["numWorkers"] == 2  # nothing was written
