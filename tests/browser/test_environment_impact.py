@@ -82,6 +82,7 @@ def test_an_environment_edit_shows_its_impact_then_fans_out_to_the_template_hist
 
         row.get_by_role("link", name="fan-pytorch").click()
         expect(page.get_by_label("Image URL")).to_have_value("pytorch/pytorch:2.5")
+        expect(page.get_by_text("Project · fan-vision")).to_be_visible()
         expect(page.get_by_role("button", name="Save environment")).to_have_count(0)
         page.get_by_label("Image URL").fill("pytorch/pytorch:2.6")
         page.get_by_role("button", name="Preview the impact").click()

@@ -89,6 +89,7 @@ async def _render(
     status: int = 200,
 ) -> Template:
     usage = await usage_of(request, adapters.resources, [row], True) if row else None
+    scopes = await visible_scopes(request, adapters)
     return page(
         request,
         "environment_form.html.j2",
@@ -97,7 +98,8 @@ async def _render(
         row=row,
         shown=shown,
         fields=(*META_FIELDS, *SPEC_FIELDS) if row else (*META_FIELDS, *NEW_FIELDS, *SPEC_FIELDS),
-        scopes=await visible_scopes(request, adapters) if row is None else (),
+        scopes=scopes,
+        scope=_scope_name(row, {c.value: c.label for c in scopes}) if row else "",
         used_by=(usage or {}).get(row.asset_id, []) if row else [],
         status_code=status,
     )
