@@ -1,11 +1,24 @@
 """An edit through the console is a PATCH: the form's fields as filled in, each one it left
 empty cleared (a list whole), and whatever the form does not show left alone."""
 
+from datetime import UTC, datetime
+from typing import Any
+from uuid import uuid4
+
 import msgspec
 import pytest
 
+from domain.specs import EnvironmentSpec, EnvironmentVariable
+from domain.templates import Template, TemplateBody
+from domain.values import AssetMeta, TemplateMeta
 from infra.http.console.form_document import build
-from infra.http.console.template_edit import _patch
+from infra.http.console.form_fields import Field
+from infra.http.console.form_rows import rows_in
+from infra.http.console.form_state import Form, all_fields, load_into, sections_of
+from infra.http.console.template_edit import _patch, built_from, values_of
+from infra.http.template_schemas import DistributedTemplate
+from projections.asset_catalogue import AssetRow
+from services.template_patch import apply
 from tests.unit.test_console_form_document import FIELDS
 
 
@@ -58,3 +71,152 @@ def test_a_number_that_is_not_one_is_refused_naming_its_field() -> None:
     values = {"/meta/name": "ddp", "/spec/compute/cpuCoreRequest": "two"}
     with pytest.raises(msgspec.ValidationError, match=r"\$\.spec\.compute\.cpuCoreRequest"):
         _patch(FIELDS, build(FIELDS, values), different_master=False)
+
+
+DATA = ("3fa85f64-5717-4562-b3fc-2c963f66afa6", "5c0b6a2e-1f0e-4a57-9d1e-8a4c3b2d1e0f")
+SOURCES = tuple((f"nfs|{d}", f"data {i} (nfs)") for i, d in enumerate(DATA))
+# More items in every list than the new-template form has rows for, and members no row shows
+# (a toleration's seconds, a variable's description or secret, a port's tool, a volume's name).
+BODY: dict[str, Any] = {
+    "spec": {
+        "distributedFramework": "PyTorch",
+        "numWorkers": 2,
+        "image": "pytorch/pytorch:2.5",
+        "tolerations": [
+            {"key": f"example.com/t{i}", "operator": "Exists", "effect": "NoSchedule"}
+            for i in range(3)
+        ]
+        + [{"key": "example.com/t3", "operator": "Equal", "value": "a", "seconds": 30}],
+        "environmentVariables": [
+            {"name": "MODE", "value": "train"},
+            {"name": "SEED", "value": "7", "description": "the run's seed"},
+            {"name": "TOKEN", "secret": {"name": "creds", "key": "token"}},
+        ],
+        "ports": [
+            {"container": 8888, "serviceType": "NodePort", "toolType": "jupyter"},
+            {"container": 6006, "serviceType": "LoadBalancer", "name": "board"},
+        ],
+        "compute": {
+            "cpuCoreRequest": 2.0,
+            "extendedResources": [
+                {"resource": "hugepages-2Mi", "quantity": "1Gi"},
+                {"resource": "example.com/fpga", "quantity": "1"},
+            ],
+        },
+        "storage": {
+            "emptyDirVolume": [
+                {"name": "scratch", "path": "/scratch", "sizeLimit": "1G"},
+                {"path": "/cache", "medium": "Memory"},
+            ],
+            "hostPath": [{"name": "host", "path": "/data", "mountPath": "/mnt/data"}],
+        },
+        "annotations": [{"name": f"a{i}", "value": str(i)} for i in range(3)],
+        "labels": [{"name": "team", "value": "vision"}],
+        "nodePools": ["a100", "h100"],
+    },
+    "assets": {
+        "datasources": [
+            {"id": DATA[0], "kind": "nfs", "overrides": {"containerPath": "/mnt/a"}},
+            {"id": DATA[1], "kind": "nfs"},
+            {"id": DATA[0], "kind": "nfs", "overrides": {"containerPath": "/mnt/b"}},
+        ]
+    },
+    "masterSpecSameAsWorker": False,
+    "master": {
+        "spec": {
+            "image": "python:3.12",
+            "ports": [{"container": 29500}, {"container": 29501, "name": "second"}],
+            "environmentVariables": [{"name": f"M{i}", "value": str(i)} for i in range(3)],
+            "tolerations": [{"key": f"example.com/m{i}", "operator": "Exists"} for i in range(3)],
+        }
+    },
+}
+
+
+def _wire(body: dict[str, Any]) -> DistributedTemplate:
+    meta = {
+        "id": str(uuid4()),
+        "name": "ddp",
+        "description": None,
+        "workloadType": "distributed",
+        "scopeType": "project",
+        "scopeId": "7",
+        "clusterId": None,
+        "departmentId": None,
+        "projectId": 7,
+        "createdBy": "someone",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "updatedBy": None,
+        "updatedAt": None,
+    }
+    combined = {"runnable": {"isRunnable": True}, "combinedSpec": body["spec"]}
+    return msgspec.convert({"meta": meta, **body, **combined}, DistributedTemplate)
+
+
+def _sent(fields: list[Field], values: dict[str, Any]) -> dict[str, Any]:
+    """What a browser sends for the form as rendered and left as it is: every text input and
+    select by its name, a blank row's empty."""
+    sent = {
+        f.pointer: values.get(f.pointer, "") for f in fields if f.kind not in ("multi", "checkbox")
+    }
+    kept = ("/scope", "/spec/distributedFramework", "/configuration", "/differentMaster")
+    return {
+        **sent,
+        **{k: values[k] for k in kept if k in values},
+        "/meta/name": values["/meta/name"],
+    }
+
+
+def test_an_edit_saved_unchanged_keeps_every_list_item_and_what_its_row_does_not_show() -> None:
+    wire = _wire(BODY)
+    values = values_of(wire)
+    rendered = all_fields(sections_of(SOURCES, False, rows_in(values)))
+    shown = {f.pointer for f in rendered}
+    # A row for every item, then the blank rows the new-template form has for adding.
+    assert "/spec/tolerations/5/key" in shown
+    assert "/spec/tolerations/6/key" not in shown
+    assert "/spec/environmentVariables/4/name" in shown
+    assert "/master/spec/ports/2/container" in shown
+    assert "/assets/datasources/4/ref" in shown
+
+    sent = _sent(rendered, values)
+    fields = all_fields(sections_of(SOURCES, False, rows_in(sent)))  # the save's, from the form
+    patch = _patch(fields, built_from(fields, sent, wire), different_master=True)
+    current = Template(
+        id=uuid4(),
+        meta=TemplateMeta(name="ddp", scope="project", project_id=7),
+        body=msgspec.convert(BODY, TemplateBody),
+    )
+    _, _, saved = apply(current, patch)
+
+    assert msgspec.to_builtins(saved) == msgspec.to_builtins(current.body)
+
+
+def test_an_environment_loaded_without_linking_gets_a_row_for_each_of_its_variables() -> None:
+    environment = AssetRow(
+        asset_id=uuid4(),
+        kind="environment",
+        meta=AssetMeta(name="env", scope="tenant"),
+        spec=EnvironmentSpec(
+            image="python:3.12",
+            environment_variables=tuple(
+                EnvironmentVariable(name=f"V{i}", value=str(i)) for i in range(3)
+            ),
+        ),
+        created_at=datetime.now(UTC),
+        created_by="someone",
+        updated_at=datetime.now(UTC),
+        updated_by="someone",
+        version=1,
+    )
+    rows = {str(environment.asset_id): environment}
+    choices: dict[str, Any] = {"rows": rows, "sources": (), "gpu_limits": False, "sections": {}}
+    values = {"/assets/environment": str(environment.asset_id), "/environmentUse": "copy"}
+    form = Form(step=2, values=dict(values))
+
+    load_into(form, "environment", choices)
+
+    fields = all_fields(choices["sections"])
+    assert "/spec/environmentVariables/4/name" in {f.pointer for f in fields}
+    variables = built_from(fields, form.values, _wire({"spec": {}})).body["spec"]
+    assert [v["name"] for v in variables["environmentVariables"]] == ["V0", "V1", "V2"]

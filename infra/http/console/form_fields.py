@@ -9,6 +9,7 @@ from typing import Final, Literal, get_args
 import msgspec
 
 from domain.specs import Capability
+from infra.http.console.form_rows import Rows, rows_of
 from infra.http.console.labels import label_of
 
 Kind = Literal["text", "number", "select", "checkbox", "multi", "radio"]
@@ -62,78 +63,114 @@ PRIORITIES: Final = (("", "Default (low)"), *((p, p) for p in ("very-low", "low"
 CLEANUP: Final = (("", "Framework default"), ("None", "None"), ("Running", "Running pods"),
                   ("All", "All pods"))  # fmt: skip
 CAPABILITIES: Final = tuple((c, c) for c in get_args(Capability))
-ENV_ROWS: Final = 2
-TOLERATION_ROWS: Final = 2
-DATA_SOURCE_ROWS: Final = 2
-KEY_VALUE_ROWS: Final = 2
+ENV: Final[Owner] = "environment"
+CMP: Final[Owner] = "compute"
+NEW: Final[Rows] = {}  # the new-template form's rows (form_rows.py)
 
 
-def environment_fields(at: str) -> tuple[Group, ...]:
+def _legend(name: str, i: int, count: int) -> str:
+    """A list's row: numbered when the list has more than one."""
+    return name if count == 1 else f"{name} {i + 1}"
+
+
+def environment_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
     """The environment's own settings, at `/spec` or `/master/spec`."""
-    env: Owner = "environment"
+    variables = rows_of(rows, f"{at}/environmentVariables")
     return (
-        Group(legend="Image", fields=(
-            _f(f"{at}/image", owner=env, hint="A custom image, e.g. pytorch/pytorch:2.5"),
-            _f(f"{at}/imagePullPolicy", "select", options=PULL_POLICIES, owner=env),
-        )),
-        Group(legend="Connection", fields=(
-            _f(f"{at}/ports/0/serviceType", "select", options=CONNECTIONS, owner=env),
-            _f(f"{at}/ports/0/container", "number", owner=env),
-            _f(f"{at}/ports/0/external", "number", owner=env, hint="Between 30000 and 32767"),
-        )),
-        Group(legend="Command and arguments", fields=(
-            _f(f"{at}/command", owner=env, hint="Empty: the image's entry point"),
-            _f(f"{at}/args", owner=env, hint="Separated by spaces, e.g. --arg1=val1"),
-        )),
+        *_image(at),
+        *_connections(at, rows),
+        *_command(at),
         *(
             Group(legend=f"Environment variable {i + 1}", fields=(
-                _f(f"{at}/environmentVariables/{i}/name", owner=env),
-                _f(f"{at}/environmentVariables/{i}/value", owner=env, hint="Custom value"),
+                _f(f"{at}/environmentVariables/{i}/name", owner=ENV),
+                _f(f"{at}/environmentVariables/{i}/value", owner=ENV, hint="Custom value"),
             ))
-            for i in range(ENV_ROWS)
+            for i in range(variables)
         ),
         Group(legend="Working directory and user", fields=(
-            _f(f"{at}/workingDir", owner=env),
-            _f(f"{at}/security/uidGidSource", "select", options=UID_SOURCES, owner=env),
-            _f(f"{at}/security/runAsUid", "number", owner=env),
-            _f(f"{at}/security/runAsGid", "number", owner=env),
-            _f(f"{at}/security/supplementalGroups", owner=env, hint="Comma-separated"),
-            _f(f"{at}/security/capabilities", "multi", options=CAPABILITIES, owner=env),
+            _f(f"{at}/workingDir", owner=ENV),
+            _f(f"{at}/security/uidGidSource", "select", options=UID_SOURCES, owner=ENV),
+            _f(f"{at}/security/runAsUid", "number", owner=ENV),
+            _f(f"{at}/security/runAsGid", "number", owner=ENV),
+            _f(f"{at}/security/supplementalGroups", owner=ENV, hint="Comma-separated"),
+            _f(f"{at}/security/capabilities", "multi", options=CAPABILITIES, owner=ENV),
         )),
     )  # fmt: skip
 
 
-def compute_fields(at: str, *, gpu_limits: bool) -> tuple[Group, ...]:
+def _image(at: str) -> tuple[Group, ...]:
+    return (
+        Group(legend="Image", fields=(
+            _f(f"{at}/image", owner=ENV, hint="A custom image, e.g. pytorch/pytorch:2.5"),
+            _f(f"{at}/imagePullPolicy", "select", options=PULL_POLICIES, owner=ENV),
+        )),
+    )  # fmt: skip
+
+
+def _connections(at: str, rows: Rows) -> tuple[Group, ...]:
+    count = rows_of(rows, f"{at}/ports")
+    return tuple(
+        Group(legend=_legend("Connection", i, count), fields=(
+            _f(f"{at}/ports/{i}/serviceType", "select", options=CONNECTIONS, owner=ENV),
+            _f(f"{at}/ports/{i}/container", "number", owner=ENV),
+            _f(f"{at}/ports/{i}/external", "number", owner=ENV, hint="Between 30000 and 32767"),
+        ))
+        for i in range(count)
+    )  # fmt: skip
+
+
+def _command(at: str) -> tuple[Group, ...]:
+    return (
+        Group(legend="Command and arguments", fields=(
+            _f(f"{at}/command", owner=ENV, hint="Empty: the image's entry point"),
+            _f(f"{at}/args", owner=ENV, hint="Separated by spaces, e.g. --arg1=val1"),
+        )),
+    )  # fmt: skip
+
+
+def compute_fields(at: str, *, gpu_limits: bool, rows: Rows = NEW) -> tuple[Group, ...]:
     """The compute resource's own settings (GPU limits only where the tenant enables them)."""
-    cmp: Owner = "compute"
+    extended = rows_of(rows, f"{at}/compute/extendedResources")
+    return (
+        *_processors(at, gpu_limits=gpu_limits),
+        Group(legend="Extended resources", fields=(
+            _f(f"{at}/compute/largeShmRequest", "checkbox", owner=CMP),
+            *(
+                f
+                for i in range(extended)
+                for f in (
+                    _f(f"{at}/compute/extendedResources/{i}/resource", owner=CMP),
+                    _f(f"{at}/compute/extendedResources/{i}/quantity", owner=CMP),
+                )
+            ),
+        )),
+    )  # fmt: skip
+
+
+def _processors(at: str, *, gpu_limits: bool) -> tuple[Group, ...]:
     limits = (
-        (_f(f"{at}/compute/gpuPortionLimit", "number", owner=cmp),
-         _f(f"{at}/compute/gpuMemoryLimit", owner=cmp))
+        (_f(f"{at}/compute/gpuPortionLimit", "number", owner=CMP),
+         _f(f"{at}/compute/gpuMemoryLimit", owner=CMP))
         if gpu_limits else ()
     )  # fmt: skip
     return (
         Group(legend="GPU", fields=(
-            _f(f"{at}/compute/gpuDevicesRequest", "number", owner=cmp),
-            _f(f"{at}/compute/gpuRequestType", "select", options=GPU_TYPES, owner=cmp),
-            _f(f"{at}/compute/gpuPortionRequest", "number", owner=cmp, hint="e.g. 0.5"),
-            _f(f"{at}/compute/gpuMemoryRequest", owner=cmp, hint="e.g. 8G"),
+            _f(f"{at}/compute/gpuDevicesRequest", "number", owner=CMP),
+            _f(f"{at}/compute/gpuRequestType", "select", options=GPU_TYPES, owner=CMP),
+            _f(f"{at}/compute/gpuPortionRequest", "number", owner=CMP, hint="e.g. 0.5"),
+            _f(f"{at}/compute/gpuMemoryRequest", owner=CMP, hint="e.g. 8G"),
             *limits,
         )),
         Group(legend="CPU", fields=(
-            _f(f"{at}/compute/cpuCoreRequest", "number", owner=cmp),
-            _f(f"{at}/compute/cpuCoreLimit", "number", owner=cmp, hint="Empty: Auto"),
-            _f(f"{at}/compute/cpuMemoryRequest", owner=cmp, hint="e.g. 512M or 4G"),
-            _f(f"{at}/compute/cpuMemoryLimit", owner=cmp, hint="Empty: Auto"),
-        )),
-        Group(legend="Extended resources", fields=(
-            _f(f"{at}/compute/largeShmRequest", "checkbox", owner=cmp),
-            _f(f"{at}/compute/extendedResources/0/resource", owner=cmp),
-            _f(f"{at}/compute/extendedResources/0/quantity", owner=cmp),
+            _f(f"{at}/compute/cpuCoreRequest", "number", owner=CMP),
+            _f(f"{at}/compute/cpuCoreLimit", "number", owner=CMP, hint="Empty: Auto"),
+            _f(f"{at}/compute/cpuMemoryRequest", owner=CMP, hint="e.g. 512M or 4G"),
+            _f(f"{at}/compute/cpuMemoryLimit", owner=CMP, hint="Empty: Auto"),
         )),
     )  # fmt: skip
 
 
-def scheduling_fields(at: str) -> tuple[Group, ...]:
+def scheduling_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
     """Tolerations and topology: editable even while a compute resource is linked."""
     return (
         *(
@@ -143,7 +180,7 @@ def scheduling_fields(at: str) -> tuple[Group, ...]:
                 _f(f"{at}/tolerations/{i}/value"),
                 _f(f"{at}/tolerations/{i}/effect", "select", options=EFFECTS),
             ))
-            for i in range(TOLERATION_ROWS)
+            for i in range(rows_of(rows, f"{at}/tolerations"))
         ),
         Group(legend="Topology", fields=(
             _f(f"{at}/podAffinity/type", "select", options=TOPOLOGY),
@@ -152,8 +189,9 @@ def scheduling_fields(at: str) -> tuple[Group, ...]:
     )  # fmt: skip
 
 
-def storage_fields(sources: tuple[tuple[str, str], ...]) -> tuple[Group, ...]:
-    """Data sources to load (with their overrides), and a one-time EmptyDir."""
+def storage_fields(sources: tuple[tuple[str, str], ...], rows: Rows = NEW) -> tuple[Group, ...]:
+    """Data sources to load (with their overrides), and one-time EmptyDirs."""
+    empty_dirs = rows_of(rows, "/spec/storage/emptyDirVolume")
     return (
         *(
             Group(legend=f"Data source {i + 1}", fields=(
@@ -164,17 +202,22 @@ def storage_fields(sources: tuple[tuple[str, str], ...]) -> tuple[Group, ...]:
                 _f(f"/assets/datasources/{i}/overrides/subPath", label="ConfigMap sub-path",
                    hint="ConfigMap data sources only"),
             ))
-            for i in range(DATA_SOURCE_ROWS)
+            for i in range(rows_of(rows, "/assets/datasources"))
         ),
-        Group(legend="EmptyDir (one-time)", fields=(
-            _f("/spec/storage/emptyDirVolume/0/sizeLimit", hint="e.g. 1G"),
-            _f("/spec/storage/emptyDirVolume/0/path"),
-            _f("/spec/storage/emptyDirVolume/0/medium", "select", options=MEDIA),
-        )),
+        *(
+            Group(legend=_legend("EmptyDir (one-time)", i, empty_dirs), fields=(
+                _f(f"/spec/storage/emptyDirVolume/{i}/sizeLimit", hint="e.g. 1G"),
+                _f(f"/spec/storage/emptyDirVolume/{i}/path"),
+                _f(f"/spec/storage/emptyDirVolume/{i}/medium", "select", options=MEDIA),
+            ))
+            for i in range(empty_dirs)
+        ),
     )  # fmt: skip
 
 
-def general_fields() -> tuple[Group, ...]:
+def general_fields(rows: Rows = NEW) -> tuple[Group, ...]:
+    # An annotation and a label share a row; the longer of the two lists sets how many.
+    pairs = max(rows_of(rows, "/spec/annotations"), rows_of(rows, "/spec/labels"))
     return (
         Group(legend="Scheduling and lifecycle", fields=(
             _f("/spec/preemptibility", "select", options=PREEMPTION),
@@ -192,14 +235,18 @@ def general_fields() -> tuple[Group, ...]:
                 _f(f"/spec/labels/{i}/name"),
                 _f(f"/spec/labels/{i}/value"),
             ))
-            for i in range(KEY_VALUE_ROWS)
+            for i in range(pairs)
         ),
     )  # fmt: skip
 
 
-def master_fields() -> tuple[Group, ...]:
-    """The master's own setup when it differs: the same environment and compute settings."""
+def master_fields(rows: Rows = NEW) -> tuple[Group, ...]:
+    """The master's own setup when it differs: its image, connections and command, and its
+    GPU and CPU."""
+    at = "/master/spec"
     return (
-        *environment_fields("/master/spec")[:3],
-        *compute_fields("/master/spec", gpu_limits=False)[:2],
+        *_image(at),
+        *_connections(at, rows),
+        *_command(at),
+        *_processors(at, gpu_limits=False),
     )

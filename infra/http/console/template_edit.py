@@ -3,10 +3,14 @@ stands, saved through the API's own PATCH (`patch_from`, Run:ai's merge and `fie
 
 The form owns the fields it shows: each is sent as filled in, and each left empty is cleared,
 while whatever the template holds that the form does not show (a field only the API sets) stays
-as it was. Every rule is the domain's; a refusal is shown next to the field its JSON pointer
-names, with nothing written. The version the form was opened at goes back as If-Match, so an
-edit made meanwhile by someone else is refused rather than overwritten."""
+as it was. A list is sent whole, so the form has a row for every item the template holds (and
+blank ones for adding), and an item keeps the members its row does not show (form_rows.py).
 
+Every rule is the domain's; a refusal is shown next to the field its JSON pointer names, with
+nothing written. The version the form was opened at goes back as If-Match, so an edit made
+meanwhile by someone else is refused rather than overwritten."""
+
+from collections.abc import Mapping
 from typing import Any, Final
 from uuid import UUID
 
@@ -19,11 +23,10 @@ from litestar.response import Redirect, Template
 from domain.errors import TrainplateError
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.console.form_document import Built, build, decode_pointer
+from infra.http.console.form_document import Built, Values, build, decode_pointer
 from infra.http.console.form_fields import Field
-from infra.http.console.scopes import choice_value
-from infra.http.console.template_detail import flattened
-from infra.http.console.template_form import (
+from infra.http.console.form_rows import with_unshown
+from infra.http.console.form_state import (
     LOADS,
     Form,
     all_fields,
@@ -31,11 +34,11 @@ from infra.http.console.template_form import (
     copied_values,
     form_values,
     load_into,
-    refused_at,
-    render_form,
-    said,
     show_linked,
 )
+from infra.http.console.scopes import choice_value
+from infra.http.console.template_detail import flattened
+from infra.http.console.template_form import refused_at, render_form, said
 from infra.http.problems import status_for
 from infra.http.template_schemas import DistributedTemplate, UpdateRequest
 from infra.http.templates import patch_from, read_template
@@ -43,6 +46,29 @@ from infra.http.templates import patch_from, read_template
 EDIT: Final = "/templates/{template_id:uuid}/edit"
 # The form's own values that are the template's as it stands, not the body's.
 KEPT: Final = ("/scope", "/spec/distributedFramework", "/configuration")
+
+
+def own(wire: DistributedTemplate) -> dict[str, Any]:
+    """The template's own body (not what linked assets combine in), as the wire has it."""
+    body: dict[str, Any] = msgspec.to_builtins(
+        {"spec": wire.spec, "assets": wire.assets, "master": wire.master}
+    )
+    return body
+
+
+def built_from(
+    fields: list[Field],
+    values: Values,
+    wire: DistributedTemplate,
+    copied: Mapping[str, Any] | None = None,
+) -> Built:
+    """The body the form says, each list item keeping what the template's item in its row
+    holds that the row does not show (a list is sent whole); a list filled in from an
+    environment or compute resource used without linking (`copied`) is that one's."""
+    built = build(fields, values, copied=copied)
+    skip = tuple(f"/spec/{key}" for key in copied or {})
+    with_unshown(built.body, own(wire), {f.pointer for f in fields}, built.renamed, skip=skip)
+    return built
 
 
 def values_of(wire: DistributedTemplate) -> dict[str, Any]:
@@ -55,8 +81,7 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
         "/environmentUse": "link",
         "/computeUse": "link",
     }
-    body = msgspec.to_builtins({"spec": wire.spec, "assets": wire.assets, "master": wire.master})
-    for pointer, value in flattened(body):
+    for pointer, value in flattened(own(wire)):
         if value is None:
             continue
         values[pointer] = [str(v) for v in value] if isinstance(value, list) else str(value)
@@ -119,8 +144,9 @@ async def edit_template(
     request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template:
     wire, version = await read_template(request, template_id, adapters)
-    choices = await choices_for(request, adapters)
-    form = Form(step=2, values=values_of(wire))
+    values = values_of(wire)
+    choices = await choices_for(request, adapters, values)  # a row for each item it holds
+    form = Form(step=2, values=values)
     show_linked(form, choices["rows"])
     editing = {"id": template_id, "name": wire.meta.name, "version": version}
     return render_form(request, form, choices, editing=editing)
@@ -131,9 +157,10 @@ async def save_template(
     request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
     wire, version = await read_template(request, template_id, adapters)  # else a 404
-    choices = await choices_for(request, adapters)
+    sent = await request.form()
+    choices = await choices_for(request, adapters, sent)  # a row for each one it fills
     fields = all_fields(choices["sections"])
-    values = form_values(await request.form(), fields)
+    values = form_values(sent, fields)
     action = str(values.pop("action", "save"))
     values.pop("_csrf_token", None)
     opened_at = str(values.pop("version", version))
@@ -144,10 +171,10 @@ async def save_template(
     form = Form(step=2, values=values)
     editing = {"id": template_id, "name": wire.meta.name, "version": opened_at}
     if action.startswith("load-") and action.removeprefix("load-") in LOADS:
-        load_into(form, action.removeprefix("load-"), choices["rows"])
+        load_into(form, action.removeprefix("load-"), choices)
         show_linked(form, choices["rows"])
         return render_form(request, form, choices, editing=editing)
-    built = build(fields, form.values, copied=copied_values(form, choices["rows"]))
+    built = built_from(fields, form.values, wire, copied_values(form, choices["rows"]))
     known = {f.pointer for f in fields}
     different = values.get("/differentMaster") == "true"
     try:

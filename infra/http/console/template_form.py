@@ -17,30 +17,26 @@ from litestar.di import NamedDependency
 from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
-from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION
 from domain.values import ScopeKind
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.form_document import Built, build, decode_pointer, decoded, field_of
-from infra.http.console.form_fields import (
-    Field,
-    Group,
-    compute_fields,
-    environment_fields,
-    general_fields,
-    master_fields,
-    scheduling_fields,
-    storage_fields,
+from infra.http.console.form_fields import Field
+from infra.http.console.form_state import (
+    LOADS,
+    Form,
+    all_fields,
+    choices_for,
+    copied_values,
+    form_values,
+    load_into,
+    show_linked,
 )
 from infra.http.console.labels import label_of
-from infra.http.console.linked import as_template_values, loadable
 from infra.http.console.pages_common import page
-from infra.http.console.scopes import scope_of, visible_scopes
-from infra.http.console.template_detail import flattened, shown
+from infra.http.console.scopes import scope_of
 from infra.http.problems import status_for
 from infra.http.templates import check_name_free, create_from
-from infra.http.tenant_settings import switches
-from projections.asset_catalogue import AssetRow
 
 NEW: Final = "/templates/new"
 SCOPE_KINDS: Final[tuple[ScopeKind, ...]] = ("tenant", "cluster", "department", "project")
@@ -49,101 +45,6 @@ CONFIGURATIONS: Final = (
     ("workers-only", "Workers only"),
 )
 USES: Final = (("link", "Link it"), ("copy", "Use it without linking"))
-# (the asset select, link or copy, the pointer its values go under)
-LOADS: Final = {
-    "environment": ("/assets/environment", "/environmentUse", "/spec"),
-    "compute": ("/assets/compute", "/computeUse", "/spec"),
-    "master-environment": ("/master/assets/environment", "", "/master/spec"),
-    "master-compute": ("/master/assets/compute", "", "/master/spec"),
-}
-
-
-class Form(msgspec.Struct, kw_only=True):
-    """Everything a render of the form needs."""
-
-    step: int
-    values: dict[str, Any]
-    errors: dict[str, str] = msgspec.field(default_factory=dict)
-    general_error: str | None = None
-    linked: dict[str, Any] = msgspec.field(default_factory=dict)  # pointer -> a linked value
-    linked_from: dict[str, str] = msgspec.field(default_factory=dict)  # pointer -> asset name
-
-
-async def choices_for(request: Caller, adapters: Adapters) -> dict[str, Any]:
-    settings = await switches(adapters)
-    rows = await loadable(request, adapters)
-
-    def of(*kinds: str) -> tuple[tuple[str, str], ...]:
-        return tuple((str(r.asset_id), r.meta.name) for r in rows if r.kind in kinds)
-
-    sources = tuple(
-        (f"{r.kind}|{r.asset_id}", f"{r.meta.name} ({r.kind})")
-        for r in rows
-        if r.kind not in ("environment", "compute")
-    )
-    sections = {
-        "environment": environment_fields("/spec"),
-        "compute": compute_fields("/spec", gpu_limits=settings.get(GPU_OPTIMIZATION)),
-        "scheduling": scheduling_fields("/spec"),
-        "storage": storage_fields(sources),
-        "general": general_fields(),
-        "master": master_fields(),
-    }
-    return {
-        "scopes": await visible_scopes(request, adapters),
-        "frameworks": [f for f in FRAMEWORKS if settings.allows_framework(f, None)],
-        "environments": of("environment"),
-        "computes": of("compute"),
-        "sections": sections,
-        "rows": {str(r.asset_id): r for r in rows},
-    }
-
-
-def all_fields(sections: dict[str, tuple[Group, ...]]) -> list[Field]:
-    top = [
-        Field(pointer="/scope", label="Scope", kind="select"),
-        Field(pointer="/spec/distributedFramework", label="Framework", kind="select"),
-        Field(pointer="/configuration", label="Distributed configuration", kind="radio"),
-        Field(pointer="/meta/name", label="Template name"),
-        Field(pointer="/meta/description", label="Description"),
-        Field(pointer="/assets/environment", label="Environment", kind="select"),
-        Field(pointer="/assets/compute", label="Compute resource", kind="select"),
-        Field(pointer="/spec/numWorkers", label="Number of workers", kind="number"),
-        Field(pointer="/master/assets/environment", label="Master environment", kind="select"),
-        Field(pointer="/master/assets/compute", label="Master compute resource", kind="select"),
-    ]
-    return top + [f for groups in sections.values() for g in groups for f in g.fields]
-
-
-def form_values(form: Any, fields: list[Field]) -> dict[str, Any]:
-    multi = {f.pointer for f in fields if f.kind == "multi"}
-    found: dict[str, Any] = {}
-    for key in form:
-        found[key] = list(form.getall(key)) if key in multi else str(form.get(key))
-    return found
-
-
-def show_linked(form: Form, rows: dict[str, AssetRow]) -> None:
-    """The values each linked asset puts in the spec, shown read-only in its fields."""
-    for select, use, under in LOADS.values():
-        chosen = form.values.get(select)
-        if not chosen or chosen not in rows or (use and form.values.get(use) == "copy"):
-            continue
-        for pointer, value in flattened(as_template_values(rows[chosen])):
-            form.linked[f"{under}{pointer}"] = shown(value)
-        owner_prefix = f"{under}/compute" if "compute" in select else under
-        form.linked_from[owner_prefix] = rows[chosen].meta.name
-
-
-def load_into(form: Form, which: str, rows: dict[str, AssetRow]) -> None:
-    """LOAD: used without linking, the asset's values become the form's own, editable."""
-    select, use, under = LOADS[which]
-    chosen = form.values.get(select)
-    if not chosen or chosen not in rows or not use or form.values.get(use) != "copy":
-        return
-    for pointer, value in flattened(as_template_values(rows[chosen])):
-        form.values[f"{under}{pointer}"] = value if isinstance(value, list) else str(value)
-    form.values[select] = ""
 
 
 def render_form(
@@ -201,9 +102,10 @@ async def new_template(request: Caller, adapters: NamedDependency[Adapters]) -> 
 async def submit_template_form(
     request: Caller, adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
-    choices = await choices_for(request, adapters)
+    sent = await request.form()
+    choices = await choices_for(request, adapters, sent)  # a row for each one it fills
     fields = all_fields(choices["sections"])
-    values = form_values(await request.form(), fields)
+    values = form_values(sent, fields)
     action = str(values.pop("action", "create"))
     values.pop("_csrf_token", None)
     values.setdefault("/environmentUse", "link")  # what the form starts with
@@ -212,7 +114,7 @@ async def submit_template_form(
     if action == "continue":
         return await _continue(request, adapters, form, choices)
     if action.startswith("load-") and action.removeprefix("load-") in LOADS:
-        load_into(form, action.removeprefix("load-"), choices["rows"])
+        load_into(form, action.removeprefix("load-"), choices)
         show_linked(form, choices["rows"])
         return render_form(request, form, choices)
     return await _create(request, adapters, form, fields, choices)
@@ -264,19 +166,6 @@ async def _create(
             request, form, choices, str(at or ""), said(exc), status_for(exc), built, known
         )
     return Redirect(f"/console/templates/{UUID(wire.meta.id)}", status_code=303)
-
-
-def copied_values(form: Form, rows: dict[str, AssetRow]) -> dict[str, Any]:
-    """What an environment or compute resource used without linking puts in the spec; its
-    select is emptied, as nothing is linked."""
-    copied: dict[str, Any] = {}
-    for which in ("environment", "compute"):
-        select, use, _ = LOADS[which]
-        chosen = form.values.get(select)
-        if chosen in rows and form.values.get(use) == "copy":
-            copied.update(as_template_values(rows[chosen]))
-            form.values[select] = ""
-    return copied
 
 
 def said(exc: TrainplateError) -> str:

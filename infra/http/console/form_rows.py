@@ -1,0 +1,112 @@
+"""The template form's list rows: how many each list has, and what of an item no row shows.
+
+A list is sent whole (a PATCH replaces it), so the edit form must show every item the template
+holds or saving drops the ones it did not show: each list has as many rows as the template (or
+the form as sent) fills, then the blank rows the new-template form offers for adding. And a row
+shows some of an item's members, not all (a toleration's `seconds`, a variable's `exclude` or
+secret, a port's tool): the item saved from a row keeps the members of the template's item in
+that row that no field of the row holds."""
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+Rows = Mapping[str, int]
+
+# The new-template form's blank rows, by the list's pointer under a spec.
+_BLANK: Final = {
+    "/ports": 1,
+    "/environmentVariables": 2,
+    "/compute/extendedResources": 1,
+    "/tolerations": 2,
+    "/storage/emptyDirVolume": 1,
+    "/annotations": 2,
+    "/labels": 2,
+}
+LISTS: Final[Mapping[str, int]] = {
+    **{f"{at}{p}": n for at in ("/spec", "/master/spec") for p, n in _BLANK.items()},
+    "/assets/datasources": 2,
+}
+_ITEM: Final = re.compile(r"^(?P<list>.+?)/(?P<index>\d+)/")
+# A data source's row names it by one choice, `<kind>|<id>`: both members are that field's.
+_NAMED_BY: Final = {"ref": ("id", "kind")}
+
+
+def rows_of(rows: Rows, pointer: str) -> int:
+    """How many rows the list at `pointer` has (the new-template form's, unless `rows` says)."""
+    return rows.get(pointer, LISTS[pointer])
+
+
+def rows_in(values: Mapping[str, object]) -> dict[str, int]:
+    """Each list's rows for these values: up to the last row they fill, then the blank ones (a
+    row sent empty is not counted, so the rows do not grow each time the form comes back)."""
+    filled: dict[str, int] = {}
+    for pointer, value in values.items():
+        found = _ITEM.match(pointer)
+        if found is None or found["list"] not in LISTS or value in ("", None, []):
+            continue
+        filled[found["list"]] = max(filled.get(found["list"], 0), int(found["index"]) + 1)
+    return {pointer: filled.get(pointer, 0) + blank for pointer, blank in LISTS.items()}
+
+
+def with_unshown(
+    body: dict[str, Any],
+    current: Mapping[str, Any],
+    fields: Collection[str],
+    renamed: Mapping[str, str],
+    *,
+    skip: tuple[str, ...] = (),
+) -> None:
+    """Give each item of `body`'s lists back the members of `current`'s item in the same row
+    (`renamed`: an item moved up once an empty row was left out) that no field of the row
+    holds (`fields`: the form's, by pointer). A list under a pointer of `skip` (filled from
+    elsewhere than its rows) is left as it is."""
+    for pointer in LISTS:
+        sent, had = _at(body, pointer), _at(current, pointer)
+        if (
+            not isinstance(sent, list)
+            or not isinstance(had, list | tuple)
+            or pointer.startswith(skip)
+        ):
+            continue
+        shown = _shown(fields, pointer)
+        for i, item in enumerate(sent):
+            row = int(renamed.get(f"{pointer}/{i}", f"{pointer}/{i}").rsplit("/", 1)[1])
+            if isinstance(item, dict) and row < len(had) and isinstance(had[row], dict):
+                sent[i] = _merged(had[row], item, shown)
+
+
+def _at(document: Mapping[str, Any], pointer: str) -> Any:
+    node: Any = document
+    for part in pointer.strip("/").split("/"):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _shown(fields: Collection[str], pointer: str) -> set[str]:
+    """The members a row of the list holds, as paths within an item (`overrides/subPath`)."""
+    shown: set[str] = set()
+    for field in fields:
+        found = _ITEM.match(field)
+        if found is not None and found["list"] == pointer:
+            member = field[found.end() :]
+            shown.update((member, *_NAMED_BY.get(member, ())))
+    return shown
+
+
+def _merged(had: dict[str, Any], sent: dict[str, Any], shown: set[str], at: str = "") -> Any:
+    """`sent`, with each member of `had` that no shown field holds, at any depth."""
+    merged = dict(sent)
+    for key, value in had.items():
+        path = f"{at}{key}"
+        if path in shown:
+            continue
+        if any(s.startswith(f"{path}/") for s in shown):
+            inner = merged.get(key)
+            if isinstance(value, dict):
+                deeper = _merged(value, inner if isinstance(inner, dict) else {}, shown, f"{path}/")
+                if deeper:
+                    merged[key] = deeper
+            continue
+        merged.setdefault(key, value)
+    return merged

@@ -1,0 +1,155 @@
+"""The template form's state and choices, shared by the new-template form (template_form.py)
+and the edit (template_edit.py): what a render needs (`Form`), what the form offers the caller
+and its fields (with a row for every list item, form_rows.py), the values a sent form holds, and
+what an environment or compute resource put in it, linked (shown read-only) or loaded (copied
+into the form's own values)."""
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import msgspec
+
+from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
+from infra.http.console.form_fields import (
+    Field,
+    Group,
+    compute_fields,
+    environment_fields,
+    general_fields,
+    master_fields,
+    scheduling_fields,
+    storage_fields,
+)
+from infra.http.console.form_rows import Rows, rows_in
+from infra.http.console.linked import as_template_values, loadable
+from infra.http.console.scopes import visible_scopes
+from infra.http.console.template_detail import flattened, shown
+from infra.http.tenant_settings import switches
+from projections.asset_catalogue import AssetRow
+
+# (the asset select, link or copy, the pointer its values go under)
+LOADS: Final = {
+    "environment": ("/assets/environment", "/environmentUse", "/spec"),
+    "compute": ("/assets/compute", "/computeUse", "/spec"),
+    "master-environment": ("/master/assets/environment", "", "/master/spec"),
+    "master-compute": ("/master/assets/compute", "", "/master/spec"),
+}
+
+
+class Form(msgspec.Struct, kw_only=True):
+    """Everything a render of the form needs."""
+
+    step: int
+    values: dict[str, Any]
+    errors: dict[str, str] = msgspec.field(default_factory=dict)
+    general_error: str | None = None
+    linked: dict[str, Any] = msgspec.field(default_factory=dict)  # pointer -> a linked value
+    linked_from: dict[str, str] = msgspec.field(default_factory=dict)  # pointer -> asset name
+
+
+async def choices_for(
+    request: Caller, adapters: Adapters, values: Mapping[str, object] | None = None
+) -> dict[str, Any]:
+    """What the form offers the caller, with a row for each list item `values` (the template,
+    or the form as sent) holds and the blank rows after them (form_rows.py)."""
+    settings = await switches(adapters)
+    rows = await loadable(request, adapters)
+
+    def of(*kinds: str) -> tuple[tuple[str, str], ...]:
+        return tuple((str(r.asset_id), r.meta.name) for r in rows if r.kind in kinds)
+
+    sources = tuple(
+        (f"{r.kind}|{r.asset_id}", f"{r.meta.name} ({r.kind})")
+        for r in rows
+        if r.kind not in ("environment", "compute")
+    )
+    gpu_limits = settings.get(GPU_OPTIMIZATION)
+    return {
+        "sources": sources,
+        "gpu_limits": gpu_limits,
+        "sections": sections_of(sources, gpu_limits, rows_in(values or {})),
+        "scopes": await visible_scopes(request, adapters),
+        "frameworks": [f for f in FRAMEWORKS if settings.allows_framework(f, None)],
+        "environments": of("environment"),
+        "computes": of("compute"),
+        "rows": {str(r.asset_id): r for r in rows},
+    }
+
+
+def sections_of(
+    sources: tuple[tuple[str, str], ...], gpu_limits: bool, rows: Rows
+) -> dict[str, tuple[Group, ...]]:
+    """The form's sections: the data sources it may load, GPU limits or not, each list's rows."""
+    return {
+        "environment": environment_fields("/spec", rows),
+        "compute": compute_fields("/spec", gpu_limits=gpu_limits, rows=rows),
+        "scheduling": scheduling_fields("/spec", rows),
+        "storage": storage_fields(sources, rows),
+        "general": general_fields(rows),
+        "master": master_fields(rows),
+    }
+
+
+def all_fields(sections: dict[str, tuple[Group, ...]]) -> list[Field]:
+    top = [
+        Field(pointer="/scope", label="Scope", kind="select"),
+        Field(pointer="/spec/distributedFramework", label="Framework", kind="select"),
+        Field(pointer="/configuration", label="Distributed configuration", kind="radio"),
+        Field(pointer="/meta/name", label="Template name"),
+        Field(pointer="/meta/description", label="Description"),
+        Field(pointer="/assets/environment", label="Environment", kind="select"),
+        Field(pointer="/assets/compute", label="Compute resource", kind="select"),
+        Field(pointer="/spec/numWorkers", label="Number of workers", kind="number"),
+        Field(pointer="/master/assets/environment", label="Master environment", kind="select"),
+        Field(pointer="/master/assets/compute", label="Master compute resource", kind="select"),
+    ]
+    return top + [f for groups in sections.values() for g in groups for f in g.fields]
+
+
+def form_values(form: Any, fields: list[Field]) -> dict[str, Any]:
+    multi = {f.pointer for f in fields if f.kind == "multi"}
+    found: dict[str, Any] = {}
+    for key in form:
+        found[key] = list(form.getall(key)) if key in multi else str(form.get(key))
+    return found
+
+
+def show_linked(form: Form, rows: dict[str, AssetRow]) -> None:
+    """The values each linked asset puts in the spec, shown read-only in its fields."""
+    for select, use, under in LOADS.values():
+        chosen = form.values.get(select)
+        if not chosen or chosen not in rows or (use and form.values.get(use) == "copy"):
+            continue
+        for pointer, value in flattened(as_template_values(rows[chosen])):
+            form.linked[f"{under}{pointer}"] = shown(value)
+        owner_prefix = f"{under}/compute" if "compute" in select else under
+        form.linked_from[owner_prefix] = rows[chosen].meta.name
+
+
+def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
+    """LOAD: used without linking, the asset's values become the form's own, editable, each
+    list with a row for every item it brings (else the rows it did not get would be lost)."""
+    select, use, under = LOADS[which]
+    chosen, rows = form.values.get(select), choices["rows"]
+    if not chosen or chosen not in rows or not use or form.values.get(use) != "copy":
+        return
+    for pointer, value in flattened(as_template_values(rows[chosen])):
+        form.values[f"{under}{pointer}"] = value if isinstance(value, list) else str(value)
+    form.values[select] = ""
+    counts = rows_in(form.values)
+    choices["sections"] = sections_of(choices["sources"], choices["gpu_limits"], counts)
+
+
+def copied_values(form: Form, rows: dict[str, AssetRow]) -> dict[str, Any]:
+    """What an environment or compute resource used without linking puts in the spec; its
+    select is emptied, as nothing is linked."""
+    copied: dict[str, Any] = {}
+    for which in ("environment", "compute"):
+        select, use, _ = LOADS[which]
+        chosen = form.values.get(select)
+        if chosen in rows and form.values.get(use) == "copy":
+            copied.update(as_template_values(rows[chosen]))
+            form.values[select] = ""
+    return copied
