@@ -67,22 +67,13 @@ async def change_policy(cmd: ChangePolicy, *, streams: NamedStreams) -> Applied:
 
 
 async def delete_policy(cmd: DeletePolicy, *, streams: NamedStreams) -> None:
-    lineage = await _permitted(cmd.scope, cmd.metadata, streams)
+    lineage = await _permitted(cmd.scope, cmd.metadata, streams, at="/")
     stream_id = policies.stream_of("distributed", lineage[0])
     stream = await streams.load(stream_id)
     events = policies.delete(policies.fold(stream.events), cmd.scope)
     await streams.append(
         stream_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
     )
-
-
-async def read_policy(scope: ScopeRef, metadata: EventMetadata, *, streams: StreamLoader) -> None:
-    """Whoever sees the scope reads its policy (and what is in force there)."""
-    lineage = await access.lineage_of(scope, streams=streams, field="/scope")
-    await access.require(
-        metadata, lineage, "viewer", "read policies", streams=streams,
-        unseen=access.unseen_scope(scope, field="/scope"),
-    )  # fmt: skip
 
 
 async def _write(
@@ -93,7 +84,7 @@ async def _write(
     streams: NamedStreams,
     body_of: Callable[[PolicyBody], PolicyBody],
 ) -> Applied:
-    lineage = await _permitted(scope, metadata, streams)
+    lineage = await _permitted(scope, metadata, streams, at="/meta/")
     scope = lineage[0]
     above = await effective_in(lineage[1:], streams=streams)
     stream_id = policies.stream_of("distributed", scope)
@@ -137,13 +128,16 @@ def stamps_of(stream: Stream) -> Stamps:
 
 
 async def _permitted(
-    scope: ScopeRef, metadata: EventMetadata, streams: StreamLoader
+    scope: ScopeRef, metadata: EventMetadata, streams: StreamLoader, *, at: str
 ) -> tuple[ScopeRef, ...]:
-    """The scope's lineage, if the actor administers it (or a scope above it)."""
-    lineage = await access.lineage_of(scope, streams=streams, field="/meta/scope")
+    """The scope's lineage, if the actor administers it (or a scope above it). A scope that
+    does not exist, or that the actor may not see, is refused naming its id's field under `at`
+    (the query's `projectId`, say, or a body's `/meta/projectId`)."""
+    field = f"{at}scope" if scope.kind == "tenant" else f"{at}{scope.kind}Id"
+    lineage = await access.lineage_of(scope, streams=streams, field=field)
     await access.require(
         metadata, lineage, "admin", "set policies", streams=streams,
-        unseen=access.unseen_scope(scope, field="/meta/scope"),
+        unseen=access.unseen_scope(scope, field=field),
     )  # fmt: skip
     return lineage
 

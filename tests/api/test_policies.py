@@ -192,6 +192,9 @@ async def test_admins_set_policies_and_whoever_sees_the_scope_reads_them(
     assert hidden.status_code == 400, hidden.text
     refused = await call(app, "PUT", POLICY, project_admin, json=at_project(vision, policy))
     assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"][0]["pointer"] == "/meta/projectId"
+    refused = await call(app, "DELETE", POLICY, project_admin, params=other)
+    assert refused.json()["errors"][0]["pointer"] == "/projectId"
     missing = await call(app, "GET", POLICY, admin, params={"scope": "project"})
     assert missing.status_code == 400, missing.text
     assert missing.json()["errors"][0]["pointer"] == "/projectId"
