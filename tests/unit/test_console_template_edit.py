@@ -1,20 +1,23 @@
 """An edit through the console is a PATCH: the form's fields as filled in, each one it left
 empty cleared (a list whole), and whatever the form does not show left alone."""
 
+import asyncio
 from datetime import UTC, datetime
-from typing import Any
-from uuid import uuid4
+from typing import Any, cast
+from uuid import UUID, uuid4
 
 import msgspec
 import pytest
 
-from domain.specs import EnvironmentSpec, EnvironmentVariable
+from domain.specs import EnvironmentSpec, EnvironmentVariable, NfsSpec
 from domain.templates import Template, TemplateBody
+from domain.tenant_settings import TenantSettings
 from domain.values import AssetMeta, TemplateMeta
+from infra.http.console import form_state
 from infra.http.console.form_document import build
 from infra.http.console.form_fields import Field
 from infra.http.console.form_rows import rows_in
-from infra.http.console.form_state import Form, all_fields, load_into, sections_of
+from infra.http.console.form_state import Form, all_fields, choices_for, load_into, sections_of
 from infra.http.console.template_edit import _patch, built_from, values_of
 from infra.http.template_schemas import DistributedTemplate
 from projections.asset_catalogue import AssetRow
@@ -220,3 +223,87 @@ def test_an_environment_loaded_without_linking_gets_a_row_for_each_of_its_variab
     assert "/spec/environmentVariables/4/name" in {f.pointer for f in fields}
     variables = built_from(fields, form.values, _wire({"spec": {}})).body["spec"]
     assert [v["name"] for v in variables["environmentVariables"]] == ["V0", "V1", "V2"]
+
+
+UNSEEN = "9d7c2b1a-4e3f-4a5b-8c6d-7e8f9a0b1c2d"  # a data source the editor cannot see
+
+
+def _as_a_browser_sends(fields: list[Field], values: dict[str, Any]) -> dict[str, Any]:
+    """`_sent`, but a select whose value has no option sends its first option, as a browser
+    does when none is selected."""
+    sent = _sent(fields, values)
+    for field in fields:
+        options = [value for value, _ in field.options]
+        if field.kind == "select" and options and sent.get(field.pointer) not in options:
+            sent[field.pointer] = options[0]
+    return sent
+
+
+def test_saving_keeps_a_data_source_the_editor_cannot_see(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The data sources the form offers are those the editor sees; one the template loads that
+    is not among them has a choice of its own, named as not visible, so saving keeps it."""
+    body = {
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12"},
+        "assets": {
+            "datasources": [
+                {"id": DATA[0], "kind": "nfs"},
+                {"id": UNSEEN, "kind": "s3", "overrides": {"containerPath": "/mnt/s3"}},
+            ]
+        },
+    }
+
+    async def seen(*_: object) -> list[AssetRow]:
+        return [
+            AssetRow(
+                asset_id=UUID(DATA[0]),
+                kind="nfs",
+                meta=AssetMeta(name="data 0", scope="tenant"),
+                spec=NfsSpec(server="nfs.example.com", path="/a", mount_path="/mnt/a"),
+                created_at=datetime.now(UTC),
+                created_by="someone",
+                updated_at=datetime.now(UTC),
+                updated_by="someone",
+                version=1,
+            )
+        ]
+
+    async def settings(*_: object) -> TenantSettings:
+        return TenantSettings()
+
+    async def scopes(*_: object) -> list[Any]:
+        return []
+
+    monkeypatch.setattr(form_state, "loadable", seen)
+    monkeypatch.setattr(form_state, "switches", settings)
+    monkeypatch.setattr(form_state, "visible_scopes", scopes)
+    wire = _wire(body)
+    values = values_of(wire)
+
+    async def round_trip() -> dict[str, Any]:
+        choices = await choices_for(cast(Any, None), cast(Any, None), values, values)
+        rendered = all_fields(choices["sections"])
+        select = next(f for f in rendered if f.pointer == "/assets/datasources/1/ref")
+        assert dict(select.options)[f"s3|{UNSEEN}"] == "Not visible to you (s3): kept as it is"
+        sent = _as_a_browser_sends(rendered, values)
+        choices = await choices_for(cast(Any, None), cast(Any, None), sent, values)
+        fields = all_fields(choices["sections"])
+        return _patch(fields, built_from(fields, sent, wire), different_master=False)
+
+    patch = asyncio.run(round_trip())
+    current = Template(
+        id=uuid4(),
+        meta=TemplateMeta(name="ddp", scope="project", project_id=7),
+        body=msgspec.convert(body, TemplateBody),
+    )
+    _, _, saved = apply(current, patch)
+
+    assert saved.assets is not None
+    assert [(str(d.id), d.kind) for d in saved.assets.datasources or ()] == [
+        (DATA[0], "nfs"),
+        (UNSEEN, "s3"),
+    ]
+    kept = (saved.assets.datasources or ())[1]
+    assert kept.overrides is not None
+    assert kept.overrides.container_path == "/mnt/s3"

@@ -4,6 +4,7 @@ and its fields (with a row for every list item, form_rows.py), the values a sent
 what an environment or compute resource put in it, linked (shown read-only) or loaded (copied
 into the form's own values)."""
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -29,6 +30,11 @@ from infra.http.console.template_detail import flattened, shown
 from infra.http.tenant_settings import switches
 from projections.asset_catalogue import AssetRow
 
+# The selects naming an asset the template links or loads.
+SOURCE_REF: Final = re.compile(r"^/assets/datasources/\d+/ref$")
+LINKS: Final = {
+    kind: re.compile(rf"^(/master)?/assets/{kind}$") for kind in ("environment", "compute")
+}
 # (the asset select, link or copy, the pointer its values go under)
 LOADS: Final = {
     "environment": ("/assets/environment", "/environmentUse", "/spec"),
@@ -50,10 +56,15 @@ class Form(msgspec.Struct, kw_only=True):
 
 
 async def choices_for(
-    request: Caller, adapters: Adapters, values: Mapping[str, object] | None = None
+    request: Caller,
+    adapters: Adapters,
+    values: Mapping[str, object] | None = None,
+    template: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     """What the form offers the caller, with a row for each list item `values` (the template,
-    or the form as sent) holds and the blank rows after them (form_rows.py)."""
+    or the form as sent) holds and the blank rows after them (form_rows.py); an edit's
+    `template` (its values) adds a choice for each asset it links or loads that the caller
+    cannot see, so that saving keeps it (`with_unseen`)."""
     settings = await switches(adapters)
     rows = await loadable(request, adapters)
 
@@ -65,6 +76,11 @@ async def choices_for(
         for r in rows
         if r.kind not in ("environment", "compute")
     )
+    environments, computes = of("environment"), of("compute")
+    if template is not None:
+        sources = with_unseen(sources, template, SOURCE_REF)
+        environments = with_unseen(environments, template, LINKS["environment"])
+        computes = with_unseen(computes, template, LINKS["compute"])
     gpu_limits = settings.get(GPU_OPTIMIZATION)
     return {
         "sources": sources,
@@ -72,10 +88,27 @@ async def choices_for(
         "sections": sections_of(sources, gpu_limits, rows_in(values or {})),
         "scopes": await visible_scopes(request, adapters),
         "frameworks": [f for f in FRAMEWORKS if settings.allows_framework(f, None)],
-        "environments": of("environment"),
-        "computes": of("compute"),
+        "environments": environments,
+        "computes": computes,
         "rows": {str(r.asset_id): r for r in rows},
     }
+
+
+def with_unseen(
+    choices: tuple[tuple[str, str], ...], template: Mapping[str, object], pointers: re.Pattern[str]
+) -> tuple[tuple[str, str], ...]:
+    """`choices`, then one for each asset the template names at `pointers` that is not among
+    them: an asset the caller cannot see (or a data volume, which is no asset) has no choice
+    of its own, and a select with none sends its first, "None", so saving would drop it."""
+    listed = {value for value, _ in choices}
+    unseen: list[tuple[str, str]] = []
+    for pointer, value in template.items():
+        if not pointers.match(pointer) or not isinstance(value, str) or value in ("", *listed):
+            continue
+        listed.add(value)
+        kind = value.split("|", 1)[0] if "|" in value else ""
+        unseen.append((value, f"Not visible to you{f' ({kind})' if kind else ''}: kept as it is"))
+    return (*choices, *unseen)
 
 
 def sections_of(

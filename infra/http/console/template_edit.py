@@ -145,7 +145,7 @@ async def edit_template(
 ) -> Template:
     wire, version = await read_template(request, template_id, adapters)
     values = values_of(wire)
-    choices = await choices_for(request, adapters, values)  # a row for each item it holds
+    choices = await choices_for(request, adapters, values, values)  # a row for each item
     form = Form(step=2, values=values)
     show_linked(form, choices["rows"])
     editing = {"id": template_id, "name": wire.meta.name, "version": version}
@@ -158,13 +158,13 @@ async def save_template(
 ) -> Template | Redirect:
     wire, version = await read_template(request, template_id, adapters)  # else a 404
     sent = await request.form()
-    choices = await choices_for(request, adapters, sent)  # a row for each one it fills
+    current = values_of(wire)
+    choices = await choices_for(request, adapters, sent, current)  # a row for each it fills
     fields = all_fields(choices["sections"])
     values = form_values(sent, fields)
     action = str(values.pop("action", "save"))
     values.pop("_csrf_token", None)
     opened_at = str(values.pop("version", version))
-    current = values_of(wire)
     values.update({k: current[k] for k in KEPT if k in current})  # not the form's to change
     values.setdefault("/environmentUse", "link")
     values.setdefault("/computeUse", "link")
