@@ -1,5 +1,6 @@
 """Whatever a console form is sent, the answer is a page that says what is wrong, never a 500:
-the edit-template form, the environment forms and the version comparison, each sent values of
+the edit-template form, the environment and compute resource forms and the version
+comparison, each sent values of
 the wrong shape, with the session's own CSRF token so the forms themselves answer."""
 
 from typing import Any
@@ -14,7 +15,7 @@ from tests.integration.test_dev_smoke import ADMIN_SECRET
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
 
 
-def _arranged(service: Service) -> tuple[str, str]:
+def _arranged(service: Service) -> tuple[str, str, str]:
     cluster = service.made("/api/v1/clusters", {"name": "junk-cluster"})
     project = service.made(
         "/api/v1/org-unit/projects", {"name": "junk-vision", "clusterId": cluster["uuid"]}
@@ -26,6 +27,13 @@ def _arranged(service: Service) -> tuple[str, str]:
             "spec": {"image": "python:3.12"},
         },
     )
+    compute = service.made(
+        "/api/v1/asset/compute",
+        {
+            "meta": {"scope": "project", "projectId": int(project["id"]), "name": "junk-cmp"},
+            "spec": {"cpuCoreRequest": 1},
+        },
+    )
     template = service.made(
         "/api/v1/workload-templates/distributed",
         {
@@ -33,7 +41,7 @@ def _arranged(service: Service) -> tuple[str, str]:
             "spec": {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12"},
         },
     )
-    return template["meta"]["id"], environment["meta"]["id"]
+    return template["meta"]["id"], environment["meta"]["id"], compute["meta"]["id"]
 
 
 def _posted(page: Page, url: str, form: dict[str, Any]) -> tuple[int, str]:
@@ -60,9 +68,19 @@ GARBAGE_ENVIRONMENTS: list[dict[str, Any]] = [
     {"/meta/workloadSupportedTypes/distFramework": "Abacus", "/meta/name": "junk"},
 ]
 
+GARBAGE_COMPUTES: list[dict[str, Any]] = [
+    {"/scope": "project:1", "/meta/name": "junk", "/spec/compute/gpuDevicesRequest": "two"},
+    {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/gpuPortionRequest": "-1e999"},
+    {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/gpuRequestType": "Most"},
+    {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/cpuMemoryRequest": "lots"},
+    {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/largeShmRequest": "perhaps"},
+    {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/extendedResources/7/quantity": "1"},
+    {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/extendedResources/0/resource": "a b"},
+]
+
 
 def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -> None:
-    template_id, environment_id = _arranged(service)
+    template_id, environment_id, compute_id = _arranged(service)
     base = f"{service.url}/console"
     with journey("garbage") as j:
         page = j.page
@@ -84,6 +102,16 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             status, text = _posted(page, f"{base}/environments/{environment_id}", form)
             assert status < 500, (form, status)
             assert "was not saved" in text or "Impact on templates" in text, form
+        page.goto(f"{base}/compute-resources/new")
+        for form in GARBAGE_COMPUTES:
+            status, text = _posted(page, f"{base}/compute-resources/new", form)
+            assert 400 <= status < 500, (form, status)
+            assert "was not created" in text, form
+            # A preview is no save: what only the save's rules refuse is previewed first.
+            edit = {**form, "/meta/name": "junk-cmp", "action": "save", "previewed": "x"}
+            status, text = _posted(page, f"{base}/compute-resources/{compute_id}", edit)
+            assert status < 500, (edit, status)
+            assert "was not saved" in text or "Impact on templates" in text, edit
         for query in ("from=abc", "from=999&to=1", "from=0", "from=1&to=-4"):
             answer = page.request.get(f"{base}/templates/{template_id}?{query}")
             assert 200 <= answer.status < 500, (query, answer.status)

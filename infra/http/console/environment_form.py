@@ -65,15 +65,21 @@ def spec_of(values: Mapping[str, str], current: Mapping[str, Any] | None = None)
     return spec
 
 
-def creation_body(values: Mapping[str, str]) -> dict[str, Any]:
-    """Run:ai's environment creation body: the scope chosen, name, description, the framework
-    it is for, and the spec."""
+def creation_meta(values: Mapping[str, str]) -> dict[str, Any]:
+    """Run:ai's creation meta of an asset: the scope chosen, its name and description."""
     kind, scope_id = scope_of(_text(values, "/scope"))
     meta: dict[str, Any] = {"name": _text(values, "/meta/name"), "scope": kind}
     if kind in SCOPE_IDS and scope_id:
         meta[SCOPE_IDS[kind]] = scope_id
     if description := _text(values, "/meta/description"):
         meta["description"] = description
+    return meta
+
+
+def creation_body(values: Mapping[str, str]) -> dict[str, Any]:
+    """Run:ai's environment creation body: the scope chosen, name, description, the framework
+    it is for, and the spec."""
+    meta = creation_meta(values)
     if framework := _text(values, FRAMEWORK):
         meta["workloadSupportedTypes"] = {"distributed": True, "distFramework": framework}
     return {"meta": meta, "spec": spec_of(values)}

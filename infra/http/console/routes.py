@@ -13,6 +13,7 @@ from litestar.template import TemplateConfig
 
 from infra.http import consistency
 from infra.http.console.authentication import Verifiers, console_authentication
+from infra.http.console.compute_pages import COMPUTE_ROUTES
 from infra.http.console.environment_pages import ENVIRONMENT_ROUTES
 from infra.http.console.pages_common import EXCEPTION_HANDLERS
 from infra.http.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
@@ -56,6 +57,7 @@ def console_router(
             template_page,
             *WORKLOAD_ROUTES,
             *ENVIRONMENT_ROUTES,
+            *COMPUTE_ROUTES,
             static,
         ],
         middleware=[

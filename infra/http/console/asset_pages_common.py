@@ -1,0 +1,85 @@
+"""What the asset pages (environments, compute resources, data sources) share: the state of a
+render, the sent form's values, the scope named for people, a refusal put next to the field its
+pointer names, and an impact preview's templates with their fields by the guide's names."""
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from domain.errors import TrainplateError
+from infra.http.callers import Caller
+from infra.http.console.form_document import decode_pointer
+from infra.http.console.labels import label_of
+from infra.http.console.scopes import choice_value
+from infra.http.console.template_detail import shown
+from infra.http.console.template_form import said
+from infra.http.impact import ImpactReport
+from infra.http.problems import status_for
+from projections.asset_catalogue import AssetRow
+
+
+class Shown(msgspec.Struct, kw_only=True):
+    """Everything a render of an asset's form needs."""
+
+    values: dict[str, str]
+    errors: dict[str, str] = msgspec.field(default_factory=dict)
+    general_error: str | None = None
+    impact: list[dict[str, Any]] | None = None  # the preview, once asked for
+    previewed: str = ""  # the digest of the body previewed
+    note: str = ""
+
+
+async def form_values(request: Caller) -> dict[str, str]:
+    form = await request.form()
+    return {str(k): str(form.get(k)) for k in form if k != "_csrf_token"}
+
+
+def scope_name(row: AssetRow, scopes: dict[str, str]) -> str:
+    ref = row.meta.scope_ref
+    return scopes.get(choice_value(ref.kind, ref.id), ref.kind)
+
+
+def refusal(shown: Shown, exc: Exception, field_at: Callable[[str], str | None]) -> int:
+    """Put the refusal next to its field (else above them all); its status. A 404 (the asset
+    or its scope out of sight) is the caller's page, not a field's: raised again."""
+    if isinstance(exc, msgspec.ValidationError):
+        pointer, message, status = decode_pointer(exc), str(exc), 400
+    elif isinstance(exc, TrainplateError) and status_for(exc) != 404:
+        pointer, message, status = str(exc.facts.get("field") or ""), said(exc), status_for(exc)
+    else:
+        raise exc
+    at = field_at(pointer)
+    if at is None:
+        shown.general_error = f"{pointer}: {message}" if pointer else message
+    else:
+        shown.errors[at] = message
+    return status
+
+
+def impact_rows(report: ImpactReport) -> list[dict[str, Any]]:
+    """Each template that would change, with its fields by the guide's names and its values
+    as a person reads them (4, not 4.0)."""
+
+    def named(pointer: str) -> str:
+        master = pointer.startswith("/combinedMasterSpec")
+        field = pointer.removeprefix("/combinedMasterSpec").removeprefix("/combinedSpec")
+        label = label_of(field) if field.startswith("/") else pointer
+        return f"{label} (master)" if master else label
+
+    return [
+        {
+            "id": t.id,
+            "name": t.name,
+            "changes": [
+                {
+                    "field": named(c.field),
+                    "pointer": c.field,
+                    "before": None if c.before is None else shown(c.before),
+                    "after": None if c.after is None else shown(c.after),
+                }
+                for c in t.changes
+            ],
+        }
+        for t in report.templates
+    ]
