@@ -83,10 +83,11 @@ KINDS: Final[dict[AssetKind, tuple[str, str]]] = {
 _MEMBERS: Final[dict[str, str]] = {kind: member for kind, (_, member) in KINDS.items()}
 
 
-def _spec(kind: AssetKind, raw: dict[str, Any]) -> AnyDataSourceSpec:
-    """Decode the spec as the path's kind; a bad field is named under /spec."""
+def spec_as(kind: AssetKind, raw: dict[str, Any], *, lax: bool = False) -> AnyDataSourceSpec:
+    """Decode the spec as the path's kind; a bad field is named under /spec. `lax` reads
+    numbers and booleans from text (a form's)."""
     try:
-        spec = msgspec.convert(raw, type=DATA_SOURCE_SPECS[kind])
+        spec = msgspec.convert(raw, type=DATA_SOURCE_SPECS[kind], strict=not lax)
     except msgspec.ValidationError as exc:
         raise InvalidRequestError(pointer_in(str(exc), "/spec"), str(exc)) from None
     return cast(AnyDataSourceSpec, spec)
@@ -114,7 +115,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         data: JSONBody[DataSourceCreationRequest],
         adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
-        created = await create_from(request, data.meta, _spec(kind, data.spec), adapters.streams)
+        created = await create_from(request, data.meta, spec_as(kind, data.spec), adapters.streams)
         return _asset(written(created))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
@@ -155,7 +156,7 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         data: JSONBody[DataSourceUpdateRequest],
         adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
-        spec = _spec(kind, data.spec)
+        spec = spec_as(kind, data.spec)
         return _asset(await update_from(request, asset_id, data.meta, spec, adapters.streams))
 
     @delete(

@@ -1,6 +1,6 @@
 """Whatever a console form is sent, the answer is a page that says what is wrong, never a 500:
-the edit-template form, the environment and compute resource forms and the version
-comparison, each sent values of
+the edit-template form, the environment, compute resource and data source forms and the
+version comparison, each sent values of
 the wrong shape, with the session's own CSRF token so the forms themselves answer."""
 
 from typing import Any
@@ -15,7 +15,7 @@ from tests.integration.test_dev_smoke import ADMIN_SECRET
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
 
 
-def _arranged(service: Service) -> tuple[str, str, str]:
+def _arranged(service: Service) -> tuple[str, str, str, str]:
     cluster = service.made("/api/v1/clusters", {"name": "junk-cluster"})
     project = service.made(
         "/api/v1/org-unit/projects", {"name": "junk-vision", "clusterId": cluster["uuid"]}
@@ -34,6 +34,13 @@ def _arranged(service: Service) -> tuple[str, str, str]:
             "spec": {"cpuCoreRequest": 1},
         },
     )
+    nfs = service.made(
+        "/api/v1/asset/datasource/nfs",
+        {
+            "meta": {"scope": "project", "projectId": int(project["id"]), "name": "junk-nfs"},
+            "spec": {"server": "nfs.example.com", "path": "/a", "mountPath": "/mnt/a"},
+        },
+    )
     template = service.made(
         "/api/v1/workload-templates/distributed",
         {
@@ -41,7 +48,8 @@ def _arranged(service: Service) -> tuple[str, str, str]:
             "spec": {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12"},
         },
     )
-    return template["meta"]["id"], environment["meta"]["id"], compute["meta"]["id"]
+    ids = (environment["meta"]["id"], compute["meta"]["id"], nfs["meta"]["id"])
+    return template["meta"]["id"], *ids
 
 
 def _posted(page: Page, url: str, form: dict[str, Any]) -> tuple[int, str]:
@@ -78,9 +86,20 @@ GARBAGE_COMPUTES: list[dict[str, Any]] = [
     {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/extendedResources/0/resource": "a b"},
 ]
 
+# (the kind's address, the form sent)
+GARBAGE_DATA_SOURCES: list[tuple[str, dict[str, Any]]] = [
+    ("nfs", {"/scope": "project:not-a-number", "/meta/name": "junk"}),
+    ("nfs", {"/scope": "tenant", "/meta/name": "junk", "/spec/readOnly": "perhaps"}),
+    ("config-map", {"/scope": "tenant", "/meta/name": "junk", "/spec/defaultMode": "999"}),
+    ("pvc", {"/scope": "tenant", "/meta/name": "junk", "/spec/claimInfo/volumeMode": "Side"}),
+    ("pvc", {"/scope": "tenant", "/meta/name": "junk", "/spec/claimInfo/size": "huge"}),
+    ("s3", {"/scope": "tenant", "/meta/name": "junk", "/spec/accessKeyAssetId": "not-an-id"}),
+    ("secrets", {"/scope": "tenant", "/meta/name": "", "/spec/credentialAssetId": "-1e999"}),
+]
+
 
 def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -> None:
-    template_id, environment_id, compute_id = _arranged(service)
+    template_id, environment_id, compute_id, nfs_id = _arranged(service)
     base = f"{service.url}/console"
     with journey("garbage") as j:
         page = j.page
@@ -112,6 +131,21 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             status, text = _posted(page, f"{base}/compute-resources/{compute_id}", edit)
             assert status < 500, (edit, status)
             assert "was not saved" in text or "Impact on templates" in text, edit
+        page.goto(f"{base}/data-sources/nfs/new")
+        for segment, form in GARBAGE_DATA_SOURCES:
+            status, text = _posted(page, f"{base}/data-sources/{segment}/new", form)
+            assert 400 <= status < 500, (segment, form, status)
+            assert "was not created" in text, (segment, form)
+        for form in (
+            {"/meta/name": "junk-nfs", "/spec/readOnly": "perhaps"},
+            {"/meta/name": "", "/spec/server": ""},
+        ):
+            status, text = _posted(page, f"{base}/data-sources/nfs/{nfs_id}", form)
+            assert 400 <= status < 500, (form, status)
+            assert "was not saved" in text, form
+        status, text = _posted(page, f"{base}/data-sources/galaxy/new", {"/meta/name": "x"})
+        assert status == 404, status
+        assert "Not found" in text
         for query in ("from=abc", "from=999&to=1", "from=0", "from=1&to=-4"):
             answer = page.request.get(f"{base}/templates/{template_id}?{query}")
             assert 200 <= answer.status < 500, (query, answer.status)

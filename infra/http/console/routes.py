@@ -14,6 +14,7 @@ from litestar.template import TemplateConfig
 from infra.http import consistency
 from infra.http.console.authentication import Verifiers, console_authentication
 from infra.http.console.compute_pages import COMPUTE_ROUTES
+from infra.http.console.data_source_pages import DATA_SOURCE_ROUTES
 from infra.http.console.environment_pages import ENVIRONMENT_ROUTES
 from infra.http.console.pages_common import EXCEPTION_HANDLERS
 from infra.http.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
@@ -58,6 +59,7 @@ def console_router(
             *WORKLOAD_ROUTES,
             *ENVIRONMENT_ROUTES,
             *COMPUTE_ROUTES,
+            *DATA_SOURCE_ROUTES,
             static,
         ],
         middleware=[

@@ -1,0 +1,99 @@
+"""Data sources in the console: the list of every kind with the templates loading each, a new
+NFS data source (a refusal next to its field first) edited and deleted, and one a template
+loads not deleted."""
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import ADMIN_ID, Service
+from tests.browser.journey import journey, sign_in
+from tests.integration.test_dev_smoke import ADMIN_SECRET
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
+
+
+@pytest.fixture(scope="module")
+def loaded(service: Service) -> dict[str, Any]:
+    """A PVC data source a template loads, in a project of its own."""
+    cluster = service.made("/api/v1/clusters", {"name": "ds-cluster"})
+    project = service.made(
+        "/api/v1/org-unit/projects", {"name": "ds-vision", "clusterId": cluster["uuid"]}
+    )
+    pvc = service.made(
+        "/api/v1/asset/datasource/pvc",
+        {
+            "meta": {"scope": "project", "projectId": int(project["id"]), "name": "ds-claim"},
+            "spec": {"existingPvc": True, "claimName": "datasets", "path": "/data"},
+        },
+    )
+    service.made(
+        "/api/v1/workload-templates/distributed",
+        {
+            "meta": {"name": "ds-ddp", "scopeType": "project", "scopeId": project["id"]},
+            "spec": {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "python:3.12"},
+            "assets": {"datasources": [{"id": pvc["meta"]["id"], "kind": "pvc"}]},
+        },
+    )
+    return pvc
+
+
+def test_a_data_source_is_created_edited_and_deleted_but_not_while_a_template_loads_it(
+    service: Service, loaded: dict[str, Any]
+) -> None:
+    with journey("data-sources") as j:
+        page = j.page
+        sign_in(page, service.url, ADMIN_ID, ADMIN_SECRET)
+        page.get_by_role("link", name="Data sources").click()
+        row = page.get_by_role("row").filter(has_text="ds-claim")
+        expect(row).to_contain_text("PVC")
+        expect(row).to_contain_text("/data")
+        expect(row).to_contain_text("ds-ddp")
+        j.step("the data sources, with the templates that load each")
+
+        page.get_by_role("link", name="+ New data source").click()
+        for kind in ("NFS", "PVC", "S3 Bucket", "Git", "Host path", "ConfigMap", "Secret"):
+            expect(page.get_by_role("link", name=kind, exact=True)).to_be_visible()
+        j.step("the kinds of data source")
+
+        page.get_by_role("link", name="NFS", exact=True).click()
+        expect(page.get_by_label("Prevent data modification (read-only)")).to_be_checked()
+        page.get_by_label("Scope").select_option(label="Project · ds-vision")
+        page.get_by_label("NFS server (host name or host IP)").fill("nfs.example.com")
+        page.get_by_label("NFS path").fill("/exports/datasets")
+        page.get_by_label("Container path").fill("/mnt/datasets")
+        page.get_by_role("button", name="Create data source").click()
+        expect(page.get_by_role("alert")).to_contain_text("The data source was not created")
+        name = page.get_by_label("Data source name")
+        expect(name).to_have_attribute("aria-invalid", "true")
+        expect(page.get_by_label("NFS path")).to_have_value("/exports/datasets")
+        j.step("a nameless data source refused next to its name")
+
+        name.fill("ds-nfs")
+        page.get_by_role("button", name="Create data source").click()
+        expect(page.get_by_role("heading", name="Data source ds-nfs")).to_be_visible()
+        expect(page.get_by_label("Container path")).to_have_value("/mnt/datasets")
+        j.step("the new NFS data source's page")
+
+        page.get_by_label("Container path").fill("/mnt/shared")
+        page.get_by_label("Prevent data modification (read-only)").uncheck()
+        page.get_by_role("button", name="Save data source").click()
+        expect(page.get_by_role("status")).to_have_text("Saved.")
+        expect(page.get_by_label("Container path")).to_have_value("/mnt/shared")
+        expect(page.get_by_label("Prevent data modification (read-only)")).not_to_be_checked()
+        j.step("the data source edited")
+
+        page.get_by_role("button", name="Delete data source").click()
+        expect(page.get_by_role("heading", name="Data sources")).to_be_visible()
+        expect(page.get_by_role("row").filter(has_text="ds-nfs")).to_have_count(0)
+        j.step("deleted, gone from the list")
+
+        page.get_by_role("link", name="ds-claim").click()
+        expect(page.get_by_label("Existing PVC")).to_be_checked()
+        expect(page.get_by_label("Claim name")).to_have_value("datasets")
+        page.get_by_role("button", name="Delete data source").click()
+        expect(page.get_by_role("alert")).to_contain_text("ds-ddp")
+        j.step("a data source a template loads is not deleted")
+    kept = service.api.get("/api/v1/asset/datasource/pvc", params={"name": "ds-claim"})
+    assert kept.json()["entries"], kept.text
