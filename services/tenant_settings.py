@@ -5,10 +5,12 @@ Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/t
 the use cases, infra/http/tenant_settings.py the HTTP routes.
 """
 
+from typing import Final
+
 from domain import tenant_settings
 from domain.events import EventMetadata
 from domain.tenant_settings import TenantSettings
-from domain.values import TENANT
+from domain.values import TENANT, Role
 from services import access
 from services.ports import NamedStreams, StreamLoader
 
@@ -17,10 +19,16 @@ async def current(streams: StreamLoader) -> TenantSettings:
     return tenant_settings.fold((await streams.load(tenant_settings.STREAM)).events)
 
 
+# The role that changes a tenant setting, held on the tenant.
+CHANGES_SETTINGS: Final[Role] = "admin"
+
+
 async def change_setting(
     key: str, value: bool, *, metadata: EventMetadata, streams: NamedStreams
 ) -> TenantSettings:
-    await access.require(metadata, (TENANT,), "admin", "change tenant settings", streams=streams)
+    await access.require(
+        metadata, (TENANT,), CHANGES_SETTINGS, "change tenant settings", streams=streams
+    )
     stream = await streams.load(tenant_settings.STREAM)
     state = tenant_settings.fold(stream.events)
     events = tenant_settings.change(state, key, value)

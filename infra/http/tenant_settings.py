@@ -12,12 +12,14 @@ from litestar import get, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
+from domain.access import permits
 from domain.tenant_settings import FIXED, TenantSettings, info_of
+from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from infra.http.template_schemas import RequestBody
 from services.errors import InvalidRequestError
-from services.tenant_settings import change_setting, current
+from services.tenant_settings import CHANGES_SETTINGS, change_setting, current
 
 BASE: Final = "/v1/k8s/setting"
 
@@ -82,13 +84,24 @@ async def put_setting(
     data: JSONBody[SettingRequest],
     adapters: NamedDependency[Adapters],
 ) -> SettingResponse:
+    await set_from(request, data, adapters)
+    return SettingResponse()
+
+
+async def set_from(request: Caller, data: SettingRequest, adapters: Adapters) -> None:
+    """Set one setting (tenant admins only): the PUT's, and the console's settings page's."""
     value = data.value
     if isinstance(value, str):
         if value not in ("true", "false"):
             raise InvalidRequestError("/value", "true or false")
         value = value == "true"
     await change_setting(data.key, value, metadata=actor(request), streams=adapters.streams)
-    return SettingResponse()
+
+
+def may_change(request: Caller) -> bool:
+    """Whether the caller holds what changing a setting takes (a tenant admin): only for
+    showing the switches read-only to others; `set_from` is what refuses."""
+    return permits(request.user.grants, (ScopeRef("tenant"),), CHANGES_SETTINGS)
 
 
 SETTING_ROUTES: Final = (list_settings, get_setting, put_setting)

@@ -1,6 +1,6 @@
 """Whatever a console form is sent, the answer is a page that says what is wrong, never a 500:
-the edit-template form, the environment, compute resource and data source forms and the
-version comparison, each sent values of
+the edit-template form, the environment, compute resource and data source forms, the
+settings and the version comparison, each sent values of
 the wrong shape, with the session's own CSRF token so the forms themselves answer."""
 
 from typing import Any
@@ -146,6 +146,13 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
         status, text = _posted(page, f"{base}/data-sources/galaxy/new", {"/meta/name": "x"})
         assert status == 404, status
         assert "Not found" in text
+        page.goto(f"{base}/settings")
+        for form in ({"workloads.ngcCatalog": "perhaps"}, {"workloads.dataVolumes": "x" * 5000}):
+            status, text = _posted(page, f"{base}/settings", form)
+            assert status == 400, (form, status)
+            assert "The settings were not saved" in text, form
+        flexible = service.api.get("/v1/k8s/setting/workloads.flexibleWorkloadSubmission")
+        assert flexible.json() is True  # a refused form writes no switch, not even the others
         for query in ("from=abc", "from=999&to=1", "from=0", "from=1&to=-4"):
             answer = page.request.get(f"{base}/templates/{template_id}?{query}")
             assert 200 <= answer.status < 500, (query, answer.status)

@@ -42,6 +42,8 @@ def _f(pointer: str, kind: Kind = "text", **more: object) -> Field:
     return msgspec.convert({"pointer": pointer, "label": label, "kind": kind, **more}, Field)
 
 
+IMAGE_SOURCES: Final = (("", "Custom image"),)
+NGC_SOURCE: Final = ("ngcCatalog", "Select from the NGC catalog")
 PULL_POLICIES: Final = (("", "Default (if not present)"), ("IfNotPresent", "If not present"),
                         ("Always", "Always"), ("Never", "Never"))  # fmt: skip
 CONNECTIONS: Final = (("", "None"), ("NodePort", "Auto generate, or the custom port below"),
@@ -73,11 +75,12 @@ def _legend(name: str, i: int, count: int) -> str:
     return name if count == 1 else f"{name} {i + 1}"
 
 
-def environment_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
-    """The environment's own settings, at `/spec` or `/master/spec`."""
+def environment_fields(at: str, rows: Rows = NEW, *, ngc: bool = False) -> tuple[Group, ...]:
+    """The environment's own settings, at `/spec` or `/master/spec` (the NGC catalog among the
+    image's sources only where the tenant's settings enable it)."""
     variables = rows_of(rows, f"{at}/environmentVariables")
     return (
-        *_image(at),
+        *_image(at, ngc=ngc),
         *_connections(at, rows),
         *_command(at),
         *(
@@ -98,9 +101,11 @@ def environment_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
     )  # fmt: skip
 
 
-def _image(at: str) -> tuple[Group, ...]:
+def _image(at: str, *, ngc: bool = False) -> tuple[Group, ...]:
+    sources = (*IMAGE_SOURCES, *((NGC_SOURCE,) if ngc else ()))
     return (
         Group(legend="Image", fields=(
+            _f(f"{at}/imageSource", "select", options=sources, owner=ENV),
             _f(f"{at}/image", owner=ENV, hint="A custom image, e.g. pytorch/pytorch:2.5"),
             _f(f"{at}/imagePullPolicy", "select", options=PULL_POLICIES, owner=ENV),
         )),
@@ -240,12 +245,12 @@ def general_fields(rows: Rows = NEW) -> tuple[Group, ...]:
     )  # fmt: skip
 
 
-def master_fields(rows: Rows = NEW) -> tuple[Group, ...]:
+def master_fields(rows: Rows = NEW, *, ngc: bool = False) -> tuple[Group, ...]:
     """The master's own setup when it differs: its image, connections and command, and its
     GPU and CPU."""
     at = "/master/spec"
     return (
-        *_image(at),
+        *_image(at, ngc=ngc),
         *_connections(at, rows),
         *_command(at),
         *_processors(at, gpu_limits=False),

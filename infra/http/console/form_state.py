@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION
+from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION, NGC_CATALOG
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.form_fields import (
@@ -81,11 +81,12 @@ async def choices_for(
         sources = with_unseen(sources, template, SOURCE_REF)
         environments = with_unseen(environments, template, LINKS["environment"])
         computes = with_unseen(computes, template, LINKS["compute"])
-    gpu_limits = settings.get(GPU_OPTIMIZATION)
+    gpu_limits, ngc = settings.get(GPU_OPTIMIZATION), settings.get(NGC_CATALOG)
     return {
         "sources": sources,
         "gpu_limits": gpu_limits,
-        "sections": sections_of(sources, gpu_limits, rows_in(values or {})),
+        "ngc": ngc,
+        "sections": sections_of(sources, gpu_limits, rows_in(values or {}), ngc=ngc),
         "scopes": await visible_scopes(request, adapters),
         "frameworks": [f for f in FRAMEWORKS if settings.allows_framework(f, None)],
         "environments": environments,
@@ -112,16 +113,17 @@ def with_unseen(
 
 
 def sections_of(
-    sources: tuple[tuple[str, str], ...], gpu_limits: bool, rows: Rows
+    sources: tuple[tuple[str, str], ...], gpu_limits: bool, rows: Rows, *, ngc: bool = False
 ) -> dict[str, tuple[Group, ...]]:
-    """The form's sections: the data sources it may load, GPU limits or not, each list's rows."""
+    """The form's sections: the data sources it may load, GPU limits or not, each list's rows,
+    the NGC catalog among the image's sources or not."""
     return {
-        "environment": environment_fields("/spec", rows),
+        "environment": environment_fields("/spec", rows, ngc=ngc),
         "compute": compute_fields("/spec", gpu_limits=gpu_limits, rows=rows),
         "scheduling": scheduling_fields("/spec", rows),
         "storage": storage_fields(sources, rows),
         "general": general_fields(rows),
-        "master": master_fields(rows),
+        "master": master_fields(rows, ngc=ngc),
     }
 
 
@@ -172,7 +174,9 @@ def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
         form.values[f"{under}{pointer}"] = value if isinstance(value, list) else str(value)
     form.values[select] = ""
     counts = rows_in(form.values)
-    choices["sections"] = sections_of(choices["sources"], choices["gpu_limits"], counts)
+    choices["sections"] = sections_of(
+        choices["sources"], choices["gpu_limits"], counts, ngc=choices.get("ngc", False)
+    )
 
 
 def copied_values(form: Form, rows: dict[str, AssetRow]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ LABELS: Final = {
     "/assets/datasources/*/ref": "Data source",
     "/assets/datasources/*/overrides/containerPath": "Container path",
     "/assets/datasources/*/overrides/subPath": "ConfigMap sub-path",
+    "/imageSource": "Image source",
     "/image": "Image URL",
     "/imagePullPolicy": "Image pull policy",
     "/command": "Command",

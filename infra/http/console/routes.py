@@ -18,6 +18,7 @@ from infra.http.console.data_source_pages import DATA_SOURCE_ROUTES
 from infra.http.console.environment_pages import ENVIRONMENT_ROUTES
 from infra.http.console.pages_common import EXCEPTION_HANDLERS
 from infra.http.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
+from infra.http.console.settings_page import SETTINGS_ROUTES
 from infra.http.console.sign_in import SIGN_IN_ROUTES
 from infra.http.console.template_detail import template_page
 from infra.http.console.template_edit import EDIT_ROUTES
@@ -60,6 +61,7 @@ def console_router(
             *ENVIRONMENT_ROUTES,
             *COMPUTE_ROUTES,
             *DATA_SOURCE_ROUTES,
+            *SETTINGS_ROUTES,
             static,
         ],
         middleware=[

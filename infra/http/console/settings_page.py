@@ -1,0 +1,92 @@
+"""The admin settings page: the switches the guide names (flexible workload submission,
+flexible templates, NGC catalog, data volumes, GPU resource optimization, each distributed
+framework), shown to everyone with its current value and changeable by tenant admins alone,
+each change through the function the API's `PUT /v1/k8s/setting` calls (`set_from`), which is
+what refuses anyone else."""
+
+from typing import Any, Final
+
+import msgspec
+from litestar import get, post
+from litestar.di import NamedDependency
+from litestar.params import FromQuery
+from litestar.response import Redirect, Template
+
+from domain.errors import TrainplateError
+from domain.tenant_settings import FIXED
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
+from infra.http.console.pages_common import page
+from infra.http.console.template_form import said
+from infra.http.problems import status_for
+from infra.http.tenant_settings import SettingRequest, may_change, set_from, switches
+
+SETTINGS: Final = "/settings"
+
+
+async def _render(
+    request: Caller,
+    adapters: Adapters,
+    *,
+    note: str = "",
+    error: str = "",
+    status: int = 200,
+) -> Template:
+    settings = await switches(adapters)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for key, info in FIXED.items():
+        groups.setdefault(info.category, []).append(
+            {
+                "key": key,
+                "id": "s-" + key.replace(".", "-"),
+                "label": info.label,
+                "description": info.description,
+                "stage": info.stage,
+                "on": settings.get(key),
+            }
+        )
+    return page(
+        request,
+        "settings.html.j2",
+        title="General settings",
+        section="settings",
+        groups=groups,
+        editable=may_change(request),
+        note=note,
+        error=error,
+        status_code=status,
+    )
+
+
+@get(SETTINGS, include_in_schema=False)
+async def settings_page(
+    request: Caller, adapters: NamedDependency[Adapters], saved: FromQuery[bool] = False
+) -> Template:
+    return await _render(request, adapters, note="Saved." if saved else "")
+
+
+@post(SETTINGS, include_in_schema=False)
+async def save_settings(
+    request: Caller, adapters: NamedDependency[Adapters]
+) -> Template | Redirect:
+    """Each switch whose value the form changes, set as the PUT sets it (a box left unticked
+    is off); a refusal (not a tenant admin, a value other than a box's) is shown above them."""
+    form = await request.form()
+    current = await switches(adapters)
+    sent = {key: str(form.get(key) or "false") for key in FIXED}
+    changed = [(k, v) for k, v in sent.items() if v != str(current.get(k)).lower()]
+    # A value no box sends goes first: its refusal (set_from's) comes before any write.
+    changed.sort(key=lambda change: change[1] in ("true", "false"))
+    try:
+        for key, value in changed:
+            await set_from(request, SettingRequest(key=key, value=value), adapters)
+    except (TrainplateError, msgspec.ValidationError) as exc:
+        if isinstance(exc, TrainplateError):
+            message, status = said(exc), status_for(exc)
+        else:
+            message, status = str(exc), 400
+        return await _render(request, adapters, error=message, status=status)
+    return Redirect(f"/console{SETTINGS}?saved=1", status_code=303)
+
+
+SETTINGS_ROUTES: Final = (settings_page, save_settings)
