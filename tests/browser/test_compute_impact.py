@@ -69,6 +69,11 @@ def test_a_compute_resource_edit_shows_its_impact_then_changes_the_linked_templa
         expect(cpu.get_by_role("cell").nth(1)).to_have_text("4")
         gpu = impact.get_by_role("row").filter(has_text="/combinedSpec/compute/gpuDevicesRequest")
         expect(gpu).to_contain_text("GPU devices per pod")
+        extended = impact.get_by_role("row").filter(
+            has_text="/combinedSpec/compute/extendedResources"
+        )
+        expect(extended).to_contain_text('[{"resource":"example.com/fpga","quantity":"2"}]')
+        expect(extended.get_by_role("rowheader")).to_contain_text("Extended resources")
         j.step("the impact preview: the linked template's compute changes")
         unchanged = service.api.get("/api/v1/asset/compute", params={"name": "cmp-small"})
         assert unchanged.json()["entries"][0]["spec"]["cpuCoreRequest"] == 1

@@ -57,6 +57,16 @@ def refusal(shown: Shown, exc: Exception, field_at: Callable[[str], str | None])
     return status
 
 
+def _readable(value: Any) -> Any:
+    """A value as a person reads it; a list of items (extended resources) as its JSON."""
+    if value is None:
+        return None
+    if isinstance(value, dict) or (isinstance(value, list | tuple) and value and
+                                   isinstance(value[0], dict)):  # fmt: skip
+        return msgspec.json.encode(value).decode()
+    return shown(value)
+
+
 def impact_rows(report: ImpactReport) -> list[dict[str, Any]]:
     """Each template that would change, with its fields by the guide's names and its values
     as a person reads them (4, not 4.0)."""
@@ -75,8 +85,8 @@ def impact_rows(report: ImpactReport) -> list[dict[str, Any]]:
                 {
                     "field": named(c.field),
                     "pointer": c.field,
-                    "before": None if c.before is None else shown(c.before),
-                    "after": None if c.after is None else shown(c.after),
+                    "before": _readable(c.before),
+                    "after": _readable(c.after),
                 }
                 for c in t.changes
             ],

@@ -50,6 +50,7 @@ LABELS: Final = {
     "/compute/cpuMemoryRequest": "CPU memory request",
     "/compute/cpuMemoryLimit": "CPU memory limit",
     "/compute/largeShmRequest": "Increase shared memory size",
+    "/compute/extendedResources": "Extended resources",
     "/compute/extendedResources/*/resource": "Extended resource",
     "/compute/extendedResources/*/quantity": "Quantity",
     "/tolerations/*/key": "Toleration key",
