@@ -307,3 +307,69 @@ def test_saving_keeps_a_data_source_the_editor_cannot_see(
     kept = (saved.assets.datasources or ())[1]
     assert kept.overrides is not None
     assert kept.overrides.container_path == "/mnt/s3"
+
+
+REGISTRY = "6b1f0c2d-3e4a-4b5c-9d6e-7f8091a2b3c4"  # one the form offers no option for
+
+
+def test_saving_keeps_an_image_source_the_form_does_not_offer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The NGC catalog while its setting is off, and the NGC private registry with a registry
+    the form does not list: each has an option of its own, named as kept, so saving the form
+    unchanged sends the image's source (and its registry) back as they were."""
+    body = {
+        "spec": {
+            "distributedFramework": "PyTorch",
+            "numWorkers": 2,
+            "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+            "imageSource": "ngcCatalog",
+        },
+        "masterSpecSameAsWorker": False,
+        "master": {
+            "spec": {
+                "image": "registry.example.com/team/x:v1",
+                "imageSource": "ngcPrivateRegistry",
+                "imageRegistryId": REGISTRY,
+            }
+        },
+    }
+
+    async def nothing(*_: object) -> list[Any]:
+        return []
+
+    async def settings(*_: object) -> TenantSettings:
+        return TenantSettings()  # the NGC catalog is off
+
+    monkeypatch.setattr(form_state, "loadable", nothing)
+    monkeypatch.setattr(form_state, "switches", settings)
+    monkeypatch.setattr(form_state, "visible_scopes", nothing)
+    wire = _wire(body)
+    values = values_of(wire)
+
+    async def round_trip() -> dict[str, Any]:
+        choices = await choices_for(cast(Any, None), cast(Any, None), values, values)
+        rendered = {f.pointer: f for f in all_fields(choices["sections"])}
+        catalog = dict(rendered["/spec/imageSource"].options)["ngcCatalog"]
+        assert catalog == "Select from the NGC catalog (the NGC catalog is off: kept as it is)"
+        assert "ngcPrivateRegistry" in dict(rendered["/master/spec/imageSource"].options)
+        registry = dict(rendered["/master/spec/imageRegistryId"].options)[REGISTRY]
+        assert registry == "Not visible to you: kept as it is"
+        sent = _as_a_browser_sends(list(rendered.values()), values)
+        choices = await choices_for(cast(Any, None), cast(Any, None), sent, values)
+        fields = all_fields(choices["sections"])
+        return _patch(fields, built_from(fields, sent, wire), different_master=True)
+
+    patch = asyncio.run(round_trip())
+    current = Template(
+        id=uuid4(),
+        meta=TemplateMeta(name="ddp", scope="project", project_id=7),
+        body=msgspec.convert(body, TemplateBody),
+    )
+    _, _, saved = apply(current, patch)
+
+    assert saved.spec.image_source == "ngcCatalog"
+    assert saved.master is not None
+    assert saved.master.spec is not None
+    assert saved.master.spec.image_source == "ngcPrivateRegistry"
+    assert str(saved.master.spec.image_registry_id) == REGISTRY

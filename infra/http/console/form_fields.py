@@ -10,6 +10,7 @@ import msgspec
 
 from domain.specs import Capability
 from infra.http.console.form_rows import Rows, rows_of
+from infra.http.console.image_choices import CUSTOM, Options
 from infra.http.console.labels import label_of
 
 Kind = Literal["text", "number", "select", "checkbox", "multi", "radio"]
@@ -42,8 +43,6 @@ def _f(pointer: str, kind: Kind = "text", **more: object) -> Field:
     return msgspec.convert({"pointer": pointer, "label": label, "kind": kind, **more}, Field)
 
 
-IMAGE_SOURCES: Final = (("", "Custom image"),)
-NGC_SOURCE: Final = ("ngcCatalog", "Select from the NGC catalog")
 PULL_POLICIES: Final = (("", "Default (if not present)"), ("IfNotPresent", "If not present"),
                         ("Always", "Always"), ("Never", "Never"))  # fmt: skip
 CONNECTIONS: Final = (("", "None"), ("NodePort", "Auto generate, or the custom port below"),
@@ -75,12 +74,15 @@ def _legend(name: str, i: int, count: int) -> str:
     return name if count == 1 else f"{name} {i + 1}"
 
 
-def environment_fields(at: str, rows: Rows = NEW, *, ngc: bool = False) -> tuple[Group, ...]:
-    """The environment's own settings, at `/spec` or `/master/spec` (the NGC catalog among the
-    image's sources only where the tenant's settings enable it)."""
+def environment_fields(
+    at: str, rows: Rows = NEW, *, images: Options = (CUSTOM,), registries: Options = ()
+) -> tuple[Group, ...]:
+    """The environment's own settings, at `/spec` or `/master/spec`: the image's sources and the
+    registries to pick from are what the tenant's settings and the scope allow
+    (image_choices.py)."""
     variables = rows_of(rows, f"{at}/environmentVariables")
     return (
-        *_image(at, ngc=ngc),
+        *_image(at, images, registries),
         *_connections(at, rows),
         *_command(at),
         *(
@@ -101,11 +103,14 @@ def environment_fields(at: str, rows: Rows = NEW, *, ngc: bool = False) -> tuple
     )  # fmt: skip
 
 
-def _image(at: str, *, ngc: bool = False) -> tuple[Group, ...]:
-    sources = (*IMAGE_SOURCES, *((NGC_SOURCE,) if ngc else ()))
+def _image(at: str, sources: Options, registries: Options) -> tuple[Group, ...]:
+    # No registry to pick from: no select that could only say "None".
+    pick = (("", "None"), *registries)
+    registry = (_f(f"{at}/imageRegistryId", "select", options=pick, owner=ENV),)
     return (
         Group(legend="Image", fields=(
             _f(f"{at}/imageSource", "select", options=sources, owner=ENV),
+            *(registry if registries else ()),
             _f(f"{at}/image", owner=ENV, hint="A custom image, e.g. pytorch/pytorch:2.5"),
             _f(f"{at}/imagePullPolicy", "select", options=PULL_POLICIES, owner=ENV),
         )),
@@ -245,12 +250,14 @@ def general_fields(rows: Rows = NEW) -> tuple[Group, ...]:
     )  # fmt: skip
 
 
-def master_fields(rows: Rows = NEW, *, ngc: bool = False) -> tuple[Group, ...]:
+def master_fields(
+    rows: Rows = NEW, *, images: Options = (CUSTOM,), registries: Options = ()
+) -> tuple[Group, ...]:
     """The master's own setup when it differs: its image, connections and command, and its
     GPU and CPU."""
     at = "/master/spec"
     return (
-        *_image(at, ngc=ngc),
+        *_image(at, images, registries),
         *_connections(at, rows),
         *_command(at),
         *_processors(at, gpu_limits=False),

@@ -24,6 +24,7 @@ from infra.http.console.form_fields import (
     storage_fields,
 )
 from infra.http.console.form_rows import Rows, rows_in
+from infra.http.console.image_choices import NONE, Images, image_choices
 from infra.http.console.linked import as_template_values, loadable
 from infra.http.console.scopes import visible_scopes
 from infra.http.console.template_detail import flattened, shown
@@ -64,7 +65,8 @@ async def choices_for(
     """What the form offers the caller, with a row for each list item `values` (the template,
     or the form as sent) holds and the blank rows after them (form_rows.py); an edit's
     `template` (its values) adds a choice for each asset it links or loads that the caller
-    cannot see, so that saving keeps it (`with_unseen`)."""
+    cannot see, so that saving keeps it (`with_unseen`), and for an image's source or registry
+    the form would not offer (image_choices.py)."""
     settings = await switches(adapters)
     rows = await loadable(request, adapters)
 
@@ -81,12 +83,13 @@ async def choices_for(
         sources = with_unseen(sources, template, SOURCE_REF)
         environments = with_unseen(environments, template, LINKS["environment"])
         computes = with_unseen(computes, template, LINKS["compute"])
-    gpu_limits, ngc = settings.get(GPU_OPTIMIZATION), settings.get(NGC_CATALOG)
+    gpu_limits = settings.get(GPU_OPTIMIZATION)
+    images = image_choices(ngc=settings.get(NGC_CATALOG), held=template)
     return {
         "sources": sources,
         "gpu_limits": gpu_limits,
-        "ngc": ngc,
-        "sections": sections_of(sources, gpu_limits, rows_in(values or {}), ngc=ngc),
+        "images": images,
+        "sections": sections_of(sources, gpu_limits, rows_in(values or {}), images=images),
         "scopes": await visible_scopes(request, adapters),
         "frameworks": [f for f in FRAMEWORKS if settings.allows_framework(f, None)],
         "environments": environments,
@@ -113,17 +116,22 @@ def with_unseen(
 
 
 def sections_of(
-    sources: tuple[tuple[str, str], ...], gpu_limits: bool, rows: Rows, *, ngc: bool = False
+    sources: tuple[tuple[str, str], ...], gpu_limits: bool, rows: Rows, *, images: Images = NONE
 ) -> dict[str, tuple[Group, ...]]:
     """The form's sections: the data sources it may load, GPU limits or not, each list's rows,
-    the NGC catalog among the image's sources or not."""
+    the image's sources and registries (image_choices.py)."""
+    spec, master = "/spec", "/master/spec"
     return {
-        "environment": environment_fields("/spec", rows, ngc=ngc),
+        "environment": environment_fields(
+            spec, rows, images=images.sources[spec], registries=images.registries[spec]
+        ),
         "compute": compute_fields("/spec", gpu_limits=gpu_limits, rows=rows),
         "scheduling": scheduling_fields("/spec", rows),
         "storage": storage_fields(sources, rows),
         "general": general_fields(rows),
-        "master": master_fields(rows, ngc=ngc),
+        "master": master_fields(
+            rows, images=images.sources[master], registries=images.registries[master]
+        ),
     }
 
 
@@ -175,7 +183,7 @@ def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
     form.values[select] = ""
     counts = rows_in(form.values)
     choices["sections"] = sections_of(
-        choices["sources"], choices["gpu_limits"], counts, ngc=choices.get("ngc", False)
+        choices["sources"], choices["gpu_limits"], counts, images=choices.get("images", NONE)
     )
 
 

@@ -17,6 +17,7 @@ LABELS: Final = {
     "/assets/datasources/*/overrides/containerPath": "Container path",
     "/assets/datasources/*/overrides/subPath": "ConfigMap sub-path",
     "/imageSource": "Image source",
+    "/imageRegistryId": "Registry",
     "/image": "Image URL",
     "/imagePullPolicy": "Image pull policy",
     "/command": "Command",
