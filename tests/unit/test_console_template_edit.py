@@ -278,6 +278,7 @@ def test_saving_keeps_a_data_source_the_editor_cannot_see(
     monkeypatch.setattr(form_state, "loadable", seen)
     monkeypatch.setattr(form_state, "switches", settings)
     monkeypatch.setattr(form_state, "visible_scopes", scopes)
+    monkeypatch.setattr(form_state, "usable_registries", lambda *_: _none())
     wire = _wire(body)
     values = values_of(wire)
 
@@ -307,6 +308,10 @@ def test_saving_keeps_a_data_source_the_editor_cannot_see(
     kept = (saved.assets.datasources or ())[1]
     assert kept.overrides is not None
     assert kept.overrides.container_path == "/mnt/s3"
+
+
+async def _none() -> tuple[tuple[str, str], ...]:
+    return ()
 
 
 REGISTRY = "6b1f0c2d-3e4a-4b5c-9d6e-7f8091a2b3c4"  # one the form offers no option for
@@ -344,6 +349,7 @@ def test_saving_keeps_an_image_source_the_form_does_not_offer(
     monkeypatch.setattr(form_state, "loadable", nothing)
     monkeypatch.setattr(form_state, "switches", settings)
     monkeypatch.setattr(form_state, "visible_scopes", nothing)
+    monkeypatch.setattr(form_state, "usable_registries", lambda *_: _none())
     wire = _wire(body)
     values = values_of(wire)
 

@@ -25,8 +25,8 @@ from infra.http.console.form_fields import (
 )
 from infra.http.console.form_rows import Rows, rows_in
 from infra.http.console.image_choices import NONE, Images, image_choices
-from infra.http.console.linked import as_template_values, loadable
-from infra.http.console.scopes import visible_scopes
+from infra.http.console.linked import as_template_values, loadable, usable_registries
+from infra.http.console.scopes import scope_of, visible_scopes
 from infra.http.console.template_detail import flattened, shown
 from infra.http.tenant_settings import switches
 from projections.asset_catalogue import AssetRow
@@ -84,7 +84,11 @@ async def choices_for(
         environments = with_unseen(environments, template, LINKS["environment"])
         computes = with_unseen(computes, template, LINKS["compute"])
     gpu_limits = settings.get(GPU_OPTIMIZATION)
-    images = image_choices(ngc=settings.get(NGC_CATALOG), held=template)
+    # An edit's scope is the template's; a new template's, the one its first step chose.
+    scope = (template or {}).get("/scope") or (values or {}).get("/scope")
+    kind, scope_id = scope_of(scope if isinstance(scope, str) else "")
+    registries = await usable_registries(request, adapters, kind, scope_id)
+    images = image_choices(ngc=settings.get(NGC_CATALOG), registries=registries, held=template)
     return {
         "sources": sources,
         "gpu_limits": gpu_limits,

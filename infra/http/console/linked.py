@@ -1,11 +1,13 @@
 """The assets a person may load into a template, from the API's own asset reads (which apply
-the caller's sight): environments, compute resources and data sources, with their values."""
+the caller's sight): environments, compute resources and data sources, with their values; and
+the registries a template's scope can pick its image from."""
 
 from typing import Any
 from uuid import UUID
 
 import msgspec
 
+from domain import registries
 from domain.combined import from_environment
 from domain.specs import ComputeSpec, EnvironmentSpec
 from infra.http.adapters import Adapters
@@ -15,6 +17,35 @@ from infra.http.data_sources import KINDS as DATA_SOURCE_KINDS
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LOADABLE = ("environment", "compute", *DATA_SOURCE_KINDS)
+
+
+def _usable_at(kind: str, scope_id: str | None) -> AssetFilter | None:
+    """The API's list filter for the assets usable in this scope (its own and its ancestors');
+    None for a scope the form could not have sent."""
+    try:
+        if kind == "tenant":
+            return AssetFilter(scope="tenant")
+        if kind == "cluster" and scope_id:
+            return AssetFilter(cluster_id=UUID(scope_id))
+        if kind == "department" and scope_id:
+            return AssetFilter(department_id=scope_id)
+        if kind == "project" and scope_id:
+            return AssetFilter(project_id=int(scope_id))
+    except ValueError:
+        pass
+    return None
+
+
+async def usable_registries(
+    request: Caller, adapters: Adapters, kind: str, scope_id: str | None
+) -> tuple[tuple[str, str], ...]:
+    """The registries, by id and name, a template in this scope may pick its image from (the
+    domain refuses any other) among those the caller sees, as the API's list answers them."""
+    wanted = _usable_at(kind, scope_id)
+    if wanted is None:
+        return ()
+    rows = await visible_rows(request, (registries.KIND,), wanted, adapters.resources)
+    return tuple((str(r.asset_id), r.meta.name) for r in rows)
 
 
 async def loadable(request: Caller, adapters: Adapters) -> list[AssetRow]:
