@@ -1,6 +1,6 @@
 """Whatever a console form is sent, the answer is a page that says what is wrong, never a 500:
 the edit-template form, the environment, compute resource and data source forms, the
-settings and the version comparison, each sent values of
+settings, the version comparison and the template name's check, each sent values of
 the wrong shape, with the session's own CSRF token so the forms themselves answer."""
 
 from typing import Any
@@ -157,6 +157,18 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             answer = page.request.get(f"{base}/templates/{template_id}?{query}")
             assert 200 <= answer.status < 500, (query, answer.status)
             assert "No such version" in answer.text() or "Refused" in answer.text(), query
+        for query in (
+            "scope=project:abc&name=x",
+            "scope=cluster:not-a-uuid&name=x",
+            "scope=galaxy:1&name=x",
+            "scope=tenant&name=" + "x" * 5000,
+            "name=junk-ddp",
+            "scope=tenant&name=%00",
+        ):
+            answer = page.request.get(f"{base}/templates/name-check?{query}")
+            assert answer.status < 500, (query, answer.status)
+            if answer.status == 200:
+                assert answer.json()["free"] in (None, True), query
     kept = service.api.get(f"/api/v1/workload-templates/{template_id}").json()
     assert kept["meta"]["name"] == "junk-ddp"
     assert kept["spec"]["numWorkers"] == 2  # nothing was written

@@ -8,15 +8,17 @@ The form becomes Run:ai's creation body (form_document.py) and goes to the API's
 (`create_from`): every rule is the domain's, and its refusal is shown next to the field its
 JSON pointer names, with nothing written."""
 
-from typing import Any, Final
+from typing import Annotated, Any, Final
 from uuid import UUID
 
 import msgspec
 from litestar import get, post
 from litestar.di import NamedDependency
+from litestar.params import FromQuery, Parameter
 from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
+from domain.org_units import UnknownScopeError
 from domain.values import ScopeKind
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
@@ -37,8 +39,10 @@ from infra.http.console.pages_common import page
 from infra.http.console.scopes import scope_of
 from infra.http.problems import status_for
 from infra.http.templates import check_name_free, create_from
+from services.errors import NameTakenError
 
 NEW: Final = "/templates/new"
+NAME_CHECK: Final = "/templates/name-check"
 SCOPE_KINDS: Final[tuple[ScopeKind, ...]] = ("tenant", "cluster", "department", "project")
 CONFIGURATIONS: Final = (
     ("workers-and-master", "Workers & master"),
@@ -146,6 +150,39 @@ async def _continue(
     return render_form(request, form, choices)
 
 
+class NameCheck(msgspec.Struct, frozen=True):
+    """What the name field says as it is typed: `free` is None where nothing can be said yet
+    (no name, no scope, a scope the caller may not see)."""
+
+    free: bool | None
+    message: str
+
+
+@get(NAME_CHECK, include_in_schema=False)
+async def name_check(
+    request: Caller,
+    adapters: NamedDependency[Adapters],
+    chosen: Annotated[str, Parameter(query="scope")] = "",  # `scope` is the ASGI scope's
+    name: FromQuery[str] = "",
+) -> NameCheck:
+    """Whether `name` is free in `scope`, through the API's own name-availability, for the
+    script on the name field; CONTINUE checks it again, so a page without scripts loses nothing.
+    A read: no CSRF token, as a cross-site page cannot read the answer."""
+    kind, scope_id = scope_of(chosen)
+    scope_kind = next((k for k in SCOPE_KINDS if k == kind), None)
+    if not name.strip() or scope_kind is None:
+        return NameCheck(None, "")
+    try:
+        await check_name_free(
+            request, adapters, name.strip(), scope_kind, scope_id, fields=("scope", "name")
+        )
+    except NameTakenError:
+        return NameCheck(False, "This name is taken")
+    except UnknownScopeError:
+        return NameCheck(None, "")
+    return NameCheck(True, "This name is available")
+
+
 async def _create(
     request: Caller,
     adapters: Adapters,
@@ -196,4 +233,4 @@ def refused_at(
     return render_form(request, form, choices, status, editing=editing)
 
 
-FORM_ROUTES: Final = (new_template, submit_template_form)
+FORM_ROUTES: Final = (new_template, submit_template_form, name_check)
