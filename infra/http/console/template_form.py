@@ -14,7 +14,7 @@ from uuid import UUID
 import msgspec
 from litestar import get, post
 from litestar.di import NamedDependency
-from litestar.params import FromQuery, Parameter
+from litestar.params import FromQuery, QueryParameter
 from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
@@ -162,7 +162,7 @@ class NameCheck(msgspec.Struct, frozen=True):
 async def name_check(
     request: Caller,
     adapters: NamedDependency[Adapters],
-    chosen: Annotated[str, Parameter(query="scope")] = "",  # `scope` is the ASGI scope's
+    chosen: Annotated[str, QueryParameter(name="scope")] = "",  # `scope` is the ASGI scope's
     name: FromQuery[str] = "",
 ) -> NameCheck:
     """Whether `name` is free in `scope`, through the API's own name-availability, for the
