@@ -11,7 +11,7 @@ from uuid import UUID
 from domain import assets, credentials
 from domain.assets import Asset, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
-from domain.events import Event
+from domain.events import AssetEvent, Event
 from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
@@ -79,11 +79,7 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Stamped[As
         streams=streams,
         unseen=assets.AssetNotFoundError(kind, cmd.asset_id),
     )
-    await _check_credentials(cmd.spec, current.meta.lineage, streams)
-    await _check_settings(cmd.spec, streams)
-    events = assets.update(
-        current, cmd.asset_id, name=cmd.name, description=cmd.description, spec=cmd.spec
-    )
+    events = await _update_events(current, cmd.name, cmd.description, cmd.spec, streams)
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))
     updated = _after(stream.events, events)
@@ -96,6 +92,31 @@ async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Stamped[As
         uses=uses_of(kind, updated.meta, cmd.spec),
     )
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
+
+
+async def check_update(
+    asset_id: UUID,
+    name: str,
+    description: str | None,
+    spec: AssetSpec,
+    *,
+    streams: NamedStreams,
+) -> None:
+    """Refuse what an update to these values would refuse, writing nothing: the rules of the
+    asset and its spec, the credentials it reads, the settings it needs; so a preview of the
+    update (its impact on templates) is never shown for values the update would refuse. Who may
+    make it, and a name another asset holds, are decided by the update itself."""
+    stream = await streams.load(asset_id)
+    current = assets.live(assets.fold(stream.events), assets.kind_of(spec), asset_id)
+    await _update_events(current, name, description, spec, streams)
+
+
+async def _update_events(
+    current: Asset, name: str, description: str | None, spec: AssetSpec, streams: NamedStreams
+) -> list[AssetEvent]:
+    await _check_credentials(spec, current.meta.lineage, streams)
+    await _check_settings(spec, streams)
+    return assets.update(current, current.id, name=name, description=description, spec=spec)
 
 
 async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:

@@ -1,5 +1,6 @@
 """Impact preview: which templates a proposed environment or compute-resource update would
-change, and how (`POST .../{id}/impact` with the body an update would send). Writes nothing."""
+change, and how (`POST .../{id}/impact` with the body an update would send, refused as the
+update would refuse it). Writes nothing."""
 
 from typing import Any, Final
 from uuid import UUID
@@ -12,10 +13,15 @@ from litestar.params import FromPath, JSONBody
 from domain.specs import ComputeSpec
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
-from infra.http.asset_schemas import ComputeUpdateRequest, EnvironmentUpdateRequest
+from infra.http.asset_schemas import (
+    AssetUpdateMeta,
+    ComputeUpdateRequest,
+    EnvironmentUpdateRequest,
+)
 from infra.http.assets import one_visible
 from infra.http.callers import Caller, seen_scopes
 from projections import template_catalogue
+from services.assets import check_update
 from services.ports import NamedStreams
 from services.templates import preview_asset_update
 
@@ -40,13 +46,16 @@ async def impact_of(
     request: Caller,
     kind: str,
     asset_id: UUID,
+    meta: AssetUpdateMeta,
     spec: Any,
     streams: NamedStreams,
     resources: Resources,
 ) -> ImpactReport:
-    """Which of the templates the caller may see this spec would change, and how (the API's
-    preview and the console's alike); an asset it may not see is not found."""
+    """Which of the templates the caller may see this update would change, and how (the API's
+    preview and the console's alike); an asset it may not see is not found, and values the
+    update would refuse are refused here first, so no preview is shown of a save that fails."""
     await one_visible(request, kind, asset_id, resources)  # else a 404
+    await check_update(asset_id, meta.name, meta.description, spec, streams=streams)
     seen = await seen_scopes(request)  # of the templates, only those it may see
     async with resources.pool.acquire() as conn:
         rows = await template_catalogue.templates_with(conn, asset_id, seen)
@@ -75,6 +84,7 @@ async def environment_impact(
         request,
         "environment",
         asset_id,
+        data.meta,
         data.spec,
         adapters.streams,
         adapters.resources,
@@ -89,7 +99,9 @@ async def compute_impact(
     adapters: NamedDependency[Adapters],
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()
-    return await impact_of(request, "compute", asset_id, spec, adapters.streams, adapters.resources)
+    return await impact_of(
+        request, "compute", asset_id, data.meta, spec, adapters.streams, adapters.resources
+    )
 
 
 IMPACT_ROUTES: Final = (environment_impact, compute_impact)

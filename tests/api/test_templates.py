@@ -403,6 +403,22 @@ async def test_an_impact_preview_shows_what_an_asset_update_would_change(
     assert compute.status_code == 200, compute.text
     change = {"field": "/combinedSpec/compute/gpuDevicesRequest", "before": 8, "after": 4}
     assert change in compute.json()["templates"][0]["changes"]
+    # Refused as the update would refuse it: no preview of a save that would fail.
+    for kind, body, pointer in (
+        ("compute", {"extendedResources": [{"resource": "example.com/fpga"}]},
+         "/spec/extendedResources/0/quantity"),
+        ("environment", {"image": ""}, "/spec/image"),
+    ):  # fmt: skip
+        refused = await call(
+            app,
+            "POST",
+            f"/api/v1/asset/{kind}/{linked[kind]}/impact",
+            admin,
+            json={"meta": {"name": f"{kind}-x"}, "spec": body},
+        )
+        assert refused.status_code == 400, refused.text
+        assert pointer in refused.text
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
     missing = await call(
         app,
         "POST",

@@ -61,7 +61,17 @@ def test_a_compute_resource_edit_shows_its_impact_then_changes_the_linked_templa
         page.get_by_label("GPU devices per pod").fill("1")
         page.get_by_label("CPU compute request (cores)").fill("4")
         page.get_by_label("Extended resource").first.fill("example.com/fpga")
-        page.get_by_label("Quantity").first.fill("2")
+        page.get_by_role("button", name="Preview the impact").click()
+        quantity = page.get_by_label("Quantity").first
+        expect(quantity).to_have_attribute("aria-invalid", "true")  # as the save would refuse
+        expect(page.locator("#f-spec-compute-extendedResources-0-quantity-error")).to_have_text(
+            "required"
+        )
+        expect(page.get_by_role("table", name="Template cmp-ddp would change")).to_have_count(0)
+        expect(page.get_by_role("button", name="Save compute resource")).to_have_count(0)
+        j.step("an extended resource without a quantity refused before any preview")
+
+        quantity.fill("2")
         page.get_by_role("button", name="Preview the impact").click()
         impact = page.get_by_role("table", name="Template cmp-ddp would change")
         cpu = impact.get_by_role("row").filter(has_text="/combinedSpec/compute/cpuCoreRequest")

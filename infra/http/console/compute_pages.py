@@ -199,7 +199,7 @@ async def preview_or_save(
             await update_from(request, asset_id, data.meta, spec, adapters.streams)
             return Redirect(f"/console{LIST}/{asset_id}?saved=1", status_code=303)
         report = await impact_of(
-            request, "compute", asset_id, spec, adapters.streams, adapters.resources
+            request, "compute", asset_id, data.meta, spec, adapters.streams, adapters.resources
         )
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_of(pointer, _known(groups), rows))

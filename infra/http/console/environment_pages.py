@@ -158,7 +158,13 @@ async def preview_or_save(
             await update_from(request, asset_id, data.meta, data.spec, adapters.streams)
             return Redirect(f"/console/environments/{asset_id}?saved=1", status_code=303)
         report = await impact_of(
-            request, "environment", asset_id, data.spec, adapters.streams, adapters.resources
+            request,
+            "environment",
+            asset_id,
+            data.meta,
+            data.spec,
+            adapters.streams,
+            adapters.resources,
         )
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_at(pointer, known))
