@@ -148,7 +148,11 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
         assert status == 404, status
         assert "Not found" in text
         page.goto(f"{base}/settings")
-        for form in ({"workloads.ngcCatalog": "perhaps"}, {"workloads.dataVolumes": "x" * 5000}):
+        for form in (
+            {"workloads.ngcCatalog": "perhaps"},
+            {"workloads.dataVolumes": "x" * 5000},
+            {"clusters": "not-a-cluster", "workloads.dataVolumes": "maybe"},
+        ):
             status, text = _posted(page, f"{base}/settings", form)
             assert status == 400, (form, status)
             assert "The settings were not saved" in text, form

@@ -1,6 +1,7 @@
 """The admin settings page: an admin turns NGC catalog on and the new-template form offers the
-NGC catalog as the image's source; a viewer sees every switch with its value, read-only, and a
-form sent anyway is refused with nothing changed."""
+NGC catalog as the image's source, and turns a framework off on one cluster; a viewer sees
+every switch with its value, read-only, and a form sent anyway is refused with nothing
+changed."""
 
 from collections.abc import Iterator
 
@@ -25,12 +26,16 @@ SWITCHES = (
 
 @pytest.fixture
 def ngc_off_after(service: Service) -> Iterator[None]:
-    """The service is shared by the browser tests: NGC catalog goes back to its default."""
+    """The service is shared by the browser tests: NGC catalog goes back to its default, and so
+    does each cluster's PyTorch."""
     yield
     service.api.put("/v1/k8s/setting", json={"key": NGC, "value": False}).raise_for_status()
+    for cluster in service.api.get("/api/v1/clusters").json():
+        key = f"clusters.{cluster['uuid']}.distributedFrameworks.PyTorch"
+        service.api.put("/v1/k8s/setting", json={"key": key, "value": True}).raise_for_status()
 
 
-def _viewer(service: Service) -> tuple[str, str]:
+def _viewer(service: Service) -> tuple[str, str, str]:
     cluster = service.made("/api/v1/clusters", {"name": "set-cluster"})
     project = service.made(
         "/api/v1/org-unit/projects", {"name": "set-vision", "clusterId": cluster["uuid"]}
@@ -45,13 +50,14 @@ def _viewer(service: Service) -> tuple[str, str]:
         "scopeType": "project",
     }
     service.made("/api/v1/authorization/access-rules", rule)
-    return account["clientId"], account["clientSecret"]
+    return account["clientId"], account["clientSecret"], cluster["uuid"]
 
 
 def test_an_admin_turns_ngc_catalog_on_and_a_viewer_sees_the_switches_read_only(
     service: Service, ngc_off_after: None
 ) -> None:
-    client_id, secret = _viewer(service)
+    client_id, secret, cluster_id = _viewer(service)
+    on_cluster = f"clusters.{cluster_id}.distributedFrameworks.PyTorch"
     with journey("settings") as j:
         page = j.page
         sign_in(page, service.url, ADMIN_ID, ADMIN_SECRET)
@@ -69,6 +75,18 @@ def test_an_admin_turns_ngc_catalog_on_and_a_viewer_sees_the_switches_read_only(
         expect(page.get_by_role("switch", name="NGC catalog")).to_be_checked()
         j.step("NGC catalog turned on")
         assert service.api.get(f"/v1/k8s/setting/{NGC}").json() is True
+
+        cluster = page.get_by_role("group", name="Cluster set-cluster: distributed frameworks")
+        pytorch = cluster.get_by_role("switch", name="PyTorch on set-cluster")
+        expect(pytorch).to_be_checked()
+        pytorch.uncheck()
+        page.get_by_role("button", name="Save settings").click()
+        expect(page.get_by_role("status")).to_have_text("Saved.")
+        expect(page.get_by_role("switch", name="PyTorch on set-cluster")).not_to_be_checked()
+        expect(page.get_by_role("switch", name="NGC catalog")).to_be_checked()  # left as it was
+        j.step("PyTorch turned off on one cluster")
+        assert service.api.get(f"/v1/k8s/setting/{on_cluster}").json() is False
+        assert service.api.get("/v1/k8s/setting/workloads.distributedFrameworks.PyTorch").json()
 
         page.get_by_role("link", name="Templates").click()
         page.get_by_role("link", name="+ New template").click()
@@ -90,6 +108,8 @@ def test_an_admin_turns_ngc_catalog_on_and_a_viewer_sees_the_switches_read_only(
             expect(page.get_by_role("switch", name=label)).to_be_disabled()
         expect(page.get_by_role("switch", name="NGC catalog")).to_be_checked()
         expect(page.get_by_role("button", name="Save settings")).to_have_count(0)
+        for switch in page.get_by_role("switch").all():
+            expect(switch).to_be_disabled()
         j.step("a viewer sees the switches read-only")
 
         token = page.locator("input[name=_csrf_token]").first.get_attribute("value")
@@ -99,3 +119,4 @@ def test_an_admin_turns_ngc_catalog_on_and_a_viewer_sees_the_switches_read_only(
         assert answer.status == 403, answer.status
         assert "The settings were not saved" in answer.text()
     assert service.api.get(f"/v1/k8s/setting/{NGC}").json() is True  # the viewer changed none
+    assert service.api.get(f"/v1/k8s/setting/{on_cluster}").json() is False

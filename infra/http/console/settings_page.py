@@ -1,8 +1,8 @@
 """The admin settings page: the switches the guide names (flexible workload submission,
 flexible templates, NGC catalog, data volumes, GPU resource optimization, each distributed
-framework), shown to everyone with its current value and changeable by tenant admins alone,
-each change through the function the API's `PUT /v1/k8s/setting` calls (`set_from`), which is
-what refuses anyone else."""
+framework, and each framework on each cluster the caller sees), shown to everyone with its
+current value and changeable by tenant admins alone, each change through the function the
+API's `PUT /v1/k8s/setting` calls (`set_from`), which is what refuses anyone else."""
 
 from typing import Any, Final
 
@@ -13,15 +13,59 @@ from litestar.params import FromQuery
 from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
-from domain.tenant_settings import FIXED
+from domain.tenant_settings import FIXED, FRAMEWORKS, TenantSettings
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.pages_common import page
 from infra.http.console.template_form import said
+from infra.http.org_units import visible_units
 from infra.http.problems import status_for
 from infra.http.tenant_settings import SettingRequest, may_change, set_from, switches
 
 SETTINGS: Final = "/settings"
+# The form names the clusters whose switches it shows: a cluster made after the page was opened
+# has no box in it, and is not read as every box left unticked.
+SHOWN: Final = "clusters"
+
+
+def _switch(key: str, label: str, description: str, on: bool, stage: str = "GA") -> dict[str, Any]:
+    return {
+        "key": key,
+        "id": "s-" + key.replace(".", "-"),
+        "label": label,
+        "description": description,
+        "stage": stage,
+        "on": on,
+    }
+
+
+async def _clusters(request: Caller, adapters: Adapters) -> list[tuple[str, str]]:
+    """The clusters the caller sees (the API's own org-unit read), by id and name."""
+    units = await visible_units(request, "cluster", adapters.resources)
+    return [(unit.id, unit.name) for unit in sorted(units, key=lambda u: u.name)]
+
+
+def _cluster_keys(cluster_id: str) -> list[tuple[str, str]]:
+    return [(f"clusters.{cluster_id}.distributedFrameworks.{f}", f) for f in FRAMEWORKS]
+
+
+def _cluster_groups(
+    clusters: list[tuple[str, str]], settings: TenantSettings
+) -> dict[str, list[dict[str, Any]]]:
+    """A framework turned off on a cluster is off for that cluster's templates and workloads
+    alone; one turned off tenant-wide is off on every cluster, whatever its own switch says."""
+    return {
+        f"Cluster {name}: distributed frameworks": [
+            _switch(
+                key,
+                f"{framework} on {name}",
+                f"Templates and workloads of cluster {name} may use {framework}",
+                settings.get(key),
+            )
+            for key, framework in _cluster_keys(cluster_id)
+        ]
+        for cluster_id, name in clusters
+    }
 
 
 async def _render(
@@ -36,21 +80,17 @@ async def _render(
     groups: dict[str, list[dict[str, Any]]] = {}
     for key, info in FIXED.items():
         groups.setdefault(info.category, []).append(
-            {
-                "key": key,
-                "id": "s-" + key.replace(".", "-"),
-                "label": info.label,
-                "description": info.description,
-                "stage": info.stage,
-                "on": settings.get(key),
-            }
+            _switch(key, info.label, info.description, settings.get(key), info.stage)
         )
+    clusters = await _clusters(request, adapters)
+    groups.update(_cluster_groups(clusters, settings))
     return page(
         request,
         "settings.html.j2",
         title="General settings",
         section="settings",
         groups=groups,
+        clusters=[cluster_id for cluster_id, _ in clusters],
         editable=may_change(request),
         note=note,
         error=error,
@@ -73,7 +113,12 @@ async def save_settings(
     is off); a refusal (not a tenant admin, a value other than a box's) is shown above them."""
     form = await request.form()
     current = await switches(adapters)
-    sent = {key: str(form.get(key) or "false") for key in FIXED}
+    shown = set(form.getall(SHOWN)) if SHOWN in form else set()
+    keys = [*FIXED]
+    for cluster_id, _ in await _clusters(request, adapters):
+        if cluster_id in shown:
+            keys.extend(key for key, _ in _cluster_keys(cluster_id))
+    sent = {key: str(form.get(key) or "false") for key in keys}
     changed = [(k, v) for k, v in sent.items() if v != str(current.get(k)).lower()]
     # A value no box sends goes first: its refusal (set_from's) comes before any write.
     changed.sort(key=lambda change: change[1] in ("true", "false"))
