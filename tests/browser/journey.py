@@ -28,13 +28,14 @@ class Journey:
         self.steps = 0
         self.checked: set[str] = set()
 
-    def step(self, what: str) -> Path:
-        """A screenshot of the page as it is now, after its accessibility check."""
+    def step(self, what: str, *, full_page: bool = True) -> Path:
+        """A screenshot of the page as it is now, after its accessibility check; of the viewport
+        only where what matters is fixed to it (a side pane over the page)."""
         self.accessible()
         self.steps += 1
         slug = re.sub(r"[^a-z0-9]+", "-", what.lower()).strip("-")
         shot = self.folder / f"{self.steps:02d}-{slug}.png"
-        self.page.screenshot(path=str(shot), full_page=True)
+        self.page.screenshot(path=str(shot), full_page=full_page)
         return shot
 
     def accessible(self) -> None:

@@ -279,6 +279,7 @@ def test_saving_keeps_a_data_source_the_editor_cannot_see(
     monkeypatch.setattr(form_state, "switches", settings)
     monkeypatch.setattr(form_state, "visible_scopes", scopes)
     monkeypatch.setattr(form_state, "usable_registries", lambda *_: _none())
+    monkeypatch.setattr(form_state, "pane_items", lambda *_: _no_pane())
     wire = _wire(body)
     values = values_of(wire)
 
@@ -312,6 +313,10 @@ def test_saving_keeps_a_data_source_the_editor_cannot_see(
 
 async def _none() -> tuple[tuple[str, str], ...]:
     return ()
+
+
+async def _no_pane() -> dict[str, tuple[object, ...]]:
+    return {"environment": (), "compute": ()}
 
 
 REGISTRY = "6b1f0c2d-3e4a-4b5c-9d6e-7f8091a2b3c4"  # one the form offers no option for
@@ -350,6 +355,7 @@ def test_saving_keeps_an_image_source_the_form_does_not_offer(
     monkeypatch.setattr(form_state, "switches", settings)
     monkeypatch.setattr(form_state, "visible_scopes", nothing)
     monkeypatch.setattr(form_state, "usable_registries", lambda *_: _none())
+    monkeypatch.setattr(form_state, "pane_items", lambda *_: _no_pane())
     wire = _wire(body)
     values = values_of(wire)
 

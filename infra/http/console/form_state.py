@@ -13,6 +13,7 @@ import msgspec
 from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION, NGC_CATALOG
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
+from infra.http.console.asset_pane import pane_items
 from infra.http.console.form_fields import (
     Field,
     Group,
@@ -54,6 +55,7 @@ class Form(msgspec.Struct, kw_only=True):
     general_error: str | None = None
     linked: dict[str, Any] = msgspec.field(default_factory=dict)  # pointer -> a linked value
     linked_from: dict[str, str] = msgspec.field(default_factory=dict)  # pointer -> asset name
+    loaded: str = ""  # the LOADS key just loaded: focus goes back to that section's pane button
 
 
 async def choices_for(
@@ -99,6 +101,7 @@ async def choices_for(
         "environments": environments,
         "computes": computes,
         "rows": {str(r.asset_id): r for r in rows},
+        "pane": await pane_items(request, adapters, kind, scope_id),
     }
 
 
@@ -178,17 +181,26 @@ def show_linked(form: Form, rows: dict[str, AssetRow]) -> None:
 def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
     """LOAD: used without linking, the asset's values become the form's own, editable, each
     list with a row for every item it brings (else the rows it did not get would be lost)."""
+    form.loaded = which
     select, use, under = LOADS[which]
     chosen, rows = form.values.get(select), choices["rows"]
     if not chosen or chosen not in rows or not use or form.values.get(use) != "copy":
         return
     for pointer, value in flattened(as_template_values(rows[chosen])):
-        form.values[f"{under}{pointer}"] = value if isinstance(value, list) else str(value)
+        form.values[f"{under}{pointer}"] = value if isinstance(value, list) else _typed(value)
     form.values[select] = ""
     counts = rows_in(form.values)
     choices["sections"] = sections_of(
         choices["sources"], choices["gpu_limits"], counts, images=choices.get("images", NONE)
     )
+
+
+def _typed(value: object) -> str:
+    """A loaded value as a person would type it: a whole float without its ".0" (the API
+    answers 2 cores as 2.0), any other in full."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def copied_values(form: Form, rows: dict[str, AssetRow]) -> dict[str, Any]:

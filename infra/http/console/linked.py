@@ -19,7 +19,7 @@ from projections.asset_catalogue import AssetFilter, AssetRow
 LOADABLE = ("environment", "compute", *DATA_SOURCE_KINDS)
 
 
-def _usable_at(kind: str, scope_id: str | None) -> AssetFilter | None:
+def usable_at(kind: str, scope_id: str | None) -> AssetFilter | None:
     """The API's list filter for the assets usable in this scope (its own and its ancestors');
     None for a scope the form could not have sent."""
     try:
@@ -41,7 +41,7 @@ async def usable_registries(
 ) -> tuple[tuple[str, str], ...]:
     """The registries, by id and name, a template in this scope may pick its image from (the
     domain refuses any other) among those the caller sees, as the API's list answers them."""
-    wanted = _usable_at(kind, scope_id)
+    wanted = usable_at(kind, scope_id)
     if wanted is None:
         return ()
     rows = await visible_rows(request, (registries.KIND,), wanted, adapters.resources)

@@ -54,3 +54,38 @@ document.addEventListener("DOMContentLoaded", () => {
   name.addEventListener("input", later);
   scope.addEventListener("change", later);
 });
+
+// "Load from existing": a button with data-pane="<id>" opens that <dialog> as a side pane
+// (showModal keeps focus inside it and closes it on Escape). Picking "Link" or "Use without
+// linking" for an asset sets the form's own select and link-or-copy radios and sends the form as
+// its load button does, so the server decides what is linked or copied exactly as without the
+// pane. After that load, focus comes back to the button that opened the pane (data-refocus).
+document.addEventListener("DOMContentLoaded", () => {
+  for (const opener of document.querySelectorAll("button[data-pane]")) {
+    const pane = document.getElementById(opener.dataset.pane);
+    const form = opener.closest("form");
+    if (!pane || !form || typeof pane.showModal !== "function") continue;
+    opener.hidden = false;
+    opener.addEventListener("click", () => {
+      pane.showModal();
+      const first = pane.querySelector("[data-asset]") || pane.querySelector(".pane-close");
+      if (first) first.focus();
+    });
+    pane.addEventListener("close", () => opener.focus());
+    pane.querySelector(".pane-close").addEventListener("click", () => pane.close());
+    for (const pick of pane.querySelectorAll("[data-asset]")) {
+      pick.addEventListener("click", () => {
+        const select = document.getElementById(pane.dataset.select);
+        const use = form.querySelector(
+          `input[type=radio][name="${pane.dataset.use}"][value="${pick.dataset.useAs}"]`);
+        const load = form.querySelector(`button[name=action][value="${pane.dataset.load}"]`);
+        if (!select || !use || !load) return;
+        select.value = pick.dataset.asset;
+        use.checked = true;
+        pane.close();
+        form.requestSubmit(load);
+      });
+    }
+    if (opener.hasAttribute("data-refocus")) opener.focus();
+  }
+});
