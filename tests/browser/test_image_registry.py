@@ -1,5 +1,6 @@
 """The NGC private registry in the new-template form: offered where the template's scope can
-use a registry, with the registries to pick from; the template made picks its image from it."""
+use a registry, with the registries to pick from; the template made picks its image from it,
+and its page names the registry."""
 
 import pytest
 from playwright.sync_api import expect
@@ -51,7 +52,14 @@ def test_a_template_picks_its_image_from_a_registry_its_scope_can_use(service: S
         j.step("the NGC private registry and the registry to pick from")
         page.get_by_role("button", name="Create template").click()
         expect(page.get_by_role("heading", name="reg-ddp", exact=True)).to_be_visible()
-        j.step("the template picking its image from the registry")
+        facts = page.locator("dl.facts")
+        expect(facts).to_contain_text("Image registry")
+        expect(facts).to_contain_text("reg-ngc (NGC private registry)")
+        workers = page.get_by_role("table", name="The workers' combined spec")
+        registry_row = workers.get_by_role("row").filter(has_text="/imageRegistryId")
+        expect(registry_row.get_by_role("cell").first).to_have_text("reg-ngc")
+        expect(workers).not_to_contain_text(registry["meta"]["id"])  # named, not its id
+        j.step("the template picking its image from the registry, named")
 
     made = service.api.get(
         "/api/v1/workload-templates", params={"filterBy": "name==reg-ddp"}

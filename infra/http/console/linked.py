@@ -8,10 +8,11 @@ from uuid import UUID
 import msgspec
 
 from domain import registries
+from domain.assets import AssetNotFoundError
 from domain.combined import from_environment
 from domain.specs import ComputeSpec, EnvironmentSpec
 from infra.http.adapters import Adapters
-from infra.http.assets import visible_rows
+from infra.http.assets import one_visible, visible_rows
 from infra.http.callers import Caller
 from infra.http.data_sources import KINDS as DATA_SOURCE_KINDS
 from projections.asset_catalogue import AssetFilter, AssetRow
@@ -46,6 +47,16 @@ async def usable_registries(
         return ()
     rows = await visible_rows(request, (registries.KIND,), wanted, adapters.resources)
     return tuple((str(r.asset_id), r.meta.name) for r in rows)
+
+
+async def registry_name(request: Caller, adapters: Adapters, registry_id: UUID) -> str:
+    """A registry's name, read as the API's GET of one registry reads it; one the caller may
+    not see (or one since deleted) is said so, with its id, as the API answers both alike."""
+    try:
+        row = await one_visible(request, registries.KIND, registry_id, adapters.resources)
+    except AssetNotFoundError:
+        return f"Not visible to you ({registry_id})"
+    return row.meta.name
 
 
 async def loadable(request: Caller, adapters: Adapters) -> list[AssetRow]:

@@ -15,7 +15,7 @@ from domain.template_rules import COMPUTE_FIELDS, ENVIRONMENT_FIELDS, camel
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.labels import label_of
-from infra.http.console.linked import loadable
+from infra.http.console.linked import loadable, registry_name
 from infra.http.console.pages_common import page, person
 from infra.http.console.scopes import choice_value, visible_scopes
 from infra.http.history import VersionWire, template_changes, template_versions
@@ -155,6 +155,26 @@ def _changed_field(pointer: str) -> str:
     return label_of(pointer)
 
 
+async def _registries(request: Caller, adapters: Adapters, *specs: Any) -> dict[str, str]:
+    """The name of each registry a spec picks its image from in the NGC private registry, by
+    its id as the spec holds it: a person knows a registry by its name."""
+    ids = {
+        spec.image_registry_id
+        for spec in specs
+        if spec is not None
+        and spec.image_source == "ngcPrivateRegistry"
+        and spec.image_registry_id is not None
+    }
+    return {str(i): await registry_name(request, adapters, i) for i in ids}
+
+
+def _named_registry(rows: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
+    for row in rows:
+        if row["pointer"] == "/imageRegistryId" and str(row["value"]) in names:
+            row["value"] = names[str(row["value"])]
+    return rows
+
+
 async def template_page_of(
     request: Caller,
     template_id: UUID,
@@ -188,6 +208,9 @@ async def template_page_of(
         for d in (assets.datasources or () if assets else ())
     ]
     projects = [(u.id, u.name) for u in await visible_units(request, "project", adapters.resources)]
+    registry_names = await _registries(
+        request, adapters, wire.combined_spec, wire.combined_master_spec
+    )
     if submission is None:
         own = meta.project_id if meta.scope_type == "project" else None
         submission = {"name": "", "project": str(own or ""), "errors": {}}
@@ -208,13 +231,19 @@ async def template_page_of(
         master_environment=master_environment if wire.combined_master_spec else None,
         master_compute=master_compute if wire.combined_master_spec else None,
         sources=sources,
-        fields=_fields(wire.combined_spec, wire.spec, environment, compute),
+        registry=registry_names.get(str(wire.combined_spec.image_registry_id)),
+        fields=_named_registry(
+            _fields(wire.combined_spec, wire.spec, environment, compute), registry_names
+        ),
         master_fields=(
-            _fields(
-                wire.combined_master_spec,
-                wire.master.spec if wire.master else wire.spec,
-                master_environment,
-                master_compute,
+            _named_registry(
+                _fields(
+                    wire.combined_master_spec,
+                    wire.master.spec if wire.master else wire.spec,
+                    master_environment,
+                    master_compute,
+                ),
+                registry_names,
             )
             if wire.combined_master_spec is not None
             else None
