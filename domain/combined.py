@@ -64,6 +64,12 @@ DATA_VOLUME: Final = "data-volume"
 REPLICA_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(ReplicaSpec))
 MASTER_FIELDS: Final = frozenset(f.encode_name for f in msgspec.structs.fields(MasterTemplateSpec))
 WORKLOAD_WIDE_FIELDS: Final = tuple(camel(field) for field in WORKLOAD_WIDE)
+# The wire names of the fields only one framework takes, worked out once: every template's
+# combined specs go through _drop_foreign.
+FRAMEWORK_ONLY_FIELDS: Final = (
+    (tuple(map(camel, MPI_ONLY)), "MPI"),
+    (tuple(map(camel, PYTORCH_ONLY)), "PyTorch"),
+)
 
 
 class Runnable(msgspec.Struct, frozen=True, rename="camel"):
@@ -121,8 +127,10 @@ def combine(
 def _drop_foreign(worker: dict[str, Any], defaults: Mapping[str, Any], framework: object) -> None:
     """A policy's default of a field of one framework's (MPI's slots, PyTorch's elastic
     replicas) is for workloads of that framework: beneath another's it is no value at all."""
-    for fields, only in ((MPI_ONLY, "MPI"), (PYTORCH_ONLY, "PyTorch")):
-        for name in map(camel, fields):
+    if not defaults:  # no policy beneath (a template's own combined specs): nothing to drop
+        return
+    for names, only in FRAMEWORK_ONLY_FIELDS:
+        for name in names:
             if framework != only and name in defaults and worker.get(name) == defaults[name]:
                 del worker[name]
 
