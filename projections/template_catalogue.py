@@ -187,16 +187,27 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> Non
     """Fold each template's events of the batch into its row in memory, from the row as stored
     (read once for all), then write every row that moved and its combined specs in one
     statement, and delete in one more. An event at or below the row's version is applied
-    already (a replay) and skipped."""
+    already (a replay) and skipped.
+
+    A template whose stream starts in this batch is folded from nothing, its row unread: its
+    creation sets every column, so the fold is the row a replay would find stored, and the
+    upsert keeps a stored row at that version or later as it is. A steady write load creates
+    templates in small batches: most batches then read no row at all."""
     if not batch:
         return
-    ids = list(dict.fromkeys(r.stream_id for r in batch))
-    stored = await conn.fetch(
-        "SELECT template_id, meta::text AS meta, body::text AS body, created_at, created_by,"
-        " updated_at, updated_by, version FROM template_catalogue"
-        " WHERE template_id = ANY($1::uuid[])",
-        ids,
-    )
+    firsts: dict[UUID, int] = {}
+    for recorded in batch:
+        firsts.setdefault(recorded.stream_id, recorded.version)
+    ids = list(firsts)
+    if continued := [t for t, version in firsts.items() if version > 1]:
+        stored = await conn.fetch(
+            "SELECT template_id, meta::text AS meta, body::text AS body, created_at, created_by,"
+            " updated_at, updated_by, version FROM template_catalogue"
+            " WHERE template_id = ANY($1::uuid[])",
+            continued,
+        )
+    else:
+        stored = []
     drafts: dict[UUID, _Draft | None] = {
         row["template_id"]: _Draft(
             meta=_decode_meta(row["meta"]),
