@@ -240,12 +240,12 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> Non
         "INSERT INTO template_catalogue AS t (template_id, name, scope_kind, scope_id, meta,"
         " body, asset_ids, created_at, created_by, updated_at, updated_by, version, combined)"
         " SELECT u.template_id, u.name, u.scope_kind, u.scope_id, u.meta, u.body,"
-        "   ARRAY(SELECT (jsonb_array_elements(u.body->'assetVersions')->>'assetId')::uuid),"
-        "   u.created_at, u.created_by, u.updated_at, u.updated_by, u.version, u.combined"
+        "   u.asset_ids::uuid[], u.created_at, u.created_by, u.updated_at, u.updated_by,"
+        "   u.version, u.combined"
         " FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[],"
-        "   $7::timestamptz[], $8::text[], $9::timestamptz[], $10::text[], $11::int[],"
-        "   $12::jsonb[]) AS u(template_id, name, scope_kind, scope_id, meta, body, created_at,"
-        "   created_by, updated_at, updated_by, version, combined)"
+        "   $7::text[], $8::timestamptz[], $9::text[], $10::timestamptz[], $11::text[],"
+        "   $12::int[], $13::jsonb[]) AS u(template_id, name, scope_kind, scope_id, meta, body,"
+        "   asset_ids, created_at, created_by, updated_at, updated_by, version, combined)"
         " ON CONFLICT (template_id) DO UPDATE SET name = excluded.name, meta = excluded.meta,"
         "   body = excluded.body, asset_ids = excluded.asset_ids,"
         "   updated_at = excluded.updated_at, updated_by = excluded.updated_by,"
@@ -257,6 +257,7 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> Non
         [d.meta.scope_ref.id for _, d in kept],
         [_encode(d.meta).decode() for _, d in kept],
         [_encode(d.body).decode() for _, d in kept],
+        [_array_literal(v.asset_id for v in d.body.asset_versions) for _, d in kept],
         [d.created_at for _, d in kept],
         [d.created_by for _, d in kept],
         [d.updated_at for _, d in kept],
@@ -264,6 +265,13 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> Non
         [d.version for _, d in kept],
         [_encode(_combine_with(d.body, states)).decode() for _, d in kept],
     )
+
+
+def _array_literal(ids: Iterable[UUID]) -> str:
+    """A row's ids as one array literal: unnest takes arrays of one dimension only, and a
+    template's asset ids, one array each, differ in length. (Worked out here rather than from
+    the body in SQL: that took a subquery a row.)"""
+    return "{" + ",".join(map(str, ids)) + "}"
 
 
 _TEMPLATE_EVENTS: Final = (
