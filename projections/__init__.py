@@ -32,6 +32,9 @@ class Projection:
     # Optional: a whole batch at once, with the same effect as `apply` event by event (fewer
     # round trips where many events touch rows alike, as a fan-out's do).
     apply_batch: Callable[[Executor, Sequence[RecordedEvent]], Awaitable[None]] | None = None
+    # Optional: the stream types whose events it applies (None: every one). The runner decodes
+    # no other event, and passes it by all the same: the checkpoint moves over it.
+    streams: frozenset[str] | None = None
 
 
 ALL: tuple[Projection, ...] = (
@@ -50,6 +53,7 @@ ALL: tuple[Projection, ...] = (
         template_catalogue.apply,
         (template_catalogue.NAME, "template_asset_states"),
         template_catalogue.apply_batch,
+        template_catalogue.STREAMS,
     ),
     Projection(
         workload_catalogue.NAME,

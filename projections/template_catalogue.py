@@ -8,6 +8,7 @@ names that version (the fan-out appends it after the asset's event, and a templa
 after the assets it names). A read is then one row; no read loads an event stream.
 """
 
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -20,12 +21,15 @@ from domain import assets as asset_rules
 from domain.assets import Asset
 from domain.combined import Combined, combine
 from domain.events import (
+    AssetEvent,
     AssetVersion,
     RecordedEvent,
     TemplateCreated,
     TemplateDeleted,
     TemplateLinkedAssetUpdated,
     TemplateUpdated,
+    event_tag,
+    stream_type_of,
 )
 from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
 from domain.templates import Template, TemplateBody
@@ -279,6 +283,14 @@ _TEMPLATE_EVENTS: Final = (
     TemplateUpdated,
     TemplateLinkedAssetUpdated,
     TemplateDeleted,
+)
+
+
+# The streams of the events above and of the assets' (whose states it keeps): no other event
+# changes the read model.
+STREAMS: Final = frozenset(
+    stream_type_of(event_tag(event_type))
+    for event_type in (*_TEMPLATE_EVENTS, *typing.get_args(AssetEvent))
 )
 
 

@@ -58,6 +58,11 @@ class LogRunner:
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         raise NotImplementedError
 
+    def takes(self, entry: LogEntry) -> bool:
+        """Whether `consume` is given this event; the checkpoint passes every one all the same.
+        Only what is taken is decoded."""
+        return self._codec.knows(entry.type)
+
     @property
     def checkpoint_name(self) -> str:
         return self._checkpoint
@@ -89,8 +94,8 @@ class LogRunner:
 
     async def _apply(self, conn: Connection, entries: list[LogEntry]) -> None:
         async with conn.transaction():
-            known = [self._recorded(entry) for entry in entries if self._codec.knows(entry.type)]
-            await self.consume(conn, known)
+            taken = [self._recorded(entry) for entry in entries if self.takes(entry)]
+            await self.consume(conn, taken)
             await global_log.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
             if self._may_be_stuck:
                 await faults.clear(conn, self.checkpoint_name)

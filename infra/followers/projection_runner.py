@@ -7,6 +7,7 @@ from typing import Any
 import asyncpg
 
 from domain.events import RecordedEvent
+from infra.followers.global_log import LogEntry
 from infra.followers.log_runner import LogRunner
 from infra.followers.metrics import ProjectorMetrics
 from infra.postgres.connections import Connection
@@ -35,6 +36,10 @@ class ProjectionRunner(LogRunner):
             checkpoint=checkpoint or f"projection:{projection.name}",
         )
         self._projection = projection
+
+    def takes(self, entry: LogEntry) -> bool:
+        streams = self._projection.streams
+        return super().takes(entry) and (streams is None or entry.stream_type in streams)
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         # A read model's writes go out pipelined.

@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from domain.commands import CreateApplication
-from domain.events import EventMetadata
+from domain.events import EventMetadata, RecordedEvent
 from domain.values import TENANT_ADMIN, Grant
 from infra.followers.faults import FollowerStuckError
 from infra.followers.global_log import START, load_checkpoint
@@ -22,7 +22,8 @@ from infra.postgres.eventstore import PostgresEventStore
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, ProjectorSettings
-from projections import ALL, application_catalogue
+from projections import ALL, Projection, application_catalogue
+from projections.executor import Executor
 from services.applications import create_application
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterOpened
@@ -120,6 +121,26 @@ async def test_unknown_event_types_are_skipped_not_fatal(catalogue: asyncpg.Pool
     projection = runner(catalogue)
     assert await catch_up(catalogue, projection) == 2
     assert [a.name for a in await rows(catalogue)] == ["alpha"]
+    async with catalogue.acquire() as conn:
+        assert await load_checkpoint(conn, projection.checkpoint_name) != START
+
+
+async def test_a_projection_is_given_only_its_streams_events_and_passes_the_others(
+    catalogue: asyncpg.Pool,
+) -> None:
+    given: list[RecordedEvent] = []
+
+    async def apply(conn: Executor, recorded: RecordedEvent) -> None:
+        given.append(recorded)
+
+    environments_only = Projection(
+        "environments_only", apply, (), streams=frozenset({"environment"})
+    )
+    settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
+    projection = ProjectionRunner(catalogue, environments_only, DOMAIN_CODEC, settings)
+    await create(catalogue, "alpha")
+    assert await catch_up(catalogue, projection) == 1
+    assert given == []
     async with catalogue.acquire() as conn:
         assert await load_checkpoint(conn, projection.checkpoint_name) != START
 
