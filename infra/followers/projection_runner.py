@@ -6,7 +6,7 @@ from typing import Any
 
 import asyncpg
 
-from domain.events import RecordedEvent
+from domain.events import RecordedEvent, stream_type_of
 from infra.followers.global_log import LogEntry
 from infra.followers.log_runner import LogRunner
 from infra.followers.metrics import ProjectorMetrics
@@ -36,10 +36,15 @@ class ProjectionRunner(LogRunner):
             checkpoint=checkpoint or f"projection:{projection.name}",
         )
         self._projection = projection
+        # Worked out once from the tags the codec knows: asked of every event of the log.
+        self._tags = frozenset(
+            tag
+            for tag in codec.tags
+            if projection.streams is None or stream_type_of(tag) in projection.streams
+        )
 
     def takes(self, entry: LogEntry) -> bool:
-        streams = self._projection.streams
-        return super().takes(entry) and (streams is None or entry.stream_type in streams)
+        return entry.type in self._tags
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         # A read model's writes go out pipelined.
