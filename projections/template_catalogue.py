@@ -300,8 +300,15 @@ async def apply_batch(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
     before it in the log, and a state, once written, never changes, so writing the batch's
     states before its template events changes nothing a template event reads. Then every
     template's events, one read and at most two writes for the batch."""
-    await _record_assets(conn, [r for r in batch if asset_rules.is_asset_event(r.event)])
-    await _fold_templates(conn, [r for r in batch if isinstance(r.event, _TEMPLATE_EVENTS)])
+    assets: list[RecordedEvent] = []
+    templates: list[RecordedEvent] = []
+    for recorded in batch:  # one pass, templates' first: most events are theirs
+        if isinstance(recorded.event, _TEMPLATE_EVENTS):
+            templates.append(recorded)
+        elif asset_rules.is_asset_event(recorded.event):
+            assets.append(recorded)
+    await _record_assets(conn, assets)
+    await _fold_templates(conn, templates)
 
 
 async def apply(conn: Executor, recorded: RecordedEvent) -> None:
