@@ -2,19 +2,25 @@
 render, the sent form's values, the scope named for people, a refusal put next to the field its
 pointer names, and an impact preview's templates with their fields by the guide's names."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
+from uuid import UUID
 
 import msgspec
+from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
+from domain.values import AssetKind
+from infra.http.adapters import Adapters
+from infra.http.assets import delete_from, one_visible, update_from
 from infra.http.callers import Caller
+from infra.http.console.environment_form import digest
 from infra.http.console.form_document import decode_pointer
 from infra.http.console.labels import label_of
 from infra.http.console.scopes import choice_value
 from infra.http.console.template_detail import shown
 from infra.http.console.template_form import said
-from infra.http.impact import ImpactReport
+from infra.http.impact import ImpactReport, impact_of
 from infra.http.problems import status_for
 from projections.asset_catalogue import AssetRow
 
@@ -93,3 +99,53 @@ def impact_rows(report: ImpactReport) -> list[dict[str, Any]]:
         }
         for t in report.templates
     ]
+
+
+async def previewed_or_saved(
+    request: Caller,
+    adapters: Adapters,
+    kind: str,
+    asset_id: UUID,
+    shown: Shown,
+    *,
+    action: str,
+    previewed: str,
+    body: Any,
+    meta: Any,
+    spec: Any,
+    base: str,
+) -> Redirect | None:
+    """An edit's update saved, when the preview the page showed was of this very body (its
+    digest sent back), answering the asset's page; else its impact preview put in `shown`
+    (None). A refusal of either is raised, for the page to put next to its field."""
+    if action == "save" and previewed == digest(body):
+        await update_from(request, asset_id, meta, spec, adapters.streams)
+        return Redirect(f"{base}/{asset_id}?saved=1", status_code=303)
+    report = await impact_of(
+        request, kind, asset_id, meta, spec, adapters.streams, adapters.resources
+    )
+    shown.impact, shown.previewed = impact_rows(report), digest(body)
+    if action == "save":
+        shown.note = "The settings changed since their preview: review this one, then save."
+    return None
+
+
+async def deleted_or_refused(
+    request: Caller,
+    adapters: Adapters,
+    kind: AssetKind,
+    asset_id: UUID,
+    *,
+    listed: str,
+    refused: Callable[[AssetRow, str, int], Awaitable[Template]],
+) -> Template | Redirect:
+    """Delete the asset and answer its list; a refusal (a template still uses it) is shown on
+    the asset's page by `refused` (the row, why, the status). A 404 is raised: out of sight."""
+    row = await one_visible(request, kind, asset_id, adapters.resources)
+    try:
+        await delete_from(request, kind, asset_id, adapters.streams)
+    except TrainplateError as exc:
+        if status_for(exc) == 404:
+            raise
+        return await refused(row, said(exc), status_for(exc))
+    return Redirect(listed, status_code=303)

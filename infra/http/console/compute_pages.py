@@ -18,13 +18,14 @@ from domain.specs import ComputeSpec
 from domain.tenant_settings import GPU_OPTIMIZATION
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import ComputeCreationRequest, ComputeUpdateRequest
-from infra.http.assets import create_from, delete_from, one_visible, update_from, usage_of
+from infra.http.assets import create_from, one_visible, usage_of
 from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
 from infra.http.console.asset_pages_common import (
     Shown,
+    deleted_or_refused,
     form_values,
-    impact_rows,
+    previewed_or_saved,
     refusal,
     scope_name,
 )
@@ -37,13 +38,9 @@ from infra.http.console.compute_form import (
     update_body,
     values_of,
 )
-from infra.http.console.environment_form import digest
 from infra.http.console.form_fields import Field
 from infra.http.console.pages_common import page
 from infra.http.console.scopes import visible_scopes
-from infra.http.console.template_form import said
-from infra.http.impact import impact_of
-from infra.http.problems import status_for
 from infra.http.tenant_settings import switches
 from projections.asset_catalogue import AssetFilter, AssetRow
 
@@ -194,35 +191,27 @@ async def preview_or_save(
     try:
         body = update_body(values, fields, msgspec.to_builtins(row.spec))
         data = msgspec.convert(body, ComputeUpdateRequest, strict=False)
-        spec = data.spec or ComputeSpec()
-        if action == "save" and previewed == digest(body):
-            await update_from(request, asset_id, data.meta, spec, adapters.streams)
-            return Redirect(f"/console{LIST}/{asset_id}?saved=1", status_code=303)
-        report = await impact_of(
-            request, "compute", asset_id, data.meta, spec, adapters.streams, adapters.resources
-        )
+        saved = await previewed_or_saved(
+            request, adapters, "compute", asset_id, shown, action=action, previewed=previewed,
+            body=body, meta=data.meta, spec=data.spec or ComputeSpec(), base=f"/console{LIST}",
+        )  # fmt: skip
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_of(pointer, _known(groups), rows))
         return await _render(request, adapters, shown, row, status)
-    shown.impact, shown.previewed = impact_rows(report), digest(body)
-    if action == "save":
-        shown.note = "The settings changed since their preview: review this one, then save."
-    return await _render(request, adapters, shown, row)
+    return saved or await _render(request, adapters, shown, row)
 
 
 @post(f"{ONE}/delete", include_in_schema=False)
 async def delete_compute(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
-    row = await one_visible(request, "compute", asset_id, adapters.resources)
-    try:
-        await delete_from(request, "compute", asset_id, adapters.streams)
-    except TrainplateError as exc:
-        if status_for(exc) == 404:
-            raise
-        shown = Shown(values=_values_of(row), general_error=said(exc))
-        return await _render(request, adapters, shown, row, status_for(exc))
-    return Redirect(f"/console{LIST}", status_code=303)
+    async def refused(row: AssetRow, why: str, status: int) -> Template:
+        shown = Shown(values=_values_of(row), general_error=why)
+        return await _render(request, adapters, shown, row, status)
+
+    return await deleted_or_refused(
+        request, adapters, "compute", asset_id, listed=f"/console{LIST}", refused=refused
+    )
 
 
 COMPUTE_ROUTES: Final = (

@@ -19,10 +19,16 @@ from domain.errors import TrainplateError
 from domain.values import AssetKind
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import AssetCreationMeta, AssetUpdateMeta
-from infra.http.assets import create_from, delete_from, one_visible, update_from, usage_of
+from infra.http.assets import create_from, one_visible, update_from, usage_of
 from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
-from infra.http.console.asset_pages_common import Shown, form_values, refusal, scope_name
+from infra.http.console.asset_pages_common import (
+    Shown,
+    deleted_or_refused,
+    form_values,
+    refusal,
+    scope_name,
+)
 from infra.http.console.data_source_form import (
     BY_SEGMENT,
     KIND_LABELS,
@@ -36,9 +42,7 @@ from infra.http.console.data_source_form import (
 from infra.http.console.environment_form import creation_meta, field_at
 from infra.http.console.pages_common import page
 from infra.http.console.scopes import visible_scopes
-from infra.http.console.template_form import said
 from infra.http.data_sources import KINDS, spec_as
-from infra.http.problems import status_for
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LIST: Final = "/data-sources"
@@ -213,15 +217,14 @@ async def delete_data_source(
     adapters: NamedDependency[Adapters],
 ) -> Template | Redirect:
     kind = _kind(segment)
-    row = await one_visible(request, kind, asset_id, adapters.resources)
-    try:
-        await delete_from(request, kind, asset_id, adapters.streams)
-    except TrainplateError as exc:
-        if status_for(exc) == 404:
-            raise
-        shown = Shown(values=_values_of(kind, row), general_error=said(exc))
-        return await _render(request, adapters, kind, shown, row, status_for(exc))
-    return Redirect(f"/console{LIST}", status_code=303)
+
+    async def refused(row: AssetRow, why: str, status: int) -> Template:
+        shown = Shown(values=_values_of(kind, row), general_error=why)
+        return await _render(request, adapters, kind, shown, row, status)
+
+    return await deleted_or_refused(
+        request, adapters, kind, asset_id, listed=f"/console{LIST}", refused=refused
+    )
 
 
 DATA_SOURCE_ROUTES: Final = (

@@ -15,13 +15,14 @@ from litestar.response import Redirect, Template
 from domain.errors import TrainplateError
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import EnvironmentCreationRequest, EnvironmentUpdateRequest
-from infra.http.assets import create_from, delete_from, one_visible, update_from, usage_of
+from infra.http.assets import create_from, one_visible, usage_of
 from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
 from infra.http.console.asset_pages_common import (
     Shown,
+    deleted_or_refused,
     form_values,
-    impact_rows,
+    previewed_or_saved,
     refusal,
     scope_name,
 )
@@ -30,15 +31,11 @@ from infra.http.console.environment_form import (
     NEW_FIELDS,
     SPEC_FIELDS,
     creation_body,
-    digest,
     field_at,
     update_body,
 )
 from infra.http.console.pages_common import page
 from infra.http.console.scopes import visible_scopes
-from infra.http.console.template_form import said
-from infra.http.impact import impact_of
-from infra.http.problems import status_for
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LIST: Final = "/environments"
@@ -154,40 +151,29 @@ async def preview_or_save(
     try:
         body = update_body(values, msgspec.to_builtins(row.spec))
         data = msgspec.convert(body, EnvironmentUpdateRequest, strict=False)
-        if action == "save" and previewed == digest(body):
-            await update_from(request, asset_id, data.meta, data.spec, adapters.streams)
-            return Redirect(f"/console/environments/{asset_id}?saved=1", status_code=303)
-        report = await impact_of(
-            request,
-            "environment",
-            asset_id,
-            data.meta,
-            data.spec,
-            adapters.streams,
-            adapters.resources,
-        )
+        saved = await previewed_or_saved(
+            request, adapters, "environment", asset_id, shown, action=action,
+            previewed=previewed, body=body, meta=data.meta, spec=data.spec,
+            base="/console/environments",
+        )  # fmt: skip
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_at(pointer, known))
         return await _render(request, adapters, shown, row, status)
-    shown.impact, shown.previewed = impact_rows(report), digest(body)
-    if action == "save":
-        shown.note = "The settings changed since their preview: review this one, then save."
-    return await _render(request, adapters, shown, row)
+    return saved or await _render(request, adapters, shown, row)
 
 
 @post(f"{ONE}/delete", include_in_schema=False)
 async def delete_environment(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
-    row = await one_visible(request, "environment", asset_id, adapters.resources)
-    try:
-        await delete_from(request, "environment", asset_id, adapters.streams)
-    except TrainplateError as exc:
-        if status_for(exc) == 404:
-            raise
-        shown = Shown(values=_values_of(row), general_error=said(exc))
-        return await _render(request, adapters, shown, row, status_for(exc))
-    return Redirect("/console/environments", status_code=303)
+    async def refused(row: AssetRow, why: str, status: int) -> Template:
+        shown = Shown(values=_values_of(row), general_error=why)
+        return await _render(request, adapters, shown, row, status)
+
+    return await deleted_or_refused(
+        request, adapters, "environment", asset_id, listed="/console/environments",
+        refused=refused,
+    )  # fmt: skip
 
 
 ENVIRONMENT_ROUTES: Final = (
