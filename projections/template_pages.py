@@ -9,11 +9,11 @@ point (`COLLATE "C"`), a missing value reads as the empty string, a project id s
 """
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 from domain.values import ScopeRef
 from projections.executor import Executor
+from projections.list_sql import Where
 from projections.template_catalogue import COLUMNS, TemplateRow, row_of
 from projections.template_queries import Condition
 
@@ -36,82 +36,22 @@ _SORT: Final = {
     "projectId": "lpad(coalesce(meta->>'projectId', ''), 12, '0') COLLATE \"C\"",
     **_DATES,
 }
-_TEXT_TESTS: Final = {
-    "==": "{e} = {v}",
-    "!=": "{e} <> {v}",
-    "<=": '{e} COLLATE "C" <= {v}',
-    ">=": '{e} COLLATE "C" >= {v}',
-    "=@": "strpos({e}, {v}) > 0",
-    "!@": "strpos({e}, {v}) = 0",
-    "=$": "right({e}, length({v})) = {v}",
-}
-_DATE_TESTS: Final = {"==": "=", "!=": "<>", "<=": "<=", ">=": ">="}
-
-
-class _Query:
-    """The WHERE clause and its parameters, numbered as they are added."""
-
-    def __init__(self, scopes: Iterable[ScopeRef]) -> None:
-        chosen = sorted(scopes)
-        self.params: list[Any] = [[s.kind for s in chosen], [s.id for s in chosen]]
-        self.where = ["(scope_kind, scope_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))"]
-
-    def param(self, value: Any) -> str:
-        self.params.append(value)
-        return f"${len(self.params)}"
-
-    def condition(self, condition: Condition) -> None:
-        if isinstance(condition.value, datetime):
-            test = _DATE_TESTS[condition.operator]
-            column = _DATES[condition.field]
-            self.where.append(f"{column} {test} {self.param(condition.value)}::timestamptz")
-            return
-        expression = _TEXT[condition.field]
-        if condition.operator == "=^":
-            self.starts_with(expression, condition.value)
-            return
-        value = self.param(condition.value)
-        self.where.append(_TEXT_TESTS[condition.operator].format(e=expression, v=value))
-
-    def starts_with(self, expression: str, prefix: str) -> None:
-        """As a range of the code-point order (an index on the column serves it), which is
-        exactly the strings that start with the prefix; a prefix with no successor (all
-        U+10FFFF) bounds it below only, and is tested itself. No redundant test otherwise: the
-        planner would take it for another filter and think the range holds few rows."""
-        low = self.param(prefix)
-        self.where.append(f'{expression} COLLATE "C" >= {low}')
-        if (high := _successor(prefix)) is not None:
-            self.where.append(f'{expression} COLLATE "C" < {self.param(high)}')
-        else:
-            self.where.append(f"left({expression}, length({low})) = {low}")
-
-    def search(self, text: str) -> None:
-        needle = self.param(text.lower())
-        self.where.append(
-            f"(strpos(lower(name), {needle}) > 0"
-            f" OR strpos(lower(coalesce(meta->>'description', '')), {needle}) > 0)"
-        )
-
-
-def _successor(prefix: str) -> str | None:
-    """The least string above every string that starts with `prefix`, by code point."""
-    chars = list(prefix)
-    while chars:
-        last = ord(chars.pop())
-        following = 0xE000 if last == 0xD7FF else last + 1  # no surrogate is a character
-        if following <= 0x10FFFF:
-            return "".join(chars) + chr(following)
-    return None
+_SEARCHED: Final = ("name", "coalesce(meta->>'description', '')")
 
 
 def _query(
     scopes: Iterable[ScopeRef], conditions: Sequence[Condition], search: str | None
-) -> _Query:
-    query = _Query(scopes)
+) -> Where:
+    query = Where(_TEXT, _DATES)
+    chosen = sorted(scopes)
+    kinds, ids = query.param([s.kind for s in chosen]), query.param([s.id for s in chosen])
+    query.where.append(
+        f"(scope_kind, scope_id) IN (SELECT * FROM unnest({kinds}::text[], {ids}::text[]))"
+    )
     for condition in conditions:
         query.condition(condition)
     if search:
-        query.search(search)
+        query.search(search, _SEARCHED)
     return query
 
 
@@ -135,7 +75,7 @@ async def page(
     # sorts or converts the wide columns of rows that are not on the page.
     rows = await conn.fetch(
         f"SELECT {COLUMNS} FROM template_catalogue JOIN ("
-        f" SELECT template_id FROM template_catalogue WHERE {' AND '.join(query.where)}"
+        f" SELECT template_id FROM template_catalogue WHERE {query.clause}"
         f" ORDER BY {order} OFFSET {query.param(offset)} LIMIT {query.param(limit + 1)}"
         f") AS chosen USING (template_id) ORDER BY {order}",
         *query.params,
@@ -153,7 +93,7 @@ async def count(
     """How many templates in these scopes the query selects."""
     query = _query(scopes, conditions, search)
     row = await conn.fetchrow(
-        f"SELECT count(*) FROM template_catalogue WHERE {' AND '.join(query.where)}",
+        f"SELECT count(*) FROM template_catalogue WHERE {query.clause}",
         *query.params,
     )
     assert row is not None  # an aggregate always answers

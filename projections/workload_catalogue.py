@@ -83,12 +83,12 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         await workload_pods.deleted(conn, event.workload_id, at)
 
 
-_COLUMNS: Final = """request::text AS request, desired_phase, actual_phase, phase_message, run,
+COLUMNS: Final = """request::text AS request, desired_phase, actual_phase, phase_message, run,
     submitted_run, backend, created_at, created_by, updated_at, phase_updated_at, completed_at,
     deleted_at, version"""
 
 
-def _row(record: asyncpg.Record) -> WorkloadRow:
+def row_of(record: asyncpg.Record) -> WorkloadRow:
     request = _decode_request(record["request"])
     workload = Workload(
         id=request.workload_id,
@@ -115,30 +115,9 @@ def _row(record: asyncpg.Record) -> WorkloadRow:
 
 async def get_workload(conn: Executor, workload_id: UUID) -> WorkloadRow | None:
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM workload_catalogue WHERE workload_id = $1", workload_id
+        f"SELECT {COLUMNS} FROM workload_catalogue WHERE workload_id = $1", workload_id
     )
-    return None if row is None else _row(row)
-
-
-async def list_workloads(
-    conn: Executor,
-    *,
-    project_ids: list[str] | None,
-    deleted: bool,
-    template_id: UUID | None = None,
-    phase: str | None = None,
-) -> list[WorkloadRow]:
-    """Newest first. `project_ids` None: every project."""
-    rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM workload_catalogue"
-        " WHERE ($1::text[] IS NULL OR project_id = ANY($1))"
-        " AND (deleted_at IS NOT NULL) = $2"
-        " AND ($3::uuid IS NULL OR template_id = $3)"
-        " AND ($4::text IS NULL OR actual_phase = $4)"
-        " ORDER BY created_at DESC, workload_id",
-        project_ids, deleted, template_id, phase,
-    )  # fmt: skip
-    return [_row(r) for r in rows]
+    return None if row is None else row_of(row)
 
 
 class Made(msgspec.Struct, frozen=True, kw_only=True):

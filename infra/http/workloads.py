@@ -174,11 +174,16 @@ async def list_workloads(
     the fields shown and `templateId` (infra/http/workload_queries.py); `search` finds a text
     in the name."""
     async with adapters.resources.pool.acquire() as conn:
-        found = await workload_queries.chosen(
-            conn, request, deleted=deleted, filter_by=filter_by, search=search
+        shown, more = await workload_queries.page(
+            conn,
+            request,
+            deleted=deleted,
+            filter_by=filter_by,
+            search=search,
+            offset=offset,
+            limit=limit,
         )
-    next_offset = offset + limit if offset + limit < len(found) else None
-    return WorkloadList(workloads=found[offset : offset + limit], next=next_offset)
+    return WorkloadList(workloads=shown, next=offset + limit if more else None)
 
 
 @get(f"{BASE}/count", tags=["Workloads"])
@@ -191,10 +196,10 @@ async def count_workloads(
 ) -> Count:
     """How many workloads the list shows for the same `deleted`, `filterBy` and `search`."""
     async with adapters.resources.pool.acquire() as conn:
-        found = await workload_queries.chosen(
+        found = await workload_queries.count(
             conn, request, deleted=deleted, filter_by=filter_by, search=search
         )
-    return Count(len(found))
+    return Count(found)
 
 
 @get(f"{BASE}/{{workload_id:uuid}}", dependencies=ONE, tags=["Workloads"])

@@ -15,12 +15,10 @@ from hypothesis import strategies as st
 from domain.combined import Combined, Runnable
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import ScopeRef, TemplateMeta
-from infra.bootstrap import create_pool
-from infra.postgres.migrate import apply_migrations
-from infra.settings import DatabaseSettings
 from projections import template_pages, template_queries
 from projections.template_catalogue import COLUMNS, StoredBody, TemplateRow, row_of
 from tests import template_grammar
+from tests.rolled_back import rolled_back
 
 pytestmark = [pytest.mark.integration]
 
@@ -128,24 +126,6 @@ async def _store(pool: Any, rows: list[tuple[Any, ...]]) -> list[TemplateRow]:
     return [row_of(r) for r in await pool.fetch(f"SELECT {COLUMNS} FROM template_catalogue")]
 
 
-async def scenario(url: str, catalogue: list[tuple[Any, ...]], query: dict[str, Any]) -> None:
-    pool = await create_pool(DatabaseSettings(url=url, pool_max=2), application_name="pages")
-    try:
-        async with pool.acquire() as conn:
-            await apply_migrations(conn)
-            async with conn.transaction():  # rolled back: the shared database is left as it was
-                await _check(conn, catalogue, query)
-                raise _RollBackError
-    except _RollBackError:
-        pass
-    finally:
-        await pool.close()
-
-
-class _RollBackError(Exception):
-    pass
-
-
 async def _check(conn: Any, catalogue: list[tuple[Any, ...]], query: dict[str, Any]) -> None:
     stored = await _store(conn, catalogue)
     seen = query["seen"]
@@ -190,4 +170,4 @@ def test_a_page_in_sql_is_the_page_in_memory(
     postgres_url: str, data: st.DataObject, catalogue: list[tuple[Any, ...]]
 ) -> None:
     query = data.draw(queries([row[0] for row in catalogue], [row[2] for row in catalogue]))
-    asyncio.run(scenario(postgres_url, catalogue, query))
+    asyncio.run(rolled_back(postgres_url, lambda conn: _check(conn, catalogue, query)))

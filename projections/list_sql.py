@@ -1,0 +1,85 @@
+"""Run:ai's `filterBy` and `search` (projections/list_grammar.py) as a SQL WHERE clause over one
+read model, so a list is chosen, sorted and paged by the database rather than read whole.
+
+It decides exactly as `list_grammar.holds` does row by row: text compares by code point
+(`COLLATE "C"`), a missing value reads as the empty string (each field's expression says how it
+reads one), a time is compared as a time and a missing time meets no condition."""
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from projections.list_grammar import Condition
+
+_TEXT_TESTS: Final = {
+    "==": "{e} = {v}",
+    "!=": "{e} <> {v}",
+    "<=": '{e} COLLATE "C" <= {v}',
+    ">=": '{e} COLLATE "C" >= {v}',
+    "=@": "strpos({e}, {v}) > 0",
+    "!@": "strpos({e}, {v}) = 0",
+    "=$": "right({e}, length({v})) = {v}",
+}
+_DATE_TESTS: Final = {"==": "=", "!=": "<>", "<=": "<=", ">=": ">="}
+
+
+class Where:
+    """The conditions of one query and their parameters, numbered as they are added. `text`
+    maps each text field to its SQL expression (never NULL), `dates` each time field to its
+    column."""
+
+    def __init__(self, text: Mapping[str, str], dates: Mapping[str, str]) -> None:
+        self._text = text
+        self._dates = dates
+        self.params: list[Any] = []
+        self.where: list[str] = []
+
+    @property
+    def clause(self) -> str:
+        return " AND ".join(self.where) or "true"
+
+    def param(self, value: Any) -> str:
+        self.params.append(value)
+        return f"${len(self.params)}"
+
+    def condition(self, condition: Condition) -> None:
+        if isinstance(condition.value, datetime):
+            test = _DATE_TESTS[condition.operator]
+            column = self._dates[condition.field]
+            self.where.append(f"{column} {test} {self.param(condition.value)}::timestamptz")
+            return
+        expression = self._text[condition.field]
+        if condition.operator == "=^":
+            self.starts_with(expression, condition.value)
+            return
+        value = self.param(condition.value)
+        self.where.append(_TEXT_TESTS[condition.operator].format(e=expression, v=value))
+
+    def starts_with(self, expression: str, prefix: str) -> None:
+        """As a range of the code-point order (an index on the column serves it), which is
+        exactly the strings that start with the prefix; a prefix with no successor (all
+        U+10FFFF) bounds it below only, and is tested itself. No redundant test otherwise: the
+        planner would take it for another filter and think the range holds few rows."""
+        low = self.param(prefix)
+        self.where.append(f'{expression} COLLATE "C" >= {low}')
+        if (high := _successor(prefix)) is not None:
+            self.where.append(f'{expression} COLLATE "C" < {self.param(high)}')
+        else:
+            self.where.append(f"left({expression}, length({low})) = {low}")
+
+    def search(self, text: str, expressions: tuple[str, ...]) -> None:
+        """Run:ai's free-text `search`: the text, in any case, within one of the expressions."""
+        needle = self.param(text.lower())
+        found = " OR ".join(f"strpos(lower({e}), {needle}) > 0" for e in expressions)
+        self.where.append(f"({found})")
+
+
+def _successor(prefix: str) -> str | None:
+    """The least string above every string that starts with `prefix`, by code point."""
+    chars = list(prefix)
+    while chars:
+        last = ord(chars.pop())
+        following = 0xE000 if last == 0xD7FF else last + 1  # no surrogate is a character
+        if following <= 0x10FFFF:
+            return "".join(chars) + chr(following)
+    return None
