@@ -19,6 +19,13 @@ DATA_VOLUME_LABEL: Final = "trainplate.io/data-volume-id"
 ORIGIN_ANNOTATION: Final = "trainplate.io/origin-pvc"
 # Storage that more than one node may mount; a ReadWriteOnce volume is one node's at a time.
 SHAREABLE: Final = frozenset({"ReadOnlyMany", "ReadWriteMany"})
+# The PV volume sources with a `readOnly` switch (Kubernetes' PersistentVolumeSpec); hostPath,
+# local, flocker, photonPersistentDisk and vsphereVolume have none.
+READ_ONLY_SOURCES: Final = frozenset(
+    {"awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "csi", "fc",
+     "flexVolume", "gcePersistentDisk", "glusterfs", "iscsi", "nfs", "portworxVolume", "quobyte",
+     "rbd", "scaleIO", "storageos"}
+)  # fmt: skip
 # What of the origin PV is about the storage rather than its binding or its lifecycle.
 _KEPT = ("capacity", "mountOptions", "nodeAffinity", "volumeMode")
 _NOT_SOURCES = frozenset(
@@ -74,6 +81,16 @@ def copies(
         raise NotShareableError(
             f"the data volume's PV {origin['metadata']['name']} names no single volume source"
         )
+    [(source, settings)] = sources.items()
+    if source not in READ_ONLY_SOURCES:
+        raise NotShareableError(
+            f"the data volume's PV {origin['metadata']['name']} is a {source} volume, which"
+            " cannot be made read-only, so it cannot be shared"
+        )
+    # Read-only in the volume source itself, not only in the pods this service renders: the
+    # copy's PVC lies in the other project's namespace, where any pod of that project could
+    # name it, and an access mode alone does not stop a driver from mounting it writable.
+    sources = {source: {**settings, "readOnly": True}}
     storage = (spec.get("capacity") or {}).get("storage")
     if storage is None:
         raise NotShareableError(

@@ -377,8 +377,10 @@ async def test_a_data_volume_shared_from_another_namespace_is_mounted_read_only_
     copy_pv, copy_pvc, runtime, _ = submitted.manifests
     made_pv = stand_in.objects[("v1", "persistentvolumes", "", copy_pv["metadata"]["name"])]
     made_pvc = stand_in.objects[("v1", "persistentvolumeclaims", "runai-team", f"dv-{volume_id}")]
-    # The same storage, read-only, kept when the copy goes, bound ahead to the copy's claim.
-    assert made_pv["spec"]["nfs"] == pv["spec"]["nfs"]
+    # The same storage, read-only (in the source itself: a pod of the namespace that names the
+    # claim as its own still mounts it read-only), kept when the copy goes, bound ahead to the
+    # copy's claim.
+    assert made_pv["spec"]["nfs"] == {**pv["spec"]["nfs"], "readOnly": True}
     assert made_pv["spec"]["mountOptions"] == ["nfsvers=4.1"]
     assert made_pv["spec"]["accessModes"] == ["ReadOnlyMany"]
     assert made_pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
@@ -409,6 +411,7 @@ async def test_a_data_volume_shared_from_another_namespace_is_mounted_read_only_
         (["ReadWriteOnce"], "Bound", False, "one node at a time"),
         (["ReadWriteMany"], "Pending", False, "not bound"),
         (["ReadWriteMany"], "Bound", True, "404"),
+        (["ReadWriteMany"], "Bound", False, "hostPath volume, which cannot be made read-only"),
     ],
 )
 async def test_a_data_volume_that_cannot_be_shared_refuses_the_workload_saying_why(
@@ -420,6 +423,9 @@ async def test_a_data_volume_that_cannot_be_shared_refuses_the_workload_saying_w
     said: str,
 ) -> None:
     pvc, pv = origin(modes, phase)
+    if said.startswith("hostPath"):
+        pv["spec"]["hostPath"] = {"path": "/srv/corpus"}
+        del pv["spec"]["nfs"]
     if not missing:
         trainer_stand_in.put_core("persistentvolumeclaims", pvc)
         trainer_stand_in.put_core("persistentvolumes", pv)
