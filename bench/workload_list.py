@@ -1,5 +1,5 @@
 """A page of the workload list at catalogue sizes: what `GET /api/v1/workloads` asks the
-database and builds (projections/workload_pages.py, then each row's wire form), next to a bare
+database and builds (projections/workload_list.py, then each row's wire form), next to a bare
 asyncpg select of the same page's rows from the same table, in the same run.
 
     python -m bench.workload_list [--sizes 1000,20000] [--seconds 3] [--projects 20]
@@ -37,7 +37,7 @@ from infra.http.workload_queries import GRAMMAR
 from infra.http.workload_views import department_names, workload_of
 from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings
-from projections import workload_catalogue, workload_pages
+from projections import workload_catalogue, workload_list
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 META = EventMetadata(actor_subject="bench", actor_kind="user")
@@ -111,7 +111,7 @@ async def run(url: str, sizes: list[int], seconds: float, projects: int) -> None
             seeded = 0
 
             async def shown(conditions: list[Any]) -> None:
-                rows, _ = await workload_pages.page(
+                rows, _ = await workload_list.page(
                     conn, seen, conditions, deleted=False, search=None, offset=0, limit=50
                 )
                 departments = await department_names(conn, rows)
@@ -122,7 +122,7 @@ async def run(url: str, sizes: list[int], seconds: float, projects: int) -> None
                 [workload_catalogue.row_of(row) for row in rows]
 
             async def counted() -> None:
-                await workload_pages.count(conn, seen, [], deleted=False, search=None)
+                await workload_list.count(conn, seen, [], deleted=False, search=None)
 
             async def bare_count() -> None:
                 await conn.fetchval(

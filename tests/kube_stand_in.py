@@ -124,6 +124,28 @@ class KubeStandIn:
         self.objects[key] = body
         return web.json_response(body, status=201)
 
+    async def _core_list(self, request: web.Request) -> web.Response:
+        """PVs, or PVCs of every namespace, that match a `key=value` label selector."""
+        plural = request.match_info["plural"]
+        self.requests.append(("GET", request.path_qs))
+        wanted = dict(
+            part.split("=", 1) for part in request.query.get("labelSelector", "").split(",") if part
+        )
+        matching = [
+            body for key, body in self.objects.items()
+            if key[:2] == ("v1", plural)
+            and wanted.items() <= (body["metadata"].get("labels") or {}).items()
+        ]  # fmt: skip
+        return web.json_response({"kind": "List", "items": matching, "metadata": {}})
+
+    async def _core_delete(self, request: web.Request) -> web.Response:
+        plural, name = request.match_info["plural"], request.match_info["name"]
+        namespace = request.match_info.get("namespace", "")
+        self.requests.append(("DELETE", request.path))
+        if self.objects.pop(("v1", plural, namespace, name), None) is None:
+            return _status(404, "NotFound", f'{plural} "{name}" not found')
+        return web.json_response({"kind": "Status", "status": "Success"})
+
     def put_pod(self, pod: dict[str, Any]) -> None:
         """What the kubelet and the job controllers do: a pod appears or changes."""
         key = ("v1", "pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
@@ -179,8 +201,11 @@ class KubeStandIn:
         core = "/api/v1/namespaces/{namespace}/{plural}"  # PVCs
         app.router.add_post(core, self._core_create)
         app.router.add_get(f"{core}/{{name}}", self._core_get)
+        app.router.add_delete(f"{core}/{{name}}", self._core_delete)
         app.router.add_post("/api/v1/{plural}", self._core_create)  # PVs: of no namespace
+        app.router.add_get("/api/v1/{plural}", self._core_list)  # and PVCs of every namespace
         app.router.add_get("/api/v1/{plural}/{name}", self._core_get)
+        app.router.add_delete("/api/v1/{plural}/{name}", self._core_delete)
         return app
 
 

@@ -15,7 +15,8 @@ it is what later workloads of that version share.
 A workload that mounts a data volume shared from another project first gets its read-only copy
 in the workload's namespace (infra/backends/shared_volumes.py): a PV on the origin PVC's storage
 and a PVC bound to it, read from and made through the core API, and recorded with the run's
-objects. A copy stays for the namespace's later workloads; its PV retains the storage.
+objects. A copy stays for the namespace's later workloads, until the data volume is unshared or
+deleted (infra/jetstream/data_volume_withdrawals.py); its PV retains the storage.
 """
 
 import asyncio
@@ -124,6 +125,26 @@ class KubernetesBackend:
                 raise
             made += (pv, copy)
         return made
+
+    async def withdraw_data_volume(self, data_volume_id: UUID) -> None:
+        """Delete every copy of the data volume (its PVCs in the namespaces it was shared into,
+        and their PVs), found by their label: once it is unshared or deleted, no pod of those
+        namespaces may mount it again. Idempotent (gone counts as deleted). A copy a pod still
+        mounts goes when that pod does (Kubernetes' PVC protection); the storage stays (the
+        copies' PVs retain it)."""
+        selector = f"{shared_volumes.DATA_VOLUME_LABEL}={data_volume_id}"
+        claims = await self._core.list_persistent_volume_claim_for_all_namespaces(
+            label_selector=selector
+        )
+        for claim in claims.items:
+            await _deleted_or_gone(
+                self._core.delete_namespaced_persistent_volume_claim(
+                    claim.metadata.name, claim.metadata.namespace
+                )
+            )
+        volumes = await self._core.list_persistent_volume(label_selector=selector)
+        for volume in volumes.items:
+            await _deleted_or_gone(self._core.delete_persistent_volume(volume.metadata.name))
 
     def _plain(self, model: Any) -> dict[str, Any]:
         """A client model as the API server's JSON (camelCase members)."""
@@ -288,12 +309,22 @@ def _resumed(job: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"labels": job["metadata"]["labels"]}, "spec": {"suspend": False}}
 
 
-async def _made_or_there(create: Awaitable[Any]) -> None:
+async def _done_unless_other_than(status: HTTPStatus, call: Awaitable[Any]) -> None:
+    """The call, with `status` counting as done: a create's 409 (made by an earlier workload),
+    a delete's 404 (gone by an earlier attempt)."""
     try:
-        await create
+        await call
     except ApiException as error:
-        if error.status != HTTPStatus.CONFLICT:  # there already: made by an earlier workload
+        if error.status != status:
             raise
+
+
+def _made_or_there(create: Awaitable[Any]) -> Awaitable[None]:
+    return _done_unless_other_than(HTTPStatus.CONFLICT, create)
+
+
+def _deleted_or_gone(delete: Awaitable[Any]) -> Awaitable[None]:
+    return _done_unless_other_than(HTTPStatus.NOT_FOUND, delete)
 
 
 def _job_kind(plan: WorkloadPlan, api: KubeflowApi) -> tuple[str, str, str]:

@@ -3,7 +3,7 @@ the projects the caller sees, deleted or live, that meet Run:ai's `filterBy` ove
 list shows (and `templateId`, ours) and its free-text `search` (a workload's name). Newest first.
 The fields only a cluster's metrics would give (`allocatedGPU`, `idleGpus`, pending and running
 times, `nodepool`, ...) are not fields here. Parsed here, decided in SQL
-(projections/workload_pages.py)."""
+(projections/workload_list.py)."""
 
 from typing import Final
 
@@ -11,7 +11,7 @@ from infra.http.callers import Caller, seen_scopes
 from infra.http.lists import conditions_of
 from infra.http.workload_schemas import Workload
 from infra.http.workload_views import department_names, workload_of
-from projections import workload_pages
+from projections import workload_list
 from projections.executor import Executor
 from projections.list_grammar import Grammar
 
@@ -43,7 +43,7 @@ async def page(
     """The page of the workloads the caller may see that the query selects, as the list shows
     them, and whether more follow."""
     conditions = conditions_of(GRAMMAR, filter_by)
-    rows, more = await workload_pages.page(
+    rows, more = await workload_list.page(
         conn,
         await _projects(request),
         conditions,
@@ -66,6 +66,6 @@ async def count(
 ) -> int:
     """How many workloads the list would show for the same query."""
     conditions = conditions_of(GRAMMAR, filter_by)
-    return await workload_pages.count(
+    return await workload_list.count(
         conn, await _projects(request), conditions, deleted=deleted, search=search
     )

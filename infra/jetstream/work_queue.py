@@ -204,7 +204,7 @@ class Submitter:
                 return
             except Exception:  # cannot even record the failure: keep the message
                 log.exception("workload %s: dead-lettering failed", workload_id)
-        delay = _delay(self._settings.backoff, delivered)
+        delay = backoff_delay(self._settings.backoff, delivered)
         log.warning(
             "workload %s: attempt %d failed (%s); retrying in %.1fs",
             workload_id, delivered, error, delay,
@@ -232,7 +232,8 @@ async def _current_run(store: EventStore, workload_id: UUID) -> int:
     return state.run if state is not None else 1
 
 
-def _delay(backoff: Sequence[float], delivered: int) -> float:
+def backoff_delay(backoff: Sequence[float], delivered: int) -> float:
+    """The wait before delivery `delivered` + 1: the backoff's step for it, its last beyond."""
     if not backoff:
         return 1.0
     return backoff[min(delivered, len(backoff)) - 1]

@@ -19,6 +19,7 @@ from infra.backends.local import LocalBackend
 from infra.backends.scheduling import Scheduling
 from infra.bootstrap import open_resources
 from infra.followers.log_follower import keep_following
+from infra.jetstream.data_volume_withdrawals import DataVolumeCopies, DataVolumeWithdrawals
 from infra.jetstream.work_queue import Submitter
 from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.eventstore import PostgresEventStore
@@ -50,6 +51,13 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                 group.create_task(keep_following(worker.run, stop, name="submitter"))
                 if watcher is not None:
                     group.create_task(keep_following(watcher, stop, name="job-watch"))
+                if isinstance(backend, DataVolumeCopies):  # it makes copies to withdraw
+                    withdrawals = DataVolumeWithdrawals(
+                        resources.js, backend, settings.nats, settings.submitter
+                    )
+                    group.create_task(
+                        keep_following(withdrawals.run, stop, name="data-volume-withdrawals")
+                    )
 
 
 def freeze_start_up() -> None:

@@ -19,6 +19,7 @@ from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
 from infra.backends.kubernetes import KubernetesBackend, outcome_of, train_job_outcome
 from infra.backends.scheduling import Scheduling
+from infra.jetstream.data_volume_withdrawals import DataVolumeCopies
 from services.errors import BackendRejectedError
 from tests.kube_stand_in import KubeStandIn, serving
 from tests.workload_samples import requested_workload
@@ -434,3 +435,42 @@ async def test_a_data_volume_that_cannot_be_shared_refuses_the_workload_saying_w
     assert caught.value.reason.startswith("storage.dataVolume: ")
     assert said in caught.value.reason
     assert not [k for k in trainer_stand_in.objects if k[1] in ("trainjobs", "trainingruntimes")]
+
+
+async def test_withdrawing_a_data_volume_deletes_its_copies_in_every_namespace_and_only_them(
+    trainer_stand_in: KubeStandIn, trainer_api: client.ApiClient
+) -> None:
+    stand_in = trainer_stand_in
+    pvc, pv = origin(["ReadWriteMany"])
+    stand_in.put_core("persistentvolumeclaims", pvc)
+    stand_in.put_core("persistentvolumes", pv)
+    backend = KubernetesBackend(trainer_api, Recorder())
+    assert isinstance(backend, DataVolumeCopies)  # so its submitter withdraws copies
+    withdrawn, kept = uuid4(), uuid4()
+    await backend.submit(shared_volume_plan(withdrawn))  # into runai-team
+    other = msgspec.structs.replace(shared_volume_plan(withdrawn), namespace="runai-vision")
+    await backend.submit(other)
+    await backend.submit(shared_volume_plan(kept))
+
+    def copies(volume: UUID) -> list[tuple[str, str, str]]:
+        return sorted(
+            (plural, namespace, name)
+            for (_, plural, namespace, name), body in stand_in.objects.items()
+            if plural.startswith("persistentvolume")
+            and (body["metadata"].get("labels") or {}).get("trainplate.io/data-volume-id")
+            == str(volume)
+        )
+
+    assert len(copies(withdrawn)) == 4  # a PVC and a PV in each of two namespaces
+    assert [c[1] for c in copies(withdrawn) if c[0] == "persistentvolumeclaims"] == [
+        "runai-team",
+        "runai-vision",
+    ]
+    await backend.withdraw_data_volume(withdrawn)
+    assert copies(withdrawn) == []
+    assert len(copies(kept)) == 2  # another data volume's copy stays
+    # The origin, of the data volume's own project, is not the service's to delete.
+    assert stand_in.objects[("v1", "persistentvolumeclaims", "runai-data", "corpus")] == pvc
+    assert stand_in.objects[("v1", "persistentvolumes", "", "pv-corpus")] == pv
+    await backend.withdraw_data_volume(withdrawn)  # again: nothing left, nothing refused
+    assert copies(withdrawn) == []

@@ -6,8 +6,6 @@ import signal
 import subprocess
 import time
 from collections import defaultdict
-from collections.abc import Iterator
-from pathlib import Path
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -31,15 +29,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SETTINGS = NatsSettings(stream="TRAINPLATE", subject_prefix="trainplate", publish_timeout_s=2.0)
 SUBJECTS = "trainplate.>"
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[EmbeddedNats]:
-    """A private nats-server: these tests kill it."""
-    server = EmbeddedNats(tmp_path / "nats")
-    server.start()
-    yield server
-    server.stop()
 
 
 class Halfway:

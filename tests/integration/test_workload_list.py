@@ -1,4 +1,4 @@
-"""A workload list decided in SQL (projections/workload_pages.py) answers exactly as Run:ai's
+"""A workload list decided in SQL (projections/workload_list.py) answers exactly as Run:ai's
 grammar read in memory (projections/list_grammar.py) over the fields the list shows: generated
 workloads, departments and queries, names with any characters, against a real PostgreSQL."""
 
@@ -16,7 +16,7 @@ from domain.events import EventMetadata, RecordedEvent, WorkloadDeleted, Workloa
 from infra.http.workload_queries import GRAMMAR
 from infra.http.workload_schemas import Workload
 from infra.http.workload_views import workload_of
-from projections import workload_catalogue, workload_pages
+from projections import workload_catalogue, workload_list
 from projections.list_grammar import Condition, Value, matches, searched
 from tests.rolled_back import rolled_back
 from tests.workload_samples import requested_workload
@@ -168,7 +168,7 @@ async def _check(conn: Any, catalogue: list[dict[str, Any]], query: dict[str, An
         if matches(query["conditions"], _fields(w)) and searched(query["search"], (w.name,))
     ]
     offset, limit = query["offset"], query["limit"]
-    page, more = await workload_pages.page(
+    page, more = await workload_list.page(
         conn,
         query["projects"],
         query["conditions"],
@@ -177,7 +177,7 @@ async def _check(conn: Any, catalogue: list[dict[str, Any]], query: dict[str, An
         offset=offset,
         limit=limit,
     )
-    counted = await workload_pages.count(
+    counted = await workload_list.count(
         conn,
         query["projects"],
         query["conditions"],
