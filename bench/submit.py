@@ -36,7 +36,7 @@ from domain.events import (
 )
 from domain.template_specs import DistributedTemplateSpec
 from infra.backends.dry_run import DryRunBackend
-from infra.bootstrap import connect_nats, create_pool
+from infra.bootstrap import connect_nats, create_pool, freeze_start_up
 from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay, ensure_stream
 from infra.jetstream.work_queue import Submitter, ensure_consumer, filter_subjects
@@ -45,7 +45,6 @@ from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, RelaySettings, SubmitterSettings
-from infra.workers.submitter import freeze_start_up
 from services.ports import OneAppend
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")

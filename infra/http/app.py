@@ -10,7 +10,7 @@ from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 
-from infra.bootstrap import Resources, open_resources
+from infra.bootstrap import Resources, freeze_start_up, open_resources
 from infra.http.access_cache import AccessCache
 from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.adapters import Adapters
@@ -110,6 +110,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             return
         async with open_resources(settings, role="api") as opened:
             _wire(app, opened)
+            freeze_start_up()
             yield
 
     settle = settler(settings.consistency_wait_s)

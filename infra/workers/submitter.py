@@ -7,7 +7,6 @@ process.
 
 import asyncio
 import contextlib
-import gc
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from uuid import UUID
@@ -17,7 +16,7 @@ from domain.workloads import Outcome
 from infra.backends.dry_run import DryRunBackend
 from infra.backends.local import LocalBackend
 from infra.backends.scheduling import Scheduling
-from infra.bootstrap import open_resources
+from infra.bootstrap import freeze_start_up, open_resources
 from infra.followers.log_follower import keep_following
 from infra.jetstream.data_volume_withdrawals import DataVolumeCopies, DataVolumeWithdrawals
 from infra.jetstream.work_queue import Submitter
@@ -58,16 +57,6 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                     group.create_task(
                         keep_following(withdrawals.run, stop, name="data-volume-withdrawals")
                     )
-
-
-def freeze_start_up() -> None:
-    """Leave what start-up made (modules, classes, clients: some 60,000 objects, there for the
-    whole process) out of every later garbage collection. A batch keeps its workloads' events
-    and manifests alive across young collections, so full collections come every few batches;
-    walking the start-up objects each time measured as over a tenth of the CPU in
-    bench/submit."""
-    gc.collect()  # what is garbage already is freed, not kept for good
-    gc.freeze()
 
 
 def reports_to(store: EventStore) -> Reports:
