@@ -94,11 +94,14 @@ def combine(
     *,
     worker_defaults: Mapping[str, Any] = _NONE,
     master_defaults: Mapping[str, Any] = _NONE,
+    copy_master: bool = True,
 ) -> Combined:
     """`assets` holds every asset the template refers to that still exists, by id. A project's
     policy defaults (domain/policies.py, in the spec's wire shape), when given, lie beneath the
     assets' values, above the service's own defaults: a workload of that project, or a
-    template's compliance with its policy."""
+    template's compliance with its policy. `copy_master` False: the master of
+    `masterSpecSameAsWorker` is left out (None), for a store that keeps the worker spec and
+    makes the copy when it is read (master_of)."""
     problems: list[str] = []
     worker = _resolve(body.assets, body.spec, assets, problems, worker_defaults)
     framework = worker.get("distributedFramework")
@@ -112,7 +115,7 @@ def combine(
     spec = msgspec.convert(worker, DistributedTemplateSpec)
     master: MasterTemplateSpec | None = None
     if body.master_spec_same_as_worker:
-        master = master_copy(worker)
+        master = master_copy(worker) if copy_master else None
     elif body.master is not None:
         resolved = _resolve(body.master.assets, body.master.spec, assets, problems, master_defaults)
         fill_pull_policy(resolved)
@@ -140,6 +143,12 @@ def master_copy(worker: Mapping[str, Any]) -> MasterTemplateSpec:
     return msgspec.convert(
         {k: v for k, v in worker.items() if k in MASTER_FIELDS}, MasterTemplateSpec
     )
+
+
+def master_of(spec: DistributedTemplateSpec) -> MasterTemplateSpec:
+    """The master of `masterSpecSameAsWorker`, from the combined worker spec: as master_copy
+    makes it from the worker's values."""
+    return master_copy(msgspec.to_builtins(spec))
 
 
 def with_workload_wide(master: dict[str, Any], worker: Mapping[str, Any]) -> dict[str, Any]:
