@@ -39,15 +39,41 @@ class Projection:
 
 ALL: tuple[Projection, ...] = (
     Projection(
-        application_catalogue.NAME, application_catalogue.apply, (application_catalogue.NAME,)
+        application_catalogue.NAME,
+        application_catalogue.apply,
+        (application_catalogue.NAME,),
+        streams=frozenset({"application"}),
     ),
-    Projection(org_units.NAME, org_units.apply, (org_units.NAME, "org_units_epoch")),
-    Projection(asset_catalogue.NAME, asset_catalogue.apply, (asset_catalogue.NAME,)),
-    Projection(access_rules.NAME, access_rules.apply, (access_rules.NAME,)),
     Projection(
-        data_volume_catalogue.NAME, data_volume_catalogue.apply, (data_volume_catalogue.NAME,)
+        org_units.NAME,
+        org_units.apply,
+        (org_units.NAME, "org_units_epoch"),
+        streams=frozenset({"cluster", "department", "project"}),
     ),
-    Projection(policy_catalogue.NAME, policy_catalogue.apply, (policy_catalogue.NAME,)),
+    Projection(
+        asset_catalogue.NAME,
+        asset_catalogue.apply,
+        (asset_catalogue.NAME,),
+        streams=frozenset({"compute", "credential", "datasource", "environment", "registry"}),
+    ),
+    Projection(
+        access_rules.NAME,
+        access_rules.apply,
+        (access_rules.NAME,),
+        streams=frozenset({"application", "user"}),
+    ),
+    Projection(
+        data_volume_catalogue.NAME,
+        data_volume_catalogue.apply,
+        (data_volume_catalogue.NAME,),
+        streams=frozenset({"datavolume"}),
+    ),
+    Projection(
+        policy_catalogue.NAME,
+        policy_catalogue.apply,
+        (policy_catalogue.NAME,),
+        streams=frozenset({"policy"}),
+    ),
     Projection(
         template_catalogue.NAME,
         template_catalogue.apply,
@@ -59,6 +85,7 @@ ALL: tuple[Projection, ...] = (
         workload_catalogue.NAME,
         workload_catalogue.apply,
         (workload_catalogue.NAME, "workload_pods"),
+        streams=frozenset({"workload"}),
     ),
-    Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES),
+    Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES),  # every event
 )
