@@ -5,13 +5,15 @@ the org tree's lineages are read from their read model; both are kept here under
 were read at (migration 0017), and the request's one standing query (infra/postgres/read_marks.py
 `standing`) says whether that epoch still holds. A grant, a revocation, a rotated secret or a
 disabling moves the write side's epoch in its own transaction, so the next request anywhere
-reloads: nothing is applied later than when the stream was read on every request.
+reloads: nothing is applied later than when the stream was read on every request. A console
+session signed out moves it too (migration 0032), so whether a session is signed out is kept the
+same way.
 """
 
 from collections import OrderedDict
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Final, Protocol
 from uuid import UUID
 
 from domain import applications, users
@@ -23,10 +25,22 @@ _CALLERS: Final = 4096  # the callers kept; the least recently used go first
 _NONE: Final = object()  # kept for an application that does not exist
 
 
+class SignedOutSessions(Protocol):
+    async def signed_out(self, session_id: UUID) -> bool: ...
+
+
 class AccessCache:
-    def __init__(self, streams: StreamLoader, tree: OrgTree, *, size: int = _CALLERS) -> None:
+    def __init__(
+        self,
+        streams: StreamLoader,
+        tree: OrgTree,
+        sessions: SignedOutSessions | None = None,
+        *,
+        size: int = _CALLERS,
+    ) -> None:
         self._streams = streams
         self._tree = tree
+        self._sessions = sessions
         self._size = size
         self._callers: OrderedDict[str, tuple[int | None, object]] = OrderedDict()
         self._lineages: tuple[int | None, Mapping[ScopeRef, tuple[ScopeRef, ...]]] | None = None
@@ -40,6 +54,18 @@ class AccessCache:
         state = applications.fold((await self._streams.load(application_id)).events)
         self._keep(key, epoch, _NONE if state is None else state)
         return state
+
+    async def signed_out(self, session_id: UUID, epoch: int | None) -> bool:
+        """Whether the console session was signed out (never, without a record of sessions)."""
+        if self._sessions is None:
+            return False
+        key = f"session:{session_id}"
+        kept = self._kept(key, epoch)
+        if isinstance(kept, bool):
+            return kept
+        gone = await self._sessions.signed_out(session_id)
+        self._keep(key, epoch, gone)
+        return gone
 
     async def user_grants(self, subject: str, epoch: int | None) -> tuple[Grant, ...]:
         """A user's grants (none for a user never granted anything)."""

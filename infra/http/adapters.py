@@ -17,6 +17,7 @@ from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStream
 from infra.postgres.read_model_ports import (
     PostgresRegistryCredentials,
 )
+from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import Settings
 
@@ -33,3 +34,4 @@ class Adapters:
     registries: PostgresRegistryCredentials
     store: PostgresEventStore  # it keeps every envelope, so history reads it too
     access: AccessCache
+    sessions: PostgresSignedOutSessions  # the console sessions signed out

@@ -52,6 +52,7 @@ from infra.postgres.read_model_ports import (
     PostgresOrgTree,
     PostgresRegistryCredentials,
 )
+from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
 from infra.security.login_throttle import LoginThrottle
 from infra.security.sealing import Sealer
@@ -79,6 +80,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
     def _wire(app: Litestar, opened: Resources) -> None:
         store = PostgresEventStore(opened.pool, DOMAIN_CODEC)
         tree = PostgresOrgTree(opened.pool)
+        sessions = PostgresSignedOutSessions(opened.pool)
         adapters = Adapters(
             settings=settings,
             token_issuer=token_issuer,
@@ -89,7 +91,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             vault=PostgresCredentialVault(opened.pool, store, sealer),
             registries=PostgresRegistryCredentials(opened.pool),
             store=store,
-            access=AccessCache(store, tree),
+            access=AccessCache(store, tree, sessions),
+            sessions=sessions,
         )
         app.state.adapters = adapters
         # What middleware and guards, which take no dependencies, read off the state.

@@ -110,6 +110,8 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
                 "the token was revoked: its application's secret was regenerated since, or the"
                 " application was disabled or deleted"
             )
+        if await _signed_out(claims, access, standing.access_epoch):
+            raise NotAuthenticatedError("the token was revoked: its console session was signed out")
         principal = Principal(
             subject=str(application_id),
             client_id=str(claims.get("client_id", "")),
@@ -140,6 +142,18 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
             tree_epoch=standing.org_epoch,
         )
         return AuthenticationResult(user=principal, auth=claims)
+
+
+async def _signed_out(claims: dict[str, object], access: AccessCache, epoch: int | None) -> bool:
+    """Whether the token is a console session's (`sid`) that was signed out since."""
+    session = claims.get("sid")
+    if session is None:
+        return False
+    try:
+        session_id = UUID(str(session))
+    except ValueError as exc:
+        raise NotAuthenticatedError("the token is malformed") from exc
+    return await access.signed_out(session_id, epoch)
 
 
 def _checked(verify: Callable[[], dict[str, object]]) -> dict[str, object]:

@@ -6,6 +6,7 @@ official client sends) and `client_credentials` (clientID/clientSecret).
 """
 
 from typing import Any, Final
+from uuid import UUID
 
 import msgspec
 from litestar import Request, post
@@ -51,10 +52,16 @@ async def grant_token(
 
 
 async def issue_token(
-    request: Request[Any, Any, Any], adapters: Adapters, client_id: str, secret: str
+    request: Request[Any, Any, Any],
+    adapters: Adapters,
+    client_id: str,
+    secret: str,
+    *,
+    session: UUID | None = None,
 ) -> TokenResponse:
     """The grant itself, for the API's login and the console's sign-in alike: throttled per
-    client id and address, the secret checked against its hash, a token for the application."""
+    client id and address, the secret checked against its hash, a token for the application
+    (naming the console's `session`, which signing out revokes)."""
     if adapters.token_issuer is None:
         raise TokenSigningUnconfiguredError()
     throttle: LoginThrottle = request.app.state.logins
@@ -64,7 +71,9 @@ async def issue_token(
     if found is None:
         throttle.failed(client_id, address)
         raise AuthenticationFailedError()
-    issued = adapters.token_issuer.issue(found.application_id, client_id, found.token_generation)
+    issued = adapters.token_issuer.issue(
+        found.application_id, client_id, found.token_generation, session=session
+    )
     return TokenResponse(issued.access_token, issued.expires_in)
 
 

@@ -29,11 +29,19 @@ class TokenIssuer:
         # its expiry is checked on every use.
         self._verified: OrderedDict[str, dict[str, object]] = OrderedDict()
 
-    def issue(self, application_id: UUID, client_id: str, generation: int = 0) -> IssuedToken:
+    def issue(
+        self,
+        application_id: UUID,
+        client_id: str,
+        generation: int = 0,
+        *,
+        session: UUID | None = None,
+    ) -> IssuedToken:
         """A token for the application, good while its token generation (domain/applications.py)
-        stays `generation`."""
+        stays `generation`; one for a console `session` names it (`sid`), and is good no longer
+        than the session is signed in (infra/postgres/signed_out.py)."""
         now = int(time.time())
-        claims = {
+        claims: dict[str, object] = {
             "iss": self._settings.issuer,
             "aud": self._settings.audience,
             "sub": str(application_id),
@@ -43,6 +51,8 @@ class TokenIssuer:
             "iat": now,
             "exp": now + self._settings.token_ttl_s,
         }
+        if session is not None:
+            claims["sid"] = str(session)
         token = jwt.encode(claims, self._settings.signing_key, algorithm=ALGORITHM)
         return IssuedToken(token, self._settings.token_ttl_s)
 

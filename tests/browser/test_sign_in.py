@@ -40,3 +40,10 @@ def test_a_person_signs_in_with_an_applications_secret_and_out_again(service: Se
         page.goto(f"{service.url}/console/templates")
         expect(page).to_have_url(f"{service.url}/console/sign-in")
         j.step("signed out")
+
+        # The old cookie again, as a client replaying it would send it: the server forgot it.
+        page.context.add_cookies(
+            [{"name": session["name"], "value": session["value"], "url": f"{service.url}/console"}]
+        )
+        page.goto(f"{service.url}/console/templates")
+        expect(page).to_have_url(f"{service.url}/console/sign-in")

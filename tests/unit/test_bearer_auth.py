@@ -146,3 +146,37 @@ async def test_no_valid_token_is_401_saying_why(authorization: str | None, reaso
 async def test_without_a_signing_key_protected_routes_are_503() -> None:
     response = await call("/closed", f"Bearer {token()}", None)
     assert response.status_code == 503
+
+
+class SignedOut:
+    """The record of console sessions signed out: just this one."""
+
+    def __init__(self, session: UUID) -> None:
+        self.session = session
+
+    async def signed_out(self, session_id: UUID) -> bool:
+        return session_id == self.session
+
+
+async def test_a_console_sessions_token_is_refused_once_the_session_is_signed_out() -> None:
+    issuer = TokenIssuer(AUTH)
+    gone, current = UUID(int=1), UUID(int=2)
+    served = Litestar(
+        route_handlers=[closed_route],
+        middleware=[
+            DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer, settle=settled)
+        ],
+        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        state=State({"access": AccessCache(await applications(), NoOrgTree(), SignedOut(gone))}),
+    )
+    transport = httpx.ASGITransport(app=served)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+
+        async def status(session: UUID | None) -> int:
+            token = issuer.issue(APP_ID, "ci-bot", session=session).access_token
+            answer = await client.get("/closed", headers={"authorization": f"Bearer {token}"})
+            return answer.status_code
+
+        assert await status(gone) == 401
+        assert await status(current) == 200
+        assert await status(None) == 200  # an API token names no session

@@ -1,7 +1,13 @@
-"""Signing in with an application's client id and secret (the API's own token grant), and out."""
+"""Signing in with an application's client id and secret (the API's own token grant), and out.
+
+Each sign-in is a session of its own, named in the token it gets; signing out forgets that
+session on the server (infra/postgres/signed_out.py), so the cookie, or the token in it, replayed
+afterwards is refused, while the application's other sessions and tokens stay good."""
 
 from typing import Any
+from uuid import UUID, uuid4
 
+import jwt
 from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.response import Redirect, Template
@@ -47,7 +53,7 @@ async def sign_in(
     if not client_id or not secret:
         return again("Enter the client ID and the client secret.", 400)
     try:
-        issued = await issue_token(request, adapters, client_id, secret)
+        issued = await issue_token(request, adapters, client_id, secret, session=uuid4())
     except AuthenticationFailedError:
         return again("The client ID or the client secret is not right.", 401)
     except LoginThrottledError as exc:
@@ -58,8 +64,18 @@ async def sign_in(
 
 
 @post("/sign-out", exclude_from_auth=True, include_in_schema=False)
-async def sign_out(request: Request[Any, Any, Any]) -> Redirect:
+async def sign_out(
+    request: Request[Any, Any, Any], adapters: NamedDependency[Adapters]
+) -> Redirect:
+    token = request.session.get(TOKEN) if "session" in request.scope else None
     request.clear_session()
+    if isinstance(token, str) and adapters.token_issuer is not None:
+        try:
+            claims = adapters.token_issuer.verify(token)
+            session, expires = UUID(str(claims["sid"])), int(str(claims["exp"]))
+        except (jwt.InvalidTokenError, KeyError, ValueError):
+            return Redirect(SIGN_IN, status_code=303)  # expired or none of ours: nothing to end
+        await adapters.sessions.sign_out(session, expires)
     return Redirect(SIGN_IN, status_code=303)
 
 
