@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Locator, Page, expect, sync_playwright
 
 CHROMIUM: Final = "/usr/bin/chromium"
 ARTIFACTS: Final = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
@@ -70,3 +70,19 @@ def sign_in(page: Page, url: str, client_id: str, secret: str) -> None:
     page.get_by_label("Client ID").fill(client_id)
     page.get_by_label("Client secret").fill(secret)
     page.get_by_role("button", name="Sign in").click()
+
+
+def fill(within: Page | Locator, by_label: dict[str, str]) -> None:
+    """Type each value into the field of that label (within a fieldset, say)."""
+    for label, value in by_label.items():
+        within.get_by_label(label, exact=True).fill(value)
+
+
+def refused_next_to(page: Page, field_id: str, says: str, *, what: str = "created") -> Locator:
+    """The form came back saying the template was not `what`, the refusal (`says`) next to the
+    field `field_id`, marked invalid; that field."""
+    expect(page.get_by_role("alert")).to_contain_text(f"The template was not {what}")
+    field = page.locator(f"#{field_id}")
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(page.locator(f"#{field_id}-error")).to_contain_text(says)
+    return field

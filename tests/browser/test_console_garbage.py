@@ -67,7 +67,18 @@ GARBAGE_EDITS: list[dict[str, Any]] = [
     {"action": "save", "/meta/name": "junk-ddp", "/spec/security/capabilities": "NOT_ONE"},
     {"action": "load-nothing", "/meta/name": "junk-ddp", "/spec/podAffinity/type": "Sideways"},
     {"action": "save", "/meta/name": "x" * 5000, "/spec/tolerations/0/operator": "Maybe"},
-]
+    *(
+        {"action": "save", "/meta/name": "junk-ddp", "/spec/environmentVariables/0/name": "X",
+         **{f"/spec/environmentVariables/0/{k}": v for k, v in sent.items()}}
+        for sent in (
+            {"source": "sideways", "value": "1"},
+            {"source": "secret", "secret/name": "-1e999", "secret/key": ""},
+            {"source": "configMap", "value": "ignored"},
+            {"source": "userCredential"},
+            {"source": "", "configMap/name": "x" * 5000},
+        )
+    ),
+]  # fmt: skip
 GARBAGE_ENVIRONMENTS: list[dict[str, Any]] = [
     {"/scope": "project:not-a-number", "/meta/name": "junk"},
     {"/scope": "cluster:not-a-uuid", "/meta/name": "junk"},

@@ -8,7 +8,8 @@ from typing import Any, Final
 import msgspec
 
 from domain.pointers import pointer_in
-from infra.http.console.form_fields import Field
+from infra.http.console.form_fields import KEPT_SOURCES, VARIABLE_SOURCES, Field
+from infra.http.console.form_rows import with_unshown
 from infra.http.console.scopes import scope_of
 from infra.http.template_schemas import CreationRequest
 
@@ -16,12 +17,16 @@ Values = Mapping[str, str | list[str]]
 # Where the body says what the form's own choices became.
 ALIASES: Final = {"/meta/scopeType": "/scope", "/meta/scopeId": "/scope", "/meta": "/scope"}
 BODY: Final = ("/meta/", "/spec/", "/assets/", "/master/")
+# The members of a variable that each name a source of its value (the spec allows one).
+SOURCES: Final = ("value", "secret", "configMap", "userCredential", "podFieldRef")
 
 
 class Built(msgspec.Struct, frozen=True, kw_only=True):
     body: dict[str, Any]
     # a body pointer prefix (a list item renumbered once empty items were left out) -> the form's
     renamed: dict[str, str]
+    # the form's own choices sent with a value it does not offer: pointer -> what is wrong
+    unknown: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def _set(document: dict[str, Any], pointer: str, value: Any) -> None:
@@ -65,9 +70,12 @@ def build(
     values: Values,
     *,
     copied: Mapping[str, Any] | None = None,
+    current: Mapping[str, Any] | None = None,
 ) -> Built:
     """The creation body the form says: every field with a value, at its pointer; `copied`, an
-    environment's or compute resource's values used without linking, under the form's own."""
+    environment's or compute resource's values used without linking, under the form's own. An
+    edit's `current` (the template's own body) gives each list item back what its row does not
+    show (form_rows.py), except in lists `copied` fills."""
     document: dict[str, Any] = {"meta": {}, "spec": dict(copied or {})}
     for field in fields:
         if not field.pointer.startswith(BODY):
@@ -88,8 +96,33 @@ def build(
         document["meta"]["scopeId"] = scope_id
     _data_sources(document)
     _configuration(document, values)
+    unknown = {
+        f.pointer: "Choose Custom, Shared secret or ConfigMap."
+        for f in fields
+        if f.pointer.endswith("/source") and values.get(f.pointer) not in (None, *dict(f.options))
+    }
     renamed: dict[str, str] = {}
-    return Built(body=_compacted(document, "", renamed), renamed=renamed)
+    body = _compacted(document, "", renamed)
+    if current is not None:
+        skip = tuple(f"/spec/{key}" for key in copied or {})
+        with_unshown(body, current, {f.pointer for f in fields}, renamed, skip=skip)
+    _variable_sources(body)
+    return Built(body=body, renamed=renamed, unknown=unknown)
+
+
+def _variable_sources(body: dict[str, Any]) -> None:
+    """Each variable keeps the member of the source its row chose (`source`: Custom's value, a
+    shared secret, a ConfigMap, or one kept as it was) and none of the others a row may still
+    hold (a source that is none of these is in `Built.unknown`)."""
+    chosen_sources = {*dict(VARIABLE_SOURCES), *KEPT_SOURCES}
+    for spec in (body.get("spec"), (body.get("master") or {}).get("spec")):
+        for item in (spec or {}).get("environmentVariables") or ():
+            if not isinstance(item, dict) or item.get("source", "") not in chosen_sources:
+                continue
+            keep = item.pop("source", "") or "value"
+            for member in SOURCES:
+                if member != keep:
+                    item.pop(member, None)
 
 
 def _data_sources(document: dict[str, Any]) -> None:
@@ -133,6 +166,8 @@ def field_of(pointer: str, built: Built, known: set[str]) -> str | None:
             pointer = original + pointer[len(moved) :]
             break
     pointer = ALIASES.get(pointer, pointer)
+    if f"{pointer}/source" in known:  # a variable as a whole: where its source is chosen
+        return f"{pointer}/source"
     while pointer:
         if pointer in known:
             return pointer

@@ -4,6 +4,7 @@ body field by field, and a refusal that names a pointer is shown next to the fie
 The few fields that are choices of the form itself (the scope, the configuration, link or not)
 have pointers of their own outside the body (`/scope`, `/configuration`, ...)."""
 
+from collections.abc import Mapping
 from typing import Final, Literal, get_args
 
 import msgspec
@@ -24,6 +25,10 @@ class Field(msgspec.Struct, frozen=True, kw_only=True):
     options: tuple[tuple[str, str], ...] = ()  # (value, what a person reads)
     hint: str = ""
     owner: Owner = ""  # a linked asset of this kind sets the field
+    # Shown only while the select at `when` has one of `when_values` (a script hides it
+    # otherwise; without scripts every field shows, and the select decides what is sent).
+    when: str = ""
+    when_values: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -64,6 +69,14 @@ PRIORITIES: Final = (("", "Default (low)"), *((p, p) for p in ("very-low", "low"
 CLEANUP: Final = (("", "Framework default"), ("None", "None"), ("Running", "Running pods"),
                   ("All", "All pods"))  # fmt: skip
 CAPABILITIES: Final = tuple((c, c) for c in get_args(Capability))
+# Where a variable's value comes from (the guide: "select Custom to define a value manually, or
+# choose an existing value from Shared secret or ConfigMap"); the member of the spec's variable
+# each names. A source the form has no fields for is offered only to a row that holds it, kept.
+VARIABLE_SOURCES: Final = (("", "Custom"), ("secret", "Shared secret"), ("configMap", "ConfigMap"))
+KEPT_SOURCES: Final = {
+    "userCredential": "My credentials: kept as it is",
+    "podFieldRef": "A pod field: kept as it is",
+}
 ENV: Final[Owner] = "environment"
 CMP: Final[Owner] = "compute"
 NEW: Final[Rows] = {}  # the new-template form's rows (form_rows.py)
@@ -75,23 +88,23 @@ def _legend(name: str, i: int, count: int) -> str:
 
 
 def environment_fields(
-    at: str, rows: Rows = NEW, *, images: Options = (CUSTOM,), registries: Options = ()
+    at: str,
+    rows: Rows = NEW,
+    *,
+    images: Options = (CUSTOM,),
+    registries: Options = (),
+    held: Mapping[str, object] | None = None,
 ) -> tuple[Group, ...]:
     """The environment's own settings, at `/spec` or `/master/spec`: the image's sources and the
     registries to pick from are what the tenant's settings and the scope allow
-    (image_choices.py)."""
+    (image_choices.py); `held`, an edited template's values, keeps a variable's source that the
+    form has no fields for."""
     variables = rows_of(rows, f"{at}/environmentVariables")
     return (
         *_image(at, images, registries),
         *_connections(at, rows),
         *_command(at),
-        *(
-            Group(legend=f"Environment variable {i + 1}", fields=(
-                _f(f"{at}/environmentVariables/{i}/name", owner=ENV),
-                _f(f"{at}/environmentVariables/{i}/value", owner=ENV, hint="Custom value"),
-            ))
-            for i in range(variables)
-        ),
+        *(_variable(f"{at}/environmentVariables/{i}", i, held or {}) for i in range(variables)),
         Group(legend="Working directory and user", fields=(
             _f(f"{at}/workingDir", owner=ENV),
             _f(f"{at}/security/uidGidSource", "select", options=UID_SOURCES, owner=ENV),
@@ -101,6 +114,21 @@ def environment_fields(
             _f(f"{at}/security/capabilities", "multi", options=CAPABILITIES, owner=ENV),
         )),
     )  # fmt: skip
+
+
+def _variable(at: str, i: int, held: Mapping[str, object]) -> Group:
+    kept = str(held.get(f"{at}/source") or "")
+    sources = (*VARIABLE_SOURCES, *(((kept, KEPT_SOURCES[kept]),) if kept in KEPT_SOURCES else ()))
+    source = f"{at}/source"
+    return Group(legend=f"Environment variable {i + 1}", fields=(
+        _f(f"{at}/name", owner=ENV),
+        _f(source, "select", options=sources, owner=ENV),
+        _f(f"{at}/value", owner=ENV, when=source, when_values=("",)),
+        _f(f"{at}/secret/name", owner=ENV, when=source, when_values=("secret",)),
+        _f(f"{at}/secret/key", owner=ENV, when=source, when_values=("secret",)),
+        _f(f"{at}/configMap/name", owner=ENV, when=source, when_values=("configMap",)),
+        _f(f"{at}/configMap/key", owner=ENV, when=source, when_values=("configMap",)),
+    ))  # fmt: skip
 
 
 def _image(at: str, sources: Options, registries: Options) -> tuple[Group, ...]:

@@ -95,7 +95,10 @@ async def choices_for(
         "sources": sources,
         "gpu_limits": gpu_limits,
         "images": images,
-        "sections": sections_of(sources, gpu_limits, rows_in(values or {}), images=images),
+        "sections": sections_of(
+            sources, gpu_limits, rows_in(values or {}), images=images, held=template
+        ),
+        "held": template,
         "scopes": await visible_scopes(request, adapters),
         "frameworks": [f for f in FRAMEWORKS if settings.allows_framework(f, None)],
         "environments": environments,
@@ -123,14 +126,24 @@ def with_unseen(
 
 
 def sections_of(
-    sources: tuple[tuple[str, str], ...], gpu_limits: bool, rows: Rows, *, images: Images = NONE
+    sources: tuple[tuple[str, str], ...],
+    gpu_limits: bool,
+    rows: Rows,
+    *,
+    images: Images = NONE,
+    held: Mapping[str, object] | None = None,
 ) -> dict[str, tuple[Group, ...]]:
     """The form's sections: the data sources it may load, GPU limits or not, each list's rows,
-    the image's sources and registries (image_choices.py)."""
+    the image's sources and registries (image_choices.py), and what an edited template holds
+    that the form keeps (`held`)."""
     spec, master = "/spec", "/master/spec"
     return {
         "environment": environment_fields(
-            spec, rows, images=images.sources[spec], registries=images.registries[spec]
+            spec,
+            rows,
+            images=images.sources[spec],
+            registries=images.registries[spec],
+            held=held,
         ),
         "compute": compute_fields("/spec", gpu_limits=gpu_limits, rows=rows),
         "scheduling": scheduling_fields("/spec", rows),
@@ -191,7 +204,11 @@ def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
     form.values[select] = ""
     counts = rows_in(form.values)
     choices["sections"] = sections_of(
-        choices["sources"], choices["gpu_limits"], counts, images=choices.get("images", NONE)
+        choices["sources"],
+        choices["gpu_limits"],
+        counts,
+        images=choices.get("images", NONE),
+        held=choices.get("held"),
     )
 
 

@@ -10,6 +10,7 @@ Every rule is the domain's; a refusal is shown next to the field its JSON pointe
 nothing written. The version the form was opened at goes back as If-Match, so an edit made
 meanwhile by someone else is refused rather than overwritten."""
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 from uuid import UUID
@@ -23,9 +24,8 @@ from litestar.response import Redirect, Template
 from domain.errors import TrainplateError
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.console.form_document import Built, Values, build, decode_pointer
+from infra.http.console.form_document import SOURCES, Built, Values, build, decode_pointer
 from infra.http.console.form_fields import Field
-from infra.http.console.form_rows import with_unshown
 from infra.http.console.form_state import (
     LOADS,
     Form,
@@ -38,7 +38,7 @@ from infra.http.console.form_state import (
 )
 from infra.http.console.scopes import choice_value
 from infra.http.console.template_detail import flattened
-from infra.http.console.template_form import refused_at, render_form, said
+from infra.http.console.template_form import refused_at, refused_choices, render_form, said
 from infra.http.problems import status_for
 from infra.http.template_schemas import DistributedTemplate, UpdateRequest
 from infra.http.templates import patch_from, read_template
@@ -46,6 +46,7 @@ from infra.http.templates import patch_from, read_template
 EDIT: Final = "/templates/{template_id:uuid}/edit"
 # The form's own values that are the template's as it stands, not the body's.
 KEPT: Final = ("/scope", "/spec/distributedFramework", "/configuration")
+VARIABLE: Final = re.compile(r"^(/master)?/spec/environmentVariables/\d+/name$")
 
 
 def own(wire: DistributedTemplate) -> dict[str, Any]:
@@ -65,10 +66,7 @@ def built_from(
     """The body the form says, each list item keeping what the template's item in its row
     holds that the row does not show (a list is sent whole); a list filled in from an
     environment or compute resource used without linking (`copied`) is that one's."""
-    built = build(fields, values, copied=copied)
-    skip = tuple(f"/spec/{key}" for key in copied or {})
-    with_unshown(built.body, own(wire), {f.pointer for f in fields}, built.renamed, skip=skip)
-    return built
+    return build(fields, values, copied=copied, current=own(wire))
 
 
 def values_of(wire: DistributedTemplate) -> dict[str, Any]:
@@ -85,6 +83,10 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
         if value is None:
             continue
         values[pointer] = [str(v) for v in value] if isinstance(value, list) else str(value)
+    for pointer in [p for p in values if VARIABLE.match(p)]:
+        at = pointer.removesuffix("/name")
+        held = (m for m in SOURCES if any(v.startswith(f"{at}/{m}") for v in values))
+        values[f"{at}/source"] = next((m for m in held if m != "value"), "")
     for i, source in enumerate((wire.assets.datasources or ()) if wire.assets else ()):
         values[f"/assets/datasources/{i}/ref"] = f"{source.kind}|{source.id}"
     if wire.master_spec_same_as_worker:
@@ -176,6 +178,8 @@ async def save_template(
         return render_form(request, form, choices, editing=editing)
     built = built_from(fields, form.values, wire, copied_values(form, choices["rows"]))
     known = {f.pointer for f in fields}
+    if built.unknown:
+        return refused_choices(request, form, choices, built, editing)
     different = values.get("/differentMaster") == "true"
     try:
         patch = _patch(fields, built, different)

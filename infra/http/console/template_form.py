@@ -193,6 +193,8 @@ async def _create(
     """CREATE TEMPLATE through the API's own create; a refusal goes next to its field."""
     built: Built = build(fields, form.values, copied=copied_values(form, choices["rows"]))
     known = {f.pointer for f in fields}
+    if built.unknown:
+        return refused_choices(request, form, choices, built)
     try:
         wire, _ = await create_from(request, decoded(built), adapters)
     except msgspec.ValidationError as exc:
@@ -210,6 +212,19 @@ def said(exc: TrainplateError) -> str:
     text = str(exc)
     field = exc.facts.get("field")
     return text.removeprefix(f"{field}: ") if isinstance(field, str) else text
+
+
+def refused_choices(
+    request: Caller,
+    form: Form,
+    choices: dict[str, Any],
+    built: Built,
+    editing: dict[str, Any] | None = None,
+) -> Template:
+    """The form again, each of its own choices sent with a value it does not offer named."""
+    form.errors.update(built.unknown)
+    show_linked(form, choices["rows"])
+    return render_form(request, form, choices, 400, editing=editing)
 
 
 def refused_at(

@@ -10,6 +10,19 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 });
 
+// A field with data-when="<select id>" and data-when-values='[...]' shows only while that select
+// has one of those values (a variable's value, or its shared secret or ConfigMap, by its source).
+document.addEventListener("DOMContentLoaded", () => {
+  for (const field of document.querySelectorAll("[data-when]")) {
+    const select = document.getElementById(field.dataset.when);
+    if (!select) continue;
+    const values = JSON.parse(field.dataset.whenValues || "[]");
+    const sync = () => { field.hidden = !values.includes(select.value); };
+    select.addEventListener("change", sync);
+    sync();
+  }
+});
+
 // A region with data-poll="<url>" is replaced by what that URL answers every 1.5 s, until the
 // answer has no data-poll of its own (the workload settled).
 document.addEventListener("DOMContentLoaded", () => {
