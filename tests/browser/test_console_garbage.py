@@ -78,6 +78,17 @@ GARBAGE_EDITS: list[dict[str, Any]] = [
             {"source": "", "configMap/name": "x" * 5000},
         )
     ),
+    *(
+        {"action": "save", "/meta/name": "junk-ddp", "/spec/storage/pvc/0/path": "/data",
+         **{f"/spec/storage/pvc/0/{k}": v for k, v in sent.items()}}
+        for sent in (
+            {"claimInfo/size": "huge"},
+            {"claimInfo/size": "1G", "claimInfo/accessModes": "sideways"},
+            {"claimInfo/size": "1G", "claimInfo/volumeMode": "Side"},
+            {"claimInfo/size": "1G", "ephemeral": "perhaps"},
+            {"claimInfo/size": "-1e999", "claimInfo/storageClass": "Not A Class"},
+        )
+    ),
 ]  # fmt: skip
 GARBAGE_ENVIRONMENTS: list[dict[str, Any]] = [
     {"/scope": "project:not-a-number", "/meta/name": "junk"},

@@ -3,46 +3,20 @@ or a ConfigMap, the guide's choice per variable: the form shows the fields of th
 a key the spec refuses is named next to its field with nothing written, and an edit keeps a
 variable whose source the form has no fields for (a user credential) as it is."""
 
-from typing import Any
-
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from tests.browser.conftest import ADMIN_ID, Service
 from tests.browser.journey import fill, journey, refused_next_to, sign_in
+from tests.browser.template_steps import created, entry, new_template, project
 from tests.integration.test_dev_smoke import ADMIN_SECRET
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
 
 
-def _project(service: Service, name: str) -> dict[str, Any]:
-    cluster = service.made("/api/v1/clusters", {"name": f"{name}-cluster"})
-    return service.made("/api/v1/org-unit/projects", {"name": name, "clusterId": cluster["uuid"]})
-
-
-def _own_settings(page: Page, url: str, project: str, name: str) -> None:
-    """The first step for a workers-only PyTorch template, then CONTINUE."""
-    page.goto(f"{url}/console/templates/new")
-    page.get_by_label("Scope").select_option(label=f"Project · {project}")
-    page.get_by_label("Framework").select_option("PyTorch")
-    page.get_by_label("Workers only", exact=True).check()
-    page.get_by_label("Template name").fill(name)
-    page.get_by_role("button", name="Continue").click()
-    page.get_by_label("Image URL").fill("python:3.12")
-
-
-def _entry(service: Service, name: str) -> dict[str, Any]:
-    found = service.api.get("/api/v1/workload-templates", params={"filterBy": f"name=={name}"})
-    entries: list[dict[str, Any]] = found.json()["entries"]
-    return entries[0] if entries else {}
-
-
 def test_variables_from_a_shared_secret_and_a_configmap(service: Service) -> None:
-    _project(service, "vars-vision")
-    with journey("variable-sources") as j:
+    with new_template(service, "variable-sources", "vars-vision", "vars-ddp") as j:
         page = j.page
-        sign_in(page, service.url, ADMIN_ID, ADMIN_SECRET)
-        _own_settings(page, service.url, "vars-vision", "vars-ddp")
         first = page.get_by_role("group", name="Environment variable 1")
         first.get_by_label("Environment variable name").fill("HF_TOKEN")
         expect(first.get_by_label("Custom value")).to_be_visible()
@@ -62,22 +36,20 @@ def test_variables_from_a_shared_secret_and_a_configmap(service: Service) -> Non
         page.get_by_role("button", name="Create template").click()
         name = refused_next_to(page, "f-spec-environmentVariables-0-secret-name", "matching regex")
         expect(name).to_be_visible()  # the chosen source's fields stay shown
-        assert _entry(service, "vars-ddp") == {}  # nothing was written
+        assert entry(service, "vars-ddp") == {}  # nothing was written
         j.step("a shared secret name the spec refuses, named next to its field")
 
         name.fill("hf-secret")
-        page.get_by_role("button", name="Create template").click()
-        expect(page.get_by_role("heading", name="vars-ddp", exact=True)).to_be_visible()
-        j.step("the template's page")
+        made = created(j, service, "vars-ddp")
 
-    assert _entry(service, "vars-ddp")["spec"]["environmentVariables"] == [
+    assert made["spec"]["environmentVariables"] == [
         {"name": "HF_TOKEN", "secret": {"name": "hf-secret", "key": "token"}},
         {"name": "APP_MODE", "configMap": {"name": "app-config", "key": "mode"}},
     ]
 
 
 def test_an_edit_keeps_a_variable_from_a_user_credential(service: Service) -> None:
-    project = _project(service, "kept-vars")
+    made_in = project(service, "kept-vars")
     variables = [
         {"name": "MY_KEY", "userCredential": {"name": "my-ngc", "key": "apiKey"}},
         {"name": "LEVEL", "value": "debug", "description": "log level"},
@@ -85,7 +57,7 @@ def test_an_edit_keeps_a_variable_from_a_user_credential(service: Service) -> No
     made = service.made(
         "/api/v1/workload-templates/distributed",
         {
-            "meta": {"name": "kept-vars-ddp", "scopeType": "project", "scopeId": project["id"]},
+            "meta": {"name": "kept-vars-ddp", "scopeType": "project", "scopeId": made_in["id"]},
             "spec": {
                 "distributedFramework": "PyTorch",
                 "image": "python:3.12",
@@ -110,7 +82,7 @@ def test_an_edit_keeps_a_variable_from_a_user_credential(service: Service) -> No
         expect(page.get_by_role("heading", name="kept-vars-ddp", exact=True)).to_be_visible()
         j.step("saved")
 
-    assert _entry(service, "kept-vars-ddp")["spec"]["environmentVariables"] == [
+    assert entry(service, "kept-vars-ddp")["spec"]["environmentVariables"] == [
         variables[0],
         {
             "name": "LEVEL",

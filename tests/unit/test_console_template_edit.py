@@ -53,7 +53,8 @@ def test_the_patch_sends_what_is_filled_in_and_clears_what_the_form_left_empty()
     assert "spec.compute.cpuCoreRequest" not in cleared
     assert "master" in cleared  # the master inherits the workers' setup
     assert not [p for p in cleared if p.startswith("master.")]
-    assert not [p for p in cleared if p.startswith(("spec.slotsPerWorker", "spec.storage.pvc"))]
+    assert not [p for p in cleared if p.startswith(("spec.slotsPerWorker", "spec.storage.nfs"))]
+    assert "spec.storage.pvc" in cleared  # a one-time volume has rows: none filled, none kept
 
 
 def test_a_master_of_its_own_is_sent_and_its_empty_fields_cleared() -> None:

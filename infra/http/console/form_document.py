@@ -8,7 +8,7 @@ from typing import Any, Final
 import msgspec
 
 from domain.pointers import pointer_in
-from infra.http.console.form_fields import KEPT_SOURCES, VARIABLE_SOURCES, Field
+from infra.http.console.form_fields import ACCESS_MODES, KEPT_SOURCES, VARIABLE_SOURCES, Field
 from infra.http.console.form_rows import with_unshown
 from infra.http.console.scopes import scope_of
 from infra.http.template_schemas import CreationRequest
@@ -19,6 +19,9 @@ ALIASES: Final = {"/meta/scopeType": "/scope", "/meta/scopeId": "/scope", "/meta
 BODY: Final = ("/meta/", "/spec/", "/assets/", "/master/")
 # The members of a variable that each name a source of its value (the spec allows one).
 SOURCES: Final = ("value", "secret", "configMap", "userCredential", "podFieldRef")
+# The form's own choices under the body's pointers, which become other members there: a value
+# they do not offer has no member to be refused by the API's Struct, so the form names it.
+OWN_CHOICES: Final = ("/source", "/claimInfo/accessModes")
 
 
 class Built(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,18 +99,44 @@ def build(
         document["meta"]["scopeId"] = scope_id
     _data_sources(document)
     _configuration(document, values)
-    unknown = {
-        f.pointer: "Choose Custom, Shared secret or ConfigMap."
-        for f in fields
-        if f.pointer.endswith("/source") and values.get(f.pointer) not in (None, *dict(f.options))
-    }
+    unknown = _unknown_choices(fields, values)
     renamed: dict[str, str] = {}
     body = _compacted(document, "", renamed)
     if current is not None:
         skip = tuple(f"/spec/{key}" for key in copied or {})
         with_unshown(body, current, {f.pointer for f in fields}, renamed, skip=skip)
     _variable_sources(body)
+    _access_modes(body)
     return Built(body=body, renamed=renamed, unknown=unknown)
+
+
+def _unknown_choices(fields: Sequence[Field], values: Values) -> dict[str, str]:
+    """The choices of the form's own (OWN_CHOICES) sent with a value it does not offer: the
+    body has no member that the API's Struct could refuse for them."""
+    unknown: dict[str, str] = {}
+    for field in fields:
+        sent = values.get(field.pointer)
+        offered = dict(field.options)
+        chosen = sent if isinstance(sent, list) else [] if sent is None else [sent]
+        if field.pointer.endswith(OWN_CHOICES) and any(c not in offered for c in chosen):
+            unknown[field.pointer] = f"Choose among {', '.join(offered.values())}."
+    return unknown
+
+
+def _replicas(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The workers' spec and the master's, those the body has."""
+    specs = (body.get("spec"), (body.get("master") or {}).get("spec"))
+    return [spec for spec in specs if isinstance(spec, dict)]
+
+
+def _access_modes(body: dict[str, Any]) -> None:
+    """A new volume's access modes are chosen from a list; the spec has a switch for each."""
+    for spec in _replicas(body):
+        for item in (spec.get("storage") or {}).get("pvc") or ():
+            claim = item.get("claimInfo") if isinstance(item, dict) else None
+            if isinstance(claim, dict) and isinstance(claim.get("accessModes"), list):
+                chosen = claim["accessModes"]
+                claim["accessModes"] = {mode: mode in chosen for mode, _ in ACCESS_MODES}
 
 
 def _variable_sources(body: dict[str, Any]) -> None:
@@ -115,8 +144,8 @@ def _variable_sources(body: dict[str, Any]) -> None:
     shared secret, a ConfigMap, or one kept as it was) and none of the others a row may still
     hold (a source that is none of these is in `Built.unknown`)."""
     chosen_sources = {*dict(VARIABLE_SOURCES), *KEPT_SOURCES}
-    for spec in (body.get("spec"), (body.get("master") or {}).get("spec")):
-        for item in (spec or {}).get("environmentVariables") or ():
+    for spec in _replicas(body):
+        for item in spec.get("environmentVariables") or ():
             if not isinstance(item, dict) or item.get("source", "") not in chosen_sources:
                 continue
             keep = item.pop("source", "") or "value"

@@ -62,6 +62,13 @@ EFFECTS: Final = (("", "Any"), ("NoSchedule", "NoSchedule"),
                   ("PreferNoSchedule", "PreferNoSchedule"), ("NoExecute", "NoExecute"))  # fmt: skip
 TOPOLOGY: Final = (("", "None"), ("Required", "Required"), ("Preferred", "Preferred"))
 MEDIA: Final = (("", "Disk-backed storage"), ("Memory", "Memory-backed storage"))
+# A new volume's access modes, each a member of the spec's claimInfo.accessModes.
+ACCESS_MODES: Final = (("readWriteOnce", "Read-write by one node"),
+                       ("readOnlyMany", "Read-only by many nodes"),
+                       ("readWriteMany", "Read-write by many nodes"))  # fmt: skip
+VOLUME_MODES: Final = (("", "Default (Filesystem)"), ("Filesystem", "Filesystem"),
+                       ("Block", "Block"))  # fmt: skip
+PERSISTENCY: Final = (("", "Persistent"), ("true", "Ephemeral"))
 PREEMPTION: Final = (("", "Default (preemptible)"), ("preemptible", "Preemptible"),
                      ("non-preemptible", "Non-preemptible"))  # fmt: skip
 PRIORITIES: Final = (("", "Default (low)"), *((p, p) for p in ("very-low", "low", "medium-low",
@@ -228,8 +235,10 @@ def scheduling_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
 
 
 def storage_fields(sources: tuple[tuple[str, str], ...], rows: Rows = NEW) -> tuple[Group, ...]:
-    """Data sources to load (with their overrides), and one-time EmptyDirs."""
+    """Data sources to load (with their overrides), and one-time EmptyDirs and new volumes."""
     empty_dirs = rows_of(rows, "/spec/storage/emptyDirVolume")
+    pvc = "/spec/storage/pvc"
+    volumes = rows_of(rows, pvc)
     return (
         *(
             Group(legend=f"Data source {i + 1}", fields=(
@@ -249,6 +258,19 @@ def storage_fields(sources: tuple[tuple[str, str], ...], rows: Rows = NEW) -> tu
                 _f(f"/spec/storage/emptyDirVolume/{i}/medium", "select", options=MEDIA),
             ))
             for i in range(empty_dirs)
+        ),
+        *(
+            Group(legend=_legend("Volume (one-time)", i, volumes), fields=(
+                _f(f"{at}/storageClass", hint="Empty: None"),
+                _f(f"{at}/accessModes", "multi", options=ACCESS_MODES),
+                _f(f"{at}/size", hint="e.g. 10Gi"),
+                _f(f"{at}/volumeMode", "select", options=VOLUME_MODES),
+                _f(f"{pvc}/{i}/path"),
+                _f(f"{pvc}/{i}/ephemeral", "select", options=PERSISTENCY,
+                   hint="Ephemeral: deleted whenever the workload stops"),
+            ))
+            for i in range(volumes)
+            for at in (f"{pvc}/{i}/claimInfo",)
         ),
     )  # fmt: skip
 

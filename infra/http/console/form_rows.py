@@ -20,6 +20,7 @@ _BLANK: Final = {
     "/compute/extendedResources": 1,
     "/tolerations": 2,
     "/storage/emptyDirVolume": 1,
+    "/storage/pvc": 1,
     "/annotations": 2,
     "/labels": 2,
 }

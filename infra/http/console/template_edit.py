@@ -22,6 +22,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
+from domain.template_rules import camel
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.form_document import SOURCES, Built, Values, build, decode_pointer
@@ -46,6 +47,7 @@ from infra.http.templates import patch_from, read_template
 EDIT: Final = "/templates/{template_id:uuid}/edit"
 # The form's own values that are the template's as it stands, not the body's.
 KEPT: Final = ("/scope", "/spec/distributedFramework", "/configuration")
+ACCESS_MODE_SWITCH: Final = re.compile(r"^.+/claimInfo/accessModes/\w+$")
 VARIABLE: Final = re.compile(r"^(/master)?/spec/environmentVariables/\d+/name$")
 
 
@@ -82,7 +84,10 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
     for pointer, value in flattened(own(wire)):
         if value is None:
             continue
-        values[pointer] = [str(v) for v in value] if isinstance(value, list) else str(value)
+        if ACCESS_MODE_SWITCH.match(pointer):  # one list of them, below
+            continue
+        values[pointer] = [_text(v) for v in value] if isinstance(value, list) else _text(value)
+    values.update(_access_modes(wire))
     for pointer in [p for p in values if VARIABLE.match(p)]:
         at = pointer.removesuffix("/name")
         held = (m for m in SOURCES if any(v.startswith(f"{at}/{m}") for v in values))
@@ -97,6 +102,25 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
         values["/configuration"] = "workers-and-master"
         values["/differentMaster"] = "true"
     return values
+
+
+def _access_modes(wire: DistributedTemplate) -> dict[str, list[str]]:
+    """Each new volume's access modes as the form's list of them: those switched on, a switch
+    left out taking the spec's default (the wire leaves out a default)."""
+    found: dict[str, list[str]] = {}
+    specs = (("/spec", wire.spec), ("/master/spec", wire.master.spec if wire.master else None))
+    for at, spec in specs:
+        for i, pvc in enumerate((spec.storage.pvc if spec and spec.storage else None) or ()):
+            modes = pvc.claim_info.access_modes if pvc.claim_info else None
+            if modes is not None:
+                on = {camel(k) for k, v in msgspec.structs.asdict(modes).items() if v}
+                found[f"{at}/storage/pvc/{i}/claimInfo/accessModes"] = sorted(on)
+    return found
+
+
+def _text(value: object) -> str:
+    """A value as the form holds it; a switch as its fields send it ("true")."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _to_clear(fields: list[Field], body: dict[str, Any], different_master: bool) -> list[str]:
