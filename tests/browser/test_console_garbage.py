@@ -89,6 +89,17 @@ GARBAGE_EDITS: list[dict[str, Any]] = [
             {"claimInfo/size": "-1e999", "claimInfo/storageClass": "Not A Class"},
         )
     ),
+    *(
+        {"action": "save", "/meta/name": "junk-ddp",
+         **{f"/spec/exposedUrls/0/{k}": v for k, v in sent.items()}}
+        for sent in (
+            {"container": "port", "authorizationType": "authorizedUsers"},
+            {"container": "8080", "authorizationType": "everyone"},
+            {"container": "8080", "authorizedUsers": ",,,", "authorizedGroups": "a"},
+            {"container": "8080", "authorizationType": "authorizedGroups"},
+            {"container": "-1e999", "authorizedUsers": "x" * 5000},
+        )
+    ),
 ]  # fmt: skip
 GARBAGE_ENVIRONMENTS: list[dict[str, Any]] = [
     {"/scope": "project:not-a-number", "/meta/name": "junk"},

@@ -140,7 +140,7 @@ def test_a_template_made_through_the_form_links_loads_and_has_its_own_master(
         page.get_by_role("button", name="Continue").click()
         page.get_by_label("Image URL").fill("python:3.12")
         page.get_by_label("Connection type").select_option("NodePort")
-        page.get_by_label("Container port").fill("8080")
+        page.get_by_label("Container port", exact=True).fill("8080")
         page.get_by_label("Custom port").fill("29999")
         page.get_by_role("button", name="Create template").click()
         expect(page.get_by_role("alert")).to_contain_text("The template was not created")

@@ -89,10 +89,14 @@ def build(
             if chosen:
                 _set(document, field.pointer, chosen)
             continue
+        if field.kind == "list" and isinstance(raw, list):
+            raw = ", ".join(raw)  # a list loaded as it was, not as typed
         given = raw[-1] if isinstance(raw, list) else raw
         text = (given or "").strip()
         if text:
-            _set(document, field.pointer, text)
+            # A list's items as typed: one left empty is the domain's to refuse, by its index.
+            items = [item.strip() for item in text.split(",")]
+            _set(document, field.pointer, items if field.kind == "list" else text)
     kind, scope_id = scope_of(str(values.get("/scope") or ""))
     document["meta"]["scopeType"] = kind
     if scope_id:

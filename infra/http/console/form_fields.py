@@ -14,7 +14,8 @@ from infra.http.console.form_rows import Rows, rows_of
 from infra.http.console.image_choices import CUSTOM, Options
 from infra.http.console.labels import label_of
 
-Kind = Literal["text", "number", "select", "checkbox", "multi", "radio"]
+# "list": text holding a list, its items separated by commas
+Kind = Literal["text", "number", "select", "checkbox", "multi", "radio", "list"]
 Owner = Literal["", "environment", "compute"]
 
 
@@ -52,6 +53,11 @@ PULL_POLICIES: Final = (("", "Default (if not present)"), ("IfNotPresent", "If n
                         ("Always", "Always"), ("Never", "Never"))  # fmt: skip
 CONNECTIONS: Final = (("", "None"), ("NodePort", "Auto generate, or the custom port below"),
                       ("LoadBalancer", "Load balancer"))  # fmt: skip
+# Who may access a tool reached by a URL (the spec's authorizationType).
+ACCESS: Final = (("", "Default (all authenticated users and service accounts)"),
+                 ("authenticatedUsers", "All authenticated users and service accounts"),
+                 ("authorizedUsers", "Specific user(s) and service account(s)"),
+                 ("authorizedGroups", "Specific group(s)"))  # fmt: skip
 UID_SOURCES: Final = (("", "Not set"), ("fromTheImage", "From the image"),
                       ("fromIdpToken", "From the identity provider's token"),
                       ("custom", "Custom"))  # fmt: skip
@@ -154,14 +160,36 @@ def _image(at: str, sources: Options, registries: Options) -> tuple[Group, ...]:
 
 def _connections(at: str, rows: Rows) -> tuple[Group, ...]:
     count = rows_of(rows, f"{at}/ports")
-    return tuple(
-        Group(legend=_legend("Connection", i, count), fields=(
-            _f(f"{at}/ports/{i}/serviceType", "select", options=CONNECTIONS, owner=ENV),
-            _f(f"{at}/ports/{i}/container", "number", owner=ENV),
-            _f(f"{at}/ports/{i}/external", "number", owner=ENV, hint="Between 30000 and 32767"),
-        ))
-        for i in range(count)
+    urls = rows_of(rows, f"{at}/exposedUrls")
+    return (
+        *(
+            Group(legend=_legend("Connection", i, count), fields=(
+                _f(f"{at}/ports/{i}/serviceType", "select", options=CONNECTIONS, owner=ENV),
+                _f(f"{at}/ports/{i}/container", "number", owner=ENV),
+                _f(f"{at}/ports/{i}/external", "number", owner=ENV,
+                   hint="Between 30000 and 32767"),
+            ))
+            for i in range(count)
+        ),
+        *(_exposed_url(f"{at}/exposedUrls/{i}", _legend("Connection by URL", i, urls))
+          for i in range(urls)),
     )  # fmt: skip
+
+
+def _exposed_url(at: str, legend: str) -> Group:
+    """A tool reached by a URL, and who may access it (the guide's "Modify who can access the
+    tool")."""
+    kind = f"{at}/authorizationType"
+    return Group(legend=legend, fields=(
+        _f(f"{at}/container", "number", owner=ENV),
+        _f(f"{at}/url", owner=ENV, hint="Empty: auto generate"),
+        _f(kind, "select", options=ACCESS, owner=ENV),
+        _f(f"{at}/authorizedUsers", "list", owner=ENV, when=kind,
+           when_values=("authorizedUsers",), hint="Emails or names, separated by commas"),
+        _f(f"{at}/authorizedGroups", "list", owner=ENV, when=kind,
+           when_values=("authorizedGroups",),
+           hint="As in your identity provider, separated by commas"),
+    ))  # fmt: skip
 
 
 def _command(at: str) -> tuple[Group, ...]:

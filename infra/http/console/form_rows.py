@@ -16,6 +16,7 @@ Rows = Mapping[str, int]
 # The new-template form's blank rows, by the list's pointer under a spec.
 _BLANK: Final = {
     "/ports": 1,
+    "/exposedUrls": 1,
     "/environmentVariables": 2,
     "/compute/extendedResources": 1,
     "/tolerations": 2,

@@ -86,7 +86,8 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
             continue
         if ACCESS_MODE_SWITCH.match(pointer):  # one list of them, below
             continue
-        values[pointer] = [_text(v) for v in value] if isinstance(value, list) else _text(value)
+        listed = isinstance(value, list | tuple)
+        values[pointer] = [_text(v) for v in value] if listed else _text(value)
     values.update(_access_modes(wire))
     for pointer in [p for p in values if VARIABLE.match(p)]:
         at = pointer.removesuffix("/name")

@@ -11,13 +11,19 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 
 // A field with data-when="<select id>" and data-when-values='[...]' shows only while that select
-// has one of those values (a variable's value, or its shared secret or ConfigMap, by its source).
+// has one of those values (a variable's value, or its shared secret or ConfigMap, by its source;
+// a URL's users or groups, by who may access it); hidden, it is disabled, so not sent.
 document.addEventListener("DOMContentLoaded", () => {
   for (const field of document.querySelectorAll("[data-when]")) {
     const select = document.getElementById(field.dataset.when);
     if (!select) continue;
     const values = JSON.parse(field.dataset.whenValues || "[]");
-    const sync = () => { field.hidden = !values.includes(select.value); };
+    const sync = () => {
+      field.hidden = !values.includes(select.value);
+      for (const control of field.querySelectorAll("input, select, textarea")) {
+        control.disabled = field.hidden;
+      }
+    };
     select.addEventListener("change", sync);
     sync();
   }
