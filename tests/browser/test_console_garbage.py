@@ -100,6 +100,19 @@ GARBAGE_EDITS: list[dict[str, Any]] = [
             {"container": "-1e999", "authorizedUsers": "x" * 5000},
         )
     ),
+    *(
+        {"action": "save", "/meta/name": "junk-ddp", "/configuration": "workers-and-master",
+         "/differentMaster": "true", **sent}
+        for sent in (
+            {"/master/spec/environmentVariables/0/name": "X",
+             "/master/spec/environmentVariables/0/source": "zzz"},
+            {"/master/assets/datasources/0/ref": "nfs|nope"},
+            {"/master/spec/storage/pvc/0/claimInfo/size": "0",
+             "/master/spec/storage/pvc/0/path": "/d"},
+            {"/master/spec/compute/gpuPortionLimit": "lots",
+             "/master/spec/tolerations/0/effect": "Never"},
+        )
+    ),
 ]  # fmt: skip
 GARBAGE_ENVIRONMENTS: list[dict[str, Any]] = [
     {"/scope": "project:not-a-number", "/meta/name": "junk"},

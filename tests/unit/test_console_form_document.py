@@ -10,10 +10,10 @@ from infra.http.console.form_fields import (
     compute_fields,
     environment_fields,
     general_fields,
-    master_fields,
     scheduling_fields,
-    storage_fields,
 )
+from infra.http.console.master_fields import master_fields
+from infra.http.console.storage_fields import storage_fields
 
 DATA = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 FIELDS = [
@@ -26,7 +26,7 @@ FIELDS = [
             scheduling_fields("/spec"),
             storage_fields(((f"nfs|{DATA}", "data (nfs)"),)),
             general_fields(),
-            master_fields(),
+            *master_fields().values(),
         )
         for g in groups
         for f in g.fields

@@ -2,21 +2,24 @@
 that holds it. No rule is checked here: the body goes to the API's own decoder (the same
 Struct, numbers read from the form's text) and then to the domain."""
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
 
 from domain.pointers import pointer_in
-from infra.http.console.form_fields import ACCESS_MODES, KEPT_SOURCES, VARIABLE_SOURCES, Field
+from infra.http.console.form_fields import KEPT_SOURCES, VARIABLE_SOURCES, Field
 from infra.http.console.form_rows import with_unshown
 from infra.http.console.scopes import scope_of
+from infra.http.console.storage_fields import ACCESS_MODES
 from infra.http.template_schemas import CreationRequest
 
 Values = Mapping[str, str | list[str]]
 # Where the body says what the form's own choices became.
 ALIASES: Final = {"/meta/scopeType": "/scope", "/meta/scopeId": "/scope", "/meta": "/scope"}
 BODY: Final = ("/meta/", "/spec/", "/assets/", "/master/")
+SOURCE: Final = re.compile(r"^(/master)?/assets/datasources/\d+/id$")
 # The members of a variable that each name a source of its value (the spec allows one).
 SOURCES: Final = ("value", "secret", "configMap", "userCredential", "podFieldRef")
 # The form's own choices under the body's pointers, which become other members there: a value
@@ -160,7 +163,8 @@ def _variable_sources(body: dict[str, Any]) -> None:
 
 def _data_sources(document: dict[str, Any]) -> None:
     """A data source is chosen as `<kind>|<id>`: the body names both."""
-    for item in (document.get("assets") or {}).get("datasources") or ():
+    sections = (document, document.get("master") or {})
+    for item in (i for s in sections for i in (s.get("assets") or {}).get("datasources") or ()):
         if item is None:
             continue
         kind, _, asset_id = str(item.pop("ref", "")).partition("|")
@@ -204,7 +208,7 @@ def field_of(pointer: str, built: Built, known: set[str]) -> str | None:
     while pointer:
         if pointer in known:
             return pointer
-        if pointer.endswith("/id") and pointer.startswith("/assets/datasources/"):
+        if pointer.endswith("/id") and SOURCE.match(pointer):
             return pointer.removesuffix("/id") + "/ref"
         pointer = pointer.rsplit("/", 1)[0]
     return None

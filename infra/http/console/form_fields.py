@@ -44,7 +44,7 @@ class Group(msgspec.Struct, frozen=True, kw_only=True):
     intro: str = ""
 
 
-def _f(pointer: str, kind: Kind = "text", **more: object) -> Field:
+def spec_field(pointer: str, kind: Kind = "text", **more: object) -> Field:
     label = str(more.pop("label", label_of(pointer)))
     return msgspec.convert({"pointer": pointer, "label": label, "kind": kind, **more}, Field)
 
@@ -67,14 +67,6 @@ OPERATORS: Final = (("", "—"), ("Equal", "Equals"), ("Exists", "Exists"))
 EFFECTS: Final = (("", "Any"), ("NoSchedule", "NoSchedule"),
                   ("PreferNoSchedule", "PreferNoSchedule"), ("NoExecute", "NoExecute"))  # fmt: skip
 TOPOLOGY: Final = (("", "None"), ("Required", "Required"), ("Preferred", "Preferred"))
-MEDIA: Final = (("", "Disk-backed storage"), ("Memory", "Memory-backed storage"))
-# A new volume's access modes, each a member of the spec's claimInfo.accessModes.
-ACCESS_MODES: Final = (("readWriteOnce", "Read-write by one node"),
-                       ("readOnlyMany", "Read-only by many nodes"),
-                       ("readWriteMany", "Read-write by many nodes"))  # fmt: skip
-VOLUME_MODES: Final = (("", "Default (Filesystem)"), ("Filesystem", "Filesystem"),
-                       ("Block", "Block"))  # fmt: skip
-PERSISTENCY: Final = (("", "Persistent"), ("true", "Ephemeral"))
 PREEMPTION: Final = (("", "Default (preemptible)"), ("preemptible", "Preemptible"),
                      ("non-preemptible", "Non-preemptible"))  # fmt: skip
 PRIORITIES: Final = (("", "Default (low)"), *((p, p) for p in ("very-low", "low", "medium-low",
@@ -95,7 +87,7 @@ CMP: Final[Owner] = "compute"
 NEW: Final[Rows] = {}  # the new-template form's rows (form_rows.py)
 
 
-def _legend(name: str, i: int, count: int) -> str:
+def numbered(name: str, i: int, count: int) -> str:
     """A list's row: numbered when the list has more than one."""
     return name if count == 1 else f"{name} {i + 1}"
 
@@ -119,12 +111,12 @@ def environment_fields(
         *_command(at),
         *(_variable(f"{at}/environmentVariables/{i}", i, held or {}) for i in range(variables)),
         Group(legend="Working directory and user", fields=(
-            _f(f"{at}/workingDir", owner=ENV),
-            _f(f"{at}/security/uidGidSource", "select", options=UID_SOURCES, owner=ENV),
-            _f(f"{at}/security/runAsUid", "number", owner=ENV),
-            _f(f"{at}/security/runAsGid", "number", owner=ENV),
-            _f(f"{at}/security/supplementalGroups", owner=ENV, hint="Comma-separated"),
-            _f(f"{at}/security/capabilities", "multi", options=CAPABILITIES, owner=ENV),
+            spec_field(f"{at}/workingDir", owner=ENV),
+            spec_field(f"{at}/security/uidGidSource", "select", options=UID_SOURCES, owner=ENV),
+            spec_field(f"{at}/security/runAsUid", "number", owner=ENV),
+            spec_field(f"{at}/security/runAsGid", "number", owner=ENV),
+            spec_field(f"{at}/security/supplementalGroups", owner=ENV, hint="Comma-separated"),
+            spec_field(f"{at}/security/capabilities", "multi", options=CAPABILITIES, owner=ENV),
         )),
     )  # fmt: skip
 
@@ -134,26 +126,26 @@ def _variable(at: str, i: int, held: Mapping[str, object]) -> Group:
     sources = (*VARIABLE_SOURCES, *(((kept, KEPT_SOURCES[kept]),) if kept in KEPT_SOURCES else ()))
     source = f"{at}/source"
     return Group(legend=f"Environment variable {i + 1}", fields=(
-        _f(f"{at}/name", owner=ENV),
-        _f(source, "select", options=sources, owner=ENV),
-        _f(f"{at}/value", owner=ENV, when=source, when_values=("",)),
-        _f(f"{at}/secret/name", owner=ENV, when=source, when_values=("secret",)),
-        _f(f"{at}/secret/key", owner=ENV, when=source, when_values=("secret",)),
-        _f(f"{at}/configMap/name", owner=ENV, when=source, when_values=("configMap",)),
-        _f(f"{at}/configMap/key", owner=ENV, when=source, when_values=("configMap",)),
+        spec_field(f"{at}/name", owner=ENV),
+        spec_field(source, "select", options=sources, owner=ENV),
+        spec_field(f"{at}/value", owner=ENV, when=source, when_values=("",)),
+        spec_field(f"{at}/secret/name", owner=ENV, when=source, when_values=("secret",)),
+        spec_field(f"{at}/secret/key", owner=ENV, when=source, when_values=("secret",)),
+        spec_field(f"{at}/configMap/name", owner=ENV, when=source, when_values=("configMap",)),
+        spec_field(f"{at}/configMap/key", owner=ENV, when=source, when_values=("configMap",)),
     ))  # fmt: skip
 
 
 def _image(at: str, sources: Options, registries: Options) -> tuple[Group, ...]:
     # No registry to pick from: no select that could only say "None".
     pick = (("", "None"), *registries)
-    registry = (_f(f"{at}/imageRegistryId", "select", options=pick, owner=ENV),)
+    registry = (spec_field(f"{at}/imageRegistryId", "select", options=pick, owner=ENV),)
     return (
         Group(legend="Image", fields=(
-            _f(f"{at}/imageSource", "select", options=sources, owner=ENV),
+            spec_field(f"{at}/imageSource", "select", options=sources, owner=ENV),
             *(registry if registries else ()),
-            _f(f"{at}/image", owner=ENV, hint="A custom image, e.g. pytorch/pytorch:2.5"),
-            _f(f"{at}/imagePullPolicy", "select", options=PULL_POLICIES, owner=ENV),
+            spec_field(f"{at}/image", owner=ENV, hint="A custom image, e.g. pytorch/pytorch:2.5"),
+            spec_field(f"{at}/imagePullPolicy", "select", options=PULL_POLICIES, owner=ENV),
         )),
     )  # fmt: skip
 
@@ -163,15 +155,15 @@ def _connections(at: str, rows: Rows) -> tuple[Group, ...]:
     urls = rows_of(rows, f"{at}/exposedUrls")
     return (
         *(
-            Group(legend=_legend("Connection", i, count), fields=(
-                _f(f"{at}/ports/{i}/serviceType", "select", options=CONNECTIONS, owner=ENV),
-                _f(f"{at}/ports/{i}/container", "number", owner=ENV),
-                _f(f"{at}/ports/{i}/external", "number", owner=ENV,
-                   hint="Between 30000 and 32767"),
+            Group(legend=numbered("Connection", i, count), fields=(
+                spec_field(f"{at}/ports/{i}/serviceType", "select", options=CONNECTIONS, owner=ENV),
+                spec_field(f"{at}/ports/{i}/container", "number", owner=ENV),
+                spec_field(f"{at}/ports/{i}/external", "number", owner=ENV,
+                           hint="Between 30000 and 32767"),
             ))
             for i in range(count)
         ),
-        *(_exposed_url(f"{at}/exposedUrls/{i}", _legend("Connection by URL", i, urls))
+        *(_exposed_url(f"{at}/exposedUrls/{i}", numbered("Connection by URL", i, urls))
           for i in range(urls)),
     )  # fmt: skip
 
@@ -181,22 +173,22 @@ def _exposed_url(at: str, legend: str) -> Group:
     tool")."""
     kind = f"{at}/authorizationType"
     return Group(legend=legend, fields=(
-        _f(f"{at}/container", "number", owner=ENV),
-        _f(f"{at}/url", owner=ENV, hint="Empty: auto generate"),
-        _f(kind, "select", options=ACCESS, owner=ENV),
-        _f(f"{at}/authorizedUsers", "list", owner=ENV, when=kind,
-           when_values=("authorizedUsers",), hint="Emails or names, separated by commas"),
-        _f(f"{at}/authorizedGroups", "list", owner=ENV, when=kind,
-           when_values=("authorizedGroups",),
-           hint="As in your identity provider, separated by commas"),
+        spec_field(f"{at}/container", "number", owner=ENV),
+        spec_field(f"{at}/url", owner=ENV, hint="Empty: auto generate"),
+        spec_field(kind, "select", options=ACCESS, owner=ENV),
+        spec_field(f"{at}/authorizedUsers", "list", owner=ENV, when=kind,
+                   when_values=("authorizedUsers",), hint="Emails or names, separated by commas"),
+        spec_field(f"{at}/authorizedGroups", "list", owner=ENV, when=kind,
+                   when_values=("authorizedGroups",),
+                   hint="As in your identity provider, separated by commas"),
     ))  # fmt: skip
 
 
 def _command(at: str) -> tuple[Group, ...]:
     return (
         Group(legend="Command and arguments", fields=(
-            _f(f"{at}/command", owner=ENV, hint="Empty: the image's entry point"),
-            _f(f"{at}/args", owner=ENV, hint="Separated by spaces, e.g. --arg1=val1"),
+            spec_field(f"{at}/command", owner=ENV, hint="Empty: the image's entry point"),
+            spec_field(f"{at}/args", owner=ENV, hint="Separated by spaces, e.g. --arg1=val1"),
         )),
     )  # fmt: skip
 
@@ -207,13 +199,13 @@ def compute_fields(at: str, *, gpu_limits: bool, rows: Rows = NEW) -> tuple[Grou
     return (
         *_processors(at, gpu_limits=gpu_limits),
         Group(legend="Extended resources", fields=(
-            _f(f"{at}/compute/largeShmRequest", "checkbox", owner=CMP),
+            spec_field(f"{at}/compute/largeShmRequest", "checkbox", owner=CMP),
             *(
                 f
                 for i in range(extended)
                 for f in (
-                    _f(f"{at}/compute/extendedResources/{i}/resource", owner=CMP),
-                    _f(f"{at}/compute/extendedResources/{i}/quantity", owner=CMP),
+                    spec_field(f"{at}/compute/extendedResources/{i}/resource", owner=CMP),
+                    spec_field(f"{at}/compute/extendedResources/{i}/quantity", owner=CMP),
                 )
             ),
         )),
@@ -222,23 +214,23 @@ def compute_fields(at: str, *, gpu_limits: bool, rows: Rows = NEW) -> tuple[Grou
 
 def _processors(at: str, *, gpu_limits: bool) -> tuple[Group, ...]:
     limits = (
-        (_f(f"{at}/compute/gpuPortionLimit", "number", owner=CMP),
-         _f(f"{at}/compute/gpuMemoryLimit", owner=CMP))
+        (spec_field(f"{at}/compute/gpuPortionLimit", "number", owner=CMP),
+         spec_field(f"{at}/compute/gpuMemoryLimit", owner=CMP))
         if gpu_limits else ()
     )  # fmt: skip
     return (
         Group(legend="GPU", fields=(
-            _f(f"{at}/compute/gpuDevicesRequest", "number", owner=CMP),
-            _f(f"{at}/compute/gpuRequestType", "select", options=GPU_TYPES, owner=CMP),
-            _f(f"{at}/compute/gpuPortionRequest", "number", owner=CMP, hint="e.g. 0.5"),
-            _f(f"{at}/compute/gpuMemoryRequest", owner=CMP, hint="e.g. 8G"),
+            spec_field(f"{at}/compute/gpuDevicesRequest", "number", owner=CMP),
+            spec_field(f"{at}/compute/gpuRequestType", "select", options=GPU_TYPES, owner=CMP),
+            spec_field(f"{at}/compute/gpuPortionRequest", "number", owner=CMP, hint="e.g. 0.5"),
+            spec_field(f"{at}/compute/gpuMemoryRequest", owner=CMP, hint="e.g. 8G"),
             *limits,
         )),
         Group(legend="CPU", fields=(
-            _f(f"{at}/compute/cpuCoreRequest", "number", owner=CMP),
-            _f(f"{at}/compute/cpuCoreLimit", "number", owner=CMP, hint="Empty: Auto"),
-            _f(f"{at}/compute/cpuMemoryRequest", owner=CMP, hint="e.g. 512M or 4G"),
-            _f(f"{at}/compute/cpuMemoryLimit", owner=CMP, hint="Empty: Auto"),
+            spec_field(f"{at}/compute/cpuCoreRequest", "number", owner=CMP),
+            spec_field(f"{at}/compute/cpuCoreLimit", "number", owner=CMP, hint="Empty: Auto"),
+            spec_field(f"{at}/compute/cpuMemoryRequest", owner=CMP, hint="e.g. 512M or 4G"),
+            spec_field(f"{at}/compute/cpuMemoryLimit", owner=CMP, hint="Empty: Auto"),
         )),
     )  # fmt: skip
 
@@ -248,95 +240,45 @@ def scheduling_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
     return (
         *(
             Group(legend=f"Toleration {i + 1}", fields=(
-                _f(f"{at}/tolerations/{i}/key"),
-                _f(f"{at}/tolerations/{i}/operator", "select", options=OPERATORS),
-                _f(f"{at}/tolerations/{i}/value"),
-                _f(f"{at}/tolerations/{i}/effect", "select", options=EFFECTS),
+                spec_field(f"{at}/tolerations/{i}/key"),
+                spec_field(f"{at}/tolerations/{i}/operator", "select", options=OPERATORS),
+                spec_field(f"{at}/tolerations/{i}/value"),
+                spec_field(f"{at}/tolerations/{i}/effect", "select", options=EFFECTS),
             ))
             for i in range(rows_of(rows, f"{at}/tolerations"))
         ),
         Group(legend="Topology", fields=(
-            _f(f"{at}/podAffinity/type", "select", options=TOPOLOGY),
-            _f(f"{at}/podAffinity/key", hint="e.g. topology.kubernetes.io/zone"),
+            spec_field(f"{at}/podAffinity/type", "select", options=TOPOLOGY),
+            spec_field(f"{at}/podAffinity/key", hint="e.g. topology.kubernetes.io/zone"),
         )),
-    )  # fmt: skip
-
-
-def storage_fields(sources: tuple[tuple[str, str], ...], rows: Rows = NEW) -> tuple[Group, ...]:
-    """Data sources to load (with their overrides), and one-time EmptyDirs and new volumes."""
-    empty_dirs = rows_of(rows, "/spec/storage/emptyDirVolume")
-    pvc = "/spec/storage/pvc"
-    volumes = rows_of(rows, pvc)
-    return (
-        *(
-            Group(legend=f"Data source {i + 1}", fields=(
-                _f(f"/assets/datasources/{i}/ref", "select", label="Data source",
-                   options=(("", "None"), *sources)),
-                _f(f"/assets/datasources/{i}/overrides/containerPath", label="Container path",
-                   hint="Empty: the data source's own"),
-                _f(f"/assets/datasources/{i}/overrides/subPath", label="ConfigMap sub-path",
-                   hint="ConfigMap data sources only"),
-            ))
-            for i in range(rows_of(rows, "/assets/datasources"))
-        ),
-        *(
-            Group(legend=_legend("EmptyDir (one-time)", i, empty_dirs), fields=(
-                _f(f"/spec/storage/emptyDirVolume/{i}/sizeLimit", hint="e.g. 1G"),
-                _f(f"/spec/storage/emptyDirVolume/{i}/path"),
-                _f(f"/spec/storage/emptyDirVolume/{i}/medium", "select", options=MEDIA),
-            ))
-            for i in range(empty_dirs)
-        ),
-        *(
-            Group(legend=_legend("Volume (one-time)", i, volumes), fields=(
-                _f(f"{at}/storageClass", hint="Empty: None"),
-                _f(f"{at}/accessModes", "multi", options=ACCESS_MODES),
-                _f(f"{at}/size", hint="e.g. 10Gi"),
-                _f(f"{at}/volumeMode", "select", options=VOLUME_MODES),
-                _f(f"{pvc}/{i}/path"),
-                _f(f"{pvc}/{i}/ephemeral", "select", options=PERSISTENCY,
-                   hint="Ephemeral: deleted whenever the workload stops"),
-            ))
-            for i in range(volumes)
-            for at in (f"{pvc}/{i}/claimInfo",)
-        ),
     )  # fmt: skip
 
 
 def general_fields(rows: Rows = NEW) -> tuple[Group, ...]:
-    # An annotation and a label share a row; the longer of the two lists sets how many.
-    pairs = max(rows_of(rows, "/spec/annotations"), rows_of(rows, "/spec/labels"))
     return (
         Group(legend="Scheduling and lifecycle", fields=(
-            _f("/spec/preemptibility", "select", options=PREEMPTION),
-            _f("/spec/priorityClass", "select", options=PRIORITIES),
-            _f("/spec/terminationGracePeriodSeconds", "number", hint="0 s to 5 min (300)"),
-            _f("/spec/backoffLimit", "number", hint="0 to 100"),
-            _f("/spec/autoDeletionTimeAfterCompletionSeconds", "number", hint="0: at once"),
-            _f("/spec/sshAuthMountPath", hint="MPI only"),
-            _f("/spec/cleanPodPolicy", "select", options=CLEANUP),
+            spec_field("/spec/preemptibility", "select", options=PREEMPTION),
+            spec_field("/spec/priorityClass", "select", options=PRIORITIES),
+            spec_field("/spec/terminationGracePeriodSeconds", "number", hint="0 s to 5 min (300)"),
+            spec_field("/spec/backoffLimit", "number", hint="0 to 100"),
+            spec_field("/spec/autoDeletionTimeAfterCompletionSeconds", "number", hint="0: at once"),
+            spec_field("/spec/sshAuthMountPath", hint="MPI only"),
+            spec_field("/spec/cleanPodPolicy", "select", options=CLEANUP),
         )),
-        *(
-            Group(legend=f"Annotation and label {i + 1}", fields=(
-                _f(f"/spec/annotations/{i}/name"),
-                _f(f"/spec/annotations/{i}/value"),
-                _f(f"/spec/labels/{i}/name"),
-                _f(f"/spec/labels/{i}/value"),
-            ))
-            for i in range(pairs)
-        ),
+        *metadata_fields("/spec", rows),
     )  # fmt: skip
 
 
-def master_fields(
-    rows: Rows = NEW, *, images: Options = (CUSTOM,), registries: Options = ()
-) -> tuple[Group, ...]:
-    """The master's own setup when it differs: its image, connections and command, and its
-    GPU and CPU."""
-    at = "/master/spec"
-    return (
-        *_image(at, images, registries),
-        *_connections(at, rows),
-        *_command(at),
-        *_processors(at, gpu_limits=False),
-    )
+def metadata_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
+    """Annotations and labels, at `/spec` or `/master/spec`: an annotation and a label share a
+    row; the longer of the two lists sets how many."""
+    pairs = max(rows_of(rows, f"{at}/annotations"), rows_of(rows, f"{at}/labels"))
+    return tuple(
+        Group(legend=f"Annotation and label {i + 1}", fields=(
+            spec_field(f"{at}/annotations/{i}/name"),
+            spec_field(f"{at}/annotations/{i}/value"),
+            spec_field(f"{at}/labels/{i}/name"),
+            spec_field(f"{at}/labels/{i}/value"),
+        ))
+        for i in range(pairs)
+    )  # fmt: skip

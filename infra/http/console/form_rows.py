@@ -28,6 +28,7 @@ _BLANK: Final = {
 LISTS: Final[Mapping[str, int]] = {
     **{f"{at}{p}": n for at in ("/spec", "/master/spec") for p, n in _BLANK.items()},
     "/assets/datasources": 2,
+    "/master/assets/datasources": 1,
 }
 _ITEM: Final = re.compile(r"^(?P<list>.+?)/(?P<index>\d+)/")
 # A data source's row names it by one choice, `<kind>|<id>`: both members are that field's.

@@ -20,20 +20,20 @@ from infra.http.console.form_fields import (
     compute_fields,
     environment_fields,
     general_fields,
-    master_fields,
     scheduling_fields,
-    storage_fields,
 )
 from infra.http.console.form_rows import Rows, rows_in
 from infra.http.console.image_choices import NONE, Images, image_choices
 from infra.http.console.linked import as_template_values, loadable, usable_registries
+from infra.http.console.master_fields import master_fields
 from infra.http.console.scopes import scope_of, visible_scopes
+from infra.http.console.storage_fields import storage_fields
 from infra.http.console.template_detail import flattened, shown
 from infra.http.tenant_settings import switches
 from projections.asset_catalogue import AssetRow
 
 # The selects naming an asset the template links or loads.
-SOURCE_REF: Final = re.compile(r"^/assets/datasources/\d+/ref$")
+SOURCE_REF: Final = re.compile(r"^(/master)?/assets/datasources/\d+/ref$")
 LINKS: Final = {
     kind: re.compile(rf"^(/master)?/assets/{kind}$") for kind in ("environment", "compute")
 }
@@ -149,9 +149,17 @@ def sections_of(
         "scheduling": scheduling_fields("/spec", rows),
         "storage": storage_fields(sources, rows),
         "general": general_fields(rows),
-        "master": master_fields(
-            rows, images=images.sources[master], registries=images.registries[master]
-        ),
+        **{
+            f"master_{name}": groups
+            for name, groups in master_fields(
+                rows,
+                images=images.sources[master],
+                registries=images.registries[master],
+                held=held,
+                gpu_limits=gpu_limits,
+                sources=sources,
+            ).items()
+        },
     }
 
 

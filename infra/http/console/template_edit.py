@@ -93,8 +93,10 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
         at = pointer.removesuffix("/name")
         held = (m for m in SOURCES if any(v.startswith(f"{at}/{m}") for v in values))
         values[f"{at}/source"] = next((m for m in held if m != "value"), "")
-    for i, source in enumerate((wire.assets.datasources or ()) if wire.assets else ()):
-        values[f"/assets/datasources/{i}/ref"] = f"{source.kind}|{source.id}"
+    master_assets = wire.master.assets if wire.master else None
+    for at, assets in (("", wire.assets), ("/master", master_assets)):
+        for i, source in enumerate((assets.datasources or ()) if assets else ()):
+            values[f"{at}/assets/datasources/{i}/ref"] = f"{source.kind}|{source.id}"
     if wire.master_spec_same_as_worker:
         values["/configuration"] = "workers-and-master"
     elif wire.master is None:
