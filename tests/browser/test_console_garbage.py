@@ -1,7 +1,8 @@
 """Whatever a console form is sent, the answer is a page that says what is wrong, never a 500:
-the edit-template form, the environment, compute resource and data source forms, the
-settings, the version comparison and the template name's check, each sent values of
-the wrong shape, with the session's own CSRF token so the forms themselves answer."""
+the new-template form's first step, the edit-template form (every section's fields, the
+master's too), the environment, compute resource and data source forms, the settings, the
+version comparison and the template name's check, each sent values of the wrong shape, with
+the session's own CSRF token so the forms themselves answer."""
 
 from typing import Any
 
@@ -155,6 +156,17 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             status, text = _posted(page, f"{base}/templates/{template_id}/edit", form)
             assert 400 <= status < 500, (form, status)
             assert "was not saved" in text or "Refused" in text, form
+        page.goto(f"{base}/templates/new")
+        for first_step in (
+            {"/scope": "tenant", "/spec/distributedFramework": "Abacus"},
+            {"/scope": "cluster:not-a-uuid", "/spec/distributedFramework": "PyTorch"},
+            {"/scope": "project:abc", "/spec/distributedFramework": "-1e999"},
+            {"/scope": "galaxy:1"},
+        ):
+            form = {"action": "continue", "/meta/name": "junk-new", **first_step}
+            status, text = _posted(page, f"{base}/templates/new", form)
+            assert 400 <= status < 500, (form, status)
+            assert "was not created" in text, form
         page.goto(f"{base}/environments/new")
         for form in GARBAGE_ENVIRONMENTS:
             status, text = _posted(page, f"{base}/environments/new", form)

@@ -91,6 +91,8 @@ async def choices_for(
     kind, scope_id = scope_of(scope if isinstance(scope, str) else "")
     registries = await usable_registries(request, adapters, kind, scope_id)
     images = image_choices(ngc=settings.get(NGC_CATALOG), registries=registries, held=template)
+    scopes = await visible_scopes(request, adapters)
+    frameworks = [f for f in FRAMEWORKS if settings.allows_framework(f, None)]
     return {
         "sources": sources,
         "gpu_limits": gpu_limits,
@@ -99,8 +101,14 @@ async def choices_for(
             sources, gpu_limits, rows_in(values or {}), images=images, held=template
         ),
         "held": template,
-        "scopes": await visible_scopes(request, adapters),
-        "frameworks": [f for f in FRAMEWORKS if settings.allows_framework(f, None)],
+        "scopes": scopes,
+        "frameworks": frameworks,
+        # each framework's scopes whose cluster turns it off (shown disabled there)
+        "frameworks_off": {
+            f: [s.value for s in scopes if not settings.allows_framework(f, s.cluster)]
+            for f in frameworks
+        },
+        "settings": settings,
         "environments": environments,
         "computes": computes,
         "rows": {str(r.asset_id): r for r in rows},

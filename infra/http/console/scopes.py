@@ -2,6 +2,7 @@
 names the grid shows, from the API's own org-unit reads."""
 
 from typing import Final
+from uuid import UUID
 
 import msgspec
 
@@ -22,6 +23,7 @@ class ScopeChoice(msgspec.Struct, frozen=True):
     label: str
     kind: str
     id: str
+    cluster: UUID | None = None  # the cluster it is in (or is); none for the tenant
 
 
 def choice_value(kind: str, scope_id: str) -> str:
@@ -37,7 +39,13 @@ async def visible_scopes(request: Caller, adapters: Adapters) -> list[ScopeChoic
         units = await visible_units(request, kind, adapters.resources)
         for unit in sorted(units, key=lambda u: u.name):
             found.append(
-                ScopeChoice(choice_value(kind, unit.id), f"{title} · {unit.name}", kind, unit.id)
+                ScopeChoice(
+                    choice_value(kind, unit.id),
+                    f"{title} · {unit.name}",
+                    kind,
+                    unit.id,
+                    unit.cluster_id,
+                )
             )
     return found
 

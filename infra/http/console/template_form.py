@@ -19,6 +19,7 @@ from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
 from domain.org_units import UnknownScopeError
+from domain.tenant_settings import check_framework
 from domain.values import ScopeKind
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
@@ -42,6 +43,7 @@ from infra.http.templates import check_name_free, create_from
 from services.errors import NameTakenError
 
 NEW: Final = "/templates/new"
+FRAMEWORK: Final = "/spec/distributedFramework"
 NAME_CHECK: Final = "/templates/name-check"
 SCOPE_KINDS: Final[tuple[ScopeKind, ...]] = ("tenant", "cluster", "department", "project")
 CONFIGURATIONS: Final = (
@@ -75,6 +77,7 @@ def render_form(
             else f"{'compute resource' if owner == 'compute' else owner} {name}"
         )
 
+    scope = form.values.get("/scope")
     return page(
         request,
         "template_form.html.j2",
@@ -87,6 +90,7 @@ def render_form(
         linked_by=linked_by,
         label_of=label_of,
         status_code=status,
+        off_here=[f for f, where in choices["frameworks_off"].items() if scope in where],
         **choices,
     )
 
@@ -136,8 +140,18 @@ async def _continue(
     scope_kind = next((k for k in SCOPE_KINDS if k == kind), None)
     if scope_kind is None:
         form.errors["/scope"] = "Choose the scope."
+    if framework_of(form) not in choices["frameworks"]:
+        form.errors[FRAMEWORK] = "Choose the framework."
     if form.errors or scope_kind is None:
         return render_form(request, form, choices, 400)
+    # A framework turned off for the scope's cluster is refused here already, by the rule the
+    # creation applies (the form shows it disabled where scripts run).
+    cluster = next((s.cluster for s in choices["scopes"] if s.value == form.values["/scope"]), None)
+    try:
+        check_framework(choices["settings"], FRAMEWORK, framework_of(form), cluster)
+    except TrainplateError as exc:
+        form.errors[FRAMEWORK] = said(exc)
+        return render_form(request, form, choices, status_for(exc))
     try:
         await check_name_free(
             request, adapters, name, scope_kind, scope_id, fields=("/scope", "/meta/name")
@@ -205,6 +219,10 @@ async def _create(
             request, form, choices, str(at or ""), said(exc), status_for(exc), built, known
         )
     return Redirect(f"/console/templates/{UUID(wire.meta.id)}", status_code=303)
+
+
+def framework_of(form: Form) -> str | None:
+    return str(form.values.get(FRAMEWORK) or "") or None
 
 
 def said(exc: TrainplateError) -> str:

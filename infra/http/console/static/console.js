@@ -108,3 +108,30 @@ document.addEventListener("DOMContentLoaded", () => {
     if (opener.hasAttribute("data-refocus")) opener.focus();
   }
 });
+
+// The framework select (data-frameworks-off: each framework's scopes whose cluster turns it off)
+// disables a framework turned off for the chosen scope, says which are, and moves off one that
+// was chosen; CONTINUE refuses such a framework all the same.
+document.addEventListener("DOMContentLoaded", () => {
+  const field = document.getElementById("framework-field");
+  const scope = document.getElementById("f-scope");
+  const framework = document.getElementById("f-spec-distributedFramework");
+  const said = document.getElementById("f-spec-distributedFramework-off");
+  if (!field || !scope || !framework || !said) return;
+  const off = JSON.parse(field.dataset.frameworksOff || "{}");
+  const sync = () => {
+    const here = [];
+    for (const option of framework.options) {
+      option.disabled = (off[option.value] || []).includes(scope.value);
+      if (option.disabled) here.push(option.value);
+    }
+    if (framework.selectedOptions[0] && framework.selectedOptions[0].disabled) {
+      const allowed = [...framework.options].find((option) => !option.disabled);
+      if (allowed) framework.value = allowed.value;
+    }
+    said.textContent = here.length
+      ? `Turned off on this scope's cluster (General settings): ${here.join(", ")}` : "";
+  };
+  scope.addEventListener("change", sync);
+  sync();
+});
