@@ -9,7 +9,8 @@ from uuid import UUID, uuid4
 import msgspec
 import pytest
 
-from domain.specs import EnvironmentSpec, EnvironmentVariable, NfsSpec
+from domain.combined import credential_secret_name
+from domain.specs import ConfigMapRef, CredentialRef, EnvironmentSpec, EnvironmentVariable, NfsSpec
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import TenantSettings
 from domain.values import AssetMeta, TemplateMeta
@@ -196,17 +197,14 @@ def test_an_edit_saved_unchanged_keeps_every_list_item_and_what_its_row_does_not
     assert msgspec.to_builtins(saved) == msgspec.to_builtins(current.body)
 
 
-def test_an_environment_loaded_without_linking_gets_a_row_for_each_of_its_variables() -> None:
+def _loaded(*variables: EnvironmentVariable) -> list[dict[str, Any]]:
+    """The variables of a template that loads, without linking, an environment that has
+    these: its form's values, through the form's fields, into the body."""
     environment = AssetRow(
         asset_id=uuid4(),
         kind="environment",
         meta=AssetMeta(name="env", scope="tenant"),
-        spec=EnvironmentSpec(
-            image="python:3.12",
-            environment_variables=tuple(
-                EnvironmentVariable(name=f"V{i}", value=str(i)) for i in range(3)
-            ),
-        ),
+        spec=EnvironmentSpec(image="python:3.12", environment_variables=variables),
         created_at=datetime.now(UTC),
         created_by="someone",
         updated_at=datetime.now(UTC),
@@ -221,9 +219,27 @@ def test_an_environment_loaded_without_linking_gets_a_row_for_each_of_its_variab
     load_into(form, "environment", choices)
 
     fields = all_fields(choices["sections"])
-    assert "/spec/environmentVariables/4/name" in {f.pointer for f in fields}
-    variables = built_from(fields, form.values, _wire({"spec": {}})).body["spec"]
-    assert [v["name"] for v in variables["environmentVariables"]] == ["V0", "V1", "V2"]
+    assert f"/spec/environmentVariables/{len(variables) + 1}/name" in {f.pointer for f in fields}
+    spec = built_from(fields, form.values, _wire({"spec": {}})).body["spec"]
+    loaded: list[dict[str, Any]] = spec["environmentVariables"]
+    return loaded
+
+
+def test_an_environment_loaded_without_linking_gets_a_row_for_each_of_its_variables() -> None:
+    variables = _loaded(*(EnvironmentVariable(name=f"V{i}", value=str(i)) for i in range(3)))
+    assert [v["name"] for v in variables] == ["V0", "V1", "V2"]
+
+
+def test_a_loaded_variables_source_is_its_rows_choice() -> None:
+    credential = uuid4()
+    variables = _loaded(
+        EnvironmentVariable(name="TOKEN", credential=CredentialRef(asset_id=credential, key="k")),
+        EnvironmentVariable(name="MODE", config_map=ConfigMapRef(name="cfg", key="mode")),
+    )
+    assert variables == [
+        {"name": "TOKEN", "secret": {"name": credential_secret_name(credential), "key": "k"}},
+        {"name": "MODE", "configMap": {"name": "cfg", "key": "mode"}},
+    ]
 
 
 UNSEEN = "9d7c2b1a-4e3f-4a5b-8c6d-7e8f9a0b1c2d"  # a data source the editor cannot see

@@ -14,7 +14,9 @@ from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION, NGC_CATALOG
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.asset_pane import pane_items
+from infra.http.console.form_document import SOURCES
 from infra.http.console.form_fields import (
+    VARIABLE_SOURCES,
     Field,
     Group,
     compute_fields,
@@ -44,6 +46,27 @@ LOADS: Final = {
     "master-environment": ("/master/assets/environment", "", "/master/spec"),
     "master-compute": ("/master/assets/compute", "", "/master/spec"),
 }
+
+
+SOURCE_NAMES: Final = {**dict(VARIABLE_SOURCES), "userCredential": "My credentials",
+                        "podFieldRef": "A pod field"}  # fmt: skip
+VARIABLE: Final = re.compile(r"^(?P<at>(/master)?/spec/environmentVariables/\d+)/name$")
+
+
+def variable_sources(values: Mapping[str, object]) -> dict[str, str]:
+    """Each variable's source as its row's choice (`<variable>/source`), from the member that
+    holds its value: "" (Custom) for a value, else the member's name."""
+    found: dict[str, str] = {}
+    for pointer in values:
+        if (variable := VARIABLE.match(pointer)) is not None:
+            at = variable["at"]
+            held = (
+                m
+                for m in SOURCES
+                if m != "value" and any(v.startswith(f"{at}/{m}/") for v in values)
+            )
+            found[f"{at}/source"] = next(held, "")
+    return found
 
 
 class Form(msgspec.Struct, kw_only=True):
@@ -203,6 +226,8 @@ def show_linked(form: Form, rows: dict[str, AssetRow]) -> None:
             continue
         for pointer, value in flattened(as_template_values(rows[chosen])):
             form.linked[f"{under}{pointer}"] = shown(value)
+        for pointer, source in variable_sources(form.linked).items():
+            form.linked[pointer] = SOURCE_NAMES.get(source, source)
         owner_prefix = f"{under}/compute" if "compute" in select else under
         form.linked_from[owner_prefix] = rows[chosen].meta.name
 
@@ -217,6 +242,7 @@ def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
         return
     for pointer, value in flattened(as_template_values(rows[chosen])):
         form.values[f"{under}{pointer}"] = value if isinstance(value, list) else _typed(value)
+    form.values.update(variable_sources(form.values))
     form.values[select] = ""
     counts = rows_in(form.values)
     choices["sections"] = sections_of(

@@ -25,7 +25,7 @@ from domain.errors import TrainplateError
 from domain.template_rules import camel
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.console.form_document import SOURCES, Built, Values, build, decode_pointer
+from infra.http.console.form_document import Built, Values, build, decode_pointer
 from infra.http.console.form_fields import Field
 from infra.http.console.form_state import (
     LOADS,
@@ -36,6 +36,7 @@ from infra.http.console.form_state import (
     form_values,
     load_into,
     show_linked,
+    variable_sources,
 )
 from infra.http.console.scopes import choice_value
 from infra.http.console.template_detail import flattened
@@ -48,7 +49,6 @@ EDIT: Final = "/templates/{template_id:uuid}/edit"
 # The form's own values that are the template's as it stands, not the body's.
 KEPT: Final = ("/scope", "/spec/distributedFramework", "/configuration")
 ACCESS_MODE_SWITCH: Final = re.compile(r"^.+/claimInfo/accessModes/\w+$")
-VARIABLE: Final = re.compile(r"^(/master)?/spec/environmentVariables/\d+/name$")
 
 
 def own(wire: DistributedTemplate) -> dict[str, Any]:
@@ -89,10 +89,7 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
         listed = isinstance(value, list | tuple)
         values[pointer] = [_text(v) for v in value] if listed else _text(value)
     values.update(_access_modes(wire))
-    for pointer in [p for p in values if VARIABLE.match(p)]:
-        at = pointer.removesuffix("/name")
-        held = (m for m in SOURCES if any(v.startswith(f"{at}/{m}") for v in values))
-        values[f"{at}/source"] = next((m for m in held if m != "value"), "")
+    values.update(variable_sources(values))
     master_assets = wire.master.assets if wire.master else None
     for at, assets in (("", wire.assets), ("/master", master_assets)):
         for i, source in enumerate((assets.datasources or ()) if assets else ()):

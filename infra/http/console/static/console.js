@@ -16,7 +16,7 @@ document.addEventListener("DOMContentLoaded", () => {
 document.addEventListener("DOMContentLoaded", () => {
   for (const field of document.querySelectorAll("[data-when]")) {
     const select = document.getElementById(field.dataset.when);
-    if (!select) continue;
+    if (!select || select.tagName !== "SELECT") continue;  // linked: read-only, all shown
     const values = JSON.parse(field.dataset.whenValues || "[]");
     const sync = () => {
       field.hidden = !values.includes(select.value);
