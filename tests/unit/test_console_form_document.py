@@ -122,8 +122,69 @@ def test_a_value_the_decoder_refuses_is_named_at_its_field() -> None:
         ("/assets/datasources/0/id", "/assets/datasources/0/ref"),
         ("/spec/ports/0/external", "/spec/ports/0/external"),
         ("/spec/tolerations/1/seconds", None),  # no such field, none enclosing it
+        ("/spec/environmentVariables/0", "/spec/environmentVariables/0/source"),
+        ("/spec/exposedUrls/0/authorizedUsers/2", "/spec/exposedUrls/0/authorizedUsers"),
+        ("/master/assets/datasources/0/id", "/master/assets/datasources/0/ref"),
+        ("/master/spec/storage/pvc/0/claimInfo/size", "/master/spec/storage/pvc/0/claimInfo/size"),
     ],
 )
 def test_a_pointer_finds_its_field(pointer: str, field: str | None) -> None:
     built = build(FIELDS, {"/scope": "tenant"})
     assert field_of(pointer, built, KNOWN | {"/scope"}) == field
+
+
+def test_each_variable_sends_the_source_its_row_chose_and_no_other() -> None:
+    at = "/spec/environmentVariables"
+    values = {
+        "/scope": "tenant",
+        "/meta/name": "t",
+        **{f"{at}/0/{k}": v for k, v in {"name": "A", "source": "", "value": "1"}.items()},
+        # a secret chosen after a value was typed: the value stays in the row, unsent
+        **{f"{at}/1/{k}": v for k, v in {"name": "B", "source": "secret", "value": "x",
+                                        "secret/name": "s", "secret/key": "k"}.items()},
+        **{f"/master{at}/0/{k}": v for k, v in {"name": "C", "source": "configMap",
+                                        "configMap/name": "c", "configMap/key": "k"}.items()},
+        "/configuration": "workers-and-master",
+        "/differentMaster": "true",
+    }  # fmt: skip
+    built = build(FIELDS, values)
+    assert built.unknown == {}
+    assert built.body["spec"]["environmentVariables"] == [
+        {"name": "A", "value": "1"},
+        {"name": "B", "secret": {"name": "s", "key": "k"}},
+    ]
+    assert built.body["master"]["spec"]["environmentVariables"] == [
+        {"name": "C", "configMap": {"name": "c", "key": "k"}}
+    ]
+
+
+def test_a_choice_of_the_forms_own_that_it_does_not_offer_is_named() -> None:
+    values: dict[str, str | list[str]] = {
+        "/scope": "tenant",
+        "/meta/name": "t",
+        "/spec/environmentVariables/0/name": "A",
+        "/spec/environmentVariables/0/source": "sideways",
+        "/spec/storage/pvc/0/claimInfo/accessModes": ["readWriteOnce", "everyone"],
+    }
+    assert set(build(FIELDS, values).unknown) == {
+        "/spec/environmentVariables/0/source",
+        "/spec/storage/pvc/0/claimInfo/accessModes",
+    }
+
+
+def test_a_volumes_access_modes_and_a_urls_users_are_the_specs_shapes() -> None:
+    values: dict[str, str | list[str]] = {
+        "/scope": "tenant",
+        "/meta/name": "t",
+        "/spec/storage/pvc/0/claimInfo/accessModes": ["readOnlyMany"],
+        "/spec/storage/pvc/0/claimInfo/size": "1Gi",
+        "/spec/exposedUrls/0/container": "8888",
+        "/spec/exposedUrls/0/authorizedUsers": " alice , ,bob ",
+    }
+    spec = build(FIELDS, values).body["spec"]
+    assert spec["storage"]["pvc"][0]["claimInfo"]["accessModes"] == {
+        "readWriteOnce": False,
+        "readOnlyMany": True,
+        "readWriteMany": False,
+    }
+    assert spec["exposedUrls"][0]["authorizedUsers"] == ["alice", "", "bob"]  # the domain's call
