@@ -1,6 +1,8 @@
 """A workload submitted from a template's page, watched on its own page as it moves to
 Completed, with each replica's output."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -46,7 +48,9 @@ def test_a_workload_submitted_from_a_template_runs_to_completed_with_its_logs(
         j.step("the workload, just submitted")
 
         phase = page.locator("#workload-phase")
-        expect(phase).to_have_text("Completed", timeout=RUN_WITHIN_MS)
+        expect(phase).to_have_text(re.compile("^(Completed|Failed)$"), timeout=RUN_WITHIN_MS)
+        status = phase.locator("xpath=..").inner_text()  # the phase and, if failed, why
+        assert phase.inner_text() == "Completed", f"the workload ended {status}"
         expect(page.get_by_label("Output of master-0")).to_have_text("rank 0 of 2")
         expect(page.get_by_label("Output of worker-0")).to_have_text("rank 1 of 2")
         j.step("completed, with each replica's output")
