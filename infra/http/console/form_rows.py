@@ -40,16 +40,29 @@ def rows_of(rows: Rows, pointer: str) -> int:
     return rows.get(pointer, LISTS[pointer])
 
 
-def rows_in(values: Mapping[str, object]) -> dict[str, int]:
+def rows_in(
+    values: Mapping[str, object], linked: Mapping[str, object] | None = None
+) -> dict[str, int]:
     """Each list's rows for these values: up to the last row they fill, then the blank ones (a
-    row sent empty is not counted, so the rows do not grow each time the form comes back)."""
+    row sent empty is not counted, so the rows do not grow each time the form comes back). A
+    list a linked asset fills (`linked`: its values by pointer, shown read-only) has a row for
+    each of its items, whatever the form's own values fill: else only its first ones show."""
+    filled, shown = _filled(values), _filled(linked or {})
+    return {
+        pointer: max(filled.get(pointer, 0) + blank, shown.get(pointer, 0))
+        for pointer, blank in LISTS.items()
+    }
+
+
+def _filled(values: Mapping[str, object]) -> dict[str, int]:
+    """How many items each list has, up to the last one these values fill."""
     filled: dict[str, int] = {}
     for pointer, value in values.items():
         found = _ITEM.match(pointer)
         if found is None or found["list"] not in LISTS or value in ("", None, []):
             continue
         filled[found["list"]] = max(filled.get(found["list"], 0), int(found["index"]) + 1)
-    return {pointer: filled.get(pointer, 0) + blank for pointer, blank in LISTS.items()}
+    return filled
 
 
 def with_unshown(
@@ -65,7 +78,7 @@ def with_unshown(
     holds (`fields`: the form's, by pointer). A list under a pointer of `skip` (filled from
     elsewhere than its rows) is left as it is."""
     for pointer in LISTS:
-        sent, had = _at(body, pointer), _at(current, pointer)
+        sent, had = at_pointer(body, pointer), at_pointer(current, pointer)
         if (
             not isinstance(sent, list)
             or not isinstance(had, list | tuple)
@@ -79,10 +92,11 @@ def with_unshown(
                 sent[i] = _merged(had[row], item, shown)
 
 
-def _at(document: Mapping[str, Any], pointer: str) -> Any:
+def at_pointer(document: Mapping[str, Any], pointer: str) -> Any:
+    """What `document` holds at `pointer` (None where it holds nothing)."""
     node: Any = document
     for part in pointer.strip("/").split("/"):
-        node = node.get(part) if isinstance(node, dict) else None
+        node = node.get(part) if isinstance(node, Mapping) else None
     return node
 
 

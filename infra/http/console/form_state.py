@@ -5,7 +5,7 @@ what an environment or compute resource put in it, linked (shown read-only) or l
 into the form's own values)."""
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -94,6 +94,7 @@ async def choices_for(
     the form would not offer (image_choices.py)."""
     settings = await switches(adapters)
     rows = await loadable(request, adapters)
+    by_id = {str(r.asset_id): r for r in rows}
 
     def of(*kinds: str) -> tuple[tuple[str, str], ...]:
         return tuple((str(r.asset_id), r.meta.name) for r in rows if r.kind in kinds)
@@ -121,7 +122,11 @@ async def choices_for(
         "gpu_limits": gpu_limits,
         "images": images,
         "sections": sections_of(
-            sources, gpu_limits, rows_in(values or {}), images=images, held=template
+            sources,
+            gpu_limits,
+            rows_in(values or {}, linked_values(values or {}, by_id)),
+            images=images,
+            held=template,
         ),
         "held": template,
         "scopes": scopes,
@@ -134,7 +139,7 @@ async def choices_for(
         "settings": settings,
         "environments": environments,
         "computes": computes,
-        "rows": {str(r.asset_id): r for r in rows},
+        "rows": by_id,
         "pane": await pane_items(request, adapters, kind, scope_id),
     }
 
@@ -218,23 +223,42 @@ def form_values(form: Any, fields: list[Field]) -> dict[str, Any]:
     return found
 
 
-def show_linked(form: Form, rows: dict[str, AssetRow]) -> None:
-    """The values each linked asset puts in the spec, shown read-only in its fields."""
+def _chosen(
+    values: Mapping[str, object], rows: Mapping[str, AssetRow], use_as: str
+) -> Iterator[tuple[str, str, AssetRow]]:
+    """Each asset chosen to be used `use_as` ("link" or "copy"): its LOADS entry and its row."""
     for select, use, under in LOADS.values():
-        chosen = form.values.get(select)
-        if not chosen or chosen not in rows or (use and form.values.get(use) == "copy"):
-            continue
-        for pointer, value in flattened(as_template_values(rows[chosen])):
-            form.linked[f"{under}{pointer}"] = shown(value)
-        for pointer, source in variable_sources(form.linked).items():
-            form.linked[pointer] = SOURCE_NAMES.get(source, source)
+        chosen = values.get(select)
+        copy = values.get(use) == "copy"
+        if isinstance(chosen, str) and chosen in rows and copy == (use_as == "copy"):
+            yield select, under, rows[chosen]
+
+
+def linked_values(values: Mapping[str, object], rows: Mapping[str, AssetRow]) -> dict[str, Any]:
+    """The values each linked asset puts in the spec, by pointer, as shown read-only (a
+    variable's source by its name): every item of its lists has a row for them (rows_in)."""
+    linked: dict[str, Any] = {}
+    for _, under, row in _chosen(values, rows, "link"):
+        for pointer, value in flattened(as_template_values(row)):
+            linked[f"{under}{pointer}"] = shown(value)
+    for pointer, source in variable_sources(linked).items():
+        linked[pointer] = SOURCE_NAMES.get(source, source)
+    return linked
+
+
+def show_linked(form: Form, rows: dict[str, AssetRow]) -> None:
+    """The values each linked asset puts in the spec, shown read-only in its fields, named as
+    that asset's."""
+    form.linked.update(linked_values(form.values, rows))
+    for select, under, row in _chosen(form.values, rows, "link"):
         owner_prefix = f"{under}/compute" if "compute" in select else under
-        form.linked_from[owner_prefix] = rows[chosen].meta.name
+        form.linked_from[owner_prefix] = row.meta.name
 
 
 def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
     """LOAD: used without linking, the asset's values become the form's own, editable, each
-    list with a row for every item it brings (else the rows it did not get would be lost)."""
+    list with a row for every item it brings (else the rows it did not get would be lost), and
+    one for every item of what stays linked."""
     form.loaded = which
     select, use, under = LOADS[which]
     chosen, rows = form.values.get(select), choices["rows"]
@@ -244,7 +268,7 @@ def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
         form.values[f"{under}{pointer}"] = value if isinstance(value, list) else _typed(value)
     form.values.update(variable_sources(form.values))
     form.values[select] = ""
-    counts = rows_in(form.values)
+    counts = rows_in(form.values, linked_values(form.values, rows))
     choices["sections"] = sections_of(
         choices["sources"],
         choices["gpu_limits"],
