@@ -1,5 +1,5 @@
-"""Steps the template form's journeys share: a project to make templates in, the form's first
-step for a template of its own settings, and a template as the API lists it."""
+"""Steps the template form's journeys share: a project to make templates in and assets in it,
+the form's first step for a template of its own settings, and a template as the API lists it."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +16,31 @@ def project(service: Service, name: str) -> dict[str, Any]:
     """A project of that name, on a cluster of its own."""
     cluster = service.made("/api/v1/clusters", {"name": f"{name}-cluster"})
     return service.made("/api/v1/org-unit/projects", {"name": name, "clusterId": cluster["uuid"]})
+
+
+def pytorch_environment(
+    service: Service, project_id: int, name: str, spec: dict[str, Any]
+) -> dict[str, Any]:
+    """An environment of that name for distributed PyTorch, in the project."""
+    meta = {"scope": "project", "projectId": project_id, "name": name}
+    return service.made(
+        "/api/v1/asset/environment",
+        {
+            "meta": {
+                **meta,
+                "workloadSupportedTypes": {"distributed": True, "distFramework": "PyTorch"},
+            },
+            "spec": spec,
+        },
+    )
+
+
+def compute_resource(
+    service: Service, project_id: int, name: str, spec: dict[str, Any]
+) -> dict[str, Any]:
+    """A compute resource of that name, in the project."""
+    meta = {"scope": "project", "projectId": project_id, "name": name}
+    return service.made("/api/v1/asset/compute", {"meta": meta, "spec": spec})
 
 
 def own_settings(

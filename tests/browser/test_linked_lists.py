@@ -3,14 +3,19 @@ that asset's, however many rows the form has of its own: the workers' and a mast
 its own, after loading, after a refusal, and in the edit form; saving keeps them the asset's,
 not the template's own."""
 
-from typing import Any
-
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.conftest import ADMIN_ID, Service
 from tests.browser.journey import journey, refused_next_to, sign_in
-from tests.browser.template_steps import created, entry, own_settings, project
+from tests.browser.template_steps import (
+    compute_resource,
+    created,
+    entry,
+    own_settings,
+    project,
+    pytorch_environment,
+)
 from tests.integration.test_dev_smoke import ADMIN_SECRET
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
@@ -21,42 +26,35 @@ RESOURCES = [f"example.com/r{i}" for i in range(3)]
 
 
 def _assets(service: Service, project_id: int) -> dict[str, str]:
-    meta: dict[str, Any] = {"scope": "project", "projectId": project_id}
-    environment = service.made(
-        "/api/v1/asset/environment",
+    connections = [
         {
-            "meta": {
-                **meta,
-                "name": "linked-env",
-                "workloadSupportedTypes": {"distributed": True, "distFramework": "PyTorch"},
+            "name": f"port-{port}",
+            "internalToolInfo": {
+                "toolType": "custom",
+                "connectionType": "NodePort",
+                "containerPort": port,
             },
-            "spec": {
-                "image": "pytorch/pytorch:2.5",
-                "environmentVariables": [
-                    {"name": name, "value": str(i)} for i, name in enumerate(VARIABLES)
-                ],
-                "connections": [
-                    {
-                        "name": f"port-{port}",
-                        "internalToolInfo": {
-                            "toolType": "custom",
-                            "connectionType": "NodePort",
-                            "containerPort": port,
-                        },
-                    }
-                    for port in PORTS
-                ],
-            },
+        }
+        for port in PORTS
+    ]
+    variables = [{"name": name, "value": str(i)} for i, name in enumerate(VARIABLES)]
+    environment = pytorch_environment(
+        service,
+        project_id,
+        "linked-env",
+        {
+            "image": "pytorch/pytorch:2.5",
+            "environmentVariables": variables,
+            "connections": connections,
         },
     )
-    compute = service.made(
-        "/api/v1/asset/compute",
+    compute = compute_resource(
+        service,
+        project_id,
+        "linked-gpu",
         {
-            "meta": {**meta, "name": "linked-gpu"},
-            "spec": {
-                "cpuCoreRequest": 1,
-                "extendedResources": [{"resource": r, "quantity": "1"} for r in RESOURCES],
-            },
+            "cpuCoreRequest": 1,
+            "extendedResources": [{"resource": r, "quantity": "1"} for r in RESOURCES],
         },
     )
     return {"environment": environment["meta"]["id"], "compute": compute["meta"]["id"]}

@@ -1,16 +1,27 @@
 """A master of its own has the workers' fields where the master's spec has them: its
 environment (variables included), compute resources, tolerations, data & storage and
 annotations; not the workload-wide ones, which the workers' spec governs for both. The master's
-refusal is named next to the master's field; the edit form keeps what the master has."""
+refusal is named next to the master's field; the edit form keeps what the master has. The
+master loads an environment or compute resource as the workers do, linked or used without
+linking."""
 
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import Service
-from tests.browser.journey import fill, refused_next_to
-from tests.browser.template_steps import created, entry, new_template
+from tests.browser.conftest import ADMIN_ID, Service
+from tests.browser.journey import fill, journey, refused_next_to, sign_in
+from tests.browser.template_steps import (
+    compute_resource,
+    created,
+    entry,
+    new_template,
+    own_settings,
+    project,
+    pytorch_environment,
+)
+from tests.integration.test_dev_smoke import ADMIN_SECRET
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
 
@@ -78,3 +89,100 @@ def test_a_master_of_its_own_has_the_workers_fields(service: Service) -> None:
         expect(page.get_by_role("heading", name="master-ddp", exact=True)).to_be_visible()
 
     assert entry(service, "master-ddp")["master"]["spec"] == MASTER  # saved unchanged
+
+
+def test_the_master_uses_an_environment_and_a_compute_resource_without_linking(
+    service: Service,
+) -> None:
+    """The master's "Load from existing", as the workers': its side pane from the keyboard and
+    its select, each with "Use it without linking", copy the asset's values into the master's
+    own fields, editable, and nothing is linked to the master."""
+    made = int(project(service, "master-copy")["id"])
+    pytorch_environment(
+        service,
+        made,
+        "copy-env",
+        {
+            "image": "pytorch/pytorch:2.5",
+            "workingDir": "/work",
+            "environmentVariables": [{"name": f"V{i}", "value": str(i)} for i in range(3)],
+        },
+    )
+    compute_resource(
+        service,
+        made,
+        "copy-gpu",
+        {
+            "cpuCoreRequest": 2,
+            "extendedResources": [{"resource": "example.com/fpga", "quantity": "2"}],
+        },
+    )
+    with journey("master-copy") as j:
+        page = j.page
+        sign_in(page, service.url, ADMIN_ID, ADMIN_SECRET)
+        own_settings(page, service.url, "master-copy", "copy-ddp", "Workers & master")
+        page.get_by_label("Different setup for the master").check()
+        master = page.locator("#master-setup")
+
+        page.locator("#master-environment-pane-opener").focus()
+        page.keyboard.press("Enter")
+        pane = page.get_by_role("dialog", name="Environments this scope can use, for the master")
+        expect(pane).to_be_visible()
+        item = pane.get_by_role("listitem").filter(has_text="copy-env")
+        j.step("the master's environments pane, open", full_page=False)
+        item.get_by_role("button", name="Use without linking").press("Enter")
+        expect(pane).to_be_hidden()
+        expect(page.locator("#master-environment-pane-opener")).to_be_focused()
+        image = page.locator("#f-master-spec-image")
+        expect(image).to_have_value("pytorch/pytorch:2.5")
+        expect(image).to_be_editable()  # the master's own
+        for i in range(3):
+            expect(page.locator(f"#f-master-spec-environmentVariables-{i}-name")).to_have_value(
+                f"V{i}"
+            )
+        expect(master.get_by_role("combobox", name="Master environment")).to_have_value("")
+        expect(page.locator("#f-spec-image")).to_have_value("python:3.12")  # not the workers'
+        page.locator("#f-master-spec-environmentVariables-2-value").fill("master-only")
+        j.step("the master's environment used without linking, a variable changed")
+
+        master.get_by_role("combobox", name="Master compute resource").select_option(
+            label="copy-gpu"
+        )
+        master.get_by_role("group", name="Link the master's compute resource?").get_by_label(
+            "Use it without linking"
+        ).check()
+        page.get_by_role("button", name="Load master compute resource").click()
+        cpu = page.locator("#f-master-spec-compute-cpuCoreRequest")
+        expect(cpu).to_have_value("2")
+        expect(cpu).to_be_editable()
+        expect(page.locator("#f-master-spec-compute-extendedResources-0-resource")).to_have_value(
+            "example.com/fpga"
+        )
+        expect(page.locator("#f-master-spec-environmentVariables-2-value")).to_have_value(
+            "master-only"
+        )  # what was changed stays
+        cpu.fill("3")
+        j.step("the master's compute resource used without linking, its CPU changed")
+
+        template = created(j, service, "copy-ddp")
+        spec = template["master"]["spec"]
+        assert not (template["master"].get("assets") or {}).get("environment")
+        assert not (template["master"].get("assets") or {}).get("compute")
+        assert (spec["image"], spec["workingDir"]) == ("pytorch/pytorch:2.5", "/work")
+        assert spec["environmentVariables"] == [
+            {"name": "V0", "value": "0"},
+            {"name": "V1", "value": "1"},
+            {"name": "V2", "value": "master-only"},
+        ]
+        assert spec["compute"]["cpuCoreRequest"] == 3
+        assert spec["compute"]["extendedResources"] == [
+            {"resource": "example.com/fpga", "quantity": "2"}
+        ]
+        assert "environmentVariables" not in template["spec"]  # the workers' own is untouched
+
+        page.goto(f"{service.url}/console/templates/{template['meta']['id']}/edit")
+        expect(page.locator("#f-master-spec-environmentVariables-2-value")).to_have_value(
+            "master-only"
+        )
+        expect(page.locator("#f-master-spec-compute-cpuCoreRequest")).to_be_editable()
+        j.step("the edit form shows the master's copied values as its own")

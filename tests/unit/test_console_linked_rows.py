@@ -1,6 +1,7 @@
 """A linked environment's or compute resource's lists have a row for every item, shown
 read-only as that asset's (the workers' and a master of its own alike), and none of them is
-sent as the template's own."""
+sent as the template's own; the master, like the workers, may use an asset without linking it,
+its values copied into the master's own fields."""
 
 from typing import Any
 
@@ -17,7 +18,9 @@ from infra.http.console.form_rows import LISTS, rows_in
 from infra.http.console.form_state import (
     Form,
     all_fields,
+    copied_values,
     linked_values,
+    load_into,
     sections_of,
     show_linked,
 )
@@ -116,3 +119,55 @@ def test_a_linked_asset_s_items_are_not_sent_as_the_template_s_own() -> None:
         assert "compute" not in spec
         assets = body["master"]["assets"] if at else body["assets"]
         assert assets["environment"] == str(ENVIRONMENT.asset_id)
+
+
+def _loaded(which: str, values: dict[str, Any]) -> tuple[Form, list[Any]]:
+    """LOAD `which` for a form of these values: the form, and its fields as loading left them."""
+    form = Form(step=2, values={"/meta/name": "ddp", "/differentMaster": "true", **values})
+    choices: dict[str, Any] = {"rows": ROWS, "sources": (), "gpu_limits": False, "sections": {}}
+    load_into(form, which, choices)
+    show_linked(form, ROWS)
+    return form, all_fields(choices["sections"])
+
+
+def test_the_master_loads_an_environment_without_linking_into_its_own_fields() -> None:
+    form, fields = _loaded(
+        "master-environment",
+        {
+            "/master/assets/environment": str(ENVIRONMENT.asset_id),
+            "/master/environmentUse": "copy",
+            "/master/assets/compute": str(COMPUTE.asset_id),  # stays linked
+        },
+    )
+    assert form.values["/master/assets/environment"] == ""  # nothing linked
+    assert form.values["/master/spec/environmentVariables/4/name"] == "V4"
+    assert form.values["/master/spec/ports/2/container"] == "8002"
+    assert "/master/spec/environmentVariables/4/name" not in form.linked  # the master's own
+    assert "/spec/environmentVariables/0/name" not in form.values  # not the workers'
+    shown = {f.pointer for f in fields}
+    assert "/master/spec/compute/extendedResources/2/resource" in shown  # linked, every item
+    assert form.linked_from["/master/spec/compute"] == COMPUTE.meta.name
+    master = build(fields, form.values).body["master"]
+    assert [v["name"] for v in master["spec"]["environmentVariables"]] == [
+        f"V{i}" for i in range(5)
+    ]
+    assert master["assets"]["compute"] == str(COMPUTE.asset_id)
+
+
+def test_the_master_s_compute_resource_used_without_loading_it_is_copied_under_the_master() -> None:
+    values = {
+        "/meta/name": "ddp",
+        "/differentMaster": "true",
+        "/master/assets/compute": str(COMPUTE.asset_id),
+        "/master/computeUse": "copy",
+    }
+    form = Form(step=2, values=values)
+    fields = all_fields(sections_of((), False, rows_in(values)))
+    copied = copied_values(form, ROWS)
+    assert form.values["/master/assets/compute"] == ""
+    assert set(copied) == {"master"}
+    body = build(fields, form.values, copied=copied).body
+    extended = body["master"]["spec"]["compute"]["extendedResources"]
+    assert [r["resource"] for r in extended] == [f"example.com/r{i}" for i in range(3)]
+    assert "compute" not in body["spec"]
+    assert not body["master"].get("assets", {}).get("compute")

@@ -2,6 +2,7 @@
 that holds it. No rule is checked here: the body goes to the API's own decoder (the same
 Struct, numbers read from the form's text) and then to the domain."""
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -10,7 +11,7 @@ import msgspec
 
 from domain.pointers import pointer_in
 from infra.http.console.form_fields import KEPT_SOURCES, VARIABLE_SOURCES, Field
-from infra.http.console.form_rows import with_unshown
+from infra.http.console.form_rows import at_pointer, with_unshown
 from infra.http.console.scopes import scope_of
 from infra.http.console.storage_fields import ACCESS_MODES
 from infra.http.template_schemas import CreationRequest
@@ -78,11 +79,12 @@ def build(
     copied: Mapping[str, Any] | None = None,
     current: Mapping[str, Any] | None = None,
 ) -> Built:
-    """The creation body the form says: every field with a value, at its pointer; `copied`, an
-    environment's or compute resource's values used without linking, under the form's own. An
-    edit's `current` (the template's own body) gives each list item back what its row does not
-    show (form_rows.py), except in lists `copied` fills."""
-    document: dict[str, Any] = {"meta": {}, "spec": dict(copied or {})}
+    """The creation body the form says: every field with a value, at its pointer; `copied`, the
+    values of environments and compute resources used without linking (under `spec`, and the
+    master's under `master/spec`), under the form's own. An edit's `current` (the template's
+    own body) gives each list item back what its row does not show (form_rows.py), except in
+    lists `copied` fills."""
+    document: dict[str, Any] = {"meta": {}, "spec": {}, **copy.deepcopy(dict(copied or {}))}
     for field in fields:
         if not field.pointer.startswith(BODY):
             continue
@@ -110,7 +112,11 @@ def build(
     renamed: dict[str, str] = {}
     body = _compacted(document, "", renamed)
     if current is not None:
-        skip = tuple(f"/spec/{key}" for key in copied or {})
+        skip = tuple(
+            f"{at}/{key}"
+            for at in ("/spec", "/master/spec")
+            for key in at_pointer(copied or {}, at) or {}
+        )
         with_unshown(body, current, {f.pointer for f in fields}, renamed, skip=skip)
     _variable_sources(body)
     _access_modes(body)

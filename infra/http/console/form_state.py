@@ -39,13 +39,16 @@ SOURCE_REF: Final = re.compile(r"^(/master)?/assets/datasources/\d+/ref$")
 LINKS: Final = {
     kind: re.compile(rf"^(/master)?/assets/{kind}$") for kind in ("environment", "compute")
 }
-# (the asset select, link or copy, the pointer its values go under)
+# (the asset select, link or copy, the pointer its values go under): the master of its own
+# loads its environment and compute resource as the workers do, linked or not.
 LOADS: Final = {
     "environment": ("/assets/environment", "/environmentUse", "/spec"),
     "compute": ("/assets/compute", "/computeUse", "/spec"),
-    "master-environment": ("/master/assets/environment", "", "/master/spec"),
-    "master-compute": ("/master/assets/compute", "", "/master/spec"),
+    "master-environment": ("/master/assets/environment", "/master/environmentUse", "/master/spec"),
+    "master-compute": ("/master/assets/compute", "/master/computeUse", "/master/spec"),
 }
+# What the form starts with, and what a form sent without a choice means: linked.
+LINKED_AT_FIRST: Final = {use: "link" for _, use, _ in LOADS.values()}
 
 
 SOURCE_NAMES: Final = {**dict(VARIABLE_SOURCES), "userCredential": "My credentials",
@@ -223,6 +226,13 @@ def form_values(form: Any, fields: list[Field]) -> dict[str, Any]:
     return found
 
 
+def with_uses(values: dict[str, Any]) -> dict[str, Any]:
+    """`values`, each link-or-copy choice not sent taken as linked (what the form starts with)."""
+    for use, first in LINKED_AT_FIRST.items():
+        values.setdefault(use, first)
+    return values
+
+
 def _chosen(
     values: Mapping[str, object], rows: Mapping[str, AssetRow], use_as: str
 ) -> Iterator[tuple[str, str, AssetRow]]:
@@ -262,7 +272,7 @@ def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
     form.loaded = which
     select, use, under = LOADS[which]
     chosen, rows = form.values.get(select), choices["rows"]
-    if not chosen or chosen not in rows or not use or form.values.get(use) != "copy":
+    if not chosen or chosen not in rows or form.values.get(use) != "copy":
         return
     for pointer, value in flattened(as_template_values(rows[chosen])):
         form.values[f"{under}{pointer}"] = value if isinstance(value, list) else _typed(value)
@@ -287,13 +297,14 @@ def _typed(value: object) -> str:
 
 
 def copied_values(form: Form, rows: dict[str, AssetRow]) -> dict[str, Any]:
-    """What an environment or compute resource used without linking puts in the spec; its
-    select is emptied, as nothing is linked."""
+    """What each environment or compute resource used without linking puts in the body, the
+    workers' under `spec` and the master's under `master/spec`; its select is emptied, as
+    nothing is linked."""
     copied: dict[str, Any] = {}
-    for which in ("environment", "compute"):
-        select, use, _ = LOADS[which]
-        chosen = form.values.get(select)
-        if chosen in rows and form.values.get(use) == "copy":
-            copied.update(as_template_values(rows[chosen]))
-            form.values[select] = ""
+    for select, under, row in list(_chosen(form.values, rows, "copy")):
+        node = copied
+        for part in under.strip("/").split("/"):
+            node = node.setdefault(part, {})
+        node.update(as_template_values(row))
+        form.values[select] = ""
     return copied

@@ -28,6 +28,7 @@ from infra.http.callers import Caller
 from infra.http.console.form_document import Built, Values, build, decode_pointer
 from infra.http.console.form_fields import Field
 from infra.http.console.form_state import (
+    LINKED_AT_FIRST,
     LOADS,
     Form,
     all_fields,
@@ -37,6 +38,7 @@ from infra.http.console.form_state import (
     load_into,
     show_linked,
     variable_sources,
+    with_uses,
 )
 from infra.http.console.scopes import choice_value
 from infra.http.console.template_detail import flattened
@@ -78,8 +80,7 @@ def values_of(wire: DistributedTemplate) -> dict[str, Any]:
         "/scope": choice_value(wire.meta.scope_type, wire.meta.scope_id),
         "/meta/name": wire.meta.name,
         "/meta/description": wire.meta.description or "",
-        "/environmentUse": "link",
-        "/computeUse": "link",
+        **LINKED_AT_FIRST,
     }
     for pointer, value in flattened(own(wire)):
         if value is None:
@@ -192,9 +193,7 @@ async def save_template(
     values.pop("_csrf_token", None)
     opened_at = str(values.pop("version", version))
     values.update({k: current[k] for k in KEPT if k in current})  # not the form's to change
-    values.setdefault("/environmentUse", "link")
-    values.setdefault("/computeUse", "link")
-    form = Form(step=2, values=values)
+    form = Form(step=2, values=with_uses(values))
     editing = {"id": template_id, "name": wire.meta.name, "version": opened_at}
     if action.startswith("load-") and action.removeprefix("load-") in LOADS:
         load_into(form, action.removeprefix("load-"), choices)

@@ -26,6 +26,7 @@ from infra.http.callers import Caller
 from infra.http.console.form_document import Built, build, decode_pointer, decoded, field_of
 from infra.http.console.form_fields import Field
 from infra.http.console.form_state import (
+    LINKED_AT_FIRST,
     LOADS,
     Form,
     all_fields,
@@ -34,6 +35,7 @@ from infra.http.console.form_state import (
     form_values,
     load_into,
     show_linked,
+    with_uses,
 )
 from infra.http.console.labels import label_of
 from infra.http.console.pages_common import page
@@ -98,11 +100,7 @@ def render_form(
 @get(NEW, include_in_schema=False)
 async def new_template(request: Caller, adapters: NamedDependency[Adapters]) -> Template:
     choices = await choices_for(request, adapters)
-    values = {
-        "/configuration": "workers-and-master",
-        "/environmentUse": "link",
-        "/computeUse": "link",
-    }
+    values = {"/configuration": "workers-and-master", **LINKED_AT_FIRST}
     return render_form(request, Form(step=1, values=values), choices)
 
 
@@ -116,9 +114,7 @@ async def submit_template_form(
     values = form_values(sent, fields)
     action = str(values.pop("action", "create"))
     values.pop("_csrf_token", None)
-    values.setdefault("/environmentUse", "link")  # what the form starts with
-    values.setdefault("/computeUse", "link")
-    form = Form(step=2, values=values)
+    form = Form(step=2, values=with_uses(values))
     if action == "continue":
         return await _continue(request, adapters, form, choices)
     if action.startswith("load-") and action.removeprefix("load-") in LOADS:
