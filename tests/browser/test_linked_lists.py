@@ -41,7 +41,7 @@ def _assets(service: Service, project_id: int) -> dict[str, str]:
     environment = pytorch_environment(
         service,
         project_id,
-        "linked-env",
+        "items-env",
         {
             "image": "pytorch/pytorch:2.5",
             "environmentVariables": variables,
@@ -51,7 +51,7 @@ def _assets(service: Service, project_id: int) -> dict[str, str]:
     compute = compute_resource(
         service,
         project_id,
-        "linked-gpu",
+        "items-gpu",
         {
             "cpuCoreRequest": 1,
             "extendedResources": [{"resource": r, "quantity": "1"} for r in RESOURCES],
@@ -74,18 +74,18 @@ def _every_item_shown(page: Page, at: str) -> None:
     ids' prefix: f-spec or f-master-spec), read-only and named as the asset's."""
     for i, name in enumerate(VARIABLES):
         _read_only(
-            page.locator(f"#{at}-environmentVariables-{i}-name"), name, "environment linked-env"
+            page.locator(f"#{at}-environmentVariables-{i}-name"), name, "environment items-env"
         )
         _read_only(
-            page.locator(f"#{at}-environmentVariables-{i}-value"), str(i), "environment linked-env"
+            page.locator(f"#{at}-environmentVariables-{i}-value"), str(i), "environment items-env"
         )
     for i, port in enumerate(PORTS):
-        _read_only(page.locator(f"#{at}-ports-{i}-container"), str(port), "environment linked-env")
+        _read_only(page.locator(f"#{at}-ports-{i}-container"), str(port), "environment items-env")
     for i, resource in enumerate(RESOURCES):
         _read_only(
             page.locator(f"#{at}-compute-extendedResources-{i}-resource"),
             resource,
-            "compute resource linked-gpu",
+            "compute resource items-gpu",
         )
     expect(page.locator(f"#{at}-environmentVariables-{len(VARIABLES)}-name")).to_have_count(0)
 
@@ -98,19 +98,19 @@ def _link(page: Page, select: str, asset: str, load: str) -> None:
 def test_every_item_of_a_linked_asset_s_lists_is_shown_and_kept_the_asset_s(
     service: Service,
 ) -> None:
-    made = _assets(service, int(project(service, "linked-vision")["id"]))
+    made = _assets(service, int(project(service, "items-vision")["id"]))
     with journey("linked-lists") as j:
         page = j.page
         sign_in(page, service.url, ADMIN_ID, ADMIN_SECRET)
-        own_settings(page, service.url, "linked-vision", "linked-ddp", "Workers & master")
-        _link(page, "Environment", "linked-env", "Load environment")
-        _link(page, "Compute resource", "linked-gpu", "Load compute resource")
+        own_settings(page, service.url, "items-vision", "all-items-ddp", "Workers & master")
+        _link(page, "Environment", "items-env", "Load environment")
+        _link(page, "Compute resource", "items-gpu", "Load compute resource")
         _every_item_shown(page, "f-spec")
         j.step("every variable, port and extended resource of the linked assets")
 
         page.get_by_label("Different setup for the master").check()
-        _link(page, "Master environment", "linked-env", "Load master environment")
-        _link(page, "Master compute resource", "linked-gpu", "Load master compute resource")
+        _link(page, "Master environment", "items-env", "Load master environment")
+        _link(page, "Master compute resource", "items-gpu", "Load master compute resource")
         _every_item_shown(page, "f-master-spec")
         _every_item_shown(page, "f-spec")
         j.step("the master links its own: every item of them too")
@@ -118,13 +118,13 @@ def test_every_item_of_a_linked_asset_s_lists_is_shown_and_kept_the_asset_s(
         page.get_by_label("Number of workers").fill("two")
         page.get_by_role("button", name="Create template").click()
         workers = refused_next_to(page, "f-spec-numWorkers", "int")
-        assert entry(service, "linked-ddp") == {}
+        assert entry(service, "all-items-ddp") == {}
         _every_item_shown(page, "f-spec")
         _every_item_shown(page, "f-master-spec")
         j.step("refused, every linked item still shown")
 
         workers.fill("2")
-        template = created(j, service, "linked-ddp")
+        template = created(j, service, "all-items-ddp")
         assert template["assets"]["environment"] == made["environment"]
         assert template["assets"]["compute"] == made["compute"]
         assert template["master"]["assets"]["environment"] == made["environment"]
@@ -142,8 +142,8 @@ def test_every_item_of_a_linked_asset_s_lists_is_shown_and_kept_the_asset_s(
         _every_item_shown(page, "f-master-spec")
         j.step("the edit form shows every item of the linked assets")
         page.get_by_role("button", name="Save template").click()
-        expect(page.get_by_role("heading", name="linked-ddp", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="all-items-ddp", exact=True)).to_be_visible()
 
-    saved = entry(service, "linked-ddp")
+    saved = entry(service, "all-items-ddp")
     for key in ("assets", "spec", "master"):
         assert saved[key] == template[key]  # saved unchanged
