@@ -5,6 +5,7 @@ refusal is named next to the master's field; the edit form keeps what the master
 master loads an environment or compute resource as the workers do, linked or used without
 linking."""
 
+import re
 from typing import Any
 
 import pytest
@@ -145,12 +146,18 @@ def test_the_master_uses_an_environment_and_a_compute_resource_without_linking(
         page.locator("#f-master-spec-environmentVariables-2-value").fill("master-only")
         j.step("the master's environment used without linking, a variable changed")
 
-        master.get_by_role("combobox", name="Master compute resource").select_option(
-            label="copy-gpu"
-        )
-        master.get_by_role("group", name="Link the master's compute resource?").get_by_label(
-            "Use it without linking"
-        ).check()
+        computes = master.get_by_role("combobox", name="Master compute resource")
+        computes.select_option(label="copy-gpu")
+        uses = master.get_by_role("group", name="Link the master's compute resource?")
+        uses.get_by_label("Use it without linking").check()
+        page.get_by_label("Number of workers").fill("two")
+        page.get_by_role("button", name="Create template").click()
+        workers = refused_next_to(page, "f-spec-numWorkers", "int")
+        # Refused: the compute resource is still chosen, to be used without linking.
+        expect(computes).to_have_value(re.compile(".+"))
+        expect(uses.get_by_label("Use it without linking")).to_be_checked()
+        j.step("refused, the master's compute resource still chosen without linking")
+        workers.fill("2")
         page.get_by_role("button", name="Load master compute resource").click()
         cpu = page.locator("#f-master-spec-compute-cpuCoreRequest")
         expect(cpu).to_have_value("2")

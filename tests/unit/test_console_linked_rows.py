@@ -154,7 +154,7 @@ def test_the_master_loads_an_environment_without_linking_into_its_own_fields() -
     assert master["assets"]["compute"] == str(COMPUTE.asset_id)
 
 
-def test_the_master_s_compute_resource_used_without_loading_it_is_copied_under_the_master() -> None:
+def test_a_master_s_compute_resource_used_without_loading_it_is_copied_and_stays_chosen() -> None:
     values = {
         "/meta/name": "ddp",
         "/differentMaster": "true",
@@ -163,10 +163,11 @@ def test_the_master_s_compute_resource_used_without_loading_it_is_copied_under_t
     }
     form = Form(step=2, values=values)
     fields = all_fields(sections_of((), False, rows_in(values)))
-    copied = copied_values(form, ROWS)
-    assert form.values["/master/assets/compute"] == ""
+    copied, unlinked = copied_values(form.values, ROWS)
+    assert unlinked["/master/assets/compute"] == ""  # nothing linked
+    assert form.values["/master/assets/compute"] == str(COMPUTE.asset_id)  # still chosen
     assert set(copied) == {"master"}
-    body = build(fields, form.values, copied=copied).body
+    body = build(fields, unlinked, copied=copied).body
     extended = body["master"]["spec"]["compute"]["extendedResources"]
     assert [r["resource"] for r in extended] == [f"example.com/r{i}" for i in range(3)]
     assert "compute" not in body["spec"]

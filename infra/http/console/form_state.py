@@ -296,15 +296,19 @@ def _typed(value: object) -> str:
     return str(value)
 
 
-def copied_values(form: Form, rows: dict[str, AssetRow]) -> dict[str, Any]:
-    """What each environment or compute resource used without linking puts in the body, the
-    workers' under `spec` and the master's under `master/spec`; its select is emptied, as
-    nothing is linked."""
+def copied_values(
+    values: Mapping[str, Any], rows: Mapping[str, AssetRow]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What each environment or compute resource used without linking puts in the body (the
+    workers' under `spec`, the master's under `master/spec`), and the values to build the body
+    from: its select emptied there, as nothing is linked. The form's own values stay as sent,
+    so a refusal shows the asset still chosen, to be used without linking."""
     copied: dict[str, Any] = {}
-    for select, under, row in list(_chosen(form.values, rows, "copy")):
+    unlinked = dict(values)
+    for select, under, row in _chosen(values, rows, "copy"):
         node = copied
         for part in under.strip("/").split("/"):
             node = node.setdefault(part, {})
         node.update(as_template_values(row))
-        form.values[select] = ""
-    return copied
+        unlinked[select] = ""
+    return copied, unlinked

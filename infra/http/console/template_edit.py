@@ -199,7 +199,8 @@ async def save_template(
         load_into(form, action.removeprefix("load-"), choices)
         show_linked(form, choices["rows"])
         return render_form(request, form, choices, editing=editing)
-    built = built_from(fields, form.values, wire, copied_values(form, choices["rows"]))
+    copied, unlinked = copied_values(form.values, choices["rows"])
+    built = built_from(fields, unlinked, wire, copied)
     known = {f.pointer for f in fields}
     if built.unknown:
         return refused_choices(request, form, choices, built, editing)

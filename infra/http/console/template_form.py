@@ -201,7 +201,8 @@ async def _create(
     choices: dict[str, Any],
 ) -> Template | Redirect:
     """CREATE TEMPLATE through the API's own create; a refusal goes next to its field."""
-    built: Built = build(fields, form.values, copied=copied_values(form, choices["rows"]))
+    copied, values = copied_values(form.values, choices["rows"])
+    built: Built = build(fields, values, copied=copied)
     known = {f.pointer for f in fields}
     if built.unknown:
         return refused_choices(request, form, choices, built)
