@@ -1,4 +1,4 @@
-"""Append throughput: PostgresEventStore.append vs a bare asyncpg INSERT into an equivalent table.
+"""Append throughput: PostgresStreams.append vs a bare asyncpg INSERT into an equivalent table.
 
     python -m bench.append [--rounds 5] [--seconds 3] [--batch 1|100]
 
@@ -20,8 +20,8 @@ import asyncpg
 from bench.harness import CODEC, Figure, postgres, report, sample_event
 from domain.events import EventMetadata
 from infra.bootstrap import create_pool
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import encode_metadata
 from infra.settings import DatabaseSettings
 
@@ -88,7 +88,7 @@ class Streams:
         return taken
 
 
-def ours(store: PostgresEventStore, batch: int) -> Worker:
+def ours(store: PostgresStreams, batch: int) -> Worker:
     streams = Streams(max(EVENTS_PER_STREAM, batch))
     events = [sample_event(i) for i in range(batch)]
 
@@ -142,7 +142,7 @@ async def main(rounds: int, seconds: float, batch: int | None) -> None:
         async with pool.acquire() as conn:
             await apply_migrations(conn)
             await conn.execute(BASELINE_TABLE)
-        store = PostgresEventStore(pool, CODEC)
+        store = PostgresStreams(pool, CODEC)
         figures = [Figure(name) for name, _, _ in modes]
         for round_ in range(rounds):
             for figure, (_, connections, batch) in zip(figures, modes, strict=True):

@@ -40,9 +40,8 @@ from infra.followers import global_log
 from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.projection_runner import ProjectionRunner
 from infra.jetstream.outbox_relay import checkpoint_name, ensure_stream
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
-from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, ProjectorSettings, RelaySettings
 from projections import ALL, template_catalogue
@@ -63,7 +62,7 @@ def environment(round_: int) -> EnvironmentSpec:
 
 
 async def populate(pool: asyncpg.Pool, count: int) -> UUID:
-    streams = PostgresNamedStreams(pool, PostgresEventStore(pool, DOMAIN_CODEC))
+    streams = PostgresStreams(pool, DOMAIN_CODEC)
     env_id = uuid4()
     await create_asset(
         CreateAsset(
@@ -94,8 +93,8 @@ async def checkpoint(pool: asyncpg.Pool, name: str) -> int:
 async def our_seconds(pool: asyncpg.Pool, env_id: UUID, round_: int) -> float:
     """From the update's append until the catalogue and the relay have both passed the last
     fan-out event."""
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
-    streams = PostgresNamedStreams(pool, store)
+    store = PostgresStreams(pool, DOMAIN_CODEC)
+    streams = store
     settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
     fanout = FanoutRunner(pool, DOMAIN_CODEC, settings)
     [catalogue_projection] = [p for p in ALL if p.name == template_catalogue.NAME]

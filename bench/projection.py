@@ -32,8 +32,8 @@ from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import START
 from infra.followers.log_runner import LogRunner
 from infra.followers.projection_runner import ProjectionRunner
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL, template_catalogue
@@ -57,7 +57,7 @@ def updated(template_id: UUID, index: int) -> TemplateUpdated:
     return TemplateUpdated(template_id=template_id, name=f"t{index:06}", spec=SPEC)
 
 
-async def write_backlog(store: PostgresEventStore, count: int) -> None:
+async def write_backlog(store: PostgresStreams, count: int) -> None:
     """Half creations, half updates of those templates (two events per stream)."""
 
     async def one(index: int) -> None:
@@ -101,7 +101,7 @@ async def bare_throughput(pool: asyncpg.Pool, count: int) -> float:
 
 
 async def lag_under_load(pool: asyncpg.Pool, rate: int, seconds: float) -> list[float]:
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    store = PostgresStreams(pool, DOMAIN_CODEC)
     runners: list[LogRunner] = [ProjectionRunner(pool, p, DOMAIN_CODEC, SETTINGS) for p in ALL]
     runners.append(FanoutRunner(pool, DOMAIN_CODEC, SETTINGS))
     catalogue = next(r for r in runners if r.checkpoint_name.endswith(template_catalogue.NAME))
@@ -153,7 +153,7 @@ async def main(rounds: int, backlog: int, rate: int, seconds: float) -> None:
         async with pool.acquire() as conn:
             await apply_migrations(conn)
             await conn.execute("TRUNCATE events, consumer_checkpoints, template_catalogue")
-        await write_backlog(PostgresEventStore(pool, DOMAIN_CODEC), backlog)
+        await write_backlog(PostgresStreams(pool, DOMAIN_CODEC), backlog)
         figure = Figure(f"{backlog:,} template events", target=None)
         for round_ in range(rounds):
             sides = [(figure.ours, our_throughput), (figure.baseline, bare_throughput)]

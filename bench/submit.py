@@ -40,9 +40,8 @@ from infra.bootstrap import connect_nats, create_pool, freeze_start_up
 from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay, ensure_stream
 from infra.jetstream.work_queue import Submitter, ensure_consumer, filter_subjects
-from infra.postgres.batch_append import PostgresBatchAppender
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, RelaySettings, SubmitterSettings
 from services.ports import OneAppend
@@ -56,7 +55,7 @@ SPEC = msgspec.convert(
 )  # fmt: skip
 
 
-async def request(store: PostgresEventStore, count: int) -> None:
+async def request(store: PostgresStreams, count: int) -> None:
     async def one(index: int) -> None:
         workload_id = uuid4()
         event = WorkloadRequested(
@@ -102,12 +101,12 @@ async def raw_rate(js: JetStreamContext, nats: NatsSettings, count: int) -> floa
     return count / elapsed
 
 
-class CountingBatches(PostgresBatchAppender):
+class CountingBatches(PostgresStreams):
     """The submitter's batch appender, telling the benchmark when the last submission is
     committed (polling the table would compete with the submitter for the two cores)."""
 
-    def __init__(self, pool: asyncpg.Pool, store: PostgresEventStore, count: int) -> None:
-        super().__init__(pool, DOMAIN_CODEC, store.notifier)
+    def __init__(self, pool: asyncpg.Pool, store: PostgresStreams, count: int) -> None:
+        super().__init__(pool, DOMAIN_CODEC, notifier=store.notifier)
         self._left = count
         self.done = asyncio.Event()
 
@@ -126,7 +125,7 @@ class CountingBatches(PostgresBatchAppender):
 async def our_rate(
     js: JetStreamContext,
     pool: asyncpg.Pool,
-    store: PostgresEventStore,
+    store: PostgresStreams,
     nats: NatsSettings,
     count: int,
     submitters: int,
@@ -163,7 +162,7 @@ async def main(rounds: int, count: int, submitters: int) -> None:
         settings = NatsSettings(url=nats_url)
         nc = await connect_nats(settings, name="bench-submit")
         js = nc.jetstream()
-        store = PostgresEventStore(pool, DOMAIN_CODEC)
+        store = PostgresStreams(pool, DOMAIN_CODEC)
         relay = Relay(pool, js, settings, RelaySettings())
         # The target: at least 0.3 of the raw rate, with the Trainer v2 rendering (the default).
         figure = Figure(f"{count:,} workloads, {submitters} submitter(s)", target=0.3)

@@ -33,8 +33,10 @@ from infra.bootstrap import create_pool
 from infra.cli.embedded import free_port
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, DatabaseSettings
 from services.applications import create_application
 
@@ -111,7 +113,9 @@ async def setup(database_url: str) -> tuple[str, dict[str, str]]:
     try:
         async with pool.acquire() as conn:
             await apply_migrations(conn)
-        registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
+        registry = PostgresApplicationRegistry(
+            PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
+        )
         command = CreateApplication(
             application_id=uuid4(),
             name="bench-admin",

@@ -17,12 +17,12 @@ from domain.org_units import UnknownScopeError
 from domain.values import TENANT, AccessRule
 from services import access, stamps
 from services.errors import InvalidRequestError
-from services.ports import EventStore, IdSequence
+from services.ports import IdSequence, Streams
 from services.stamps import Stamped, Stamps
 
 
 async def create_access_rule(
-    cmd: CreateAccessRule, *, store: EventStore, ids: IdSequence
+    cmd: CreateAccessRule, *, store: Streams, ids: IdSequence
 ) -> Stamped[AccessRule]:
     """Grant the role, and say when and by whom it was granted; granting what the subject
     already holds returns that rule, as it was granted."""
@@ -66,7 +66,7 @@ def _granted_by(events: Sequence[Event], rule: AccessRule) -> int:
     )
 
 
-async def delete_access_rule(cmd: DeleteAccessRule, *, store: EventStore) -> None:
+async def delete_access_rule(cmd: DeleteAccessRule, *, store: Streams) -> None:
     stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
     stream = await store.load(stream_id)
     rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events, missing_ok=True)

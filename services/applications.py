@@ -12,7 +12,7 @@ from domain.commands import (
     SetApplicationEnabled,
 )
 from services import stamps
-from services.ports import AppendResult, ApplicationRegistry, EventStore
+from services.ports import AppendResult, ApplicationRegistry, Streams
 from services.stamps import Stamped
 
 
@@ -65,7 +65,7 @@ async def rotate_application_secret(
 
 
 async def set_application_enabled(
-    cmd: SetApplicationEnabled, *, store: EventStore
+    cmd: SetApplicationEnabled, *, store: Streams
 ) -> Stamped[applications.Application]:
     """Disable (or enable again) an application; return it as it now is."""
     stream = await store.load(cmd.application_id)

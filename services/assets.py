@@ -17,7 +17,7 @@ from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, idempotency, stamps, tenant_settings, uses
 from services.kinds import fold_as
-from services.ports import NameClaim, NamedStreams, Uses
+from services.ports import NameClaim, Streams, Uses
 from services.stamps import Stamped
 
 # Where a request names each kind of scope (Run:ai's asset meta).
@@ -29,7 +29,7 @@ SCOPE_FIELDS = {
 }
 
 
-async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Stamped[Asset]:
+async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
     """Create the asset; return it as written."""
     kind = assets.kind_of(cmd.spec)
     lineage = await access.lineage_of(
@@ -66,7 +66,7 @@ async def create_asset(cmd: CreateAsset, *, streams: NamedStreams) -> Stamped[As
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 
 
-async def update_asset(cmd: UpdateAsset, *, streams: NamedStreams) -> Stamped[Asset]:
+async def update_asset(cmd: UpdateAsset, *, streams: Streams) -> Stamped[Asset]:
     """Replace the asset's name, description and spec; return it as it now is."""
     kind = assets.kind_of(cmd.spec)
     stream = await streams.load(cmd.asset_id)
@@ -100,7 +100,7 @@ async def check_update(
     description: str | None,
     spec: AssetSpec,
     *,
-    streams: NamedStreams,
+    streams: Streams,
 ) -> None:
     """Refuse what an update to these values would refuse, writing nothing: the rules of the
     asset and its spec, the credentials it reads, the settings it needs; so a preview of the
@@ -112,14 +112,14 @@ async def check_update(
 
 
 async def _update_events(
-    current: Asset, name: str, description: str | None, spec: AssetSpec, streams: NamedStreams
+    current: Asset, name: str, description: str | None, spec: AssetSpec, streams: Streams
 ) -> list[AssetEvent]:
     await _check_credentials(spec, current.meta.lineage, streams)
     await _check_settings(spec, streams)
     return assets.update(current, current.id, name=name, description=description, spec=spec)
 
 
-async def delete_asset(cmd: DeleteAsset, *, streams: NamedStreams) -> None:
+async def delete_asset(cmd: DeleteAsset, *, streams: Streams) -> None:
     """Delete the asset and free its name; refused while templates or other assets use it
     (decided in the deletion's own transaction); deleting it again is a no-op."""
     stream = await streams.load(cmd.asset_id)
@@ -179,7 +179,7 @@ def _credential_refs(spec: AssetSpec) -> list[CredentialRef]:
 
 
 async def _check_credentials(
-    spec: AssetSpec, lineage: tuple[ScopeRef, ...], streams: NamedStreams
+    spec: AssetSpec, lineage: tuple[ScopeRef, ...], streams: Streams
 ) -> None:
     """Every credential a spec reads must exist where the asset can use it (in its scope or
     above), be of a kind that fits, and (a generic secret) hold the key asked for."""
@@ -211,7 +211,7 @@ def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:
     )
 
 
-async def _check_settings(spec: object, streams: NamedStreams) -> None:
+async def _check_settings(spec: object, streams: Streams) -> None:
     """A compute resource's GPU limits need GPU resource optimization turned on."""
     if isinstance(spec, ComputeSpec) and (spec.gpu_portion_limit or spec.gpu_memory_limit):
         settings = await tenant_settings.current(streams)

@@ -31,7 +31,7 @@ from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import placement
 from services.kinds import fold_as
-from services.ports import NameClaim, NamedStreams, Stream, StreamLoader, Uses
+from services.ports import NameClaim, Stream, StreamLoader, Streams, Uses
 from services.stamps import Stamped
 from services.tenant_settings import current as settings_of
 
@@ -40,9 +40,7 @@ KIND = "data-volume"  # the AssetKind of a data volume in a template's assets bl
 Refusal = Callable[[str, str], Exception]
 
 
-async def create_data_volume(
-    cmd: CreateDataVolume, *, streams: NamedStreams
-) -> Stamped[DataVolume]:
+async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stamped[DataVolume]:
     await _enabled(streams, "/")
     project = ScopeRef("project", cmd.project_id)
     lineage = await access.lineage_of(project, streams=streams, field="/projectId")
@@ -74,9 +72,7 @@ async def create_data_volume(
     return await _written(streams, stream, events, cmd.metadata, uses=used)
 
 
-async def describe_data_volume(
-    cmd: DescribeDataVolume, *, streams: NamedStreams
-) -> Stamped[DataVolume]:
+async def describe_data_volume(cmd: DescribeDataVolume, *, streams: Streams) -> Stamped[DataVolume]:
     """A new description; none given: it stays."""
     stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "update", streams)
     if cmd.description is None:
@@ -87,9 +83,7 @@ async def describe_data_volume(
     return await _written(streams, stream, events, cmd.metadata)
 
 
-async def share_data_volume(
-    cmd: ShareDataVolume, *, streams: NamedStreams
-) -> tuple[DataVolume, Stream]:
+async def share_data_volume(cmd: ShareDataVolume, *, streams: Streams) -> tuple[DataVolume, Stream]:
     """Share and unshare as asked; the data volume and its stream as they then are (each
     shared scope's stamps are those of the event that shared it). Each scope added must exist
     and be one the caller may see. Unsharing is refused while templates mount the data volume
@@ -129,7 +123,7 @@ async def share_data_volume(
     return state, after
 
 
-async def delete_data_volume(cmd: DeleteDataVolume, *, streams: NamedStreams) -> None:
+async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None:
     """Refused while a template mounts it (decided in the deletion's own transaction). Deleting
     it again is a no-op."""
     stream = await streams.load(cmd.datavolume_id)
@@ -185,7 +179,7 @@ async def _enabled(streams: StreamLoader, field: str) -> None:
 
 
 async def _managed(
-    datavolume_id: UUID, metadata: EventMetadata, action: str, streams: NamedStreams
+    datavolume_id: UUID, metadata: EventMetadata, action: str, streams: Streams
 ) -> tuple[Stream, DataVolume]:
     stream = await streams.load(datavolume_id)
     current = data_volumes.live(_fold(stream.events), datavolume_id)
@@ -226,7 +220,7 @@ def name_namespace(cluster_id: UUID) -> str:
 
 
 async def _written(
-    streams: NamedStreams,
+    streams: Streams,
     stream: Stream,
     events: Sequence[Event],
     metadata: EventMetadata,

@@ -21,7 +21,7 @@ import msgspec
 from domain.events import Event, EventMetadata
 from services import stamps
 from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
-from services.ports import NameClaim, NamedStreams, Stream, Uses
+from services.ports import NameClaim, Stream, Streams, Uses
 from services.stamps import Stamps
 
 # A fixed namespace, so an id derived from a key is the same in every process and release.
@@ -66,7 +66,7 @@ class Creation(msgspec.Struct, frozen=True, kw_only=True):
 
 
 async def create_once(
-    streams: NamedStreams,
+    streams: Streams,
     stream_id: UUID,
     events: Sequence[Event],
     *,

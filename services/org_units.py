@@ -17,11 +17,11 @@ from domain.commands import (
 from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
 from services import access, stamps, uses
-from services.ports import AppendResult, IdSequence, NameClaim, NamedStreams, Stream, Uses
+from services.ports import AppendResult, IdSequence, NameClaim, Stream, Streams, Uses
 from services.stamps import Stamped, Stamps
 
 
-async def create_cluster(cmd: CreateCluster, *, streams: NamedStreams) -> Stamps:
+async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
     """Create the cluster; when and by whom it was."""
     await access.require(cmd.metadata, (TENANT,), "admin", "create clusters", streams=streams)
     stream = await streams.load(cmd.cluster_id)
@@ -42,7 +42,7 @@ async def create_cluster(cmd: CreateCluster, *, streams: NamedStreams) -> Stamps
     return stamps.appended(stream, result, cmd.metadata)
 
 
-async def rename_cluster(cmd: RenameCluster, *, streams: NamedStreams) -> AppendResult:
+async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResult:
     scope = ScopeRef("cluster", str(cmd.cluster_id))
     await _require_admin_on(scope, cmd.metadata, "rename clusters", streams)
     stream = await streams.load(cmd.cluster_id)
@@ -57,7 +57,7 @@ async def rename_cluster(cmd: RenameCluster, *, streams: NamedStreams) -> Append
 
 
 async def create_department(
-    cmd: CreateDepartment, *, streams: NamedStreams, ids: IdSequence
+    cmd: CreateDepartment, *, streams: Streams, ids: IdSequence
 ) -> Stamped[str]:
     """Create the department; its new id, and when and by whom it was created."""
     cluster_scope = ScopeRef("cluster", str(cmd.cluster_id))
@@ -89,9 +89,7 @@ async def create_department(
     return Stamped(state=department_id, stamps=stamps.appended(Stream(0, ()), result, cmd.metadata))
 
 
-async def create_project(
-    cmd: CreateProject, *, streams: NamedStreams, ids: IdSequence
-) -> Stamped[str]:
+async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequence) -> Stamped[str]:
     """Create the project under its department (or directly under its cluster); its new id,
     and when and by whom it was created."""
     if cmd.department_id is None:
@@ -135,9 +133,7 @@ async def create_project(
     return Stamped(state=project_id, stamps=stamps.appended(Stream(0, ()), result, cmd.metadata))
 
 
-async def update_org_unit(
-    cmd: UpdateOrgUnit, *, streams: NamedStreams
-) -> Stamped[org_units.OrgUnit]:
+async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[org_units.OrgUnit]:
     """Replace the unit's updatable fields; return the unit as it now is."""
     await _require_admin_on(cmd.scope, cmd.metadata, f"update {cmd.scope.kind}s", streams)
     stream_id = org_units.stream_of(cmd.scope)
@@ -166,7 +162,7 @@ async def update_org_unit(
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
 
-async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams) -> None:
+async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: Streams) -> None:
     """Refused while it holds units, templates, assets, credentials or workloads (decided in the
     deletion's transaction); frees the unit's name."""
     stream_id = org_units.stream_of(cmd.scope)
@@ -196,7 +192,7 @@ async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: NamedStreams) -> None:
 
 
 async def _require_admin_on(
-    scope: ScopeRef, metadata: EventMetadata, action: str, streams: NamedStreams
+    scope: ScopeRef, metadata: EventMetadata, action: str, streams: Streams
 ) -> None:
     """Admin on the unit itself (or above). A unit that does not exist is a 404, not a 400."""
     try:

@@ -11,7 +11,7 @@ from domain import workloads
 from domain.events import EventMetadata, PodObserved
 from domain.workloads import WorkloadNotFoundError
 from services.errors import VersionConflictError
-from services.ports import EventStore
+from services.ports import Streams
 from services.workloads import load_workload
 
 OBSERVER = EventMetadata(actor_subject="submitter", actor_kind="system")
@@ -19,7 +19,7 @@ ATTEMPTS = 5
 
 
 async def observed(
-    workload_id: UUID, run: int | None, pods: Sequence[PodObserved], *, store: EventStore
+    workload_id: UUID, run: int | None, pods: Sequence[PodObserved], *, store: Streams
 ) -> None:
     """Record run `run`'s replicas (None: the current run's). A workload the stream does not
     know (a pod left by a workload of another service, say) is not recorded."""

@@ -21,7 +21,7 @@ from domain.policies import Effective, Placement, Policy, PolicyBody
 from domain.values import ScopeRef
 from services import access
 from services.assets import placement
-from services.ports import NamedStreams, Stream, StreamLoader, Written
+from services.ports import Stream, StreamLoader, Streams, Written
 from services.stamps import Stamps
 
 
@@ -49,13 +49,13 @@ def streams_of(lineage: tuple[ScopeRef, ...]) -> list[UUID]:
     return [policies.stream_of("distributed", scope) for scope in lineage]
 
 
-async def apply_policy(cmd: ApplyPolicy, *, streams: NamedStreams) -> Applied:
+async def apply_policy(cmd: ApplyPolicy, *, streams: Streams) -> Applied:
     return await _write(
         cmd.scope, cmd.name, cmd.metadata, cmd.validate_only, streams, lambda _: cmd.body
     )
 
 
-async def change_policy(cmd: ChangePolicy, *, streams: NamedStreams) -> Applied:
+async def change_policy(cmd: ChangePolicy, *, streams: Streams) -> Applied:
     return await _write(
         cmd.scope,
         cmd.name,
@@ -66,7 +66,7 @@ async def change_policy(cmd: ChangePolicy, *, streams: NamedStreams) -> Applied:
     )
 
 
-async def delete_policy(cmd: DeletePolicy, *, streams: NamedStreams) -> None:
+async def delete_policy(cmd: DeletePolicy, *, streams: Streams) -> None:
     lineage = await _permitted(cmd.scope, cmd.metadata, streams, at="/")
     stream_id = policies.stream_of("distributed", lineage[0])
     stream = await streams.load(stream_id)
@@ -81,7 +81,7 @@ async def _write(
     name: str | None,
     metadata: EventMetadata,
     validate_only: bool,
-    streams: NamedStreams,
+    streams: Streams,
     body_of: Callable[[PolicyBody], PolicyBody],
 ) -> Applied:
     lineage = await _permitted(scope, metadata, streams, at="/meta/")

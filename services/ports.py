@@ -1,8 +1,10 @@
 """Ports: what the application layer needs from the outside world, as Protocols."""
 
+import enum
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import Final, Protocol
 from uuid import UUID
 
 import msgspec
@@ -53,28 +55,6 @@ class AppendResult(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def last_position(self) -> int | None:
         return self.positions[-1] if self.positions else None
-
-
-class EventStore(Protocol):
-    async def load(self, stream_id: UUID) -> Stream: ...
-
-    async def append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None = None,
-    ) -> AppendResult:
-        """Append atomically, all events or none.
-
-        `expected_version` is the stream version the caller decided on (0: a new stream; None: no
-        expectation); a mismatch raises VersionConflictError and writes nothing. An append whose
-        `event_ids` are already stored in this stream returns the first result and writes nothing;
-        appending no events writes nothing.
-        """
-        ...
 
 
 class Authenticated(msgspec.Struct, frozen=True, kw_only=True):
@@ -159,9 +139,19 @@ class Uses(msgspec.Struct, frozen=True, kw_only=True):
 InUse = Callable[[Sequence[str]], Exception]
 
 
-class NamedStreams(Protocol):
-    """Streams of named things (scopes, assets, templates): each append also states the name the
-    stream holds afterwards, and both are written in one transaction."""
+class Keep(enum.Enum):
+    """An append's `name` when it leaves the stream's name as it is (KEEP, the default)."""
+
+    KEEP = "keep"
+
+
+KEEP: Final = Keep.KEEP
+
+
+class Streams(Protocol):
+    """The one way to append: every stream (named or not) is written through `append`, which
+    also moves, in the same transaction, the name the stream holds and the streams it uses.
+    `transaction()` is the unit of work of a command that writes several streams."""
 
     async def load(self, stream_id: UUID) -> Stream: ...
 
@@ -174,18 +164,34 @@ class NamedStreams(Protocol):
         stream_id: UUID,
         events: Sequence[Event],
         *,
-        expected_version: int,
+        expected_version: int | None,
         metadata: EventMetadata,
-        name: NameClaim | None,
+        event_ids: Sequence[UUID] | None = None,
+        name: NameClaim | Keep | None = KEEP,
         uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
-        """Append the events; afterwards the stream holds exactly `name` (None: it holds none,
-        as a deleted thing frees its name). Raises NameTakenError, writing nothing, when another
+        """Append atomically, all events or none, with what the stream holds and uses.
+
+        `expected_version` is the stream version the caller decided on (0: a new stream; None: no
+        expectation); a mismatch raises VersionConflictError and writes nothing. An append whose
+        `event_ids` are already stored in this stream returns the first result and writes nothing
+        (IdempotencyKeyReusedError when they are stored in another); appending no events writes
+        no event.
+
+        Afterwards the stream holds exactly `name` (None: it holds none, as a deleted thing frees
+        its name; KEEP: the name it held). Raises NameTakenError, writing nothing, when another
         stream holds the name in that namespace. With `uses`, the stream uses exactly those
         streams afterwards; InvalidRequestError naming the field, writing nothing, when one of
         them is deleted. With `unused`, what it builds is raised, writing nothing, when anything
         uses the stream."""
+        ...
+
+    def transaction(self) -> AbstractAsyncContextManager["Streams"]:
+        """`async with streams.transaction() as tx:` the same port, its appends (and its reads)
+        in one transaction: they commit together when the block ends, or none does when it
+        raises. A refused append leaves the transaction to be rolled back: let the error leave
+        the block. Inside one, `transaction()` joins it."""
         ...
 
 
@@ -231,7 +237,7 @@ class CredentialVault(Protocol):
         uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
-        """As NamedStreams.append; `values` are sealed and kept with the events, and an append
+        """As Streams.append; `values` are sealed and kept with the events, and an append
         that frees the name (a deletion) destroys the stored values."""
         ...
 

@@ -6,14 +6,14 @@ from uuid import UUID
 from domain import org_units, users
 from domain.events import EventMetadata
 from domain.values import ScopeRef
-from services.ports import NamedStreams, Stream
+from services.ports import Stream, Streams
 
 
 class Prefetched:
     """A stream loader that answers from streams read together up front, and asks the store
     for any other."""
 
-    def __init__(self, store: NamedStreams, streams: dict[UUID, Stream], asked: set[UUID]) -> None:
+    def __init__(self, store: Streams, streams: dict[UUID, Stream], asked: set[UUID]) -> None:
         self._store = store
         self._streams = streams
         self._asked = asked
@@ -34,7 +34,7 @@ def actor_stream(actor: EventMetadata) -> UUID | None:
         return None
 
 
-async def prefetch(store: NamedStreams, ids: Iterable[UUID | None]) -> Prefetched:
+async def prefetch(store: Streams, ids: Iterable[UUID | None]) -> Prefetched:
     wanted = {i for i in ids if i is not None}
     return Prefetched(store, await store.load_many(sorted(wanted)) if wanted else {}, wanted)
 

@@ -25,7 +25,7 @@ from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import FINISHED, InvalidWorkloadError, Outcome, Workload
 from services.errors import BackendRejectedError, VersionConflictError
 from services.event_ids import event_ids_for
-from services.ports import BatchAppender, EventStore, OneAppend, Stream, WorkloadBackend
+from services.ports import BatchAppender, OneAppend, Stream, Streams, WorkloadBackend
 from services.workloads import load_workload
 
 SUBMITTER = EventMetadata(actor_subject="submitter", actor_kind="system")
@@ -48,7 +48,7 @@ class _Step(NamedTuple):
 async def reconcile(
     workload_id: UUID,
     *,
-    store: EventStore,
+    store: Streams,
     backend: WorkloadBackend,
     cluster: UUID | None = None,
 ) -> None:
@@ -92,7 +92,7 @@ async def reconcile_many(
 
 
 async def report(
-    workload_id: UUID, run: int, outcome: Outcome, reason: str | None, *, store: EventStore
+    workload_id: UUID, run: int, outcome: Outcome, reason: str | None, *, store: Streams
 ) -> None:
     """Record what the backend says became of run `run` (nothing if that changes nothing)."""
     step = _reported(workload_id, run, outcome, reason)
@@ -165,7 +165,7 @@ def _wants_stop(state: Workload) -> bool:
 
 
 async def _record(
-    store: EventStore,
+    store: Streams,
     workload_id: UUID,
     key: str,
     decide: Decide,

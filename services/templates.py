@@ -35,7 +35,7 @@ from services import (
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
-from services.ports import NameClaim, NamedStreams, StreamLoader, Uses
+from services.ports import NameClaim, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.stamps import Stamps
 from services.tenant_settings import current as settings_of
@@ -51,7 +51,7 @@ class TemplateView(msgspec.Struct, frozen=True):
     stamps: Stamps
 
 
-async def create_template(cmd: CreateTemplate, *, streams: NamedStreams) -> TemplateView:
+async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateView:
     """Create the template; return it with its combined specs (built from the assets just
     checked, so they are not read twice)."""
     # The caller's roles and every asset the body names, read in one round trip.
@@ -111,7 +111,7 @@ def _same_template(first: Event, second: Event) -> bool:
     return request(first) == request(second)
 
 
-async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> TemplateView:
+async def update_template(cmd: UpdateTemplate, *, streams: Streams) -> TemplateView:
     """Replace the template's name, description and body; return it as it now is, combined
     from the asset versions just checked."""
     return await _edit(
@@ -123,7 +123,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: NamedStreams) -> Temp
     )
 
 
-async def patch_template(cmd: PatchTemplate, *, streams: NamedStreams) -> TemplateView:
+async def patch_template(cmd: PatchTemplate, *, streams: Streams) -> TemplateView:
     """Apply a PATCH to the template as it stands (read once); return it as it now is."""
     return await _edit(
         cmd.template_id,
@@ -140,7 +140,7 @@ async def _edit(
     *,
     expected_version: int | None,
     metadata: EventMetadata,
-    streams: NamedStreams,
+    streams: Streams,
 ) -> TemplateView:
     """Whatever `edit` makes of the template's name, description and body, once the caller
     may edit it."""
@@ -185,7 +185,7 @@ async def _edit(
     )
 
 
-async def delete_template(cmd: DeleteTemplate, *, streams: NamedStreams) -> None:
+async def delete_template(cmd: DeleteTemplate, *, streams: Streams) -> None:
     stream = await streams.load(cmd.template_id)
     current = templates.live(templates.fold(stream.events), cmd.template_id)
     await access.require(

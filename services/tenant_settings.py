@@ -12,7 +12,7 @@ from domain.events import EventMetadata
 from domain.tenant_settings import TenantSettings
 from domain.values import TENANT, Role
 from services import access
-from services.ports import NamedStreams, StreamLoader
+from services.ports import StreamLoader, Streams
 
 
 async def current(streams: StreamLoader) -> TenantSettings:
@@ -24,7 +24,7 @@ CHANGES_SETTINGS: Final[Role] = "admin"
 
 
 async def change_setting(
-    key: str, value: bool, *, metadata: EventMetadata, streams: NamedStreams
+    key: str, value: bool, *, metadata: EventMetadata, streams: Streams
 ) -> TenantSettings:
     await access.require(
         metadata, (TENANT,), CHANGES_SETTINGS, "change tenant settings", streams=streams

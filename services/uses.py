@@ -7,7 +7,7 @@ from uuid import UUID
 from domain import org_units
 from domain.events import Event, EventMetadata
 from domain.values import ScopeRef
-from services.ports import CredentialVault, InUse, NamedStreams, Stream, Uses
+from services.ports import CredentialVault, InUse, Stream, Streams, Uses
 
 
 def of_scope(scope: ScopeRef, field: str) -> tuple[tuple[UUID, str], ...]:
@@ -17,7 +17,7 @@ def of_scope(scope: ScopeRef, field: str) -> tuple[tuple[UUID, str], ...]:
 
 
 async def delete_unused(
-    streams: NamedStreams | CredentialVault,
+    streams: Streams | CredentialVault,
     stream_id: UUID,
     stream: Stream,
     events: Sequence[Event],

@@ -29,7 +29,7 @@ from services import access, idempotency, uses
 from services import registries as registry_assets  # `registries` names the pull credentials
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
-from services.ports import NameClaim, NamedStreams, RegistryCredentials, StreamLoader, Uses
+from services.ports import NameClaim, RegistryCredentials, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped
 from services.templates import combined
@@ -37,7 +37,7 @@ from services.tenant_settings import current as settings_of
 
 
 async def request_workload(
-    cmd: RequestWorkload, *, streams: NamedStreams, registries: RegistryCredentials
+    cmd: RequestWorkload, *, streams: Streams, registries: RegistryCredentials
 ) -> Stamped[Workload]:
     project_ref = ScopeRef("project", cmd.project_id)
     loader = await prefetch(
@@ -158,7 +158,7 @@ async def request_workload(
     return Stamped(state=state, stamps=creation.stamps)
 
 
-async def change_workload(cmd: ChangeWorkload, *, streams: NamedStreams) -> Workload:
+async def change_workload(cmd: ChangeWorkload, *, streams: Streams) -> Workload:
     """Suspend, resume or delete; asking for what already holds writes nothing."""
     stream = await streams.load(cmd.workload_id)
     current = workloads.live(load_workload(stream.events), cmd.workload_id)

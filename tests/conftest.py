@@ -15,14 +15,12 @@ import pytest
 from domain.events import EventMetadata
 from infra.bootstrap import create_pool
 from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
-from infra.postgres.named_streams import PostgresNamedStreams
-from infra.serialization import DOMAIN_CODEC
+from infra.postgres.streams import PostgresStreams
 from infra.settings import DatabaseSettings
-from services.ports import EventStore, NamedStreams
-from tests.fakes import InMemoryEventStore, InMemoryNamedStreams
-from tests.sample_events import CODEC
+from services.ports import Streams
+from tests.fakes import InMemoryStreams
+from tests.sample_events import CONTRACT_CODEC
 
 ACTOR = EventMetadata(actor_subject="test-suite", actor_kind="system")
 
@@ -136,34 +134,17 @@ async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
 
 
 @pytest.fixture
-def memory_event_store() -> EventStore:
-    return InMemoryEventStore()
+def memory_streams() -> Streams:
+    return InMemoryStreams()
 
 
 @pytest.fixture
-def postgres_event_store(clean_pool: asyncpg.Pool) -> EventStore:
-    return PostgresEventStore(clean_pool, CODEC)
+def postgres_streams(clean_pool: asyncpg.Pool) -> Streams:
+    return PostgresStreams(clean_pool, CONTRACT_CODEC)
 
 
 @pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.integration)])
-def event_store(request: pytest.FixtureRequest) -> EventStore:
+def streams(request: pytest.FixtureRequest) -> Streams:
     """Contract tests take this fixture and run once per implementation (keep it sync)."""
-    store: EventStore = request.getfixturevalue(f"{request.param}_event_store")
-    return store
-
-
-@pytest.fixture
-def memory_named_streams() -> NamedStreams:
-    return InMemoryNamedStreams()
-
-
-@pytest.fixture
-def postgres_named_streams(clean_pool: asyncpg.Pool) -> NamedStreams:
-    return PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
-
-
-@pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.integration)])
-def named_streams(request: pytest.FixtureRequest) -> NamedStreams:
-    """As `event_store`, for the NamedStreams contract."""
-    streams: NamedStreams = request.getfixturevalue(f"{request.param}_named_streams")
+    streams: Streams = request.getfixturevalue(f"{request.param}_streams")
     return streams

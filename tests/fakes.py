@@ -1,6 +1,8 @@
 """Fakes of our own ports, for unit tests. They keep the ports' contracts (see tests/contract)."""
 
-from collections.abc import Awaitable, Callable, Sequence
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
@@ -11,20 +13,66 @@ from services.errors import (
     NameTakenError,
     VersionConflictError,
 )
-from services.ports import AppendResult, InUse, NameClaim, OneAppend, Stream, Uses, Written
+from services.ports import (
+    KEEP,
+    AppendResult,
+    InUse,
+    Keep,
+    NameClaim,
+    OneAppend,
+    Stream,
+    Uses,
+    Written,
+)
 
 
-class InMemoryEventStore:
+class InMemoryStreams:
+    """The Streams port in memory: a stream's events, its unique name and what it uses move with
+    each append, all or nothing, as in PostgreSQL (tests/contract/test_streams.py)."""
+
     def __init__(self) -> None:
         self._streams: dict[UUID, list[Event]] = {}
         self._written: dict[UUID, list[Written]] = {}  # per stream, per event
         self._by_event_id: dict[UUID, tuple[UUID, int, int]] = {}  # -> stream, version, position
         self._position = 0
         self.metadata: list[EventMetadata] = []
+        self.names: dict[tuple[str, str], UUID] = {}  # (namespace, name) -> its stream
+        self.uses: dict[UUID, dict[UUID, str]] = {}  # user -> used -> how the user is named
+        self._in_transaction = False
 
     async def load(self, stream_id: UUID) -> Stream:
         events = self._streams.get(stream_id, [])
         return Stream(len(events), tuple(events), tuple(self._written.get(stream_id, ())))
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        found = {i: await self.load(i) for i in stream_ids}
+        return {i: s for i, s in found.items() if s.version}
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator["InMemoryStreams"]:
+        if self._in_transaction:  # part of the one already open
+            yield self
+            return
+        saved = copy.deepcopy(
+            (self._streams, self._written, self._by_event_id, self._position, self.names, self.uses)
+        )
+        kept = len(self.metadata)
+        self._in_transaction = True
+        try:
+            yield self
+        except BaseException:
+            (
+                self._streams,
+                self._written,
+                self._by_event_id,
+                self._position,
+                self.names,
+                self.uses,
+            ) = saved
+            del self.metadata[kept:]
+            raise
+        finally:
+            self._in_transaction = False
 
     async def append(
         self,
@@ -34,25 +82,28 @@ class InMemoryEventStore:
         expected_version: int | None,
         metadata: EventMetadata,
         event_ids: Sequence[UUID] | None = None,
+        name: NameClaim | Keep | None = KEEP,
+        uses: Uses | None = None,
+        unused: InUse | None = None,
     ) -> AppendResult:
-        current = self._streams.setdefault(stream_id, [])
-        if not events:
-            return AppendResult(stream_id=stream_id, version=expected_version or 0, positions=())
+        current = self._streams.get(stream_id, [])
+        if event_ids is not None and len(event_ids) != len(events):
+            raise ValueError("one event id per event")
         ids = list(event_ids) if event_ids is not None else [uuid4() for _ in events]
-        stored = [self._by_event_id[i] for i in ids if i in self._by_event_id]
-        if stored:
-            if len(stored) != len(ids) or any(s[0] != stream_id for s in stored):
-                raise IdempotencyKeyReusedError(stream_id)
-            version = max(s[1] for s in stored)
-            return AppendResult(
-                stream_id=stream_id,
-                version=version,
-                positions=tuple(s[2] for s in sorted(stored, key=lambda s: s[1])),
-                replayed=True,
-                recorded_at=self._written[stream_id][version - 1].at,
-            )
+        if replayed := self._replayed(stream_id, ids):
+            return replayed
         if expected_version is not None and expected_version != len(current):
             raise VersionConflictError(stream_id, expected=expected_version, actual=len(current))
+        await self._check(stream_id, name, uses, unused)
+        if not isinstance(name, Keep):
+            self.names = {key: held for key, held in self.names.items() if held != stream_id}
+            if name is not None:
+                self.names[(name.namespace, name.name)] = stream_id
+        if uses is not None:
+            self.uses[stream_id] = {used: uses.user for used, _ in uses.used}
+        if not events:
+            return AppendResult(stream_id=stream_id, version=len(current), positions=())
+        current = self._streams.setdefault(stream_id, current)
         positions = []
         now = Written(datetime.now(UTC), metadata.actor_subject)  # one time per append
         for event_id, event in zip(ids, events, strict=True):
@@ -69,29 +120,56 @@ class InMemoryEventStore:
             recorded_at=now.at,
         )
 
+    def _replayed(self, stream_id: UUID, ids: Sequence[UUID]) -> AppendResult | None:
+        stored = [self._by_event_id[i] for i in ids if i in self._by_event_id]
+        if not stored:
+            return None
+        if len(stored) != len(ids) or any(s[0] != stream_id for s in stored):
+            raise IdempotencyKeyReusedError(stream_id)
+        version = max(s[1] for s in stored)
+        return AppendResult(
+            stream_id=stream_id,
+            version=version,
+            positions=tuple(s[2] for s in sorted(stored, key=lambda s: s[1])),
+            replayed=True,
+            recorded_at=self._written[stream_id][version - 1].at,
+        )
 
-class InMemoryBatchAppender:
-    """The fan-out's BatchAppender over an InMemoryEventStore. `before_append`, when set, runs
-    once before each append_each: a test writes there what a user writes meanwhile."""
-
-    def __init__(self, store: InMemoryEventStore) -> None:
-        self.store = store
-        self.before_append: Callable[[], Awaitable[None]] | None = None
-        self.appended: list[UUID] = []  # the streams, in the order they took an event
-
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
-        found = {i: await self.store.load(i) for i in stream_ids}
-        return {i: s for i, s in found.items() if s.version}
+    async def _check(
+        self,
+        stream_id: UUID,
+        name: NameClaim | Keep | None,
+        uses: Uses | None,
+        unused: InUse | None,
+    ) -> None:
+        """What PostgreSQL refuses besides a version: a name held by another stream, a use of a
+        deleted stream, a deletion of a stream in use."""
+        if isinstance(name, NameClaim):
+            holder = self.names.get((name.namespace, name.name))
+            if holder not in (None, stream_id):
+                raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
+        if unused is not None:
+            users = sorted(
+                named[stream_id]
+                for user, named in self.uses.items()
+                if stream_id in named and user != stream_id
+            )
+            if users:
+                raise unused(users)
+        if uses is not None:
+            for used, field in uses.used:
+                if _deleted(await self.load(used)):
+                    raise InvalidRequestError(
+                        field, "it was deleted while this request was written"
+                    )
 
     async def append_each(
         self, appends: Sequence[OneAppend], *, metadata: EventMetadata
     ) -> frozenset[UUID]:
-        if self.before_append is not None:
-            await self.before_append()
         taken = set()
         for one in appends:
             try:
-                result = await self.store.append(
+                result = await self.append(
                     one.stream_id,
                     [one.event],
                     expected_version=one.expected_version,
@@ -102,8 +180,30 @@ class InMemoryBatchAppender:
                 continue
             if not result.replayed:
                 taken.add(one.stream_id)
-                self.appended.append(one.stream_id)
         return frozenset(taken)
+
+
+class InMemoryBatchAppender:
+    """The fan-out's BatchAppender over InMemoryStreams, for tests that look in between: when
+    set, `before_append` runs once before each append_each (a test writes there what a user
+    writes meanwhile); `appended` lists the streams in the order they took an event."""
+
+    def __init__(self, store: InMemoryStreams) -> None:
+        self.store = store
+        self.before_append: Callable[[], Awaitable[None]] | None = None
+        self.appended: list[UUID] = []
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        return await self.store.load_many(stream_ids)
+
+    async def append_each(
+        self, appends: Sequence[OneAppend], *, metadata: EventMetadata
+    ) -> frozenset[UUID]:
+        if self.before_append is not None:
+            await self.before_append()
+        taken = await self.store.append_each(appends, metadata=metadata)
+        self.appended.extend(one.stream_id for one in appends if one.stream_id in taken)
+        return taken
 
 
 class InMemoryLinkIndex:
@@ -122,65 +222,6 @@ class InMemoryLinkIndex:
 
     async def set_latest_version(self, asset_id: UUID, version: int) -> None:
         self.versions[asset_id] = max(version, self.versions.get(asset_id, 0))
-
-
-class InMemoryNamedStreams:
-    """NamedStreams over an InMemoryEventStore: a stream's unique name and what it uses move with
-    its append, all or nothing, as in PostgreSQL (tests/contract/test_named_streams.py)."""
-
-    def __init__(self, store: InMemoryEventStore | None = None) -> None:
-        self.store = store or InMemoryEventStore()
-        self.names: dict[tuple[str, str], UUID] = {}  # (namespace, name) -> its stream
-        self.uses: dict[UUID, dict[UUID, str]] = {}  # user -> used -> how the user is named
-
-    async def load(self, stream_id: UUID) -> Stream:
-        return await self.store.load(stream_id)
-
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
-        found = {i: await self.store.load(i) for i in stream_ids}
-        return {i: s for i, s in found.items() if s.version}
-
-    async def append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        metadata: EventMetadata,
-        name: NameClaim | None,
-        uses: Uses | None = None,
-        unused: InUse | None = None,
-    ) -> AppendResult:
-        current = await self.store.load(stream_id)
-        if current.version != expected_version:  # checked first: nothing else is decided
-            raise VersionConflictError(stream_id, expected=expected_version, actual=current.version)
-        if name is not None:
-            holder = self.names.get((name.namespace, name.name))
-            if holder not in (None, stream_id):
-                raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
-        if unused is not None:
-            users = sorted(
-                named[stream_id]
-                for user, named in self.uses.items()
-                if stream_id in named and user != stream_id
-            )
-            if users:
-                raise unused(users)
-        if uses is not None:
-            for used, field in uses.used:
-                if _deleted(await self.store.load(used)):
-                    raise InvalidRequestError(
-                        field, "it was deleted while this request was written"
-                    )
-        result = await self.store.append(
-            stream_id, events, expected_version=expected_version, metadata=metadata
-        )
-        self.names = {key: held for key, held in self.names.items() if held != stream_id}
-        if name is not None:
-            self.names[(name.namespace, name.name)] = stream_id
-        if uses is not None:
-            self.uses[stream_id] = {used: uses.user for used, _ in uses.used}
-        return result
 
 
 def _deleted(stream: Stream) -> bool:

@@ -2,7 +2,7 @@
 
 import msgspec
 
-from domain.events import Event
+from domain.events import EnvironmentCreated, EnvironmentDeleted, EnvironmentUpdated, Event
 from infra.serialization import EventCodec
 
 
@@ -20,3 +20,16 @@ class CounterLabelled(Event, tag="counter.labelled.v2", frozen=True, kw_only=Tru
 
 
 CODEC = EventCodec([CounterOpened, CounterIncremented, CounterLabelled])
+
+# The contract tests' events: these, and the domain's environments (whose deletion frees what
+# used them).
+CONTRACT_CODEC = EventCodec(
+    [
+        CounterOpened,
+        CounterIncremented,
+        CounterLabelled,
+        EnvironmentCreated,
+        EnvironmentUpdated,
+        EnvironmentDeleted,
+    ]
+)

@@ -36,7 +36,9 @@ from infra.cli.embedded import (
 from infra.cli.processes import PROCESSES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.streams import PostgresStreams
 from infra.security.secret_hashing import SecretHasher
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, Settings, redacted
 from services.applications import create_application
 from services.errors import ClientIdTakenError
@@ -190,7 +192,9 @@ async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
         DatabaseSettings(url=url, pool_max=2), application_name="trainplate-dev"
     )
     try:
-        registry = PostgresApplicationRegistry(pool, SecretHasher(settings.auth))
+        registry = PostgresApplicationRegistry(
+            PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(settings.auth)
+        )
         secret = settings.admin_app_secret or secrets.token_urlsafe(32)
         command = CreateApplication(
             application_id=uuid4(),

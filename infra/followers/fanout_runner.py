@@ -11,10 +11,10 @@ import asyncpg
 from domain.events import RecordedEvent
 from infra.followers.log_runner import LogRunner
 from infra.followers.metrics import ProjectorMetrics
-from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.commit_notifier import CommitNotifier
 from infra.postgres.connections import Connection
 from infra.postgres.read_marks import mark_downstream
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import EventCodec
 from infra.settings import ProjectorSettings
 from services import fanout
@@ -86,7 +86,7 @@ class FanoutRunner(LogRunner):
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         index = PostgresLinkIndex(conn)
-        appender = PostgresBatchAppender(conn, self._codec, self._notifier)
+        appender = PostgresStreams(conn, self._codec, notifier=self._notifier)
         for recorded in events:
             await fanout.handle(recorded, index=index, store=appender)
             appended_up_to = appender.take_last_position()

@@ -152,7 +152,7 @@ async def create_rule(
     command = CreateAccessRule(
         subject_kind=subject_kind, subject_id=data.subject_id, grant=grant, metadata=actor(request)
     )
-    granted = await create_access_rule(command, store=adapters.store, ids=adapters.ids)
+    granted = await create_access_rule(command, store=adapters.streams, ids=adapters.ids)
     rule, by = granted.state, granted.stamps.created
     return _wire(
         AccessRuleRow(
@@ -278,7 +278,7 @@ async def delete_rule(
         rule_id=rule_id,
         metadata=actor(request),
     )
-    await delete_access_rule(command, store=adapters.store)
+    await delete_access_rule(command, store=adapters.streams)
 
 
 ACCESS_RULE_ROUTES: Final = (

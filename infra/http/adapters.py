@@ -12,12 +12,12 @@ from infra.bootstrap import Resources
 from infra.http.access_cache import AccessCache
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
+from infra.postgres.names import PostgresIdSequence
 from infra.postgres.read_model_ports import (
     PostgresRegistryCredentials,
 )
 from infra.postgres.signed_out import PostgresSignedOutSessions
+from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import Settings
 
@@ -28,10 +28,9 @@ class Adapters:
     token_issuer: TokenIssuer | None  # None: no signing key configured
     resources: Resources  # the pool and the broker connection
     registry: PostgresApplicationRegistry
-    streams: PostgresNamedStreams
+    streams: PostgresStreams  # every stream; it keeps every envelope, so history reads it too
     ids: PostgresIdSequence
     vault: PostgresCredentialVault
     registries: PostgresRegistryCredentials
-    store: PostgresEventStore  # it keeps every envelope, so history reads it too
     access: AccessCache
     sessions: PostgresSignedOutSessions  # the console sessions signed out

@@ -46,13 +46,13 @@ from infra.http.workload_pods import POD_ROUTES
 from infra.http.workloads import WORKLOAD_ROUTES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.named_streams import PostgresIdSequence, PostgresNamedStreams
+from infra.postgres.names import PostgresIdSequence
 from infra.postgres.read_model_ports import (
     PostgresOrgTree,
     PostgresRegistryCredentials,
 )
 from infra.postgres.signed_out import PostgresSignedOutSessions
+from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
 from infra.security.login_throttle import LoginThrottle
 from infra.security.sealing import Sealer
@@ -78,20 +78,19 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         log.warning("no token signing key configured: POST /api/v1/token answers 503")
 
     def _wire(app: Litestar, opened: Resources) -> None:
-        store = PostgresEventStore(opened.pool, DOMAIN_CODEC)
+        streams = PostgresStreams(opened.pool, DOMAIN_CODEC)
         tree = PostgresOrgTree(opened.pool)
         sessions = PostgresSignedOutSessions(opened.pool)
         adapters = Adapters(
             settings=settings,
             token_issuer=token_issuer,
             resources=opened,
-            registry=PostgresApplicationRegistry(opened.pool, SecretHasher(settings.auth)),
-            streams=PostgresNamedStreams(opened.pool, store),
+            registry=PostgresApplicationRegistry(streams, opened.pool, SecretHasher(settings.auth)),
+            streams=streams,
             ids=PostgresIdSequence(opened.pool),
-            vault=PostgresCredentialVault(opened.pool, store, sealer),
+            vault=PostgresCredentialVault(streams, opened.pool, sealer),
             registries=PostgresRegistryCredentials(opened.pool),
-            store=store,
-            access=AccessCache(store, tree, sessions),
+            access=AccessCache(streams, tree, sessions),
             sessions=sessions,
         )
         app.state.adapters = adapters

@@ -55,7 +55,7 @@ from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams
+from services.ports import Streams
 from services.stamps import Stamped
 
 
@@ -232,7 +232,7 @@ ASSET_ROUTES: Final = (
 
 
 async def create_from(
-    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: NamedStreams
+    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: Streams
 ) -> Stamped[Asset]:
     """Create an asset of the spec's kind from Run:ai's creation meta."""
     asset_id, new_id = creation_id(request, asset_rules.kind_of(spec))
@@ -275,7 +275,7 @@ async def update_from(
     asset_id: UUID,
     meta: AssetUpdateMeta,
     spec: AssetSpec,
-    streams: NamedStreams,
+    streams: Streams,
 ) -> AssetRow:
     """Update an asset from Run:ai's update meta and a spec of its kind; the asset as written."""
     command = UpdateAsset(
@@ -288,9 +288,7 @@ async def update_from(
     return written(await assets.update_asset(command, streams=streams))
 
 
-async def delete_from(
-    request: Caller, kind: AssetKind, asset_id: UUID, streams: NamedStreams
-) -> None:
+async def delete_from(request: Caller, kind: AssetKind, asset_id: UUID, streams: Streams) -> None:
     """Delete an asset of this kind (refused while a template uses it)."""
     command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
     await assets.delete_asset(command, streams=streams)

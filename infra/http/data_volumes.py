@@ -40,7 +40,7 @@ from infra.http.asset_schemas import RequestBody
 from infra.http.callers import Caller, actor, may_see, visibility, visible_or_missing
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE
-from infra.postgres.named_streams import name_holder
+from infra.postgres.names import name_holder
 from projections import data_volume_catalogue as catalogue
 from projections import org_units as unit_names
 from projections.data_volume_catalogue import DataVolumeRow, SharedRow

@@ -136,7 +136,7 @@ async def template_history(
 
 async def template_versions(request: Caller, template_id: UUID, adapters: Adapters) -> HistoryWire:
     """A template's versions, for a caller who may see it (the API's and the console's)."""
-    return _versions(template_id, await _template(request, template_id, adapters.store))
+    return _versions(template_id, await _template(request, template_id, adapters.streams))
 
 
 @get(f"{TEMPLATES}/as-of", tags=["Template history"])
@@ -148,7 +148,7 @@ async def template_as_of(
     moment: Moment = None,
 ) -> Response[DistributedTemplate]:
     """The template as it was at `version`, or at `time` (ISO 8601), combined specs included."""
-    recorded = await _template(request, template_id, adapters.store)
+    recorded = await _template(request, template_id, adapters.streams)
     count = history.upto(recorded, version=version, at=_utc(moment))
     template = history.template_at(recorded, count)
     first, last = recorded[0], recorded[count - 1]
@@ -184,7 +184,7 @@ async def template_changes(
 ) -> DiffWire:
     """A template's changes between two versions, for a caller who may see it (the API's and
     the console's)."""
-    recorded = await _template(request, template_id, adapters.store)
+    recorded = await _template(request, template_id, adapters.streams)
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)
     found = await history.template_diff(recorded, older, newer, streams=adapters.streams)
@@ -199,7 +199,7 @@ async def asset_history(
 ) -> HistoryWire:
     """Every version of an environment, compute resource, data source, registry or data
     volume, oldest first."""
-    return _versions(asset_id, await _asset(request, asset_id, adapters.store))
+    return _versions(asset_id, await _asset(request, asset_id, adapters.streams))
 
 
 @get(f"{ASSETS}/as-of", tags=["Asset history"])
@@ -210,7 +210,7 @@ async def asset_as_of(
     version: Version = None,
     moment: Moment = None,
 ) -> AssetAsOf:
-    recorded = await _asset(request, asset_id, adapters.store)
+    recorded = await _asset(request, asset_id, adapters.streams)
     asset = history.asset_at(recorded, history.upto(recorded, version=version, at=_utc(moment)))
     return AssetAsOf(
         id=asset_id,
@@ -230,7 +230,7 @@ async def asset_diff(
     old: From,
     new: To = None,
 ) -> DiffWire:
-    recorded = await _asset(request, asset_id, adapters.store)
+    recorded = await _asset(request, asset_id, adapters.streams)
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)
     return _diff(asset_id, older, newer, history.asset_diff(recorded, older, newer))

@@ -22,7 +22,7 @@ from infra.http.assets import one_visible
 from infra.http.callers import Caller, seen_scopes
 from projections import template_catalogue
 from services.assets import check_update
-from services.ports import NamedStreams
+from services.ports import Streams
 from services.templates import preview_asset_update
 
 
@@ -48,7 +48,7 @@ async def impact_of(
     asset_id: UUID,
     meta: AssetUpdateMeta,
     spec: Any,
-    streams: NamedStreams,
+    streams: Streams,
     resources: Resources,
 ) -> ImpactReport:
     """Which of the templates the caller may see this update would change, and how (the API's

@@ -52,7 +52,7 @@ from infra.http.org_unit_schemas import (
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
 from services import org_units
-from services.ports import NamedStreams
+from services.ports import Streams
 
 
 @post("/api/v1/clusters", status_code=201, tags=["Clusters"])
@@ -348,7 +348,7 @@ async def _update(
     kind: ScopeKind,
     unit_id: str,
     data: OrgUnitUpdateRequest,
-    streams: NamedStreams,
+    streams: Streams,
 ) -> OrgUnitRow:
     command = UpdateOrgUnit(
         scope=ScopeRef(kind, unit_id),

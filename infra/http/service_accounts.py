@@ -120,7 +120,7 @@ async def enabled_or_not(
     command = SetApplicationEnabled(
         application_id=account_id, enabled=enabled, metadata=actor(request)
     )
-    changed = await set_application_enabled(command, store=adapters.store)
+    changed = await set_application_enabled(command, store=adapters.streams)
     state, created = changed.state, changed.stamps.created
     return ServiceAccount(
         id=str(state.id),

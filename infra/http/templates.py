@@ -49,11 +49,11 @@ from infra.http.template_schemas import (
     UpdateRequest,
 )
 from infra.http.template_views import ListQuery, count_of, page_of, wire_of, written
-from infra.postgres.named_streams import name_holder
+from infra.postgres.names import name_holder
 from projections import template_catalogue, template_queries
 from services import templates as use_cases
 from services.errors import InvalidRequestError, NameTakenError
-from services.ports import NamedStreams
+from services.ports import Streams
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -189,7 +189,7 @@ async def count_templates(
 
 async def list_page(
     request: Caller,
-    streams: NamedStreams,
+    streams: Streams,
     servers: Resources,
     query: ListQuery,
     offset: int,

@@ -48,7 +48,7 @@ from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow
 from services import workloads as use_cases
 from services.errors import InvalidRequestError
-from services.ports import NamedStreams
+from services.ports import Streams
 
 BASE: Final = "/api/v1/workloads"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -153,7 +153,7 @@ async def _change(
     request: Caller,
     workload_id: UUID,
     action: Literal["suspend", "resume", "delete"],
-    streams: NamedStreams,
+    streams: Streams,
 ) -> Response[Accepted]:
     command = ChangeWorkload(workload_id=workload_id, action=action, metadata=actor(request))
     await use_cases.change_workload(command, streams=streams)
@@ -219,7 +219,7 @@ async def history(
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
 ) -> HistoryList:
     """Every phase change and every event of the workload, oldest first."""
-    records = history_of(row, await adapters.store.load_recorded(row.workload.id))
+    records = history_of(row, await adapters.streams.load_recorded(row.workload.id))
     following = offset + limit if offset + limit < len(records) else None
     return HistoryList(records=records[offset : offset + limit], next=following)
 
@@ -232,7 +232,7 @@ async def events(
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "desc",
 ) -> EventList:
-    found = events_of(row, await adapters.store.load_recorded(row.workload.id))
+    found = events_of(row, await adapters.streams.load_recorded(row.workload.id))
     if sort_order == "desc":
         found.reverse()
     following = offset + limit if offset + limit < len(found) else None

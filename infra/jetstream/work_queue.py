@@ -27,7 +27,7 @@ from infra.jetstream.outbox_relay import ensure_stream
 from infra.settings import NatsSettings, SubmitterSettings
 from projections import workload_catalogue
 from services import submitter
-from services.ports import BatchAppender, EventStore, WorkloadBackend
+from services.ports import BatchAppender, Streams, WorkloadBackend
 from services.workloads import load_workload
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class Submitter:
     def __init__(
         self,
         js: JetStreamContext,
-        store: EventStore,
+        store: Streams,
         backend: WorkloadBackend,
         nats: NatsSettings,
         settings: SubmitterSettings,
@@ -227,7 +227,7 @@ class Submitter:
         await message.term()
 
 
-async def _current_run(store: EventStore, workload_id: UUID) -> int:
+async def _current_run(store: Streams, workload_id: UUID) -> int:
     state = load_workload((await store.load(workload_id)).events)
     return state.run if state is not None else 1
 

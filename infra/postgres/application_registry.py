@@ -1,7 +1,8 @@
-"""PostgresApplicationRegistry: application events in the store, secret hashes beside them.
+"""PostgresApplicationRegistry: application streams with their secrets' hashes beside them.
 
-The credentials row and the application's event are written in one transaction, so neither can
-exist without the other. The hashes come from infra/security/secret_hashing.py.
+A wrapper of the one append port: the credentials row is written in the unit of work of the
+application's append, so neither can exist without the other. The hashes come from
+infra/security/secret_hashing.py.
 """
 
 from collections.abc import Sequence
@@ -12,10 +13,9 @@ import asyncpg
 
 from domain import applications
 from domain.events import Event, EventMetadata
-from infra.postgres.connections import Connection, translated
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.connections import translated
+from infra.postgres.streams import PostgresStreams
 from infra.security.secret_hashing import SecretHasher
-from infra.serialization import DOMAIN_CODEC
 from services.errors import ClientIdTakenError
 from services.ports import AppendResult, Authenticated, Stream
 
@@ -23,19 +23,21 @@ _INSERT: Final = (
     "INSERT INTO application_credentials (application_id, client_id, secret_hash)"
     " VALUES ($1, $2, $3)"
 )
+_DELETE: Final = "DELETE FROM application_credentials WHERE application_id = $1"
+_REPLACE: Final = "UPDATE application_credentials SET secret_hash = $2 WHERE application_id = $1"
 _LOOKUP: Final = (
     "SELECT application_id, secret_hash FROM application_credentials WHERE client_id = $1"
 )
 
 
 class PostgresApplicationRegistry:
-    def __init__(self, pool: asyncpg.Pool, hasher: SecretHasher) -> None:
+    def __init__(self, streams: PostgresStreams, pool: asyncpg.Pool, hasher: SecretHasher) -> None:
+        self._streams = streams
         self._pool = pool
         self._hasher = hasher
-        self._store = PostgresEventStore(pool, DOMAIN_CODEC)
 
     async def load(self, application_id: UUID) -> Stream:
-        return await self._store.load(application_id)
+        return await self._streams.load(application_id)
 
     async def register(
         self,
@@ -48,12 +50,12 @@ class PostgresApplicationRegistry:
         metadata: EventMetadata,
     ) -> AppendResult:
         secret_hash = await self._hasher.hash(secret)
-        async with translated("register"), self._pool.acquire() as conn, conn.transaction():
-            try:
-                await conn.execute(_INSERT, application_id, client_id, secret_hash)
-            except asyncpg.UniqueViolationError as exc:
-                raise ClientIdTakenError(client_id) from exc
-            return await self._append_in(conn, application_id, events, expected_version, metadata)
+        try:
+            return await self._append_with(
+                application_id, events, expected_version, metadata, _INSERT, client_id, secret_hash
+            )
+        except asyncpg.UniqueViolationError as exc:  # (the append's own become conflicts)
+            raise ClientIdTakenError(client_id) from exc
 
     async def unregister(
         self,
@@ -63,11 +65,7 @@ class PostgresApplicationRegistry:
         expected_version: int,
         metadata: EventMetadata,
     ) -> AppendResult:
-        async with translated("unregister"), self._pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "DELETE FROM application_credentials WHERE application_id = $1", application_id
-            )
-            return await self._append_in(conn, application_id, events, expected_version, metadata)
+        return await self._append_with(application_id, events, expected_version, metadata, _DELETE)
 
     async def replace_secret(
         self,
@@ -79,25 +77,27 @@ class PostgresApplicationRegistry:
         metadata: EventMetadata,
     ) -> AppendResult:
         secret_hash = await self._hasher.hash(secret)
-        async with translated("replace_secret"), self._pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "UPDATE application_credentials SET secret_hash = $2 WHERE application_id = $1",
-                application_id,
-                secret_hash,
-            )
-            return await self._append_in(conn, application_id, events, expected_version, metadata)
+        return await self._append_with(
+            application_id, events, expected_version, metadata, _REPLACE, secret_hash
+        )
 
-    async def _append_in(
+    async def _append_with(
         self,
-        conn: Connection,
         application_id: UUID,
         events: Sequence[Event],
         expected_version: int,
         metadata: EventMetadata,
+        statement: str,
+        *args: object,
     ) -> AppendResult:
-        return await self._store.append_within(
-            conn, application_id, events, expected_version=expected_version, metadata=metadata
-        )
+        """The events, and `statement` on the application's credentials row (its id first),
+        in one unit of work."""
+        async with self._streams.transaction() as tx:
+            result = await tx.append(
+                application_id, events, expected_version=expected_version, metadata=metadata
+            )
+            await tx.connection.execute(statement, application_id, *args)
+        return result
 
     async def authenticate(self, client_id: str, secret: str) -> Authenticated | None:
         async with translated("authenticate"):
@@ -107,7 +107,7 @@ class PostgresApplicationRegistry:
         if not await self._hasher.verify(stored, secret) or row is None:
             return None
         application_id: UUID = row["application_id"]
-        state = applications.fold((await self._store.load(application_id)).events)
+        state = applications.fold((await self._streams.load(application_id)).events)
         if state is None or not state.active:
             return None
         return Authenticated(application_id=application_id, token_generation=state.token_generation)

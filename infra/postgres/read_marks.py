@@ -1,7 +1,7 @@
 """How far the read models must be for a caller to read its own writes.
 
 A caller's writes are its events (each append writes its `caller`, the subject of its user or
-application, infra/postgres/eventstore.py `caller_of`), so the mark is the newest of them in the
+application, infra/postgres/encoding.py `caller_of`), so the mark is the newest of them in the
 order the followers apply the log (transaction id, then position), found by an index (migration
 0014): no statement is added to the write path, and every API process sees the same mark. The
 service's own writes have no caller (NULL) and are not indexed. What a caller's writes caused

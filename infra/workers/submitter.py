@@ -20,20 +20,19 @@ from infra.bootstrap import freeze_start_up, open_resources
 from infra.followers.log_follower import keep_following
 from infra.jetstream.data_volume_withdrawals import DataVolumeCopies, DataVolumeWithdrawals
 from infra.jetstream.work_queue import Submitter
-from infra.postgres.batch_append import PostgresBatchAppender
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from services import pod_reports, submitter
-from services.ports import EventStore, PodReports, Reports, WorkloadBackend
+from services.ports import PodReports, Reports, Streams, WorkloadBackend
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
     async with open_resources(settings, role="submitter") as resources:
         async with resources.pool.acquire() as conn:
             await apply_migrations(conn)
-        store = PostgresEventStore(resources.pool, DOMAIN_CODEC)
+        store = PostgresStreams(resources.pool, DOMAIN_CODEC)
         async with backend_for(settings, store) as (backend, watcher):
             worker = Submitter(
                 resources.js,
@@ -42,7 +41,7 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                 settings.nats,
                 settings.submitter,
                 # On the pool: each batch's outcomes commit in their own statement.
-                batches=PostgresBatchAppender(resources.pool, DOMAIN_CODEC, store.notifier),
+                batches=store,
                 pool=resources.pool,
             )
             freeze_start_up()
@@ -59,7 +58,7 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                     )
 
 
-def reports_to(store: EventStore) -> Reports:
+def reports_to(store: Streams) -> Reports:
     async def record(
         workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
     ) -> None:
@@ -68,7 +67,7 @@ def reports_to(store: EventStore) -> Reports:
     return record
 
 
-def pods_to(store: EventStore) -> PodReports:
+def pods_to(store: Streams) -> PodReports:
     async def record(workload_id: UUID, run: int | None, pods: Sequence[PodObserved]) -> None:
         await pod_reports.observed(workload_id, run, pods, store=store)
 
@@ -77,7 +76,7 @@ def pods_to(store: EventStore) -> PodReports:
 
 @contextlib.asynccontextmanager
 async def backend_for(
-    settings: Settings, store: EventStore
+    settings: Settings, store: Streams
 ) -> AsyncIterator[tuple[WorkloadBackend, Callable[[asyncio.Event], Awaitable[None]] | None]]:
     """The configured backend, and the task that follows its jobs (when it has one)."""
     chosen = settings.submitter

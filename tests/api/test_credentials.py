@@ -13,7 +13,7 @@ from infra.bootstrap import connect_nats
 from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay, ensure_stream
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.security.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings
@@ -121,7 +121,7 @@ async def test_every_kind_round_trips_and_no_value_is_found_anywhere(
 
     # The sealed values open to exactly what was sent, and deleting destroys them.
     vault = PostgresCredentialVault(
-        clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC), Sealer(CREDENTIALS)
+        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, Sealer(CREDENTIALS)
     )
     opened = await vault.open(UUID(created["password"]))
     assert opened == {"password": f"{MARK}-3"}

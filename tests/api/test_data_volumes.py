@@ -12,7 +12,7 @@ from litestar import Litestar
 
 from domain.values import Grant
 from infra.backends.dry_run import DryRunBackend
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from services import submitter
 from tests.api.support import call, project_all, token_for
@@ -286,7 +286,7 @@ async def test_a_workload_mounts_the_data_volume_of_its_project_or_its_copy_wher
     share = {"add": [{"scopeType": "department", "scopeId": units["department"]["id"]}]}
     shared = await call(app, "PATCH", f"{VOLUMES}/{volume_id}/sharedScopes", admin, json=share)
     assert shared.status_code == 200, shared.text
-    store, backend = PostgresEventStore(clean_pool, DOMAIN_CODEC), DryRunBackend()
+    store, backend = PostgresStreams(clean_pool, DOMAIN_CODEC), DryRunBackend()
     outcomes = {}
     for project, scope in ((llm, "project"), (vision, "project")):
         at = {"scopeType": scope, "scopeId": project["id"]}

@@ -12,7 +12,7 @@ from litestar import Litestar
 
 from domain.events import WorkloadRequested
 from domain.values import Grant
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from tests.api.support import call, project_all, token_for
 from tests.api.test_assets import org  # noqa: F401  # the fixture: a cluster, a department, two projects
@@ -215,7 +215,7 @@ async def test_a_submission_takes_its_projects_defaults_and_is_refused_when_it_b
     assert put.status_code == 200, put.text
     submitted = await call(app, "POST", WORKLOADS, admin, json=submission(found))
     assert submitted.status_code == 202, submitted.text
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     (event,) = (await store.load(submitted.json()["workloadId"])).events
     assert isinstance(event, WorkloadRequested)
     spec = event.snapshot.spec

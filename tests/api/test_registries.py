@@ -17,7 +17,7 @@ from litestar import Litestar
 from domain.values import Grant
 from infra.cli.embedded import free_port
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.security.sealing import Sealer
 from infra.serialization import DOMAIN_CODEC
 from tests.api.support import CREDENTIALS, call, project_all, token_for
@@ -136,7 +136,7 @@ async def test_a_registry_round_trips_and_its_password_is_found_nowhere(
     assert MARK not in caplog.text, "the password leaked into the logs"
 
     vault = PostgresCredentialVault(
-        clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC), Sealer(CREDENTIALS)
+        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, Sealer(CREDENTIALS)
     )
     assert await vault.open(UUID(registry_id)) == {"password": MARK}
     deleted = await call(app, "DELETE", f"{REGISTRIES}/{registry_id}", admin)

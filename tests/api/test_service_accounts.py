@@ -14,8 +14,10 @@ from domain.values import TENANT_ADMIN, Grant
 from infra.bootstrap import Resources, connect_nats
 from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, NatsSettings, Settings
 from services.applications import create_application
 from tests.api.client import client_for
@@ -30,7 +32,9 @@ ACCOUNTS = "/api/v1/service-accounts"
 
 async def application(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
     """Register an application and return a bearer token for it."""
-    registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
+    registry = PostgresApplicationRegistry(
+        PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
+    )
     app_id = uuid4()
     metadata = EventMetadata(actor_subject="setup", actor_kind="system")
     command = CreateApplication(application_id=app_id, name=name, grants=grants, metadata=metadata)

@@ -14,8 +14,10 @@ from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats
 from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, NatsSettings, Settings
 from services.applications import create_application
 from services.errors import ClientIdTakenError
@@ -30,7 +32,9 @@ SECRET = "s3cr3t-Value-That-Must-Never-Leak"
 
 @pytest.fixture
 async def app_id(clean_pool: asyncpg.Pool) -> UUID:
-    registry = PostgresApplicationRegistry(clean_pool, SecretHasher(AUTH))
+    registry = PostgresApplicationRegistry(
+        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, SecretHasher(AUTH)
+    )
     command = CreateApplication(
         application_id=uuid4(),
         name="ci-bot",
@@ -146,7 +150,9 @@ async def test_the_secret_is_kept_only_as_an_argon2id_hash(
 async def test_a_second_application_with_the_same_name_is_refused(
     clean_pool: asyncpg.Pool, app_id: UUID
 ) -> None:
-    registry = PostgresApplicationRegistry(clean_pool, SecretHasher(AUTH))
+    registry = PostgresApplicationRegistry(
+        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, SecretHasher(AUTH)
+    )
     command = CreateApplication(
         application_id=uuid4(),
         name="ci-bot",

@@ -11,7 +11,7 @@ import pytest
 from litestar import Litestar
 
 from infra.backends.dry_run import DryRunBackend
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from services import submitter
 from tests.api.support import call, project_all
@@ -44,7 +44,7 @@ async def test_the_manifests_are_what_the_backend_made_of_the_run(
     assert before.status_code == 200, before.text
     assert before.json() == {"workloadId": plain, "run": None, "backend": None, "manifests": []}
 
-    store, backend = PostgresEventStore(clean_pool, DOMAIN_CODEC), DryRunBackend()
+    store, backend = PostgresStreams(clean_pool, DOMAIN_CODEC), DryRunBackend()
     for workload_id in (plain, wider):
         await submitter.reconcile(UUID(workload_id), store=store, backend=backend)
     await project_all(clean_pool)
@@ -89,7 +89,7 @@ async def test_a_workload_of_each_framework_records_crd_valid_trainer_objects(
     app: Litestar, admin: str, clean_pool: asyncpg.Pool
 ) -> None:
     found = await setup(app, admin)
-    store, backend = PostgresEventStore(clean_pool, DOMAIN_CODEC), DryRunBackend()
+    store, backend = PostgresStreams(clean_pool, DOMAIN_CODEC), DryRunBackend()
     made: dict[str, str] = {}
     for framework, extra in FRAMEWORKS.items():
         spec = {

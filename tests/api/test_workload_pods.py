@@ -11,7 +11,7 @@ import pytest
 from litestar import Litestar
 
 from domain.events import ContainerObserved, PodObserved
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from services import pod_reports
 from tests.api.support import call, project_all, token_for
@@ -54,7 +54,7 @@ async def test_a_workloads_pods_read_back_as_its_backend_reported_them(
     found = await setup(app, admin)
     first = await submitted(app, admin, found, "first")
     second = await submitted(app, admin, found, "second")
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     job_1, job_2 = (f"{w['name']}-{w['workloadId'].replace('-', '')[:8]}" for w in (first, second))
     running = [
         pod(job_1, "master", 0),
@@ -132,7 +132,7 @@ async def test_a_caller_sees_only_the_pods_of_the_projects_it_may_see(
 ) -> None:
     found = await setup(app, admin)
     workload = await submitted(app, admin, found, "hidden")
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     await pod_reports.observed(
         UUID(workload["workloadId"]), 1, [pod("h", "worker", 0)], store=store
     )

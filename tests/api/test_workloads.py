@@ -10,7 +10,7 @@ from litestar import Litestar
 
 from domain.events import WorkloadRequested
 from domain.values import Grant
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from tests.api.support import call, project_all, token_for
 from tests.api.test_templates import IMAGE, assets, org, template
@@ -60,7 +60,7 @@ async def test_a_submission_records_the_resolved_snapshot_and_reads_back_in_run_
     assert made["spec"]["cleanPodPolicy"] == "None"
 
     # The event carries the whole snapshot: template version and linked asset versions.
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     (event,) = (await store.load(made["workloadId"])).events
     assert isinstance(event, WorkloadRequested)
     assert str(event.snapshot.template_id) == found["template"]["meta"]["id"]
@@ -231,7 +231,7 @@ async def test_shared_registry_credentials_become_image_pull_secrets(
         ids[name] = made.json()["meta"]["id"]
     await project_all(clean_pool)
     made = (await call(app, "POST", WORKLOADS, admin, json=submission(found))).json()
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     (event,) = (await store.load(made["workloadId"])).events
     assert isinstance(event, WorkloadRequested)
     # Neither the private one nor another project's.

@@ -9,51 +9,47 @@ from uuid import UUID, uuid4
 import asyncpg
 import pytest
 
-from infra.postgres.batch_append import PostgresBatchAppender
 from infra.postgres.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
-from infra.postgres.eventstore import PostgresEventStore
-from services.ports import AppendResult, OneAppend
+from infra.postgres.streams import PostgresStreams
+from services.ports import AppendResult, NameClaim, OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
 pytestmark = pytest.mark.integration
 
-Append = Callable[[PostgresEventStore, asyncpg.Pool, UUID], Awaitable[AppendResult]]
+Append = Callable[[PostgresStreams, asyncpg.Pool, UUID], Awaitable[AppendResult]]
 
 
-async def one_known(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
+async def one_known(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     return await store.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
 
 
-async def many_known(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
+async def many_known(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     events = [CounterOpened(name="a"), CounterIncremented(by=1)]
     return await store.append(sid, events, expected_version=0, metadata=ACTOR)
 
 
-async def one_at_the_end(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
+async def one_at_the_end(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     event = CounterOpened(name="a")
     return await store.append(sid, [event], expected_version=None, metadata=ACTOR)
 
 
-async def many_at_the_end(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
+async def many_at_the_end(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     events = [CounterOpened(name="a"), CounterIncremented(by=1)]
     return await store.append(sid, events, expected_version=None, metadata=ACTOR)
 
 
-async def first_named(store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
+async def first_named(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     event = CounterOpened(name="a")
-    named = await store.append_first_named(
-        sid, event, metadata=ACTOR, namespace="counters", name=str(sid)
-    )
-    assert named is not None
-    return named
+    name = NameClaim(namespace="counters", name=str(sid))
+    return await store.append(sid, [event], expected_version=0, metadata=ACTOR, name=name)
 
 
 async def each_of_many_streams(
-    store: PostgresEventStore, pool: asyncpg.Pool, sid: UUID
+    store: PostgresStreams, pool: asyncpg.Pool, sid: UUID
 ) -> AppendResult:
     async with pool.acquire() as conn, conn.transaction():
-        appender = PostgresBatchAppender(conn, CODEC, store.notifier)
+        appender = PostgresStreams(conn, CODEC, notifier=store.notifier)
         appends = [
             OneAppend(
                 stream_id=stream,
@@ -88,7 +84,7 @@ async def test_the_claiming_append_wakes_the_readers_and_the_next_one_does_not(
     clean_pool: asyncpg.Pool, wakeups: "asyncio.Queue[str]", append: Append
 ) -> None:
     notifier = CommitNotifier(clean_pool, interval_s=30)
-    store = PostgresEventStore(clean_pool, CODEC, notifier=notifier)
+    store = PostgresStreams(clean_pool, CODEC, notifier=notifier)
     try:
         await append(store, clean_pool, uuid4())
         assert await asyncio.wait_for(wakeups.get(), timeout=5) == NOTIFY_CHANNEL

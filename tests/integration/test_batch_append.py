@@ -1,4 +1,4 @@
-"""PostgresBatchAppender on a pool (the submitter's): each append_each is a transaction of its
+"""PostgresStreams on a pool (the submitter's): each append_each is a transaction of its
 own, committed when it returns, and a stream that moved on takes nothing; on a bare connection
 it still refuses to run outside the caller's transaction."""
 
@@ -7,8 +7,7 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from infra.postgres.batch_append import PostgresBatchAppender
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from services.ports import OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
@@ -17,12 +16,12 @@ pytestmark = pytest.mark.integration
 
 
 async def test_on_a_pool_each_append_each_commits_by_itself(clean_pool: asyncpg.Pool) -> None:
-    store = PostgresEventStore(clean_pool, CODEC)
+    store = PostgresStreams(clean_pool, CODEC)
     moved, quiet = uuid4(), uuid4()
     for stream in (moved, quiet):
         await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
     await store.append(moved, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
-    appender = PostgresBatchAppender(clean_pool, CODEC, store.notifier)
+    appender = PostgresStreams(clean_pool, CODEC, notifier=store.notifier)
 
     taken = await appender.append_each(
         [
@@ -47,14 +46,14 @@ async def test_on_a_pool_each_append_each_commits_by_itself(clean_pool: asyncpg.
 async def test_on_a_connection_it_runs_only_inside_a_transaction(
     clean_pool: asyncpg.Pool,
 ) -> None:
-    store = PostgresEventStore(clean_pool, CODEC)
+    store = PostgresStreams(clean_pool, CODEC)
     stream = uuid4()
     await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
     one = OneAppend(
         stream_id=stream, event=CounterIncremented(by=1), expected_version=1, event_id=uuid4()
     )
     async with clean_pool.acquire() as conn:
-        appender = PostgresBatchAppender(conn, CODEC, store.notifier)
+        appender = PostgresStreams(conn, CODEC, notifier=store.notifier)
         with pytest.raises(RuntimeError, match="inside the caller's transaction"):
             await appender.append_each([one], metadata=ACTOR)
     assert (await store.load(stream)).version == 1

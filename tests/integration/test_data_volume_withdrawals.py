@@ -13,7 +13,7 @@ from domain.events import DataVolumeDeleted, DataVolumeShared, DataVolumeUnshare
 from domain.specs import SharedScope
 from infra.cli.embedded import EmbeddedNats
 from infra.jetstream.data_volume_withdrawals import DataVolumeWithdrawals
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, SubmitterSettings
 from tests.conftest import ACTOR
@@ -46,7 +46,7 @@ class Copies:
 async def test_an_unshared_and_a_deleted_data_volume_are_withdrawn_and_a_share_is_not(
     clean_pool: asyncpg.Pool, broker: EmbeddedNats
 ) -> None:
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     unshared, deleted, shared = uuid4(), uuid4(), uuid4()
     await store.append(shared, [DataVolumeShared(datavolume_id=shared, scope=PROJECT)],
                        expected_version=None, metadata=ACTOR)  # fmt: skip

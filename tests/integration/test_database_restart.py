@@ -10,9 +10,9 @@ import pytest
 from infra.bootstrap import connect_nats, create_pool
 from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
 from infra.errors import StoreUnavailableError
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.hashchain import verify_all
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.streams import PostgresStreams
 from infra.settings import DatabaseSettings, RelaySettings, Settings
 from infra.workers import relay as relay_worker
 from services.event_ids import event_ids_for
@@ -42,7 +42,7 @@ async def test_a_database_crash_loses_and_duplicates_nothing(server_dir: Path) -
         )
         stop = asyncio.Event()
         relay = asyncio.create_task(relay_worker.run(settings, stop))
-        store = PostgresEventStore(pool, CODEC)
+        store = PostgresStreams(pool, CODEC)
         retries = 0
 
         async def append(sid: UUID, version: int) -> None:

@@ -7,8 +7,8 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.hashchain import verify_stream
+from infra.postgres.streams import PostgresStreams
 from services.errors import VersionConflictError
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
@@ -22,7 +22,7 @@ TARGET_VERSION = 300
 async def test_twenty_appenders_on_one_stream_one_winner_per_version_and_no_gaps(
     clean_pool: asyncpg.Pool,
 ) -> None:
-    store = PostgresEventStore(clean_pool, CODEC)
+    store = PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
     await store.append(sid, [CounterOpened(name="race")], expected_version=0, metadata=ACTOR)
     winners: dict[int, list[int]] = defaultdict(list)  # version -> appenders that won it
@@ -66,7 +66,7 @@ async def test_twenty_appenders_on_one_stream_one_winner_per_version_and_no_gaps
 
 
 async def test_concurrent_retries_of_one_append_write_it_once(clean_pool: asyncpg.Pool) -> None:
-    store = PostgresEventStore(clean_pool, CODEC)
+    store = PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
     ids = [uuid4(), uuid4()]
     events = [CounterOpened(name="once"), CounterIncremented(by=1)]
@@ -86,7 +86,7 @@ async def test_a_writer_that_missed_another_process_append_gets_a_conflict(
     clean_pool: asyncpg.Pool, events: int
 ) -> None:
     """Two processes: the first still trusts the head it read; the append built on it fails."""
-    first, second = PostgresEventStore(clean_pool, CODEC), PostgresEventStore(clean_pool, CODEC)
+    first, second = PostgresStreams(clean_pool, CODEC), PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
     await first.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
     assert (await first.load(sid)).version == 1

@@ -18,9 +18,7 @@ from domain.templates import TemplateBody
 from domain.values import ScopeRef
 from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import load_checkpoint
-from infra.postgres.batch_append import PostgresBatchAppender
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
 from services import assets
@@ -47,7 +45,7 @@ async def catch_up(pool: asyncpg.Pool, fanout: FanoutRunner) -> None:
                 return
 
 
-async def environment(streams: PostgresNamedStreams, name: str) -> UUID:
+async def environment(streams: PostgresStreams, name: str) -> UUID:
     command = CreateAsset(
         asset_id=uuid4(),
         scope=ScopeRef("tenant"),
@@ -59,7 +57,7 @@ async def environment(streams: PostgresNamedStreams, name: str) -> UUID:
     return (await assets.create_asset(command, streams=streams)).state.id
 
 
-async def link(streams: PostgresNamedStreams, asset_id: UUID, name: str) -> UUID:
+async def link(streams: PostgresStreams, asset_id: UUID, name: str) -> UUID:
     body = TemplateBody(
         spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2),
         assets=TemplateAssets(environment=asset_id),
@@ -70,7 +68,7 @@ async def link(streams: PostgresNamedStreams, asset_id: UUID, name: str) -> UUID
     return (await template_use_cases.create_template(command, streams=streams)).template.id
 
 
-async def bump(streams: PostgresNamedStreams, asset_id: UUID, image: str) -> None:
+async def bump(streams: PostgresStreams, asset_id: UUID, image: str) -> None:
     """Update the environment, retrying when another updater got there first."""
     while True:
         command = UpdateAsset(
@@ -84,7 +82,7 @@ async def bump(streams: PostgresNamedStreams, asset_id: UUID, image: str) -> Non
 
 
 async def recorded_versions(pool: asyncpg.Pool, ids: list[UUID]) -> dict[UUID, int]:
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    store = PostgresStreams(pool, DOMAIN_CODEC)
     found = {}
     for template_id in ids:
         state = templates.fold((await store.load(template_id)).events)
@@ -96,7 +94,7 @@ async def recorded_versions(pool: asyncpg.Pool, ids: list[UUID]) -> dict[UUID, i
 async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
     clean_pool: asyncpg.Pool,
 ) -> None:
-    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
+    streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
     asset_id = await environment(streams, "env")
     fanout = runner(clean_pool, batch_size=7)
     stop = asyncio.Event()
@@ -112,7 +110,7 @@ async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
     template_ids = [r for r in results if isinstance(r, UUID)]
     await catch_up(clean_pool, fanout)
 
-    latest = len((await PostgresEventStore(clean_pool, DOMAIN_CODEC).load(asset_id)).events)
+    latest = len((await PostgresStreams(clean_pool, DOMAIN_CODEC).load(asset_id)).events)
     assert latest == 21
     versions = await recorded_versions(clean_pool, template_ids)
     assert set(versions.values()) == {latest}, versions
@@ -126,7 +124,7 @@ async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
 
 
 async def test_a_replay_from_zero_writes_nothing_twice(clean_pool: asyncpg.Pool) -> None:
-    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
+    streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
     asset_id = await environment(streams, "env")
     template_id = await link(streams, asset_id, "t")
     await bump(streams, asset_id, "pt:1")
@@ -141,7 +139,7 @@ async def test_a_replay_from_zero_writes_nothing_twice(clean_pool: asyncpg.Pool)
     await catch_up(clean_pool, fanout)
     assert await clean_pool.fetchval(count) == 1
     state = templates.fold(
-        (await PostgresEventStore(clean_pool, DOMAIN_CODEC).load(template_id)).events
+        (await PostgresStreams(clean_pool, DOMAIN_CODEC).load(template_id)).events
     )
     assert state is not None
     assert msgspec.structs.asdict(state.asset_versions[0])["version"] == 2
@@ -154,7 +152,7 @@ async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
     first leaves nothing (the batches, the asset versions and the checkpoint share one
     transaction); the
     restart, and a later replay from zero, write each template's event exactly once."""
-    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
+    streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
     asset_id = await environment(streams, "env")
     ids = []
     for start in range(0, 1200, 50):
@@ -166,22 +164,20 @@ async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
     fanout = runner(clean_pool, batch_size=1)  # one log event per transaction
     count = "SELECT count(*) FROM events WHERE type = 'template.linked_asset_updated.v1'"
     calls = 0
-    real = PostgresBatchAppender.append_each
+    real = PostgresStreams.append_each
 
-    async def crash_on_the_second(
-        self: PostgresBatchAppender, *args: Any, **kw: Any
-    ) -> frozenset[UUID]:
+    async def crash_on_the_second(self: PostgresStreams, *args: Any, **kw: Any) -> frozenset[UUID]:
         nonlocal calls
         calls += 1
         if calls == 2:  # the connection dies with the process: the transaction rolls back
             raise ConnectionResetError("the projector died between two batches")
         return await real(self, *args, **kw)
 
-    monkeypatch.setattr(PostgresBatchAppender, "append_each", crash_on_the_second)
+    monkeypatch.setattr(PostgresStreams, "append_each", crash_on_the_second)
     with pytest.raises(ConnectionResetError, match="between two batches"):
         await catch_up(clean_pool, fanout)
     assert await clean_pool.fetchval(count) == 0  # the first batch went with the crash
-    monkeypatch.setattr(PostgresBatchAppender, "append_each", real)
+    monkeypatch.setattr(PostgresStreams, "append_each", real)
     await catch_up(clean_pool, fanout)
     assert await clean_pool.fetchval(count) == 2 * len(ids)
     assert set((await recorded_versions(clean_pool, ids)).values()) == {3}
@@ -199,7 +195,7 @@ async def test_append_each_writes_the_streams_that_stayed_and_skips_the_rest(
     """One stream moved on since it was read, one already holds the event (a replay), one is
     being written by a user's transaction that commits while the statement waits on it: each
     takes nothing, and the fourth is written all the same."""
-    store = PostgresEventStore(clean_pool, CODEC)
+    store = PostgresStreams(clean_pool, CODEC)
     moved, replayed, contended, quiet = (uuid4() for _ in range(4))
     for stream in (moved, replayed, contended, quiet):
         await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
@@ -221,11 +217,11 @@ async def test_append_each_writes_the_streams_that_stayed_and_skips_the_rest(
     async with clean_pool.acquire() as user, clean_pool.acquire() as fanout:
         user_tx = user.transaction()
         await user_tx.start()
-        await PostgresEventStore(user, CODEC).append(
+        await PostgresStreams(user, CODEC).append(
             contended, [CounterIncremented(by=2)], expected_version=1, metadata=ACTOR
         )
         async with fanout.transaction():
-            appender = PostgresBatchAppender(fanout, CODEC, store.notifier)
+            appender = PostgresStreams(fanout, CODEC, notifier=store.notifier)
             writing = asyncio.create_task(
                 appender.append_each(
                     [one(moved), one(replayed, replayed_id, after=2), one(contended), one(quiet)],

@@ -6,8 +6,8 @@ import asyncpg
 import pytest
 
 from infra.postgres.connections import Connection
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.hashchain import content_digest, link, verify_all, verify_stream
+from infra.postgres.streams import PostgresStreams
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -23,8 +23,8 @@ async def _tamper(conn: Connection, sql: str, *args: object) -> object:
         await conn.execute("RESET session_replication_role")
 
 
-async def _stream_of_five(pool: asyncpg.Pool) -> tuple[PostgresEventStore, UUID]:
-    store = PostgresEventStore(pool, CODEC)
+async def _stream_of_five(pool: asyncpg.Pool) -> tuple[PostgresStreams, UUID]:
+    store = PostgresStreams(pool, CODEC)
     sid = uuid4()
     await store.append(sid, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR)
     await store.append(
@@ -48,7 +48,7 @@ async def test_links_made_by_the_writer_and_by_the_database_make_one_chain(
     version, or a head another process moved) leaves it to the database: one arithmetic."""
     store, sid = await _stream_of_five(clean_pool)  # writer-linked: a new stream, a known head
     await store.append(sid, [CounterIncremented(by=5)] * 2, expected_version=None, metadata=ACTOR)
-    other = PostgresEventStore(clean_pool, CODEC)  # it has never seen the head
+    other = PostgresStreams(clean_pool, CODEC)  # it has never seen the head
     await other.append(sid, [CounterIncremented(by=6)] * 3, expected_version=7, metadata=ACTOR)
     await store.append(sid, [CounterIncremented(by=7)], expected_version=None, metadata=ACTOR)
     async with clean_pool.acquire() as conn:
@@ -58,12 +58,12 @@ async def test_links_made_by_the_writer_and_by_the_database_make_one_chain(
 
 async def test_a_batch_of_awkward_payloads_is_stored_exactly(clean_pool: asyncpg.Pool) -> None:
     """Newlines, tabs, quotes and non-ASCII text inside a batch's payloads keep their bytes."""
-    store, sid = PostgresEventStore(clean_pool, CODEC), uuid4()
+    store, sid = PostgresStreams(clean_pool, CODEC), uuid4()
     names = ["line\nbreak", 'tab\tand "quotes"', "Grüße, 東京 🚀", "back\\slash\r\n", ""]
     await store.append(
         sid, [CounterOpened(name=name) for name in names], expected_version=0, metadata=ACTOR
     )
-    loaded = await PostgresEventStore(clean_pool, CODEC).load(sid)
+    loaded = await PostgresStreams(clean_pool, CODEC).load(sid)
     assert [e.name for e in loaded.events if isinstance(e, CounterOpened)] == names
     async with clean_pool.acquire() as conn:
         assert (await verify_stream(conn, sid)).intact

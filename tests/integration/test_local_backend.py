@@ -17,7 +17,7 @@ from domain import workloads
 from domain.events import WorkloadPodsObserved
 from domain.workloads import Workload
 from infra.backends.local import LocalBackend
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import pods_to, reports_to
 from services import submitter
@@ -51,12 +51,12 @@ async def request(
         "terminationGracePeriodSeconds": 5,
     }
     event = requested_workload(spec, name="ddp", master=spec)
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    store = PostgresStreams(pool, DOMAIN_CODEC)
     await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
     return event.workload_id
 
 
-async def finished(store: PostgresEventStore, workload_id: UUID, within_s: float) -> Workload:
+async def finished(store: PostgresStreams, workload_id: UUID, within_s: float) -> Workload:
     deadline = time.monotonic() + within_s
     while True:
         state = workloads.fold((await store.load(workload_id)).events)
@@ -69,7 +69,7 @@ async def finished(store: PostgresEventStore, workload_id: UUID, within_s: float
 async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
     clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5, pods=pods_to(store))
     workload_id = await request(clean_pool)
     await submitter.reconcile(workload_id, store=store, backend=backend)
@@ -104,7 +104,7 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
 async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
     clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
     workload_id = await request(clean_pool, fail_rank=2)
     started = time.monotonic()
@@ -120,7 +120,7 @@ async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
 async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
     clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
 ) -> None:
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), pods=pods_to(store))
     scratch = replica_work_dir / "scratch"  # where the replicas' user may write
     scratch.mkdir(mode=0o1777)

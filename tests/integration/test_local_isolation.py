@@ -13,7 +13,7 @@ import pytest
 
 from domain.workloads import Workload
 from infra.backends.local import LocalBackend
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import reports_to
 from services import submitter
@@ -39,7 +39,7 @@ def service_secret(replica_work_dir: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 
 async def run(pool: asyncpg.Pool, work_dir: Path, command: str, **spec: Any) -> Workload:
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    store = PostgresStreams(pool, DOMAIN_CODEC)
     event = requested_workload(
         {"distributedFramework": "PyTorch", "numWorkers": 1, "command": command, **spec},
         name="probe",

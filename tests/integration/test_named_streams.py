@@ -7,8 +7,7 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from infra.postgres.eventstore import PostgresEventStore
-from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.streams import PostgresStreams
 from services.errors import NameTakenError
 from services.ports import NameClaim
 from tests.conftest import ACTOR
@@ -20,7 +19,7 @@ CLAIM = NameClaim(namespace="counter@tenant:", name="busy")
 
 
 async def test_of_many_concurrent_creators_of_a_name_one_wins(clean_pool: asyncpg.Pool) -> None:
-    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, CODEC))
+    streams = PostgresStreams(clean_pool, CODEC)
 
     async def create() -> bool:
         stream_id = uuid4()
@@ -40,7 +39,7 @@ async def test_of_many_concurrent_creators_of_a_name_one_wins(clean_pool: asyncp
 async def test_a_stream_keeps_its_name_when_it_appends_and_frees_it_when_renamed(
     clean_pool: asyncpg.Pool,
 ) -> None:
-    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, CODEC))
+    streams = PostgresStreams(clean_pool, CODEC)
     first, second = uuid4(), uuid4()
     opened = CounterOpened(name="busy")
     await streams.append(first, [opened], expected_version=0, metadata=ACTOR, name=CLAIM)

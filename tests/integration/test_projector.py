@@ -18,7 +18,7 @@ from infra.followers.lag import status
 from infra.followers.metrics import ProjectorMetrics
 from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.application_registry import PostgresApplicationRegistry
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, ProjectorSettings
@@ -41,7 +41,9 @@ def runner(pool: asyncpg.Pool, batch_size: int = 500) -> ProjectionRunner:
 
 
 async def create(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...] = ()) -> UUID:
-    registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
+    registry = PostgresApplicationRegistry(
+        PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
+    )
     command = CreateApplication(application_id=uuid4(), name=name, grants=grants, metadata=ADMIN)
     await create_application(command, secret=f"secret-of-{name}", registry=registry)
     return command.application_id
@@ -115,7 +117,7 @@ async def test_a_rebuild_from_zero_equals_the_incremental_model(catalogue: async
 
 
 async def test_unknown_event_types_are_skipped_not_fatal(catalogue: asyncpg.Pool) -> None:
-    foreign = PostgresEventStore(catalogue, CODEC)  # a catalogue this release does not know
+    foreign = PostgresStreams(catalogue, CODEC)  # a catalogue this release does not know
     await foreign.append(uuid4(), [CounterOpened(name="x")], expected_version=0, metadata=ACTOR)
     await create(catalogue, "alpha")
     projection = runner(catalogue)

@@ -27,9 +27,8 @@ from domain.values import ScopeRef
 from infra.bootstrap import create_pool
 from infra.followers.global_log import load_checkpoint
 from infra.followers.log_runner import LogRunner
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
-from infra.postgres.named_streams import PostgresNamedStreams
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings
 from services import assets, templates
@@ -64,7 +63,7 @@ class History:
     """Runs commands through the use cases, remembering which ids the slots hold."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.streams = PostgresNamedStreams(pool, PostgresEventStore(pool, DOMAIN_CODEC))
+        self.streams = PostgresStreams(pool, DOMAIN_CODEC)
         self.envs: dict[int, UUID] = {}
         self.computes: dict[int, UUID] = {}
         self.templates: dict[int, UUID] = {}

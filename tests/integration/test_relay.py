@@ -18,7 +18,7 @@ from infra.bootstrap import connect_nats
 from infra.cli.embedded import EmbeddedNats
 from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.settings import NatsSettings, RelaySettings
 from tests.conftest import ACTOR
 from tests.jetstream import Held, read_stream
@@ -52,7 +52,7 @@ async def append_interleaved(
     pool: asyncpg.Pool, streams: list[UUID], rounds: int, halfway: Halfway | None = None
 ) -> None:
     """`rounds` events on each stream, interleaved across streams, from 4 concurrent writers."""
-    store = PostgresEventStore(pool, CODEC)
+    store = PostgresStreams(pool, CODEC)
 
     async def writer(mine: list[UUID]) -> None:
         for version in range(rounds):
@@ -247,7 +247,7 @@ async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
     )
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
-    store = PostgresEventStore(clean_pool, CODEC)
+    store = PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
     try:
         for _ in range(500):

@@ -53,7 +53,7 @@ from domain.events import EventMetadata, PodObserved
 from domain.values import TENANT_ADMIN
 from infra.cli.embedded import free_port
 from infra.postgres.application_registry import PostgresApplicationRegistry
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from services import pod_reports
@@ -227,7 +227,9 @@ def workload_journey(
 
 
 async def register_admin(pool: asyncpg.Pool) -> None:
-    registry = PostgresApplicationRegistry(pool, SecretHasher(AUTH))
+    registry = PostgresApplicationRegistry(
+        PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
+    )
     command = CreateApplication(
         application_id=uuid4(),
         name="runapy-admin",
@@ -488,7 +490,7 @@ async def test_runapy_reads_the_pods_a_backend_reported(
         )
         for index in range(2)
     ]
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     await pod_reports.observed(UUID(workload_id), 1, replicas, store=store)
     await projected(clean_pool)
     pods_api = client().workloads.pods

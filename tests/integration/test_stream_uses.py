@@ -28,10 +28,9 @@ from domain.events import (
 from domain.specs import CredentialRef, EnvironmentSpec, EnvironmentVariable, S3Spec
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import AssetMeta, ScopeRef, TemplateMeta
-from infra.postgres.eventstore import PostgresEventStore
 from infra.postgres.migrate import apply_migrations
-from infra.postgres.named_streams import PostgresNamedStreams
 from infra.postgres.stream_uses import hold_unused
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from services import assets
 from services.errors import InvalidRequestError
@@ -47,7 +46,7 @@ SPEC = msgspec.convert({"distributedFramework": "PyTorch"}, DistributedTemplateS
 async def test_a_use_of_an_asset_deleted_after_it_was_checked_is_refused_where_it_is_written(
     clean_pool: asyncpg.Pool,
 ) -> None:
-    streams = PostgresNamedStreams(clean_pool, PostgresEventStore(clean_pool, DOMAIN_CODEC))
+    streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
     create = CreateAsset(
         asset_id=uuid4(), scope=ScopeRef("tenant"), name="pt",
         spec=EnvironmentSpec(image="pt:2"), metadata=SYSTEM,
@@ -100,8 +99,7 @@ async def test_a_use_that_waited_for_the_deletion_of_what_it_uses_is_refused(
     """The deletion holds its lock and has appended, uncommitted; the use (a create's one
     statement, or an update's transaction) waits for it, then must see it: what it checks
     after the lock is read on a snapshot taken after the deletion committed."""
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
-    streams = PostgresNamedStreams(clean_pool, store)
+    streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
     create = CreateAsset(
         asset_id=uuid4(), scope=ScopeRef("tenant"), name="pt",
         spec=EnvironmentSpec(image="pt:2"), metadata=SYSTEM,
@@ -125,7 +123,9 @@ async def test_a_use_that_waited_for_the_deletion_of_what_it_uses_is_refused(
         await deletion.start()
         await hold_unused(conn, env, lambda users: AssertionError(users))
         gone = EnvironmentDeleted(asset_id=env)
-        await store.append_within(conn, env, [gone], expected_version=1, metadata=SYSTEM)
+        await PostgresStreams(conn, DOMAIN_CODEC).append(
+            env, [gone], expected_version=1, metadata=SYSTEM
+        )
         use = asyncio.create_task(
             streams.append(
                 template_id,
@@ -161,7 +161,7 @@ async def test_the_migration_fills_the_record_from_the_log(postgres_url: str) ->
         try:
             async with pool.acquire() as conn:
                 await apply_migrations(conn)
-            expected = await _history_without_record(PostgresEventStore(pool, DOMAIN_CODEC))
+            expected = await _history_without_record(PostgresStreams(pool, DOMAIN_CODEC))
             async with pool.acquire() as conn:  # as before migration 18
                 await conn.execute("DROP TABLE stream_uses")
                 await conn.execute("DELETE FROM schema_migrations WHERE version = 18")
@@ -176,7 +176,7 @@ async def test_the_migration_fills_the_record_from_the_log(postgres_url: str) ->
 
 
 async def _history_without_record(
-    store: PostgresEventStore,
+    store: PostgresStreams,
 ) -> set[tuple[UUID, UUID, str]]:
     """Events written straight to the store, as before the record existed; the uses they make."""
     e1, e2, e3, e4, c1, c2, c3 = (uuid4() for _ in range(7))

@@ -20,7 +20,7 @@ from domain.values import AssetMeta
 from infra.followers.faults import FollowerStuckError
 from infra.followers.global_log import load_checkpoint
 from infra.followers.projection_runner import ProjectionRunner
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
 from projections import ALL, asset_catalogue
@@ -46,7 +46,7 @@ async def environment(pool: asyncpg.Pool, name: str, image: str) -> UUID:
         meta=AssetMeta(name=name, scope="tenant"),
         spec=EnvironmentSpec(image=image),
     )
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    store = PostgresStreams(pool, DOMAIN_CODEC)
     await store.append(asset_id, [event], expected_version=0, metadata=ACTOR)
     return asset_id
 

@@ -25,8 +25,7 @@ from infra.bootstrap import connect_nats
 from infra.cli.embedded import EmbeddedNats
 from infra.jetstream.outbox_relay import Relay
 from infra.jetstream.work_queue import DEAD_LETTER_STREAM, Submitter, ensure_consumer
-from infra.postgres.batch_append import PostgresBatchAppender
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
 from services import submitter
@@ -58,7 +57,7 @@ def broker(tmp_path: Path) -> Iterator[EmbeddedNats]:
 
 
 async def request(pool: asyncpg.Pool, count: int) -> list[UUID]:
-    store = PostgresEventStore(pool, DOMAIN_CODEC)
+    store = PostgresStreams(pool, DOMAIN_CODEC)
     ids = []
     for i in range(count):
         event = requested_workload(SPEC, name=f"w{i}")
@@ -96,9 +95,9 @@ async def relaying(pool: asyncpg.Pool, url: str) -> AsyncIterator[JetStreamConte
         await nc.close()
 
 
-def batches(pool: asyncpg.Pool, store: PostgresEventStore) -> PostgresBatchAppender:
+def batches(pool: asyncpg.Pool, store: PostgresStreams) -> PostgresStreams:
     """Where a submitter appends a batch's outcomes: on the pool, one statement each."""
-    return PostgresBatchAppender(pool, DOMAIN_CODEC, store.notifier)
+    return PostgresStreams(pool, DOMAIN_CODEC, notifier=store.notifier)
 
 
 class CountingBackend(DryRunBackend):
@@ -119,7 +118,7 @@ async def test_two_submitters_share_one_queue_and_submit_each_workload_once(
     ids = await request(clean_pool, 80)
     settings = SubmitterSettings(backend="dry-run", fetch_batch=4)
     nats = NatsSettings(url=broker.url)
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backends = [CountingBackend(), CountingBackend()]
     stop = asyncio.Event()
     async with relaying(clean_pool, broker.url) as js:
@@ -164,7 +163,7 @@ async def test_each_clusters_submitter_submits_its_own_clusters_workloads(
     submitted once, by its cluster's submitter."""
     east, west = UUID(int=1), UUID(int=2)  # the samples are of cluster 1
     ids = await request(clean_pool, 10)
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     for i in range(10):
         event = requested_workload(SPEC, name=f"west{i}")
         event = msgspec.structs.replace(event, cluster_id=west)
@@ -242,7 +241,7 @@ async def test_a_submission_that_keeps_failing_is_retried_then_dead_lettered_and
     (workload_id,) = await request(clean_pool, 1)
     settings = SubmitterSettings(backend="dry-run", max_deliver=3, backoff_s="0.2,0.2")
     nats = NatsSettings(url=broker.url)
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = BrokenBackend()
     stop = asyncio.Event()
     async with relaying(clean_pool, broker.url) as js:
@@ -271,7 +270,7 @@ async def test_the_sweep_submits_what_no_message_asked_for(
     nats = NatsSettings(url=broker.url)
     nc = await connect_nats(nats, name="sweeper")
     try:
-        store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+        store = PostgresStreams(clean_pool, DOMAIN_CODEC)
         backend = CountingBackend()
         settings = SubmitterSettings(backend="dry-run")
         worker = Submitter(
@@ -309,11 +308,11 @@ class ChoosyBackend(CountingBackend):
         self.stopped[plan.job_name] += 1
 
 
-class CountingBatches(PostgresBatchAppender):
+class CountingBatches(PostgresStreams):
     """The real batch appender, counting its reads and writes."""
 
-    def __init__(self, pool: asyncpg.Pool, store: PostgresEventStore) -> None:
-        super().__init__(pool, DOMAIN_CODEC, store.notifier)
+    def __init__(self, pool: asyncpg.Pool, store: PostgresStreams) -> None:
+        super().__init__(pool, DOMAIN_CODEC, notifier=store.notifier)
         self.reads: list[int] = []
         self.writes: list[int] = []
 
@@ -346,7 +345,7 @@ async def test_a_batch_of_every_kind_of_message_records_each_outcome_once(
     request and its deletion), one submitted by an earlier delivery and one the backend
     refuses: one read and one write settle them all, each outcome is recorded once, every
     message is acknowledged, and a redelivery of them all changes nothing."""
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     ids = fresh, other, deleted, done, refused = await request(clean_pool, 5)
     for workload_id in (deleted, done):  # an earlier delivery submitted these
         await submitter.reconcile(workload_id, store=store, backend=DryRunBackend())

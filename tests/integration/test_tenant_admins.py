@@ -11,7 +11,7 @@ from domain.applications import LastTenantAdminError
 from domain.events import ApplicationCreated, ApplicationEnablementChanged, EventMetadata
 from domain.values import TENANT_ADMIN
 from infra.postgres.connections import translated
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 
 pytestmark = pytest.mark.integration
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
 
 
-async def admin(store: PostgresEventStore, name: str) -> UUID:
+async def admin(store: PostgresStreams, name: str) -> UUID:
     application_id = uuid4()
     created = ApplicationCreated(
         application_id=application_id, name=name, client_id=name, grants=(TENANT_ADMIN,)
@@ -45,19 +45,19 @@ def disabling(application_id: UUID) -> ApplicationEnablementChanged:
 async def test_of_two_transactions_removing_the_last_two_admins_the_second_is_refused(
     clean_pool: asyncpg.Pool,
 ) -> None:
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     first, second = await admin(store, "a"), await admin(store, "b")
     async with clean_pool.acquire() as one, clean_pool.acquire() as other:
         ones, others = one.transaction(), other.transaction()
         await ones.start()
         await others.start()
-        await store.append_within(
-            one, first, [disabling(first)], expected_version=1, metadata=SYSTEM
+        await PostgresStreams(one, DOMAIN_CODEC).append(
+            first, [disabling(first)], expected_version=1, metadata=SYSTEM
         )
         # The other waits for the first transaction (the access epoch's row) ...
         waiting = asyncio.create_task(
-            store.append_within(
-                other, second, [disabling(second)], expected_version=1, metadata=SYSTEM
+            PostgresStreams(other, DOMAIN_CODEC).append(
+                second, [disabling(second)], expected_version=1, metadata=SYSTEM
             )
         )
         await blocked(clean_pool, other.get_server_pid())
@@ -75,7 +75,7 @@ async def test_of_two_transactions_removing_the_last_two_admins_the_second_is_re
 async def test_an_append_that_removes_the_last_admin_writes_nothing(
     clean_pool: asyncpg.Pool,
 ) -> None:
-    store = PostgresEventStore(clean_pool, DOMAIN_CODEC)
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     only = await admin(store, "root")
     before = await clean_pool.fetchval("SELECT count(*) FROM events")
     with pytest.raises(LastTenantAdminError):

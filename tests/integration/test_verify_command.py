@@ -8,7 +8,7 @@ from uuid import uuid4
 import asyncpg
 import pytest
 
-from infra.postgres.eventstore import PostgresEventStore
+from infra.postgres.streams import PostgresStreams
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -30,7 +30,7 @@ def verify(postgres_url: str) -> subprocess.CompletedProcess[str]:
 async def test_verify_passes_then_names_the_tampered_event(
     clean_pool: asyncpg.Pool, postgres_url: str
 ) -> None:
-    store = PostgresEventStore(clean_pool, CODEC)
+    store = PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
     events = [CounterOpened(name="v"), CounterIncremented(by=1), CounterIncremented(by=2)]
     await store.append(sid, events, expected_version=0, metadata=ACTOR)

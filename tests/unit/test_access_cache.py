@@ -7,14 +7,14 @@ from domain.events import ApplicationCreated, ApplicationRoleGranted, EventMetad
 from domain.values import TENANT, AccessRule, Grant, ScopeRef
 from infra.http.access_cache import AccessCache
 from services.ports import Stream
-from tests.fakes import InMemoryEventStore
+from tests.fakes import InMemoryStreams
 
 SETUP = EventMetadata(actor_subject="setup", actor_kind="system")
 APP_ID = UUID(int=42)
 PROJECT = ScopeRef("project", "7")
 
 
-class CountingStore(InMemoryEventStore):
+class CountingStore(InMemoryStreams):
     def __init__(self) -> None:
         super().__init__()
         self.loads = 0
@@ -34,7 +34,7 @@ class CountingTree:
         return dict(self.units)
 
 
-async def created(store: InMemoryEventStore, application_id: UUID = APP_ID) -> None:
+async def created(store: InMemoryStreams, application_id: UUID = APP_ID) -> None:
     event = ApplicationCreated(
         application_id=application_id, name="bot", client_id="bot", grants=()
     )

@@ -11,7 +11,7 @@ from domain.values import ScopeRef
 from services import assets
 from services.errors import IdempotencyKeyReusedError, NameTakenError
 from services.idempotency import creation_id
-from tests.fakes import InMemoryNamedStreams
+from tests.fakes import InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
 
@@ -29,7 +29,7 @@ def creating(name: str, image: str = "pt:1", key: str | None = None) -> CreateAs
 
 
 async def test_a_create_under_a_key_happens_once_and_the_key_names_that_request_only() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     first = await assets.create_asset(creating("pt", key="k-1"), streams=streams)
     again = await assets.create_asset(creating("pt", key="k-1"), streams=streams)
     assert again == first
@@ -41,7 +41,7 @@ async def test_a_create_under_a_key_happens_once_and_the_key_names_that_request_
 
 
 async def test_an_update_keeps_names_unique_and_writes_nothing_when_nothing_changes() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     pt = (await assets.create_asset(creating("pt"), streams=streams)).state
     await assets.create_asset(creating("taken"), streams=streams)
 

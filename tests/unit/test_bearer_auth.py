@@ -17,7 +17,7 @@ from infra.http.problems import EXCEPTION_HANDLERS
 from infra.postgres.read_marks import Standing
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings
-from tests.fakes import InMemoryEventStore
+from tests.fakes import InMemoryStreams
 
 AUTH = AuthSettings(signing_key="k" * 48)
 APP_ID = UUID(int=42)
@@ -36,9 +36,9 @@ def closed_route(request: Request[Principal, dict[str, object], State]) -> dict[
 SETUP = EventMetadata(actor_subject="setup", actor_kind="system")
 
 
-async def applications(*, rotated: bool = False) -> InMemoryEventStore:
+async def applications(*, rotated: bool = False) -> InMemoryStreams:
     """The application streams the guard reads (an in-memory fake of the event store port)."""
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     created = ApplicationCreated(
         application_id=APP_ID, name="ci-bot", client_id="ci-bot", grants=()
     )
@@ -61,7 +61,7 @@ async def settled(connection: object, subject: str) -> Standing:
     return Standing(access_epoch=None, org_epoch=None, ready=True)
 
 
-def app(issuer: TokenIssuer | None, registry: InMemoryEventStore) -> Litestar:
+def app(issuer: TokenIssuer | None, registry: InMemoryStreams) -> Litestar:
     return Litestar(
         route_handlers=[open_route, closed_route],
         middleware=[
@@ -76,7 +76,7 @@ async def call(
     path: str,
     authorization: str | None,
     issuer: TokenIssuer | None,
-    registry: InMemoryEventStore | None = None,
+    registry: InMemoryStreams | None = None,
 ) -> httpx.Response:
     headers = {"authorization": authorization} if authorization is not None else {}
     served = app(issuer, registry or await applications())

@@ -22,7 +22,7 @@ from domain.templates import TemplateBody
 from domain.values import AssetMeta, TemplateMeta
 from services import fanout
 from services.errors import VersionConflictError
-from tests.fakes import InMemoryBatchAppender, InMemoryEventStore, InMemoryLinkIndex
+from tests.fakes import InMemoryBatchAppender, InMemoryLinkIndex, InMemoryStreams
 
 USER = EventMetadata(actor_subject="alice", actor_kind="user")
 
@@ -31,7 +31,7 @@ class World:
     """An environment, templates that link it, and the fan-out's ports."""
 
     def __init__(self) -> None:
-        self.store = InMemoryEventStore()
+        self.store = InMemoryStreams()
         self.appender = InMemoryBatchAppender(self.store)
         self.index = InMemoryLinkIndex()
         self.asset_id = uuid4()

@@ -1,7 +1,7 @@
 from datetime import UTC, datetime
 from uuid import UUID
 
-from infra.postgres.eventstore import random_ids
+from infra.postgres.encoding import random_ids
 from infra.postgres.hashchain import GENESIS, content_digest, link
 
 EVENT: dict[str, object] = {

@@ -19,7 +19,7 @@ from domain.specs import EnvironmentSpec
 from domain.values import ScopeRef
 from services import assets, org_units
 from services.errors import NameTakenError
-from tests.fakes import InMemoryNamedStreams
+from tests.fakes import InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
 
@@ -38,7 +38,7 @@ class Ids:
 async def test_units_nest_their_names_are_unique_under_a_parent_and_a_holder_is_not_deleted() -> (
     None
 ):
-    streams, ids = InMemoryNamedStreams(), Ids()
+    streams, ids = InMemoryStreams(), Ids()
     cluster = uuid4()
     await org_units.create_cluster(
         CreateCluster(cluster_id=cluster, name="east", metadata=SYSTEM), streams=streams
@@ -86,7 +86,7 @@ async def test_units_nest_their_names_are_unique_under_a_parent_and_a_holder_is_
 
 
 async def test_a_unit_under_a_parent_that_is_not_there_is_refused_naming_the_field() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     with pytest.raises(UnknownScopeError) as refused:
         await org_units.create_department(
             CreateDepartment(cluster_id=uuid4(), name="ml", metadata=SYSTEM),

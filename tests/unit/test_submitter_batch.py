@@ -14,7 +14,7 @@ from services import submitter
 from services.errors import BackendRejectedError, VersionConflictError
 from services.ports import OneAppend, Stream, Submission
 from tests.conftest import ACTOR
-from tests.fakes import InMemoryBatchAppender, InMemoryEventStore
+from tests.fakes import InMemoryBatchAppender, InMemoryStreams
 from tests.workload_samples import requested_workload
 
 SPEC = {"distributedFramework": "PyTorch", "numWorkers": 2, "image": "pytorch:2"}
@@ -49,7 +49,7 @@ class RecordingBackend:
 class CountingAppender(InMemoryBatchAppender):
     """The fake BatchAppender, counting its reads and writes."""
 
-    def __init__(self, store: InMemoryEventStore) -> None:
+    def __init__(self, store: InMemoryStreams) -> None:
         super().__init__(store)
         self.reads: list[int] = []  # streams asked for, per load_many
         self.writes: list[int] = []  # appends, per append_each
@@ -65,30 +65,30 @@ class CountingAppender(InMemoryBatchAppender):
         return await super().append_each(appends, metadata=metadata)
 
 
-async def requested(store: InMemoryEventStore, *workload_ids: UUID) -> None:
+async def requested(store: InMemoryStreams, *workload_ids: UUID) -> None:
     for workload_id in workload_ids:
         event = requested_workload(SPEC, name=f"w{workload_id.int}", workload_id=workload_id)
         await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
 
 
-async def change(store: InMemoryEventStore, workload_id: UUID, decide: object) -> None:
+async def change(store: InMemoryStreams, workload_id: UUID, decide: object) -> None:
     stream = await store.load(workload_id)
     events = decide(workloads.fold(stream.events), workload_id)  # type: ignore[operator]
     await store.append(workload_id, events, expected_version=stream.version, metadata=ACTOR)
 
 
-async def types(store: InMemoryEventStore, workload_id: UUID) -> list[str]:
+async def types(store: InMemoryStreams, workload_id: UUID) -> list[str]:
     return [type(e).__name__ for e in (await store.load(workload_id)).events]
 
 
-async def state(store: InMemoryEventStore, workload_id: UUID) -> workloads.Workload:
+async def state(store: InMemoryStreams, workload_id: UUID) -> workloads.Workload:
     found = workloads.fold((await store.load(workload_id)).events)
     assert found is not None
     return found
 
 
 async def test_a_mixed_batch_records_each_outcome_once_in_one_read_and_one_write() -> None:
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     await requested(store, FRESH, AGAIN, SUSPENDED, REFUSED, DELETED)
     await submitter.reconcile(AGAIN, store=store, backend=RecordingBackend())  # delivered before
     await submitter.reconcile(DELETED, store=store, backend=RecordingBackend())
@@ -123,7 +123,7 @@ async def test_a_mixed_batch_records_each_outcome_once_in_one_read_and_one_write
 
 
 async def test_a_failure_for_now_fails_its_workload_only() -> None:
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     await requested(store, FRESH, BROKEN)
     backend = RecordingBackend(fail=frozenset({BROKEN}))
 
@@ -142,7 +142,7 @@ async def test_a_workload_written_meanwhile_is_read_again_recorded_and_suspended
     race, it is read again, the submission is recorded after the suspension (the others were
     written in the first statement) and the run it started is suspended. The backend is asked
     to submit once."""
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     await requested(store, FRESH, SUSPENDED)
     appender, backend = CountingAppender(store), RecordingBackend()
 
@@ -168,7 +168,7 @@ async def test_a_workload_written_meanwhile_is_read_again_recorded_and_suspended
 
 
 async def test_an_outcome_another_submitter_recorded_meanwhile_is_a_replay() -> None:
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     await requested(store, FRESH)
     appender = CountingAppender(store)
 
@@ -186,7 +186,7 @@ async def test_an_outcome_another_submitter_recorded_meanwhile_is_a_replay() -> 
 
 
 async def test_a_workload_that_stays_contended_fails_for_a_redelivery() -> None:
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     await requested(store, FRESH, CONTENDED)
     appender = CountingAppender(store)
 
@@ -208,7 +208,7 @@ async def test_a_workload_that_stays_contended_fails_for_a_redelivery() -> None:
 
 
 async def test_a_submitter_of_one_cluster_leaves_the_others_workloads_to_theirs() -> None:
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     await requested(store, FRESH)  # of cluster UUID(int=1), as every sample is
     appender, backend = CountingAppender(store), RecordingBackend()
     elsewhere = UUID(int=2)

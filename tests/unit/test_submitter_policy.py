@@ -9,7 +9,7 @@ from services import submitter
 from services.errors import BackendRejectedError
 from services.ports import Submission
 from tests.conftest import ACTOR
-from tests.fakes import InMemoryEventStore
+from tests.fakes import InMemoryStreams
 from tests.workload_samples import requested_workload
 
 ID = UUID("3f2b8c1d-9a4e-4f6b-8d2c-7e1a5b9c0d4f")
@@ -32,26 +32,26 @@ class RecordingBackend:
         self.calls.append(("suspend" if suspend else "stop", plan.run))
 
 
-async def requested(store: InMemoryEventStore) -> None:
+async def requested(store: InMemoryStreams) -> None:
     spec = {"distributedFramework": "TF", "numWorkers": 2, "image": "tf:2"}
     event = requested_workload(spec, name="tf", workload_id=ID)
     await store.append(ID, [event], expected_version=0, metadata=ACTOR)
 
 
-async def state(store: InMemoryEventStore) -> workloads.Workload:
+async def state(store: InMemoryStreams) -> workloads.Workload:
     found = workloads.fold((await store.load(ID)).events)
     assert found is not None
     return found
 
 
-async def change(store: InMemoryEventStore, decide: object) -> None:
+async def change(store: InMemoryStreams, decide: object) -> None:
     stream = await store.load(ID)
     events = decide(workloads.fold(stream.events), ID)  # type: ignore[operator]
     await store.append(ID, events, expected_version=stream.version, metadata=ACTOR)
 
 
 async def test_redeliveries_submit_once_and_record_once() -> None:
-    store, backend = InMemoryEventStore(), RecordingBackend()
+    store, backend = InMemoryStreams(), RecordingBackend()
     await requested(store)
     for _ in range(3):
         await submitter.reconcile(ID, store=store, backend=backend)
@@ -61,7 +61,7 @@ async def test_redeliveries_submit_once_and_record_once() -> None:
 
 
 async def test_suspend_stops_and_resume_submits_the_next_run() -> None:
-    store, backend = InMemoryEventStore(), RecordingBackend()
+    store, backend = InMemoryStreams(), RecordingBackend()
     await requested(store)
     await submitter.reconcile(ID, store=store, backend=backend)
     await change(store, workloads.suspend)
@@ -80,7 +80,7 @@ async def test_suspend_stops_and_resume_submits_the_next_run() -> None:
 
 
 async def test_a_deleted_workload_is_stopped_for_good() -> None:
-    store, backend = InMemoryEventStore(), RecordingBackend()
+    store, backend = InMemoryStreams(), RecordingBackend()
     await requested(store)
     await submitter.reconcile(ID, store=store, backend=backend)
     await change(store, workloads.delete)
@@ -89,7 +89,7 @@ async def test_a_deleted_workload_is_stopped_for_good() -> None:
 
 
 async def test_a_workload_suspended_before_it_was_submitted_never_starts() -> None:
-    store, backend = InMemoryEventStore(), RecordingBackend()
+    store, backend = InMemoryStreams(), RecordingBackend()
     await requested(store)
     await change(store, workloads.suspend)
     await submitter.reconcile(ID, store=store, backend=backend)
@@ -98,7 +98,7 @@ async def test_a_workload_suspended_before_it_was_submitted_never_starts() -> No
 
 
 async def test_a_refusal_for_good_fails_the_workload_with_the_reason() -> None:
-    store = InMemoryEventStore()
+    store = InMemoryStreams()
     await requested(store)
     await submitter.reconcile(ID, store=store, backend=RecordingBackend(refuse=True))
     failed = await state(store)

@@ -28,7 +28,7 @@ from services.errors import (
     NotPermittedError,
     PreconditionFailedError,
 )
-from tests.fakes import InMemoryNamedStreams
+from tests.fakes import InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
 TENANT = ScopeRef("tenant")
@@ -40,7 +40,7 @@ def body(**fields: Any) -> TemplateBody:
     )
 
 
-async def environment(streams: InMemoryNamedStreams, name: str = "pt") -> UUID:
+async def environment(streams: InMemoryStreams, name: str = "pt") -> UUID:
     command = CreateAsset(
         asset_id=uuid4(),
         scope=TENANT,
@@ -53,7 +53,7 @@ async def environment(streams: InMemoryNamedStreams, name: str = "pt") -> UUID:
 
 
 async def create(
-    streams: InMemoryNamedStreams,
+    streams: InMemoryStreams,
     name: str = "ddp",
     metadata: EventMetadata = SYSTEM,
     **fields: Any,
@@ -64,19 +64,19 @@ async def create(
     return await templates.create_template(command, streams=streams)
 
 
-async def viewer(streams: InMemoryNamedStreams) -> EventMetadata:
+async def viewer(streams: InMemoryStreams) -> EventMetadata:
     """An application that may see the tenant's templates but not edit them."""
     application_id = uuid4()
     grant = Grant(role="viewer", scope_kind="tenant", scope_id="tenant")
     created = ApplicationCreated(
         application_id=application_id, name="reader", client_id="reader", grants=(grant,)
     )
-    await streams.store.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    await streams.append(application_id, [created], expected_version=0, metadata=SYSTEM)
     return EventMetadata(actor_subject=str(application_id), actor_kind="application")
 
 
 async def test_a_create_links_its_assets_claims_its_name_and_records_what_it_uses() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     env = await environment(streams)
     view = await create(streams, assets={"environment": str(env)})
     (event,) = (await streams.load(view.template.id)).events
@@ -91,7 +91,7 @@ async def test_a_create_links_its_assets_claims_its_name_and_records_what_it_use
 
 
 async def test_a_create_naming_an_asset_that_is_not_there_is_refused_and_writes_nothing() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     with pytest.raises(InvalidTemplateError) as refused:
         await create(streams, assets={"environment": str(uuid4())})
     assert refused.value.field == "/assets/environment"
@@ -99,7 +99,7 @@ async def test_a_create_naming_an_asset_that_is_not_there_is_refused_and_writes_
 
 
 async def test_an_asset_a_template_uses_cannot_be_deleted_until_the_template_is() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     env = await environment(streams)
     view = await create(streams, assets={"environment": str(env)})
     deletion = DeleteAsset(asset_id=env, kind="environment", metadata=SYSTEM)
@@ -114,7 +114,7 @@ async def test_an_asset_a_template_uses_cannot_be_deleted_until_the_template_is(
 
 
 async def test_a_patch_merges_what_it_sends_ignores_nulls_and_clears_what_it_names() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     view = await create(
         streams, spec={"distributedFramework": "PyTorch", "numWorkers": 2, "args": "a"}
     )
@@ -144,7 +144,7 @@ async def test_a_patch_merges_what_it_sends_ignores_nulls_and_clears_what_it_nam
 async def test_a_patch_that_is_not_one_is_refused_naming_its_field(
     patch: dict[str, Any], field: str
 ) -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     view = await create(streams)
     command = PatchTemplate(template_id=view.template.id, patch=patch, metadata=SYSTEM)
     with pytest.raises(InvalidRequestError) as refused:
@@ -154,7 +154,7 @@ async def test_a_patch_that_is_not_one_is_refused_naming_its_field(
 
 
 async def test_an_update_after_a_stale_version_or_by_a_viewer_is_refused() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     view = await create(streams)
     stale = UpdateTemplate(
         template_id=view.template.id, name="ddp", body=body(), expected_version=7, metadata=SYSTEM
@@ -170,7 +170,7 @@ async def test_an_update_after_a_stale_version_or_by_a_viewer_is_refused() -> No
 
 
 async def test_an_update_that_changes_nothing_writes_nothing_and_keeps_its_stamps() -> None:
-    streams = InMemoryNamedStreams()
+    streams = InMemoryStreams()
     view = await create(streams)
     same = UpdateTemplate(template_id=view.template.id, name="ddp", body=body(), metadata=SYSTEM)
     again = await templates.update_template(same, streams=streams)

@@ -1,0 +1,60 @@
+"""Names unique per namespace (stream_names), moved by the appends of infra/postgres/streams.py.
+
+`stream_names` holds one row per (namespace, name); its primary key is what makes a name unique,
+so two concurrent creates of the same name cannot both commit.
+"""
+
+from typing import Final
+from uuid import UUID
+
+import asyncpg
+
+from infra.postgres.connections import Connection, translated
+from services.errors import NameTakenError
+from services.ports import NameClaim
+
+_RELEASE_OTHERS: Final = (
+    "DELETE FROM stream_names WHERE stream_id = $1 AND (namespace, name) <> ($2, $3)"
+)
+_RELEASE_ALL: Final = "DELETE FROM stream_names WHERE stream_id = $1"
+_CLAIM: Final = """
+INSERT INTO stream_names (namespace, name, stream_id) VALUES ($1, $2, $3)
+ON CONFLICT (namespace, name) DO UPDATE SET stream_id = excluded.stream_id
+    WHERE stream_names.stream_id = excluded.stream_id
+RETURNING stream_id
+"""
+
+
+class PostgresIdSequence:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def next_id(self) -> int:
+        async with translated("next_id"):
+            value: int = await self._pool.fetchval("SELECT nextval('org_unit_ids')")
+        return value
+
+
+async def hold_name(
+    conn: Connection, stream_id: UUID, name: NameClaim | None, *, new: bool = False
+) -> None:
+    """Make `name` the one name the stream holds (None: it holds none), inside the caller's
+    transaction; NameTakenError when another stream holds it. A `new` stream holds no name yet,
+    so there is none to release."""
+    if name is None:
+        await conn.execute(_RELEASE_ALL, stream_id)
+        return
+    if not new:
+        await conn.execute(_RELEASE_OTHERS, stream_id, name.namespace, name.name)
+    # The upsert returns no row when another stream holds the name (its WHERE refuses).
+    if await conn.fetchval(_CLAIM, name.namespace, name.name, stream_id) is None:
+        raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
+
+
+async def name_holder(pool: asyncpg.Pool, namespace: str, name: str) -> UUID | None:
+    """The stream holding `name` in `namespace`, if any: the write side's own answer."""
+    async with translated("name_holder"):
+        holder: UUID | None = await pool.fetchval(
+            "SELECT stream_id FROM stream_names WHERE namespace = $1 AND name = $2", namespace, name
+        )
+    return holder

@@ -1,0 +1,328 @@
+"""The Streams contract, the one way to append: expected versions, idempotent replays by event
+ids, names unique per namespace and the record of which streams use which, all moving with each
+append, all or nothing, and a unit of work over several streams committing or rolling back as
+one; the in-memory fake and PostgreSQL behave the same."""
+
+from uuid import UUID, uuid4
+
+import msgspec
+import pytest
+
+from domain.events import EnvironmentCreated, EnvironmentDeleted, EnvironmentUpdated
+from domain.specs import EnvironmentSpec
+from domain.values import AssetMeta
+from services.errors import (
+    IdempotencyKeyReusedError,
+    InvalidRequestError,
+    NameTakenError,
+    VersionConflictError,
+)
+from services.event_ids import event_ids_for
+from services.ports import NameClaim, Streams, Uses, Written
+from tests.conftest import ACTOR
+from tests.sample_events import CounterIncremented, CounterOpened
+
+
+async def test_a_new_stream_is_empty_at_version_zero(streams: Streams) -> None:
+    stream = await streams.load(uuid4())
+    assert stream.version == 0
+    assert stream.events == ()
+
+
+async def test_appended_events_load_back_in_order(streams: Streams) -> None:
+    sid = uuid4()
+    events = [CounterOpened(name="a"), CounterIncremented(by=2), CounterIncremented(by=3)]
+    result = await streams.append(sid, events, expected_version=0, metadata=ACTOR)
+    assert result.version == 3
+    assert len(result.positions) == 3
+    assert list(result.positions) == sorted(result.positions)
+    assert not result.replayed
+    stream = await streams.load(sid)
+    assert stream.version == 3
+    assert stream.events == tuple(events)
+
+
+async def test_appending_at_a_stale_version_is_refused_and_writes_nothing(
+    streams: Streams,
+) -> None:
+    sid = uuid4()
+    await streams.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    with pytest.raises(VersionConflictError) as refused:
+        await streams.append(sid, [CounterIncremented(by=1)], expected_version=0, metadata=ACTOR)
+    assert refused.value.expected == 0
+    assert refused.value.actual == 1
+    assert (await streams.load(sid)).version == 1
+
+
+async def test_a_stream_says_when_and_by_whom_its_first_and_last_events_were_written(
+    streams: Streams,
+) -> None:
+    sid = uuid4()
+    first = await streams.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    other = msgspec.structs.replace(ACTOR, actor_subject="someone-else")
+    last = await streams.append(
+        sid,
+        [CounterIncremented(by=1), CounterIncremented(by=2)],
+        expected_version=1,
+        metadata=other,
+    )
+    assert first.recorded_at is not None
+    assert last.recorded_at is not None
+    assert first.recorded_at <= last.recorded_at
+    stream = await streams.load(sid)
+    assert stream.first == Written(first.recorded_at, ACTOR.actor_subject)
+    assert stream.last == Written(last.recorded_at, "someone-else")
+    assert (await streams.load(uuid4())).first is None
+
+
+async def test_no_expectation_appends_at_the_end(streams: Streams) -> None:
+    sid = uuid4()
+    await streams.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    result = await streams.append(
+        sid, [CounterIncremented(by=1)], expected_version=None, metadata=ACTOR
+    )
+    assert result.version == 2
+
+
+async def test_a_retry_with_the_same_event_ids_returns_the_first_result(
+    streams: Streams,
+) -> None:
+    sid = uuid4()
+    events = [CounterOpened(name="a"), CounterIncremented(by=1)]
+    ids = event_ids_for("request-42", sid, len(events))
+    first = await streams.append(sid, events, expected_version=0, metadata=ACTOR, event_ids=ids)
+    again = await streams.append(sid, events, expected_version=0, metadata=ACTOR, event_ids=ids)
+    assert again.replayed
+    assert (again.version, again.positions) == (first.version, first.positions)
+    assert again.recorded_at == first.recorded_at
+    assert (await streams.load(sid)).version == 2
+
+
+async def test_event_ids_reused_for_another_stream_are_refused(streams: Streams) -> None:
+    ids = event_ids_for("k", uuid4(), 1)
+    await streams.append(
+        uuid4(), [CounterOpened(name="a")], expected_version=0, metadata=ACTOR, event_ids=ids
+    )
+    other = uuid4()
+    with pytest.raises(IdempotencyKeyReusedError):
+        await streams.append(
+            other, [CounterOpened(name="b")], expected_version=0, metadata=ACTOR, event_ids=ids
+        )
+    assert (await streams.load(other)).version == 0
+
+
+async def test_appending_nothing_writes_nothing(streams: Streams) -> None:
+    sid = uuid4()
+    result = await streams.append(sid, [], expected_version=0, metadata=ACTOR)
+    assert result.positions == ()
+    assert (await streams.load(sid)).version == 0
+
+
+SPACE = "environment@tenant:"
+SPEC = EnvironmentSpec(image="pt")
+
+
+def claim(name: str) -> NameClaim:
+    return NameClaim(namespace=SPACE, name=name, field="/meta/name")
+
+
+def created(asset_id: UUID, name: str) -> EnvironmentCreated:
+    meta = AssetMeta(name=name, scope="tenant")
+    return EnvironmentCreated(asset_id=asset_id, meta=meta, spec=EnvironmentSpec(image="pt"))
+
+
+class InUseError(Exception):
+    pass
+
+
+async def make(streams: Streams, name: str, uses: Uses | None = None) -> UUID:
+    stream_id = uuid4()
+    await streams.append(
+        stream_id,
+        [created(stream_id, name)],
+        expected_version=0,
+        metadata=ACTOR,
+        name=claim(name),
+        uses=uses,
+    )
+    return stream_id
+
+
+async def test_a_name_taken_in_its_namespace_is_refused_and_nothing_is_written(
+    streams: Streams,
+) -> None:
+    await make(streams, "pt")
+    other = uuid4()
+    with pytest.raises(NameTakenError) as refused:
+        await streams.append(
+            other, [created(other, "pt")], expected_version=0, metadata=ACTOR, name=claim("pt")
+        )
+    assert refused.value.field == "/meta/name"
+    assert (await streams.load(other)).version == 0
+    # Another namespace may hold the same name.
+    await streams.append(
+        other,
+        [created(other, "pt")],
+        expected_version=0,
+        metadata=ACTOR,
+        name=NameClaim(namespace="environment@project:7", name="pt"),
+    )
+
+
+async def test_a_rename_frees_the_old_name_and_a_deletion_frees_the_name(
+    streams: Streams,
+) -> None:
+    first = await make(streams, "pt")
+    renamed = EnvironmentUpdated(asset_id=first, name="pt-2", spec=EnvironmentSpec(image="pt"))
+    await streams.append(first, [renamed], expected_version=1, metadata=ACTOR, name=claim("pt-2"))
+    second = await make(streams, "pt")  # the old name is free
+    with pytest.raises(NameTakenError):
+        await make(streams, "pt-2")
+    await streams.append(
+        first, [EnvironmentDeleted(asset_id=first)], expected_version=2, metadata=ACTOR, name=None
+    )
+    assert await make(streams, "pt-2") not in (first, second)
+
+
+async def test_a_stale_version_is_refused_and_writes_nothing(streams: Streams) -> None:
+    first = await make(streams, "pt")
+    renamed = EnvironmentUpdated(asset_id=first, name="pt-2", spec=EnvironmentSpec(image="pt"))
+    with pytest.raises(VersionConflictError):
+        await streams.append(
+            first, [renamed], expected_version=0, metadata=ACTOR, name=claim("pt-2")
+        )
+    assert (await streams.load(first)).version == 1
+    await make(streams, "pt-2")  # the refused append claimed nothing
+
+
+async def test_a_used_stream_cannot_be_deleted_until_nothing_uses_it(
+    streams: Streams,
+) -> None:
+    used = await make(streams, "base")
+    user = await make(streams, "user", Uses(user="environment user", used=((used, "/x"),)))
+
+    def refuse(users: object) -> Exception:
+        return InUseError(users)
+
+    deletion = [EnvironmentDeleted(asset_id=used)]
+    with pytest.raises(InUseError) as refused:
+        await streams.append(
+            used, deletion, expected_version=1, metadata=ACTOR, name=None, unused=refuse
+        )
+    assert refused.value.args == (["environment user"],)
+    assert (await streams.load(used)).version == 1
+    # The user stops using it (its deletion uses nothing): then the deletion goes through.
+    await streams.append(
+        user,
+        [EnvironmentDeleted(asset_id=user)],
+        expected_version=1,
+        metadata=ACTOR,
+        name=None,
+        uses=Uses(user="environment user"),
+    )
+    await streams.append(
+        used, deletion, expected_version=1, metadata=ACTOR, name=None, unused=refuse
+    )
+    assert (await streams.load(used)).version == 2
+
+
+async def test_a_use_of_a_deleted_stream_is_refused_naming_its_field(
+    streams: Streams,
+) -> None:
+    gone = await make(streams, "gone")
+    await streams.append(
+        gone, [EnvironmentDeleted(asset_id=gone)], expected_version=1, metadata=ACTOR, name=None
+    )
+    user = uuid4()
+    with pytest.raises(InvalidRequestError) as refused:
+        await streams.append(
+            user,
+            [created(user, "user")],
+            expected_version=0,
+            metadata=ACTOR,
+            name=claim("user"),
+            uses=Uses(user="environment user", used=((gone, "/spec/credential"),)),
+        )
+    assert refused.value.field == "/spec/credential"
+    assert (await streams.load(user)).version == 0
+    await make(streams, "user")  # nor was the name claimed
+
+
+async def test_an_append_keeps_the_name_unless_it_says_otherwise(streams: Streams) -> None:
+    first = await make(streams, "pt")
+    kept = EnvironmentUpdated(asset_id=first, name="pt", spec=EnvironmentSpec(image="pt:2"))
+    await streams.append(first, [kept], expected_version=1, metadata=ACTOR)  # name: KEEP
+    with pytest.raises(NameTakenError):
+        await make(streams, "pt")
+    await streams.append(
+        first, [EnvironmentDeleted(asset_id=first)], expected_version=2, metadata=ACTOR, name=None
+    )
+    await make(streams, "pt")
+
+
+async def test_a_retried_named_creation_returns_the_first_result(streams: Streams) -> None:
+    sid = uuid4()
+    events = [created(sid, "pt"), EnvironmentUpdated(asset_id=sid, name="pt", spec=SPEC)]
+    ids = event_ids_for("create-pt", sid, len(events))
+    first = await streams.append(
+        sid, events, expected_version=0, metadata=ACTOR, event_ids=ids, name=claim("pt")
+    )
+    again = await streams.append(
+        sid, events, expected_version=0, metadata=ACTOR, event_ids=ids, name=claim("pt")
+    )
+    assert again.replayed
+    assert (again.version, again.positions) == (first.version, first.positions)
+    assert (await streams.load(sid)).version == 2
+
+
+async def test_a_unit_of_work_commits_its_appends_to_several_streams_together(
+    streams: Streams,
+) -> None:
+    one, other = uuid4(), uuid4()
+    async with streams.transaction() as tx:
+        await tx.append(one, [created(one, "one")], expected_version=0, metadata=ACTOR)
+        await tx.append(
+            other, [created(other, "other")], expected_version=0, metadata=ACTOR, name=claim("b")
+        )
+        async with tx.transaction() as inner:  # joins the unit
+            renamed = EnvironmentUpdated(asset_id=one, name="one", spec=SPEC)
+            await inner.append(one, [renamed], expected_version=1, metadata=ACTOR)
+    assert (await streams.load(one)).version == 2
+    assert (await streams.load(other)).version == 1
+    with pytest.raises(NameTakenError):
+        await make(streams, "b")
+
+
+async def delete_held_then_conflict(streams: Streams, held: UUID, one: UUID) -> None:
+    """A unit of work that claims a name, frees another, and then meets a stale version."""
+    async with streams.transaction() as tx:
+        await tx.append(
+            one, [created(one, "one")], expected_version=0, metadata=ACTOR, name=claim("a")
+        )
+        deleted = [EnvironmentDeleted(asset_id=held)]
+        await tx.append(held, deleted, expected_version=1, metadata=ACTOR, name=None)
+        await tx.append(uuid4(), [created(one, "x")], expected_version=3, metadata=ACTOR)
+
+
+async def test_a_unit_of_work_that_fails_writes_nothing_to_any_stream(streams: Streams) -> None:
+    held, one = await make(streams, "held"), uuid4()
+    with pytest.raises(VersionConflictError):
+        await delete_held_then_conflict(streams, held, one)
+    assert (await streams.load(one)).version == 0
+    assert (await streams.load(held)).version == 1
+    await make(streams, "a")  # the name claimed in the unit is free
+    with pytest.raises(NameTakenError):
+        await make(streams, "held")  # and the one it freed is still held
+
+
+async def append_then_refuse(streams: Streams, sid: UUID) -> None:
+    async with streams.transaction() as tx:
+        await tx.append(sid, [created(sid, "a")], expected_version=0, metadata=ACTOR)
+        raise InUseError("the caller's own refusal, after the append")
+
+
+async def test_an_error_of_the_caller_rolls_its_unit_of_work_back(streams: Streams) -> None:
+    sid = uuid4()
+    with pytest.raises(InUseError):
+        await append_then_refuse(streams, sid)
+    assert (await streams.load(sid)).version == 0
