@@ -2,14 +2,15 @@
 
 Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, starting from 32 zero
 bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
-are `json` columns, which keep the bytes they were given). The writer computes the digest; the
-database stamps the time and computes the links (`trainplate_link`) in every append. A verifier
-recomputes both from the row alone, here, trusting neither.
+are `json` columns, which keep the bytes they were given). The writer computes the digest (one
+function, `content_digests`, for every append: infra/postgres/encoding.py); the database stamps
+the time and computes the links (`trainplate_link`) in every append statement, and nowhere else.
+A verifier recomputes both from the row alone, here, trusting neither.
 """
 
 import hashlib
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Final, NamedTuple
 from uuid import UUID
@@ -73,25 +74,13 @@ def content_digest(
     return content_digests(stream_type, metadata, [content])[0]
 
 
-def chain(
-    head: bytes, digests: Sequence[bytes], first_version: int, recorded_at: datetime
-) -> list[bytes]:
-    """Link consecutive events after `head`, the first at `first_version`, all recorded at one
-    time: each one's hash, as the SQL function trainplate_link computes it (the verifier's own
-    arithmetic); each one's prev_hash is the hash before it, `head` for the first."""
-    micros = ((recorded_at - _EPOCH) // _MICROSECOND).to_bytes(8, "big", signed=True)
-    sha256 = hashlib.sha256
-    hashes = []
-    for offset, digest in enumerate(digests):
-        version = (first_version + offset).to_bytes(4, "big", signed=True)
-        head = sha256(b"".join((head, digest, version, micros))).digest()
-        hashes.append(head)
-    return hashes
-
-
 def link(prev_hash: bytes, digest: bytes, version: int, recorded_at: datetime) -> bytes:
-    """One link (see chain)."""
-    return chain(prev_hash, [digest], version, recorded_at)[0]
+    """One event's hash after `prev_hash`, as the SQL function trainplate_link computes it. The
+    verifier's own arithmetic, never the writer's: a link takes `recorded_at`, the database's
+    time, known only inside the append statement, so the appends link their events there."""
+    micros = ((recorded_at - _EPOCH) // _MICROSECOND).to_bytes(8, "big", signed=True)
+    fixed = version.to_bytes(4, "big", signed=True)
+    return hashlib.sha256(b"".join((prev_hash, digest, fixed, micros))).digest()
 
 
 _ROWS: Final = """
