@@ -65,7 +65,9 @@ class Authenticated(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ApplicationRegistry(Protocol):
-    """Applications and their secrets. The secret is hashed and kept apart from the events."""
+    """Applications and their secrets. The secret is hashed and kept apart from the events, in a
+    row written in the unit of work of the append (Streams.transaction) that makes it, swaps it
+    or destroys it."""
 
     async def load(self, application_id: UUID) -> Stream: ...
 
@@ -217,7 +219,8 @@ class OrgTree(Protocol):
 
 class CredentialVault(Protocol):
     """Credential streams with their values: sealed and stored with the creating event, and
-    destroyed with the deleting one, each in one transaction. Values never reach an event."""
+    destroyed with the deleting one, each in the unit of work of the append
+    (Streams.transaction). Values never reach an event."""
 
     async def load(self, stream_id: UUID) -> Stream: ...
 
@@ -315,7 +318,8 @@ class OneAppend(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class BatchAppender(Protocol):
-    """Many streams read and written at once (the linked-asset fan-out)."""
+    """Many streams read and written at once (the linked-asset fan-out, the submitter's outcomes):
+    what Streams offers for one event to each of many streams, in one statement."""
 
     async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
         """Several streams at once; a stream with no events is absent."""
