@@ -12,6 +12,7 @@ Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from functools import partial
 from typing import Final
 from uuid import UUID
 
@@ -110,10 +111,8 @@ class PostgresStreams:
             yield self
             return
         unit = _Unit()
-        async with self._connection() as conn:
-            bound = self._bound(conn, unit)
-            async with translated("append"), conn.transaction():
-                yield bound
+        async with translated("append"), self._connection() as conn, conn.transaction():
+            yield self._bound(conn, unit)
         unit.committed()
 
     @contextlib.asynccontextmanager
@@ -205,38 +204,11 @@ class PostgresStreams:
         uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
-        if name is KEEP and uses is None and unused is None:
-            return await self._append(stream_id, events, expected_version, metadata, event_ids)
-        if event_ids is not None and len(event_ids) != len(events):
-            raise ValueError("one event id per event")
-        if (
-            isinstance(name, NameClaim)
-            and expected_version == 0
-            and len(events) == 1
-            and event_ids is None
-            and unused is None
-        ):
-            # Creating a named stream, the common case: one statement, one round trip.
-            return await self._append_first_named(stream_id, events[0], metadata, name, uses)
-        async with self.transaction() as tx:
-            conn = tx.connection
-            if not isinstance(name, Keep):
-                await hold_name(conn, stream_id, name, new=expected_version == 0)
-            if unused is not None:
-                await hold_unused(conn, stream_id, unused)
-            if uses is not None:
-                await hold_uses(conn, stream_id, uses)
-            return await tx._append(stream_id, events, expected_version, metadata, event_ids)
-
-    async def _append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None,
-    ) -> AppendResult:
-        """The events alone: one statement."""
+        if name is not KEEP or uses is not None or unused is not None:
+            return await self._append_holding(
+                stream_id, events, expected_version, metadata, event_ids, name, uses, unused
+            )
+        # The events alone: one statement.
         if not events:
             return AppendResult(stream_id=stream_id, version=expected_version or 0, positions=())
         if event_ids is not None and len(event_ids) != len(events):
@@ -257,6 +229,43 @@ class PostgresStreams:
             args, query = batch.several(expected), wake_up("append_many", carried_at)
         rows = await self._fetch_deciding_races(query, args, stream_id, expected_version)
         return self._result(stream_id, expected_version, len(events), rows, carried_at)
+
+    async def _append_holding(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        expected_version: int | None,
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None,
+        name: NameClaim | Keep | None,
+        uses: Uses | None,
+        unused: InUse | None,
+    ) -> AppendResult:
+        """The events with the name and the uses they move, in one transaction."""
+        if (
+            isinstance(name, NameClaim)
+            and expected_version == 0
+            and len(events) == 1
+            and event_ids is None
+            and unused is None
+        ):
+            # Creating a named stream, the common case: one statement, one round trip.
+            return await self._append_first_named(stream_id, events[0], metadata, name, uses)
+        async with self.transaction() as tx:
+            conn = tx.connection
+            if not isinstance(name, Keep):
+                await hold_name(conn, stream_id, name, new=expected_version == 0)
+            if unused is not None:
+                await hold_unused(conn, stream_id, unused)
+            if uses is not None:
+                await hold_uses(conn, stream_id, uses)
+            return await tx.append(
+                stream_id,
+                events,
+                expected_version=expected_version,
+                metadata=metadata,
+                event_ids=event_ids,
+            )
 
     async def _append_first_named(
         self,
@@ -353,12 +362,18 @@ class PostgresStreams:
     def _written(
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
     ) -> None:
-        def committed() -> None:
-            self._heads.remember(stream_id, version, hash_)
-            self.notifier.committed(carried_at)
-            note_append(last)
+        if self._unit is not None:
+            after = partial(self._written_now, stream_id, version, hash_, carried_at, last)
+            self._unit.after.append(after)
+        else:
+            self._written_now(stream_id, version, hash_, carried_at, last)
 
-        self._once_committed(committed)
+    def _written_now(
+        self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
+    ) -> None:
+        self._heads.remember(stream_id, version, hash_)
+        self.notifier.committed(carried_at)
+        note_append(last)
 
     def _result(
         self,
