@@ -93,8 +93,7 @@ async def checkpoint(pool: asyncpg.Pool, name: str) -> int:
 async def our_seconds(pool: asyncpg.Pool, env_id: UUID, round_: int) -> float:
     """From the update's append until the catalogue and the relay have both passed the last
     fan-out event."""
-    store = PostgresStreams(pool, DOMAIN_CODEC)
-    streams = store
+    streams = PostgresStreams(pool, DOMAIN_CODEC)
     settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
     fanout = FanoutRunner(pool, DOMAIN_CODEC, settings)
     [catalogue_projection] = [p for p in ALL if p.name == template_catalogue.NAME]

@@ -21,9 +21,8 @@ async def test_on_a_pool_each_append_each_commits_by_itself(clean_pool: asyncpg.
     for stream in (moved, quiet):
         await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
     await store.append(moved, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
-    appender = PostgresStreams(clean_pool, CODEC, notifier=store.notifier)
 
-    taken = await appender.append_each(
+    taken = await store.append_each(
         [
             OneAppend(stream_id=s, event=CounterIncremented(by=5), expected_version=1,
                       event_id=uuid4())
