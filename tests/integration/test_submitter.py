@@ -8,8 +8,7 @@ import signal
 import subprocess
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator, Sequence
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -45,15 +44,6 @@ SPEC = {
     "image": "python:3.12",
     "command": "python -c pass",
 }
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[EmbeddedNats]:
-    """A private nats-server, so the durable consumer starts empty."""
-    server = EmbeddedNats(tmp_path / "nats")
-    server.start()
-    yield server
-    server.stop()
 
 
 async def request(pool: asyncpg.Pool, count: int) -> list[UUID]:

@@ -39,14 +39,6 @@ def readme_example() -> Callable[..., Coroutine[Any, Any, None]]:
     return follow
 
 
-@pytest.fixture
-def broker(tmp_path: Path) -> Any:
-    server = EmbeddedNats(tmp_path / "nats")
-    server.start()
-    yield server
-    server.stop()
-
-
 async def write_templates(pool: asyncpg.Pool, nats_url: str) -> dict[str, Any]:
     """Templates in projects a (two, one updated) and b (one), published by a relay."""
     async with api_app(pool, nats_url) as app:
