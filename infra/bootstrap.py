@@ -39,6 +39,10 @@ async def create_pool(
     pool = await asyncpg.create_pool(
         db.url,
         reset=_nothing_to_reset if session_free else None,
+        # Idle connections stay open: a process holds at most pool_max, and closing them only
+        # to connect again at the next burst costs more than the timer asyncpg otherwise arms
+        # and cancels on every release and acquire.
+        max_inactive_connection_lifetime=0,
         min_size=db.pool_min,
         max_size=db.pool_max,
         command_timeout=db.command_timeout_s,

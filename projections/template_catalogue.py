@@ -9,6 +9,7 @@ after the assets it names). A read is then one row; no read loads an event strea
 """
 
 import typing
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -362,7 +363,27 @@ COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created
     updated_at, updated_by, version, combined::text AS combined"""
 
 
+# Rows decoded lately, by template and version. Every change to a row is an event of its
+# template's stream, which moves the version (the fan-out's linked-asset updates too), so a
+# read that finds a version it decoded before takes that decoding again: the rows are frozen
+# all the way down, safe to share. Bounded, per process.
+_DECODED: Final[OrderedDict[tuple[UUID, int], TemplateRow]] = OrderedDict()
+_DECODED_MAX: Final = 4096
+
+
 def row_of(record: asyncpg.Record) -> TemplateRow:
+    key = (record["template_id"], record["version"])
+    if (known := _DECODED.get(key)) is not None:
+        _DECODED.move_to_end(key)
+        return known
+    row = _decoded(record)
+    _DECODED[key] = row
+    if len(_DECODED) > _DECODED_MAX:
+        _DECODED.popitem(last=False)
+    return row
+
+
+def _decoded(record: asyncpg.Record) -> TemplateRow:
     body = _decode_body(record["body"])
     meta = _decode_meta(record["meta"])
     template = Template(

@@ -3,9 +3,9 @@
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-from litestar import Litestar
-from litestar.datastructures import State
+from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
@@ -63,8 +63,10 @@ from infra.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def _adapters(state: State) -> Adapters:
-    adapters: Adapters = state.adapters
+def _adapters(request: Request[Any, Any, Any]) -> Adapters:
+    # Taken off the request, not as `state: State`: a State parameter is a copy of the app's
+    # state made for every request that asks for the adapters.
+    adapters: Adapters = request.app.state.adapters
     return adapters
 
 

@@ -26,6 +26,8 @@ MAX_DEPTH: Final = 32  # the deepest request body of the API nests 8 levels
 INT64: Final = range(-(2**63), 2**63)
 _INTEGER: Final = re.compile(r"[+-]?([0-9]+)")
 _LONG_DIGITS: Final = re.compile(rb"[0-9]{19}")
+# A lone surrogate cannot be encoded as UTF-8 (PostgreSQL would refuse the text); one C scan.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _WITH_BODY: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 # ASGI as the specification has it (Litestar's own aliases type each message exactly).
@@ -184,7 +186,7 @@ def _escaped(key: str) -> str:
 def _check_text(text: str, where: str, pointer: str, *, source: str = "body") -> None:
     if "\x00" in text:
         raise RefusedInputError(f"{where}: NUL characters are not allowed", pointer, source)
-    if any("\ud800" <= c <= "\udfff" for c in text):
+    if _SURROGATE.search(text) is not None:
         raise RefusedInputError(f"{where}: not valid UTF-8", pointer, source)
 
 

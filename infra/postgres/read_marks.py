@@ -15,6 +15,7 @@ mark of what it made of it is there to be read.
 """
 
 import functools
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -39,14 +40,14 @@ WITH mine AS (
 _READY: Final = f"""
 {_MARKS}SELECT (NOT EXISTS (SELECT FROM mine) OR (
             SELECT count(*) FROM consumer_checkpoints c, mine m
-             WHERE c.name = ANY($2::text[])
+             WHERE c.name = ANY({{followers}})
                AND (c.transaction_id, c.global_position) >= (m.transaction_id, m.global_position)
-        ) = cardinality($2::text[]))
+        ) = {{follower_count}})
    AND (NOT EXISTS (SELECT FROM caused) OR (
             SELECT count(*) FROM consumer_checkpoints c, caused d
-             WHERE c.name = ANY($3::text[])
+             WHERE c.name = ANY({{read_models}})
                AND (c.transaction_id, c.global_position) >= (d.transaction_id, d.global_position)
-        ) = cardinality($3::text[]))
+        ) = {{read_model_count}})
 """
 
 # Asked only when a caller is not ready (the standing stays as cheap as it was): whether a
@@ -56,11 +57,11 @@ _READY: Final = f"""
 _BLOCKED: Final = f"""
 {_MARKS}SELECT EXISTS (
            SELECT FROM follower_faults f, mine m
-            WHERE f.name = ANY($2::text[])
+            WHERE f.name = ANY({{followers}})
               AND (f.transaction_id, f.global_position) <= (m.transaction_id, m.global_position))
     OR EXISTS (
            SELECT FROM follower_faults f, caused d
-            WHERE f.name = ANY($3::text[])
+            WHERE f.name = ANY({{read_models}})
               AND (f.transaction_id, f.global_position) <= (d.transaction_id, d.global_position))
 """
 
@@ -69,8 +70,11 @@ _BLOCKED: Final = f"""
 _STANDING: Final = f"""
 SELECT (SELECT epoch FROM access_epoch) AS access_epoch,
        (SELECT epoch FROM org_units_epoch) AS org_epoch,
-       (NOT $4::bool OR ({_READY})) AS ready
+       (NOT $2::bool OR ({_READY})) AS ready
 """
+
+
+_CHECKPOINT_NAME: Final = re.compile(r"[a-z0-9_:.-]+")
 
 
 class Standing(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,7 +86,7 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # The standing and, in the same statement (one round trip, one snapshot), a row a request's
-# handler will need: `row` reads with $5, after the standing's own four parameters.
+# handler will need: `row` reads with $3, after the standing's own two parameters.
 _STANDING_WITH: Final = """
 SELECT s.access_epoch, s.org_epoch, s.ready, r.*
   FROM ({standing}) s LEFT JOIN LATERAL ({row}) r ON true
@@ -110,7 +114,9 @@ async def standing(
     """The access epochs and, when the request `reads`, whether `followers` (checkpoint names)
     have applied the subject's last event and `read_models` what the fan-out appended for the
     subject's events."""
-    row = await conn.fetchrow(_STANDING, subject, list(followers), list(read_models), reads)
+    row = await conn.fetchrow(
+        _named(_STANDING, tuple(followers), tuple(read_models)), subject, reads
+    )
     assert row is not None
     return _standing_of(row)
 
@@ -123,10 +129,11 @@ async def standing_with(
     row: str,
     key: object,
 ) -> tuple[Standing, asyncpg.Record]:
-    """`standing` of a request that reads, and what the query `row` (taking `key` as $5) finds
+    """`standing` of a request that reads, and what the query `row` (taking `key` as $3) finds
     in the same snapshot: when the standing is ready, the row holds the caller's own writes.
     The record's row columns are all NULL when `row` finds nothing."""
-    record = await conn.fetchrow(_with(row), subject, list(followers), list(read_models), True, key)
+    statement = _named(_with(row), tuple(followers), tuple(read_models))
+    record = await conn.fetchrow(statement, subject, True, key)
     assert record is not None
     return _standing_of(record), record
 
@@ -144,12 +151,34 @@ async def blocked(
 ) -> bool:
     """For a subject whose writes are not read yet: whether one of `followers` (or of
     `read_models`, for what the fan-out made of them) is stuck on an event before them."""
-    return bool(await conn.fetchval(_BLOCKED, subject, list(followers), list(read_models)))
+    statement = _named(_BLOCKED, tuple(followers), tuple(read_models))
+    return bool(await conn.fetchval(statement, subject))
 
 
 @functools.cache
 def _with(row: str) -> str:
     return _STANDING_WITH.format(standing=_STANDING, row=row)
+
+
+@functools.cache
+def _named(statement: str, followers: tuple[str, ...], read_models: tuple[str, ...]) -> str:
+    """`statement` with the checkpoint names written in: they are the process's constants, so
+    the prepared statement holds them rather than every request encoding and sending them."""
+    # replace, not format: a row's query written in may hold braces of its own.
+    return (
+        statement.replace("{followers}", _literal(followers))
+        .replace("{follower_count}", str(len(followers)))
+        .replace("{read_models}", _literal(read_models))
+        .replace("{read_model_count}", str(len(read_models)))
+    )
+
+
+def _literal(names: tuple[str, ...]) -> str:
+    for name in names:
+        # Checkpoint names are the service's own (projection:<name>); nothing else is written in.
+        if not _CHECKPOINT_NAME.fullmatch(name):
+            raise ValueError(f"not a checkpoint name: {name!r}")
+    return "ARRAY[" + ",".join(f"'{name}'" for name in names) + "]::text[]"
 
 
 async def mark_downstream(conn: Connection, subject: str, position: int) -> None:
