@@ -8,9 +8,10 @@ checkpoint), next to a raw baseline in the same round: the same batches read fro
 asyncpg and one row per event written with one `executemany` per batch, committed per batch.
 
 Lag: a writer appends template events at a steady rate while every read model and the fan-out
-follow the log, as the projector process runs them; each event's lag is the time from its append
-returning to the moment the template catalogue's checkpoint passed it (the checkpoint is read
-every 5 ms). Reported as p50 / p99 / max.
+follow the log, as the projector process runs them (sharing one tap of the log and one writer of
+idle checkpoints); each event's lag is the time from its append returning to the moment the
+template catalogue's checkpoint passed it (the checkpoint is read every 5 ms). Reported as p50 /
+p99 / max.
 """
 
 import argparse
@@ -28,9 +29,11 @@ from domain.template_specs import DistributedTemplateSpec
 from domain.values import TemplateMeta
 from infra.bootstrap import create_pool
 from infra.followers import fanout_runner, global_log
+from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import START
 from infra.followers.log_runner import LogRunner
+from infra.followers.log_tap import LogTap
 from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
@@ -102,8 +105,12 @@ async def bare_throughput(pool: asyncpg.Pool, count: int) -> float:
 
 async def lag_under_load(pool: asyncpg.Pool, rate: int, seconds: float) -> list[float]:
     store = PostgresStreams(pool, DOMAIN_CODEC)
-    runners: list[LogRunner] = [ProjectionRunner(pool, p, DOMAIN_CODEC, SETTINGS) for p in ALL]
-    runners.append(FanoutRunner(pool, DOMAIN_CODEC, SETTINGS))
+    tap = LogTap(pool, DOMAIN_CODEC, batch_size=SETTINGS.batch_size)  # shared, as the process's
+    moves = CheckpointMoves()
+    runners: list[LogRunner] = [
+        ProjectionRunner(pool, p, DOMAIN_CODEC, SETTINGS, tap=tap, moves=moves) for p in ALL
+    ]
+    runners.append(FanoutRunner(pool, DOMAIN_CODEC, SETTINGS, tap=tap, moves=moves))
     catalogue = next(r for r in runners if r.checkpoint_name.endswith(template_catalogue.NAME))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(r.run(stop)) for r in runners]
@@ -137,6 +144,7 @@ async def lag_under_load(pool: asyncpg.Pool, rate: int, seconds: float) -> list[
     await asyncio.gather(write(), watch())
     stop.set()
     await asyncio.gather(*tasks)
+    await tap.close()
     return lags
 
 

@@ -9,7 +9,9 @@ from uuid import UUID
 import asyncpg
 
 from domain.events import RecordedEvent
+from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.log_runner import LogRunner
+from infra.followers.log_tap import LogTap
 from infra.followers.metrics import ProjectorMetrics
 from infra.postgres.commit_notifier import CommitNotifier
 from infra.postgres.connections import Connection
@@ -72,6 +74,8 @@ class FanoutRunner(LogRunner):
         *,
         notifier: CommitNotifier | None = None,
         metrics: ProjectorMetrics | None = None,
+        tap: LogTap | None = None,
+        moves: CheckpointMoves | None = None,
     ) -> None:
         super().__init__(
             pool,
@@ -81,6 +85,8 @@ class FanoutRunner(LogRunner):
             checkpoint=CHECKPOINT,
             retry_on=(VersionConflictError,),
             metrics=metrics,
+            tap=tap,
+            moves=moves,
         )
         self._notifier = notifier or CommitNotifier(pool)
 

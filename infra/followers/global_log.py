@@ -6,6 +6,7 @@ only read rows below the transaction-id horizon (`pg_snapshot_xmin`): every tran
 finished, so nothing can appear behind the cursor `(transaction_id, global_position)` any more.
 """
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Final, NamedTuple
 from uuid import UUID
@@ -95,4 +96,27 @@ async def save_checkpoint(conn: Connection, name: str, cursor: Cursor) -> None:
         name,
         cursor.transaction_id,
         cursor.position,
+    )
+
+
+async def save_checkpoints(conn: Connection, moves: Mapping[str, Cursor]) -> None:
+    """`save_checkpoint` of several followers in one statement (in name order: the rows are
+    locked in one order whoever writes them)."""
+    names = sorted(moves)
+    await conn.execute(
+        """
+        INSERT INTO consumer_checkpoints AS c (name, transaction_id, global_position)
+        SELECT m.name, m.transaction_id::text::xid8, m.global_position
+          FROM unnest($1::text[], $2::bigint[], $3::bigint[])
+            AS m(name, transaction_id, global_position)
+        ON CONFLICT (name) DO UPDATE
+           SET transaction_id = excluded.transaction_id,
+               global_position = excluded.global_position,
+               updated_at = now()
+         WHERE (c.transaction_id, c.global_position)
+             < (excluded.transaction_id, excluded.global_position)
+        """,
+        names,
+        [moves[name].transaction_id for name in names],
+        [moves[name].position for name in names],
     )

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 import asyncpg
@@ -47,6 +48,8 @@ class LogFollower:
         self._poll_interval_s = poll_interval_s
         self._retry_on = retry_on
         self._wake = asyncio.Event()
+        self._notified_at = 0.0  # when the last commit notice came (monotonic)
+        self._polled_at = 0.0  # when the last wait ran out without one
         self.leading = False
 
     async def run(self, step: Step, stop: asyncio.Event) -> None:
@@ -74,27 +77,42 @@ class LogFollower:
     async def _loop(self, conn: Connection, step: Step, stop: asyncio.Event) -> None:
         cursor = await global_log.load_checkpoint(conn, self.name)
         backoff = 0.1
+        self._polled_at = time.monotonic()  # its first step reads what is there now
         while not stop.is_set():
             self._wake.clear()
             try:
                 cursor, read = await step(conn, cursor)
             except FollowerStuckError:  # recorded and logged where it was met
                 await wait(stop, STUCK_RETRY_S)
+                self._polled_at = time.monotonic()
                 cursor = await global_log.load_checkpoint(conn, self.name)
                 continue
             except self._retry_on as exc:
                 log.warning("%s: %s; retrying in %.1f s", self.name, exc, backoff)
                 await wait(stop, backoff)
                 backoff = min(backoff * 2, 5.0)
+                self._polled_at = time.monotonic()
                 cursor = await global_log.load_checkpoint(conn, self.name)
                 continue
             backoff = 0.1
-            if read < self._batch_size:
-                # Caught up (or held back by the horizon): sleep until a commit notifies us,
-                # or the poll interval passes, whichever comes first.
-                await _wait_any(stop, self._wake, self._poll_interval_s)
+            # Caught up (or held back by the horizon): sleep until a commit notifies us, or the
+            # poll interval passes, whichever comes first.
+            if read < self._batch_size and not await _wait_any(
+                stop, self._wake, self._poll_interval_s
+            ):
+                self._polled_at = time.monotonic()
+
+    def fresh_since(self) -> float:
+        """What a step's answer that it has caught up must be read after (a monotonic time):
+        the last commit notice it had, or the last poll; a step with neither, now. A read made
+        before would not hold every commit the follower was told of (infra/followers/log_tap.py
+        keeps reads for many followers)."""
+        if not self.leading:
+            return time.monotonic()
+        return max(self._notified_at, self._polled_at)
 
     def _on_notify(self, *_: object) -> None:
+        self._notified_at = time.monotonic()
         self._wake.set()
 
 
@@ -121,10 +139,12 @@ async def wait(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), seconds)
 
 
-async def _wait_any(stop: asyncio.Event, wake: asyncio.Event, seconds: float) -> None:
+async def _wait_any(stop: asyncio.Event, wake: asyncio.Event, seconds: float) -> bool:
+    """Whether `stop` or `wake` came before `seconds` passed."""
     waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(wake.wait())]
     try:
-        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        return bool(done)
     finally:
         for waiter in waiters:
             waiter.cancel()

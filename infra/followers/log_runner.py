@@ -15,11 +15,13 @@ import asyncpg
 
 from domain.events import RecordedEvent
 from infra.followers import faults, global_log
+from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.global_log import Cursor, LogEntry
 from infra.followers.log_follower import LogFollower
+from infra.followers.log_tap import LogTap, Tapped
 from infra.followers.metrics import ProjectorMetrics
 from infra.postgres.connections import Connection
-from infra.serialization import EventCodec, decode_metadata
+from infra.serialization import EventCodec
 from infra.settings import ProjectorSettings
 
 log = logging.getLogger(__name__)
@@ -39,8 +41,14 @@ class LogRunner:
         checkpoint: str,
         retry_on: tuple[type[Exception], ...] = (),
         metrics: ProjectorMetrics | None = None,
+        tap: LogTap | None = None,
+        moves: CheckpointMoves | None = None,
     ) -> None:
         self.name = name
+        self._moves = moves or CheckpointMoves()
+        # The process's followers share one (infra/workers/projector.py); alone, its own.
+        self._own_tap = tap is None
+        self._tap = tap or LogTap(pool, codec, batch_size=settings.batch_size)
         self._checkpoint = checkpoint
         self._metrics = metrics
         self._codec = codec
@@ -72,11 +80,16 @@ class LogRunner:
         return self._follower.leading
 
     async def run(self, stop: asyncio.Event) -> None:
-        await self._follower.run(self.step, stop)
+        try:
+            await self._follower.run(self.step, stop)
+        finally:
+            if self._own_tap:  # a shared one is its process's to close
+                await self._tap.close()
 
     async def step(self, conn: Connection, cursor: Cursor) -> tuple[Cursor, int]:
         """Consume the next batch after `cursor` and move the checkpoint, in one transaction."""
-        entries = await global_log.read_after(conn, cursor, self._batch_size)
+        since = self._follower.fresh_since()
+        entries = await self._tap.after(conn, cursor, self._batch_size, since=since)
         if not entries:
             return cursor, 0
         started = time.perf_counter()
@@ -90,24 +103,25 @@ class LogRunner:
         if self._metrics is not None:  # counted once committed: a rolled-back batch is not
             self._metrics.batch_seconds.labels(self.name).observe(time.perf_counter() - started)
             self._metrics.events_applied.labels(self.name).inc(len(entries))
-        return entries[-1].cursor, len(entries)
+        return entries[-1].entry.cursor, len(entries)
 
-    async def _apply(self, conn: Connection, entries: list[LogEntry]) -> None:
-        taken = [self._recorded(entry) for entry in entries if self.takes(entry)]
+    async def _apply(self, conn: Connection, entries: list[Tapped]) -> None:
+        taken = [tapped.event() for tapped in entries if self.takes(tapped.entry)]
         if not taken and not self._may_be_stuck:
             # Nothing to consume: the checkpoint moves over the batch in one statement, not in a
-            # transaction of three. Under a steady write load most batches of most runners are
-            # other streams' events, and each is a wake-up of every runner.
-            await global_log.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
+            # transaction of three, and with the other runners' that took nothing of it
+            # (infra/followers/checkpoint_moves.py). Under a steady write load most batches of
+            # most runners are other streams' events, and each is a wake-up of every runner.
+            await self._moves.move(conn, self.checkpoint_name, entries[-1].entry.cursor)
             return
         async with conn.transaction():
             await self.consume(conn, taken)
-            await global_log.save_checkpoint(conn, self.checkpoint_name, entries[-1].cursor)
+            await global_log.save_checkpoint(conn, self.checkpoint_name, entries[-1].entry.cursor)
             if self._may_be_stuck:
                 await faults.clear(conn, self.checkpoint_name)
         self._may_be_stuck = False
 
-    async def _apply_one_by_one(self, conn: Connection, entries: list[LogEntry]) -> None:
+    async def _apply_one_by_one(self, conn: Connection, entries: list[Tapped]) -> None:
         """Commit each event of a failed batch on its own, up to the one that fails: that one is
         recorded as the fault, and the runner stops before it."""
         for entry in entries:
@@ -116,19 +130,7 @@ class LogRunner:
             except self._transient:
                 raise
             except Exception as error:
-                fault = await faults.record(conn, self.checkpoint_name, entry, error)
+                fault = await faults.record(conn, self.checkpoint_name, entry.entry, error)
                 self._may_be_stuck = True
                 log.error("%s; it retries every %.0f s", fault.describe(), faults.STUCK_RETRY_S)
                 raise faults.FollowerStuckError(fault) from error
-
-    def _recorded(self, entry: LogEntry) -> RecordedEvent:
-        return RecordedEvent(
-            position=entry.cursor.position,
-            event_id=entry.event_id,
-            stream_type=entry.stream_type,
-            stream_id=entry.stream_id,
-            version=entry.version,
-            recorded_at=entry.recorded_at,
-            metadata=decode_metadata(entry.metadata),
-            event=self._codec.decode(entry.data),
-        )

@@ -7,8 +7,10 @@ from typing import Any
 import asyncpg
 
 from domain.events import RecordedEvent, stream_type_of
+from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.global_log import LogEntry
 from infra.followers.log_runner import LogRunner
+from infra.followers.log_tap import LogTap
 from infra.followers.metrics import ProjectorMetrics
 from infra.postgres.connections import Connection
 from infra.serialization import EventCodec
@@ -26,6 +28,8 @@ class ProjectionRunner(LogRunner):
         *,
         metrics: ProjectorMetrics | None = None,
         checkpoint: str | None = None,
+        tap: LogTap | None = None,
+        moves: CheckpointMoves | None = None,
     ) -> None:
         super().__init__(
             pool,
@@ -34,6 +38,8 @@ class ProjectionRunner(LogRunner):
             settings,
             metrics=metrics,
             checkpoint=checkpoint or f"projection:{projection.name}",
+            tap=tap,
+            moves=moves,
         )
         self._projection = projection
         # Worked out once from the tags the codec knows: asked of every event of the log.

@@ -16,8 +16,9 @@ from projections.template_catalogue import StoredBody, row_of
 _encode = msgspec.json.Encoder().encode
 
 
-def record(template_id: object, version: int, workers: int) -> dict[str, Any]:
-    """A row as the catalogue's query returns it (its JSON columns as text)."""
+def record(template_id: object, version: int, workers: int) -> Any:
+    """A row as the catalogue's query returns it (its JSON columns as text), by column name
+    as an asyncpg record is read."""
     spec = DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=workers)
     now = datetime(2026, 1, 1, tzinfo=UTC)
     return {
