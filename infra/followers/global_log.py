@@ -80,23 +80,27 @@ async def load_checkpoint(conn: Connection, name: str) -> Cursor:
     return START if row is None else Cursor(row["transaction_id"], row["global_position"])
 
 
+# A checkpoint moves forward only, whatever order its writes arrive in.
+_FORWARD: Final = """
+ON CONFLICT (name) DO UPDATE
+   SET transaction_id = excluded.transaction_id,
+       global_position = excluded.global_position,
+       updated_at = now()
+ WHERE (c.transaction_id, c.global_position) < (excluded.transaction_id, excluded.global_position)
+"""
+_SAVE: Final = f"""
+INSERT INTO consumer_checkpoints AS c (name, transaction_id, global_position)
+VALUES ($1, $2::xid8, $3){_FORWARD}"""
+_SAVE_MANY: Final = f"""
+INSERT INTO consumer_checkpoints AS c (name, transaction_id, global_position)
+SELECT m.name, m.transaction_id::text::xid8, m.global_position
+  FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS m(name, transaction_id, global_position)
+{_FORWARD}"""
+
+
 async def save_checkpoint(conn: Connection, name: str, cursor: Cursor) -> None:
     """Move the checkpoint forward; never backwards, whatever order calls arrive in."""
-    await conn.execute(
-        """
-        INSERT INTO consumer_checkpoints AS c (name, transaction_id, global_position)
-        VALUES ($1, $2::xid8, $3)
-        ON CONFLICT (name) DO UPDATE
-           SET transaction_id = excluded.transaction_id,
-               global_position = excluded.global_position,
-               updated_at = now()
-         WHERE (c.transaction_id, c.global_position)
-             < (excluded.transaction_id, excluded.global_position)
-        """,
-        name,
-        cursor.transaction_id,
-        cursor.position,
-    )
+    await conn.execute(_SAVE, name, cursor.transaction_id, cursor.position)
 
 
 async def save_checkpoints(conn: Connection, moves: Mapping[str, Cursor]) -> None:
@@ -104,18 +108,7 @@ async def save_checkpoints(conn: Connection, moves: Mapping[str, Cursor]) -> Non
     locked in one order whoever writes them)."""
     names = sorted(moves)
     await conn.execute(
-        """
-        INSERT INTO consumer_checkpoints AS c (name, transaction_id, global_position)
-        SELECT m.name, m.transaction_id::text::xid8, m.global_position
-          FROM unnest($1::text[], $2::bigint[], $3::bigint[])
-            AS m(name, transaction_id, global_position)
-        ON CONFLICT (name) DO UPDATE
-           SET transaction_id = excluded.transaction_id,
-               global_position = excluded.global_position,
-               updated_at = now()
-         WHERE (c.transaction_id, c.global_position)
-             < (excluded.transaction_id, excluded.global_position)
-        """,
+        _SAVE_MANY,
         names,
         [moves[name].transaction_id for name in names],
         [moves[name].position for name in names],
