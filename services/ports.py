@@ -177,9 +177,10 @@ class Streams(Protocol):
 
         `expected_version` is the stream version the caller decided on (0: a new stream; None: no
         expectation); a mismatch raises VersionConflictError and writes nothing. An append whose
-        `event_ids` are already stored in this stream returns the first result and writes nothing
-        (IdempotencyKeyReusedError when they are stored in another); appending no events writes
-        no event.
+        `event_ids` are already stored in this stream returns the first result and writes nothing,
+        its name and uses left as they are, whoever holds the name since (a client retrying a
+        create with the same key); IdempotencyKeyReusedError when they are stored in another.
+        Appending no events writes no event.
 
         Afterwards the stream holds exactly `name` (None: it holds none, as a deleted thing frees
         its name; KEEP: the name it held). Raises NameTakenError, writing nothing, when another

@@ -252,6 +252,18 @@ class PostgresStreams:
             # Creating a named stream, the common case: one statement, one round trip.
             return await self._append_first_named(stream_id, events[0], metadata, name, uses)
         async with self.transaction() as tx:
+            # The events first: a retry (its event ids stored already) is answered by the
+            # append alone, before a name or a use moves, so a replay writes nothing, even
+            # when its name has been freed or taken by another stream since.
+            result = await tx.append(
+                stream_id,
+                events,
+                expected_version=expected_version,
+                metadata=metadata,
+                event_ids=event_ids,
+            )
+            if result.replayed:
+                return result
             conn = tx.connection
             if not isinstance(name, Keep):
                 await hold_name(conn, stream_id, name, new=expected_version == 0)
@@ -259,13 +271,7 @@ class PostgresStreams:
                 await hold_unused(conn, stream_id, unused)
             if uses is not None:
                 await hold_uses(conn, stream_id, uses)
-            return await tx.append(
-                stream_id,
-                events,
-                expected_version=expected_version,
-                metadata=metadata,
-                event_ids=event_ids,
-            )
+            return result
 
     async def _append_first_named(
         self,

@@ -18,7 +18,7 @@ from services.errors import (
     VersionConflictError,
 )
 from services.event_ids import event_ids_for
-from services.ports import NameClaim, Streams, Uses, Written
+from services.ports import AppendResult, NameClaim, Streams, Uses, Written
 from tests.conftest import ACTOR
 from tests.sample_events import CounterIncremented, CounterOpened
 
@@ -273,6 +273,57 @@ async def test_a_retried_named_creation_returns_the_first_result(streams: Stream
     assert again.replayed
     assert (again.version, again.positions) == (first.version, first.positions)
     assert (await streams.load(sid)).version == 2
+
+
+async def retried_after_rename(streams: Streams) -> tuple[UUID, AppendResult, AppendResult]:
+    """A named creation (event ids of its idempotency key), then a rename that frees its first
+    name, then the creation once more: a client retrying the create with the same key."""
+    sid = uuid4()
+    events = [created(sid, "pt"), EnvironmentUpdated(asset_id=sid, name="pt", spec=SPEC)]
+    ids = event_ids_for("create-pt", sid, len(events))
+    first = await streams.append(
+        sid, events, expected_version=0, metadata=ACTOR, event_ids=ids, name=claim("pt")
+    )
+    renamed = EnvironmentUpdated(asset_id=sid, name="pt-2", spec=SPEC)
+    await streams.append(sid, [renamed], expected_version=2, metadata=ACTOR, name=claim("pt-2"))
+    again = await streams.append(
+        sid, events, expected_version=0, metadata=ACTOR, event_ids=ids, name=claim("pt")
+    )
+    return sid, first, again
+
+
+async def test_a_replayed_named_creation_moves_no_name(streams: Streams) -> None:
+    sid, first, again = await retried_after_rename(streams)
+    assert again.replayed
+    assert (again.version, again.positions) == (first.version, first.positions)
+    assert (await streams.load(sid)).version == 3
+    with pytest.raises(NameTakenError):
+        await make(streams, "pt-2")  # the stream still holds the name it was renamed to
+    await make(streams, "pt")  # and the replay did not take its first name back
+
+
+async def test_a_replayed_named_creation_whose_name_was_taken_since_returns_the_first_result(
+    streams: Streams,
+) -> None:
+    sid = uuid4()
+    events = [created(sid, "pt"), EnvironmentUpdated(asset_id=sid, name="pt", spec=SPEC)]
+    ids = event_ids_for("create-pt", sid, len(events))
+    first = await streams.append(
+        sid, events, expected_version=0, metadata=ACTOR, event_ids=ids, name=claim("pt")
+    )
+    await streams.append(
+        sid, [EnvironmentDeleted(asset_id=sid)], expected_version=2, metadata=ACTOR, name=None
+    )
+    taker = await make(streams, "pt")  # another stream takes the freed name
+    again = await streams.append(
+        sid, events, expected_version=0, metadata=ACTOR, event_ids=ids, name=claim("pt")
+    )
+    assert again.replayed
+    assert (again.version, again.positions) == (first.version, first.positions)
+    assert (await streams.load(sid)).version == 3
+    assert (await streams.load(taker)).version == 1
+    with pytest.raises(NameTakenError):
+        await make(streams, "pt")  # still the taker's
 
 
 async def test_a_unit_of_work_commits_its_appends_to_several_streams_together(
