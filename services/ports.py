@@ -193,8 +193,9 @@ class Streams(Protocol):
     def transaction(self) -> AbstractAsyncContextManager["Streams"]:
         """`async with streams.transaction() as tx:` the same port, its appends (and its reads)
         in one transaction: they commit together when the block ends, or none does when it
-        raises. A refused append leaves the transaction to be rolled back: let the error leave
-        the block. Inside one, `transaction()` joins it."""
+        raises. A refused append undoes only itself and leaves the unit usable: its caller may
+        read what won a race and go on (services/idempotency.create_once), or let the error
+        leave the block. Inside one, `transaction()` joins it."""
         ...
 
 

@@ -5,7 +5,8 @@ mostly one SQL statement (one round trip; infra/postgres/sql/append_*.sql) that 
 idempotency and the expected version, extends the hash chain and inserts, the database stamping
 the time; one that moves a name or what the stream uses is a transaction of a few. The same port
 bound to one connection in one transaction (`transaction()`) is a command's unit of work:
-readers are woken, and the heads this process knows updated, only once it has committed.
+readers are woken, and the heads this process knows updated, only once it has committed; each
+of its appends is a savepoint, so a refused one leaves the unit usable.
 `append_each` writes one event to each of many streams in one statement (the fan-out).
 Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 """
@@ -132,7 +133,8 @@ class PostgresStreams:
 
     def _in_transaction(self) -> bool:
         """Statements run in a transaction of more than themselves: a race lost is final (the
-        transaction is aborted), so it is a conflict rather than a statement to try again."""
+        transaction, or the append's savepoint, is aborted), so it is a conflict rather than a
+        statement to try again."""
         if self._unit is not None:
             return True
         return not isinstance(self._db, asyncpg.Pool) and self._db.is_in_transaction()
@@ -204,11 +206,43 @@ class PostgresStreams:
         uses: Uses | None = None,
         unused: InUse | None = None,
     ) -> AppendResult:
-        if name is not KEEP or uses is not None or unused is not None:
-            return await self._append_holding(
-                stream_id, events, expected_version, metadata, event_ids, name, uses, unused
+        holding = name is not KEEP or uses is not None or unused is not None
+        if self._unit is None:
+            if holding:
+                return await self._append_holding(
+                    stream_id, events, expected_version, metadata, event_ids, name, uses, unused
+                )
+            return await self._append_events(
+                stream_id, events, expected_version, metadata, event_ids
             )
-        # The events alone: one statement.
+        # In a unit of work each append is a savepoint. A refused one (a race lost to a
+        # concurrent writer, a name taken) would otherwise abort the whole transaction; undone
+        # alone, it leaves the unit usable: its caller may read what won and go on (a create
+        # retried under the same key answers the winner's events, services/idempotency.py), as
+        # in the fake. What the undone append was to do once committed is forgotten with it.
+        unit, undo_from = self._unit, len(self._unit.after)
+        try:
+            async with translated("append"), self.connection.transaction():
+                if holding:
+                    return await self._append_holding(
+                        stream_id, events, expected_version, metadata, event_ids, name, uses, unused
+                    )
+                return await self._append_events(
+                    stream_id, events, expected_version, metadata, event_ids
+                )
+        except BaseException:
+            del unit.after[undo_from:]
+            raise
+
+    async def _append_events(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        expected_version: int | None,
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None,
+    ) -> AppendResult:
+        """The events alone, in one statement."""
         if not events:
             return AppendResult(stream_id=stream_id, version=expected_version or 0, positions=())
         if event_ids is not None and len(event_ids) != len(events):
@@ -255,12 +289,8 @@ class PostgresStreams:
             # The events first: a retry (its event ids stored already) is answered by the
             # append alone, before a name or a use moves, so a replay writes nothing, even
             # when its name has been freed or taken by another stream since.
-            result = await tx.append(
-                stream_id,
-                events,
-                expected_version=expected_version,
-                metadata=metadata,
-                event_ids=event_ids,
+            result = await tx._append_events(
+                stream_id, events, expected_version, metadata, event_ids
             )
             if result.replayed:
                 return result
@@ -319,7 +349,7 @@ class PostgresStreams:
             async with translated("append"):
                 return await self._db.fetch(query, *args)
         except asyncpg.UniqueViolationError as exc:
-            if self._in_transaction():  # the transaction is lost: a concurrent writer won
+            if self._in_transaction():  # the transaction (or savepoint) is lost: a writer won
                 raise VersionConflictError(
                     stream_id, expected=expected_version, actual=None
                 ) from exc

@@ -3,12 +3,20 @@ ids, names unique per namespace and the record of which streams use which, all m
 append, all or nothing, and a unit of work over several streams committing or rolling back as
 one; the in-memory fake and PostgreSQL behave the same."""
 
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from uuid import UUID, uuid4
 
 import msgspec
 import pytest
 
-from domain.events import EnvironmentCreated, EnvironmentDeleted, EnvironmentUpdated
+from domain.events import (
+    EnvironmentCreated,
+    EnvironmentDeleted,
+    EnvironmentUpdated,
+    Event,
+    EventMetadata,
+)
 from domain.specs import EnvironmentSpec
 from domain.values import AssetMeta
 from services.errors import (
@@ -18,7 +26,18 @@ from services.errors import (
     VersionConflictError,
 )
 from services.event_ids import event_ids_for
-from services.ports import AppendResult, NameClaim, Streams, Uses, Written
+from services.idempotency import create_once
+from services.ports import (
+    KEEP,
+    AppendResult,
+    InUse,
+    Keep,
+    NameClaim,
+    Stream,
+    Streams,
+    Uses,
+    Written,
+)
 from tests.conftest import ACTOR
 from tests.sample_events import CounterIncremented, CounterOpened
 
@@ -376,4 +395,91 @@ async def test_an_error_of_the_caller_rolls_its_unit_of_work_back(streams: Strea
     sid = uuid4()
     with pytest.raises(InUseError):
         await append_then_refuse(streams, sid)
+    assert (await streams.load(sid)).version == 0
+
+
+class LosesTheRace:
+    """A unit of work as a use case sees it, where another writer's identical creation commits
+    right after the use case's first read: the race a retry under the same key loses."""
+
+    def __init__(self, unit: Streams, winner: Callable[[], Awaitable[object]]) -> None:
+        self._unit = unit
+        self._winner: Callable[[], Awaitable[object]] | None = winner
+
+    async def load(self, stream_id: UUID) -> Stream:
+        stream = await self._unit.load(stream_id)
+        if self._winner is not None:
+            winner, self._winner = self._winner, None
+            await winner()
+        return stream
+
+    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+        return await self._unit.load_many(stream_ids)
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int | None,
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None = None,
+        name: NameClaim | Keep | None = KEEP,
+        uses: Uses | None = None,
+        unused: InUse | None = None,
+    ) -> AppendResult:
+        return await self._unit.append(
+            stream_id,
+            events,
+            expected_version=expected_version,
+            metadata=metadata,
+            event_ids=event_ids,
+            name=name,
+            uses=uses,
+            unused=unused,
+        )
+
+    def transaction(self) -> AbstractAsyncContextManager[Streams]:
+        return self._unit.transaction()
+
+
+@pytest.mark.parametrize(
+    ("named", "count"), [(False, 2), (True, 2), (True, 1)], ids=["unnamed", "named", "one-event"]
+)
+async def test_a_creation_retried_in_a_unit_of_work_after_a_concurrent_one_returns_the_first(
+    streams: Streams, named: bool, count: int
+) -> None:
+    sid, kept = uuid4(), uuid4()
+    events = [created(sid, "pt"), EnvironmentUpdated(asset_id=sid, name="pt", spec=SPEC)][:count]
+    name = claim("pt") if named else None
+
+    async def winner() -> None:  # another writer (in PostgreSQL, another connection) commits
+        await streams.append(sid, events, expected_version=0, metadata=ACTOR, name=name)
+
+    async with streams.transaction() as tx:
+        await tx.append(kept, [created(kept, "kept")], expected_version=0, metadata=ACTOR)
+        creation = await create_once(
+            LosesTheRace(tx, winner), sid, events, new_id=False, metadata=ACTOR, name=name
+        )
+        # The unit goes on after the race it lost, and commits what it wrote besides.
+        kept_renamed = EnvironmentUpdated(asset_id=kept, name="kept-2", spec=SPEC)
+        await tx.append(kept, [kept_renamed], expected_version=1, metadata=ACTOR)
+    assert not creation.now
+    assert tuple(creation.events) == tuple(events)
+    assert (await streams.load(sid)).events == tuple(events)
+    assert (await streams.load(kept)).version == 2
+
+
+async def test_an_append_refused_in_a_unit_of_work_leaves_no_trace(streams: Streams) -> None:
+    await make(streams, "pt")
+    sid, kept = uuid4(), uuid4()
+    events = [created(sid, "pt"), EnvironmentUpdated(asset_id=sid, name="pt", spec=SPEC)]
+    async with streams.transaction() as tx:
+        with pytest.raises(NameTakenError):
+            await tx.append(sid, events, expected_version=0, metadata=ACTOR, name=claim("pt"))
+        await tx.append(kept, [created(kept, "kept")], expected_version=0, metadata=ACTOR)
+    assert (await streams.load(kept)).version == 1
+    # Nothing of the refused append is taken for written: the stream is still empty.
+    with pytest.raises(VersionConflictError):
+        await streams.append(sid, [CounterIncremented(by=1)], expected_version=2, metadata=ACTOR)
     assert (await streams.load(sid)).version == 0
