@@ -5,10 +5,11 @@ unit applies at once, with no read-model lag.
 Access, layer by layer: domain/access.py the rules, services/access.py the use cases.
 """
 
+from collections.abc import Callable, Iterable
 from uuid import UUID
 
 from domain import access, applications, org_units, users
-from domain.events import EventMetadata
+from domain.events import Event, EventMetadata
 from domain.values import TENANT, Grant, Role, ScopeRef
 from services.errors import NotPermittedError
 from services.ports import StreamLoader
@@ -86,3 +87,43 @@ async def require(
     if unseen is not None and not await sees(grants, lineage, streams=streams):
         raise unseen
     raise NotPermittedError(action)
+
+
+async def may_see(
+    actor: EventMetadata, scope: ScopeRef, *, streams: StreamLoader, field: str
+) -> bool:
+    """Whether the actor may see the things of `scope`. From the write side, as authorisation
+    is: a unit or a grant made a moment ago counts. A scope that does not exist raises
+    UnknownScopeError naming `field`. The service itself (a system actor) sees everything, as
+    `require` permits it everything."""
+    lineage = await lineage_of(scope, streams=streams, field=field)
+    if actor.actor_kind == "system":
+        return True
+    return await sees(await grants_of(actor, streams=streams), lineage, streams=streams)
+
+
+# Where a stream's events say the thing lives: None when they hold nothing live of the kind.
+ScopeIn = Callable[[Iterable[Event]], ScopeRef | None]
+
+
+async def require_visible(
+    stream_id: UUID,
+    actor: EventMetadata,
+    *,
+    streams: StreamLoader,
+    scope_in: ScopeIn,
+    missing: Exception,
+) -> None:
+    """Raise `missing` unless the stream holds something live (`scope_in` of its events) in a
+    scope the actor may see: what a change to it checks before its body is read, so neither
+    the thing's existence nor the body's shape leaks to whoever may not see it. From the
+    stream, so a thing created a moment ago is found."""
+    scope = scope_in((await streams.load(stream_id)).events)
+    if scope is None:
+        raise missing
+    try:
+        visible = await may_see(actor, scope, streams=streams, field="/meta")
+    except org_units.UnknownScopeError:  # its scope went away: nothing there can be seen
+        visible = False
+    if not visible:
+        raise missing

@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from domain import assets, credentials
-from domain.assets import Asset, AssetSpec, InvalidAssetError
+from domain.assets import Asset, AssetNotFoundError, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
-from domain.events import AssetEvent, Event
+from domain.events import AssetEvent, Event, EventMetadata
 from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, idempotency, stamps, tenant_settings, uses
-from services.kinds import fold_as
-from services.ports import NameClaim, Streams, Uses
+from services.kinds import fold_as, live_scope
+from services.ports import NameClaim, StreamLoader, Streams, Uses
 from services.stamps import Stamped
 
 # Where a request names each kind of scope (Run:ai's asset meta).
@@ -92,6 +92,20 @@ async def update_asset(cmd: UpdateAsset, *, streams: Streams) -> Stamped[Asset]:
         uses=uses_of(kind, updated.meta, cmd.spec),
     )
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
+
+
+async def require_visible(
+    kind: str, asset_id: UUID, actor: EventMetadata, streams: StreamLoader
+) -> None:
+    """An environment, compute resource or data source of this kind that the actor may not see
+    is missing (AssetNotFoundError), before a change's body is read."""
+    await access.require_visible(
+        asset_id,
+        actor,
+        streams=streams,
+        scope_in=live_scope(assets.fold, kind),
+        missing=AssetNotFoundError(kind, asset_id),
+    )
 
 
 async def check_update(

@@ -5,15 +5,18 @@ Credentials, layer by layer: domain/credentials.py the rules, services/credentia
 infra/http/credentials.py the HTTP routes.
 """
 
+from uuid import UUID
+
 from domain import credentials
 from domain.assets import AssetNotFoundError
 from domain.commands import CreateCredential, DeleteCredential, UpdateCredential
 from domain.credentials import Credential
-from domain.events import CredentialEvent, Event
+from domain.events import CredentialEvent, Event, EventMetadata
 from domain.values import AssetMeta
 from services import access, stamps, uses
 from services.assets import SCOPE_FIELDS, placement
-from services.ports import CredentialVault, NameClaim, Uses
+from services.kinds import live_scope
+from services.ports import CredentialVault, NameClaim, StreamLoader, Uses
 from services.stamps import Stamped
 
 
@@ -91,6 +94,20 @@ async def update_credential(
         name=_claim(updated.meta),
     )
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
+
+
+async def require_visible(
+    kind: str, asset_id: UUID, actor: EventMetadata, streams: StreamLoader
+) -> None:
+    """A credential of this kind that the actor may not see is missing (AssetNotFoundError),
+    before a change's body is read."""
+    await access.require_visible(
+        asset_id,
+        actor,
+        streams=streams,
+        scope_in=live_scope(credentials.fold, kind),
+        missing=AssetNotFoundError(kind, asset_id),
+    )
 
 
 async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) -> None:

@@ -30,7 +30,7 @@ from domain.tenant_settings import FeatureDisabledError
 from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import placement
-from services.kinds import fold_as
+from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, Stream, StreamLoader, Streams, Uses
 from services.stamps import Stamped
 from services.tenant_settings import current as settings_of
@@ -139,6 +139,18 @@ async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None
         metadata=cmd.metadata,
         user=f"datavolume {state.meta.name}",
         in_use=_in_use(cmd.datavolume_id, "deleted"),
+    )
+
+
+async def require_visible(datavolume_id: UUID, actor: EventMetadata, streams: StreamLoader) -> None:
+    """A data volume the actor may not see is missing (AssetNotFoundError), before a change's
+    body is read."""
+    await access.require_visible(
+        datavolume_id,
+        actor,
+        streams=streams,
+        scope_in=live_scope(data_volumes.fold, data_volumes.KIND),
+        missing=AssetNotFoundError(data_volumes.KIND, datavolume_id),
     )
 
 

@@ -21,7 +21,7 @@ from domain.template_specs import ReplicaSpec
 from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import SCOPE_FIELDS, placement
-from services.kinds import fold_as
+from services.kinds import fold_as, live_scope
 from services.ports import CredentialVault, NameClaim, Stream, StreamLoader, Uses
 from services.stamps import Stamped
 
@@ -108,6 +108,20 @@ async def delete_registry(cmd: DeleteRegistry, *, vault: CredentialVault) -> Non
         metadata=cmd.metadata,
         user=f"registry {state.meta.name}",
         in_use=lambda users: registries.RegistryInUseError(cmd.asset_id, users),
+    )
+
+
+async def require_visible(
+    kind: str, registry_id: UUID, actor: EventMetadata, streams: StreamLoader
+) -> None:
+    """A registry the actor may not see is missing (AssetNotFoundError), before a change's
+    body is read."""
+    await access.require_visible(
+        registry_id,
+        actor,
+        streams=streams,
+        scope_in=live_scope(registries.fold, kind),
+        missing=AssetNotFoundError(kind, registry_id),
     )
 
 

@@ -2,11 +2,13 @@
 
 import contextlib
 import copy
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
 from domain.events import Event, EventMetadata, event_tag
+from domain.specs import SecretRef
 from services.errors import (
     IdempotencyKeyReusedError,
     InvalidRequestError,
@@ -181,6 +183,51 @@ class InMemoryStreams:
             if not result.replayed:
                 taken.add(one.stream_id)
         return frozenset(taken)
+
+
+class InMemoryCredentialVault:
+    """The CredentialVault port over InMemoryStreams: the values are kept (unsealed: a fake
+    protects nothing) beside the events, in the unit of work of the append that makes or
+    destroys them, as in PostgreSQL."""
+
+    def __init__(self, streams: InMemoryStreams | None = None) -> None:
+        self.streams = streams or InMemoryStreams()
+        self.values: dict[UUID, dict[str, str]] = {}
+
+    async def load(self, stream_id: UUID) -> Stream:
+        return await self.streams.load(stream_id)
+
+    def reference(self, values: Mapping[str, str]) -> SecretRef:
+        digest = hashlib.sha256(repr(sorted(values.items())).encode()).hexdigest()
+        return SecretRef(key_id=1, fingerprint=digest)
+
+    async def append(
+        self,
+        asset_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+        values: Mapping[str, str] | None = None,
+        uses: Uses | None = None,
+        unused: InUse | None = None,
+    ) -> AppendResult:
+        async with self.streams.transaction() as tx:
+            result = await tx.append(
+                asset_id,
+                events,
+                expected_version=expected_version,
+                metadata=metadata,
+                name=name,
+                uses=uses,
+                unused=unused,
+            )
+        if values:
+            self.values[asset_id] = dict(values)
+        if name is None:
+            self.values.pop(asset_id, None)
+        return result
 
 
 class InMemoryBatchAppender:

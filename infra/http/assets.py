@@ -6,7 +6,8 @@ Assets, layer by layer: domain/assets.py the rules, services/assets.py the use c
 infra/http/assets.py the HTTP routes.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Final
 from uuid import UUID
 
@@ -19,8 +20,7 @@ from domain import assets as asset_rules
 from domain.assets import Asset, AssetNotFoundError, AssetSpec
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.credentials import Credential
-from domain.errors import InvalidHistoryError
-from domain.events import Event
+from domain.events import EventMetadata
 from domain.registries import Registry
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import AssetKind, ScopeRef
@@ -47,15 +47,15 @@ from infra.http.callers import (
     Caller,
     actor,
     creation_id,
+    guarded,
     seen_scopes,
     visibility,
-    visible_or_missing,
 )
 from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import Streams
+from services.ports import StreamLoader, Streams
 from services.stamps import Stamped
 
 
@@ -72,25 +72,15 @@ async def usage_of(
         return await template_catalogue.templates_using(conn, ids, seen)
 
 
-def visible_asset(
-    kind: str,
-    fold: Callable[[Iterable[Event]], Asset | Credential | Registry | None] = asset_rules.fold,
-) -> Guard:
-    """A PUT's guard: an asset (or, with the credentials' or registries' fold, a credential or
-    registry) of this kind that the caller may not see is a 404 before its body is read."""
+# A use case's check that the actor may see the thing of a kind (services/assets.py
+# `require_visible`, and the credentials' and registries').
+KindCheck = Callable[[str, UUID, EventMetadata, StreamLoader], Awaitable[None]]
 
-    def scope_in(events: Iterable[Event]) -> ScopeRef | None:
-        try:
-            found = fold(events)
-        except InvalidHistoryError:  # a stream of another kind
-            return None
-        if found is None or found.deleted or found.kind != kind:
-            return None
-        return found.meta.scope_ref
 
-    return visible_or_missing(
-        scope_in, lambda asset_id: AssetNotFoundError(kind, asset_id), param="asset_id"
-    )
+def visible_asset(kind: str, check: KindCheck = assets.require_visible) -> Guard:
+    """A PUT's guard: an asset of this kind that the caller may not see is a 404 before its
+    body is read (a credential's or registry's, with their use cases' `require_visible`)."""
+    return guarded(partial(check, kind), param="asset_id")
 
 
 @post("/api/v1/asset/environment", status_code=202, tags=["Environment"])

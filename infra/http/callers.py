@@ -1,6 +1,6 @@
 """The authenticated caller of a request, and what its events record about it."""
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -11,8 +11,7 @@ from litestar.handlers import BaseRouteHandler
 from litestar.types import Guard
 
 from domain import access as access_rules
-from domain.events import ActorKind, Event, EventMetadata
-from domain.org_units import UnknownScopeError
+from domain.events import ActorKind, EventMetadata
 from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
@@ -58,37 +57,36 @@ async def seen_scopes(caller: Caller) -> set[ScopeRef]:
 
 
 async def may_see(caller: Caller, scope: ScopeRef, streams: StreamLoader, *, field: str) -> bool:
-    """Whether the caller may see the things of `scope`. From the write side, as authorisation
-    is: a unit or a grant made a moment ago counts. A scope that does not exist raises
-    UnknownScopeError naming `field`."""
-    lineage = await access.lineage_of(scope, streams=streams, field=field)
-    grants = await access.grants_of(actor(caller), streams=streams)
-    return await access.sees(grants, lineage, streams=streams)
+    """Whether the caller may see the things of `scope` (services/access.py `may_see`)."""
+    return await access.may_see(actor(caller), scope, streams=streams, field=field)
+
+
+# A use case's check of the thing a path names, for an actor, on the write side's streams.
+Check = Callable[[UUID, EventMetadata, StreamLoader], Awaitable[None]]
+
+
+def guarded(check: Check, *, param: str) -> Guard:
+    """A guard run before the body is read: `check` of the stream the path's `param` names,
+    for the caller; what it raises answers the request, whatever the body, so neither the
+    thing's existence nor the body's shape leaks to whoever may not see it."""
+
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        caller: Caller = connection  # type: ignore[assignment]  # guards run after auth
+        state: Any = connection.app.state
+        await check(connection.path_params[param], actor(caller), state.streams)
+
+    return guard
 
 
 def visible_or_missing(
-    scope_in: Callable[[Iterable[Event]], ScopeRef | None],
-    missing: Callable[[UUID], Exception],
-    *,
-    param: str,
+    scope_in: access.ScopeIn, missing: Callable[[UUID], Exception], *, param: str
 ) -> Guard:
-    """A guard run before the body is read: the stream the path's `param` names must hold
-    something live, of the route's kind, in a scope (`scope_in` of its events; None when not)
-    the caller may see; otherwise `missing(id)`, whatever the body, so neither its existence nor
-    its shape leaks. From the stream, so a thing created a moment ago is found."""
+    """`guarded` by services/access.py `require_visible`: the stream must hold something live,
+    in a scope (`scope_in` of its events) the caller may see; otherwise `missing(id)`."""
 
-    async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-        found_id: UUID = connection.path_params[param]
-        state: Any = connection.app.state
-        scope = scope_in((await state.streams.load(found_id)).events)
-        if scope is None:
-            raise missing(found_id)
-        caller: Caller = connection  # type: ignore[assignment]  # guards run after auth
-        try:
-            visible = await may_see(caller, scope, state.streams, field="/meta")
-        except UnknownScopeError:  # its scope went away: nothing there can be seen
-            visible = False
-        if not visible:
-            raise missing(found_id)
+    async def check(found_id: UUID, metadata: EventMetadata, streams: StreamLoader) -> None:
+        await access.require_visible(
+            found_id, metadata, streams=streams, scope_in=scope_in, missing=missing(found_id)
+        )
 
-    return guard
+    return guarded(check, param=param)

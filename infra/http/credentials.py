@@ -33,6 +33,7 @@ from infra.http.asset_schemas import (
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
 from infra.http.callers import Caller, actor
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
+from services import credentials as credential_use_cases
 from services.credentials import create_credential, delete_credential, update_credential
 from services.errors import InvalidRequestError
 from services.ports import CredentialVault
@@ -216,7 +217,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         tags=tags,
         operation_id=f"update_{ident}",
         name=f"update_{ident}",
-        guards=[visible_asset(kind, credentials.fold)],
+        guards=[visible_asset(kind, credential_use_cases.require_visible)],
     )
     async def update(
         request: Caller,

@@ -29,15 +29,13 @@ from domain.commands import (
     ShareDataVolume,
 )
 from domain.data_volumes import DataVolume
-from domain.errors import InvalidHistoryError
-from domain.events import Event
 from domain.org_units import UnknownScopeError
 from domain.specs import SharedScope
 from domain.values import ScopeRef
 from infra.http import data_volume_queries as queries
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import RequestBody
-from infra.http.callers import Caller, actor, may_see, visibility, visible_or_missing
+from infra.http.callers import Caller, actor, guarded, may_see, visibility
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.names import name_holder
@@ -134,20 +132,8 @@ RequestTypeParam = Annotated[queries.RequestType, QueryParameter(name="requestTy
 UsableIn = Annotated[str | None, QueryParameter(name="usableInProjectId")]
 
 
-def _scope_in(events: Iterable[Event]) -> ScopeRef | None:
-    try:
-        found = data_volumes.fold(events)
-    except InvalidHistoryError:  # a stream of another kind
-        return None
-    return None if found is None or found.deleted else found.meta.scope_ref
-
-
 # A change to a data volume the caller may not see is a 404 before its body is read.
-_MANAGED: Final = visible_or_missing(
-    _scope_in,
-    lambda datavolume_id: AssetNotFoundError(data_volumes.KIND, datavolume_id),
-    param="datavolume_id",
-)
+_MANAGED: Final = guarded(use_cases.require_visible, param="datavolume_id")
 
 
 @post(PATH, status_code=201, tags=TAGS, operation_id="create_datavolume")

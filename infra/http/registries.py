@@ -33,6 +33,7 @@ from infra.http.callers import Caller, actor
 from infra.oci.distribution import REPOSITORY, REPOSITORY_MAX, DistributionClient
 from infra.oci.logins import Login
 from projections.asset_catalogue import AssetFilter, AssetRow
+from services import registries as registry_use_cases
 from services.registries import create_registry, delete_registry, update_registry
 
 PATH: Final = "/api/v1/asset/registries"
@@ -150,7 +151,7 @@ async def get_one(
     ONE,
     tags=TAGS,
     operation_id="update_registry",
-    guards=[visible_asset(registries.KIND, registries.fold)],
+    guards=[visible_asset(registries.KIND, registry_use_cases.require_visible)],
 )
 async def update(
     request: Caller,

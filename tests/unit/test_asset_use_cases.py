@@ -2,10 +2,13 @@
 once, an update renames and re-specs under the name rule, and nothing is written for a refusal
 or for an update that changes nothing."""
 
+from uuid import uuid4
+
 import pytest
 
-from domain.commands import CreateAsset, UpdateAsset
-from domain.events import EventMetadata
+from domain.assets import AssetNotFoundError
+from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.events import ApplicationCreated, EventMetadata
 from domain.specs import EnvironmentSpec
 from domain.values import ScopeRef
 from services import assets
@@ -58,3 +61,22 @@ async def test_an_update_keeps_names_unique_and_writes_nothing_when_nothing_chan
     assert (changed.state.meta.name, changed.state.version) == ("pt-renamed", 2)
     assert changed.stamps.created == unchanged.stamps.created
     await assets.create_asset(creating("pt"), streams=streams)  # the old name is free again
+
+
+async def test_an_asset_out_of_sight_of_another_kind_or_deleted_is_missing() -> None:
+    streams = InMemoryStreams()
+    pt = (await assets.create_asset(creating("pt"), streams=streams)).state
+    await assets.require_visible("environment", pt.id, SYSTEM, streams)
+    application_id = uuid4()
+    nobody = ApplicationCreated(
+        application_id=application_id, name="nobody", client_id="nobody", grants=()
+    )
+    await streams.append(application_id, [nobody], expected_version=0, metadata=SYSTEM)
+    stranger = EventMetadata(actor_subject=str(application_id), actor_kind="application")
+    deletion = DeleteAsset(asset_id=pt.id, kind="environment", metadata=SYSTEM)
+    for kind, actor in [("environment", stranger), ("compute", SYSTEM)]:
+        with pytest.raises(AssetNotFoundError):
+            await assets.require_visible(kind, pt.id, actor, streams)
+    await assets.delete_asset(deletion, streams=streams)
+    with pytest.raises(AssetNotFoundError):
+        await assets.require_visible("environment", pt.id, SYSTEM, streams)

@@ -1,0 +1,45 @@
+"""The credential use cases against fakes of their ports: a credential out of the actor's sight
+is missing before a change's body is read."""
+
+from uuid import uuid4
+
+import pytest
+
+from domain.assets import AssetNotFoundError
+from domain.commands import CreateCredential, SecretValues
+from domain.credentials import Credential
+from domain.events import ApplicationCreated, EventMetadata
+from domain.specs import CredentialSpec
+from domain.values import TENANT
+from services import credentials
+from tests.fakes import InMemoryCredentialVault
+
+SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
+
+
+async def password(vault: InMemoryCredentialVault, name: str) -> Credential:
+    command = CreateCredential(
+        asset_id=uuid4(),
+        kind="password",
+        scope=TENANT,
+        name=name,
+        public=CredentialSpec(user="svc"),
+        values=SecretValues({"password": "s3cret"}),
+        metadata=SYSTEM,
+    )
+    return (await credentials.create_credential(command, vault=vault)).state
+
+
+async def test_a_credential_out_of_sight_or_of_another_kind_is_missing() -> None:
+    vault = InMemoryCredentialVault()
+    created = await password(vault, "db")
+    await credentials.require_visible("password", created.id, SYSTEM, vault)
+    application_id = uuid4()
+    nobody = ApplicationCreated(
+        application_id=application_id, name="nobody", client_id="nobody", grants=()
+    )
+    await vault.streams.append(application_id, [nobody], expected_version=0, metadata=SYSTEM)
+    stranger = EventMetadata(actor_subject=str(application_id), actor_kind="application")
+    for kind, actor in [("password", stranger), ("accessKey", SYSTEM)]:
+        with pytest.raises(AssetNotFoundError):
+            await credentials.require_visible(kind, created.id, actor, vault)
