@@ -156,7 +156,7 @@ class CreateCredential(msgspec.Struct, frozen=True, kw_only=True):
 class UpdateCredential(msgspec.Struct, frozen=True, kw_only=True):
     asset_id: UUID
     kind: CredentialKind
-    name: str
+    name: str | None = None  # none: the name stays
     description: str | None = None
     metadata: EventMetadata
 

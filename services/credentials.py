@@ -69,9 +69,10 @@ async def create_credential(
 async def update_credential(
     cmd: UpdateCredential, *, vault: CredentialVault
 ) -> Stamped[Credential]:
-    """Rename or re-describe; the values stay as they were."""
+    """Rename (no name given: it stays) or re-describe; the values stay as they were."""
     stream = await vault.load(cmd.asset_id)
     current = credentials.live(credentials.fold(stream.events), cmd.kind, cmd.asset_id)
+    name = current.meta.name if cmd.name is None else cmd.name
     await access.require(
         cmd.metadata,
         current.meta.lineage,
@@ -81,7 +82,7 @@ async def update_credential(
         unseen=AssetNotFoundError(cmd.kind, cmd.asset_id),
     )
     events = credentials.update(
-        current, cmd.kind, cmd.asset_id, name=cmd.name, description=cmd.description
+        current, cmd.kind, cmd.asset_id, name=name, description=cmd.description
     )
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))

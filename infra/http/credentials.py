@@ -16,9 +16,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody
 from msgspec import Meta
 
-from domain import credentials
 from domain.commands import CreateCredential, DeleteCredential, SecretValues, UpdateCredential
-from domain.credentials import Credential
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
@@ -36,7 +34,6 @@ from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services import credentials as credential_use_cases
 from services.credentials import create_credential, delete_credential, update_credential
 from services.errors import InvalidRequestError
-from services.ports import CredentialVault
 
 NgcApiKey = Annotated[str, Meta(pattern=r"^[-._A-Za-z0-9]+$")]
 
@@ -225,11 +222,10 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         data: JSONBody[CredentialUpdateRequest],
         adapters: NamedDependency[Adapters],
     ) -> CredentialAsset:
-        current = await _current(adapters.vault, kind, asset_id)
         command = UpdateCredential(
             asset_id=asset_id,
             kind=kind,
-            name=data.meta.name or current.meta.name,
+            name=data.meta.name or None,  # none (or empty): the name stays
             description=data.meta.description,
             metadata=actor(request),
         )
@@ -293,10 +289,6 @@ def _member(kind: str) -> str:
         "genericSecret": "generic_secret",
         "ngcApiKey": "ngc_api_key",
     }.get(kind, kind)
-
-
-async def _current(vault: CredentialVault, kind: CredentialKind, asset_id: UUID) -> Credential:
-    return credentials.live(credentials.fold((await vault.load(asset_id)).events), kind, asset_id)
 
 
 def _asset(row: AssetRow, usage_info: bool = False) -> CredentialAsset:

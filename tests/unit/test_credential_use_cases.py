@@ -1,12 +1,13 @@
-"""The credential use cases against fakes of their ports: a credential out of the actor's sight
-is missing before a change's body is read."""
+"""The credential use cases against fakes of their ports: an update that names no name keeps
+the one the credential has, and a credential out of the actor's sight is missing before a
+change's body is read."""
 
 from uuid import uuid4
 
 import pytest
 
 from domain.assets import AssetNotFoundError
-from domain.commands import CreateCredential, SecretValues
+from domain.commands import CreateCredential, SecretValues, UpdateCredential
 from domain.credentials import Credential
 from domain.events import ApplicationCreated, EventMetadata
 from domain.specs import CredentialSpec
@@ -28,6 +29,26 @@ async def password(vault: InMemoryCredentialVault, name: str) -> Credential:
         metadata=SYSTEM,
     )
     return (await credentials.create_credential(command, vault=vault)).state
+
+
+async def test_an_update_without_a_name_keeps_the_name_and_the_values() -> None:
+    vault = InMemoryCredentialVault()
+    created = await password(vault, "db")
+    described = UpdateCredential(
+        asset_id=created.id, kind="password", description="the database", metadata=SYSTEM
+    )
+    updated = (await credentials.update_credential(described, vault=vault)).state
+    assert (updated.meta.name, updated.meta.description) == ("db", "the database")
+    assert vault.values[created.id] == {"password": "s3cret"}
+    renamed = UpdateCredential(
+        asset_id=created.id,
+        kind="password",
+        name="db-2",
+        description="the database",
+        metadata=SYSTEM,
+    )
+    assert (await credentials.update_credential(renamed, vault=vault)).state.meta.name == "db-2"
+    await password(vault, "db")  # the old name is free again
 
 
 async def test_a_credential_out_of_sight_or_of_another_kind_is_missing() -> None:
