@@ -24,14 +24,14 @@ from domain.commands import (
 from domain.data_volumes import DataVolume, DataVolumeInUseError
 from domain.events import DataVolumeUnshared, Event, EventMetadata
 from domain.org_units import UnknownScopeError
-from domain.specs import DataVolumeSpec
+from domain.specs import DataVolumeSpec, SharedScope
 from domain.template_specs import TemplateAssets
 from domain.tenant_settings import FeatureDisabledError
 from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import placement
 from services.kinds import fold_as, live_scope
-from services.ports import NameClaim, Stream, StreamLoader, Streams, Uses
+from services.ports import NameClaim, Stream, StreamLoader, Streams, Uses, Written
 from services.stamps import Stamped
 from services.tenant_settings import current as settings_of
 
@@ -83,9 +83,11 @@ async def describe_data_volume(cmd: DescribeDataVolume, *, streams: Streams) -> 
     return await _written(streams, stream, events, cmd.metadata)
 
 
-async def share_data_volume(cmd: ShareDataVolume, *, streams: Streams) -> tuple[DataVolume, Stream]:
-    """Share and unshare as asked; the data volume and its stream as they then are (each
-    shared scope's stamps are those of the event that shared it). Each scope added must exist
+async def share_data_volume(
+    cmd: ShareDataVolume, *, streams: Streams
+) -> tuple[tuple[SharedScope, Written], ...]:
+    """Share and unshare as asked; the scopes the data volume is then shared with, each with
+    when and by whom the event that shared it last was written. Each scope added must exist
     and be one the caller may see. Unsharing is refused while templates mount the data volume
     (decided in the append's transaction): one of them may live in that scope."""
     stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "share", streams)
@@ -102,7 +104,7 @@ async def share_data_volume(cmd: ShareDataVolume, *, streams: Streams) -> tuple[
         added.append((scope, lineage))
     events = data_volumes.share(current, cmd.datavolume_id, add=added, remove=cmd.remove)
     if not events:
-        return current, stream
+        return _shared(stream)
     unsharing = any(isinstance(e, DataVolumeUnshared) for e in events)
     result = await streams.append(
         cmd.datavolume_id,
@@ -118,9 +120,32 @@ async def share_data_volume(cmd: ShareDataVolume, *, streams: Streams) -> tuple[
         events=(*stream.events, *events),
         written=(*stream.written, *(now,) * len(events)),
     )
-    state = data_volumes.fold(after.events)
+    return _shared(after)
+
+
+def _shared(stream: Stream) -> tuple[tuple[SharedScope, Written], ...]:
+    """The scopes a data volume's stream leaves it shared with, each stamped as the event that
+    shared it last, in the order the data volume lists them."""
+    state = data_volumes.fold(stream.events)
     assert state is not None
-    return state, after
+    since = data_volumes.shared_since(stream.events)
+    return tuple(
+        (scope, stream.written[index])
+        for scope in state.spec.shared_scopes
+        if (index := since.get(scope)) is not None and index < len(stream.written)
+    )
+
+
+async def require_visible(datavolume_id: UUID, actor: EventMetadata, streams: StreamLoader) -> None:
+    """A data volume the actor may not see is missing (AssetNotFoundError), before a change's
+    body is read."""
+    await access.require_visible(
+        datavolume_id,
+        actor,
+        streams=streams,
+        scope_in=live_scope(data_volumes.fold, data_volumes.KIND),
+        missing=AssetNotFoundError(data_volumes.KIND, datavolume_id),
+    )
 
 
 async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None:
@@ -139,18 +164,6 @@ async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None
         metadata=cmd.metadata,
         user=f"datavolume {state.meta.name}",
         in_use=_in_use(cmd.datavolume_id, "deleted"),
-    )
-
-
-async def require_visible(datavolume_id: UUID, actor: EventMetadata, streams: StreamLoader) -> None:
-    """A data volume the actor may not see is missing (AssetNotFoundError), before a change's
-    body is read."""
-    await access.require_visible(
-        datavolume_id,
-        actor,
-        streams=streams,
-        scope_in=live_scope(data_volumes.fold, data_volumes.KIND),
-        missing=AssetNotFoundError(data_volumes.KIND, datavolume_id),
     )
 
 

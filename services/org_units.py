@@ -17,7 +17,7 @@ from domain.commands import (
 from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
 from services import access, stamps, uses
-from services.ports import AppendResult, IdSequence, NameClaim, Stream, Streams, Uses
+from services.ports import AppendResult, IdSequence, NameClaim, Stream, StreamLoader, Streams, Uses
 from services.stamps import Stamped, Stamps
 
 
@@ -189,6 +189,13 @@ async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: Streams) -> None:
                 cmd.scope.kind, cmd.scope.id, holds
             ),
         )
+
+
+async def unit_name(scope: ScopeRef, *, streams: StreamLoader) -> str:
+    """An org unit's name from its own stream ("" when there is no such unit): for a unit too
+    new for the read model, as a write's answer names what the write just found."""
+    unit = org_units.fold((await streams.load(org_units.stream_of(scope))).events)
+    return "" if unit is None else unit.name
 
 
 async def _require_admin_on(

@@ -20,7 +20,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 from msgspec import Meta
 
-from domain import data_volumes, org_units
+from domain import data_volumes
 from domain.assets import AssetNotFoundError
 from domain.commands import (
     CreateDataVolume,
@@ -43,8 +43,8 @@ from projections import data_volume_catalogue as catalogue
 from projections import org_units as unit_names
 from projections.data_volume_catalogue import DataVolumeRow, SharedRow
 from services import data_volumes as use_cases
+from services import org_units as org_unit_use_cases
 from services.errors import NameTakenError
-from services.ports import StreamLoader
 from services.stamps import Stamped
 
 PATH: Final = "/api/v1/datavolumes"
@@ -284,17 +284,15 @@ async def _share(
         metadata=actor(request),
     )
     async with adapters.streams.session() as session:
-        state, stream = await use_cases.share_data_volume(command, streams=session)
-    since = data_volumes.shared_since(stream.events)
+        shared = await use_cases.share_data_volume(command, streams=session)
     rows = tuple(
         SharedRow(
             scope_type=scope.scope_type,
             scope_id=scope.scope_id,
-            created_at=stream.written[index].at,
-            created_by=stream.written[index].by,
+            created_at=written.at,
+            created_by=written.by,
         )
-        for scope in state.spec.shared_scopes
-        if (index := since.get(scope)) is not None and index < len(stream.written)
+        for scope, written in shared
     )
     seen, _ = await visibility(request)
     refs = [ScopeRef(r.scope_type, r.scope_id) for r in rows]  # type: ignore[arg-type]
@@ -382,13 +380,8 @@ async def _names(adapters: Adapters, refs: Sequence[ScopeRef]) -> dict[ScopeRef,
                 found.update({ScopeRef(kind, i): n for i, n in named.items()})
     for ref in refs:
         if ref not in found:
-            found[ref] = await _stream_name(ref, adapters.streams)
+            found[ref] = await org_unit_use_cases.unit_name(ref, streams=adapters.streams)
     return found
-
-
-async def _stream_name(ref: ScopeRef, streams: StreamLoader) -> str:
-    unit = org_units.fold((await streams.load(org_units.stream_of(ref))).events)
-    return "" if unit is None else unit.name
 
 
 def _shares(

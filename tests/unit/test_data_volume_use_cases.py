@@ -1,5 +1,6 @@
 """The data volume use cases against fakes of their ports: a data volume out of the actor's
-sight is missing before a change's body is read."""
+sight is missing before a change's body is read, a share answers each scope with the stamps of
+the event that shared it, and a unit too new for the read model is named from its stream."""
 
 from uuid import UUID, uuid4
 
@@ -12,9 +13,11 @@ from domain.commands import (
     CreateDepartment,
     CreateProject,
     DeleteDataVolume,
+    ShareDataVolume,
 )
 from domain.events import ApplicationCreated, EventMetadata
-from domain.values import Grant, ScopeKind
+from domain.specs import SharedScope
+from domain.values import Grant, ScopeKind, ScopeRef
 from services import data_volumes, org_units
 from tests.fakes import InMemoryStreams
 
@@ -93,3 +96,35 @@ async def test_a_data_volume_out_of_sight_or_not_there_is_missing() -> None:
     await data_volumes.delete_data_volume(deletion, streams=streams)
     with pytest.raises(AssetNotFoundError):
         await data_volumes.require_visible(found, SYSTEM, streams)
+
+
+async def test_a_share_answers_each_scope_with_the_stamps_of_the_event_that_shared_it() -> None:
+    streams = InMemoryStreams()
+    cluster, department, llm, _ = await tree(streams)
+    found = await volume(streams, llm)
+    in_department = SharedScope(scope_type="department", scope_id=department)
+    in_cluster = SharedScope(scope_type="cluster", scope_id=str(cluster))
+
+    def sharing(*add: SharedScope) -> ShareDataVolume:
+        return ShareDataVolume(datavolume_id=found, add=add, metadata=SYSTEM)
+
+    (first,) = await data_volumes.share_data_volume(sharing(in_department), streams=streams)
+    shared = await data_volumes.share_data_volume(
+        sharing(in_department, in_cluster), streams=streams
+    )
+    written = (await streams.load(found)).written
+    assert first == (in_department, written[1])
+    assert shared == ((in_department, written[1]), (in_cluster, written[2]))
+    assert written[1].by == SYSTEM.actor_subject
+    # Sharing again what is shared writes nothing and answers the same.
+    assert await data_volumes.share_data_volume(sharing(in_cluster), streams=streams) == shared
+    assert (await streams.load(found)).version == 3
+
+
+async def test_an_org_unit_is_named_from_its_own_stream() -> None:
+    streams = InMemoryStreams()
+    cluster, department, llm, _ = await tree(streams)
+    assert await org_units.unit_name(ScopeRef("project", llm), streams=streams) == "llm"
+    assert await org_units.unit_name(ScopeRef("department", department), streams=streams) == "ml"
+    assert await org_units.unit_name(ScopeRef("cluster", str(cluster)), streams=streams) == "east"
+    assert await org_units.unit_name(ScopeRef("project", "404"), streams=streams) == ""
