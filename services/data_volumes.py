@@ -30,8 +30,9 @@ from domain.tenant_settings import FeatureDisabledError
 from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import placement
+from services.errors import NameTakenError
 from services.kinds import fold_as, live_scope
-from services.ports import NameClaim, Stream, StreamLoader, Streams, Uses, Written
+from services.ports import NameClaim, NameHolder, Stream, StreamLoader, Streams, Uses, Written
 from services.stamps import Stamped
 from services.tenant_settings import current as settings_of
 
@@ -165,6 +166,19 @@ async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None
         user=f"datavolume {state.meta.name}",
         in_use=_in_use(cmd.datavolume_id, "deleted"),
     )
+
+
+async def check_name_available(
+    cluster_id: UUID, name: str, actor: EventMetadata, *, streams: StreamLoader, holder: NameHolder
+) -> None:
+    """NameTakenError (naming `/dataName`) when a data volume of the cluster holds `name`. A
+    cluster the actor may not see is answered as one that does not exist."""
+    cluster = ScopeRef("cluster", str(cluster_id))
+    if not await access.may_see(actor, cluster, streams=streams, field="/clusterId"):
+        raise UnknownScopeError("cluster", cluster.id, field="/clusterId")
+    namespace = name_namespace(cluster_id)
+    if await holder(namespace, name) is not None:
+        raise NameTakenError(name, namespace=namespace, field="/dataName")
 
 
 def mounted_in(sections: Iterable[tuple[str, TemplateAssets | None]]) -> list[tuple[str, UUID]]:

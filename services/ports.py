@@ -199,6 +199,13 @@ class Streams(Protocol):
         ...
 
 
+class NameHolder(Protocol):
+    """Which stream holds a name in a namespace (the names `Streams.append` claims), None when
+    none does: the write side's own answer to a name-availability question."""
+
+    async def __call__(self, namespace: str, name: str) -> UUID | None: ...
+
+
 class IdSequence(Protocol):
     """Small integer ids (Run:ai numbers its departments and projects)."""
 

@@ -46,6 +46,10 @@ class InMemoryStreams:
         events = self._streams.get(stream_id, [])
         return Stream(len(events), tuple(events), tuple(self._written.get(stream_id, ())))
 
+    async def holder(self, namespace: str, name: str) -> UUID | None:
+        """The NameHolder port: the stream holding the name."""
+        return self.names.get((namespace, name))
+
     async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
         found = {i: await self.load(i) for i in stream_ids}
         return {i: s for i, s in found.items() if s.version}

@@ -11,6 +11,7 @@ HTTP routes.
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Annotated, Final, Literal
 from uuid import UUID, uuid4
 
@@ -29,13 +30,12 @@ from domain.commands import (
     ShareDataVolume,
 )
 from domain.data_volumes import DataVolume
-from domain.org_units import UnknownScopeError
 from domain.specs import SharedScope
 from domain.values import ScopeRef
 from infra.http import data_volume_queries as queries
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import RequestBody
-from infra.http.callers import Caller, actor, guarded, may_see, visibility
+from infra.http.callers import Caller, actor, guarded, visibility
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.names import name_holder
@@ -44,7 +44,6 @@ from projections import org_units as unit_names
 from projections.data_volume_catalogue import DataVolumeRow, SharedRow
 from services import data_volumes as use_cases
 from services import org_units as org_unit_use_cases
-from services.errors import NameTakenError
 from services.stamps import Stamped
 
 PATH: Final = "/api/v1/datavolumes"
@@ -205,12 +204,13 @@ async def name_availability(
 ) -> None:
     """204 when no data volume of the cluster holds the name, 409 when one does. A cluster the
     caller may not see is answered as one that does not exist."""
-    cluster = ScopeRef("cluster", str(cluster_id))
-    if not await may_see(request, cluster, adapters.streams, field="/clusterId"):
-        raise UnknownScopeError("cluster", cluster.id, field="/clusterId")
-    namespace = use_cases.name_namespace(cluster_id)
-    if await name_holder(adapters.resources.pool, namespace, data_name) is not None:
-        raise NameTakenError(data_name, namespace=namespace, field="/dataName")
+    await use_cases.check_name_available(
+        cluster_id,
+        data_name,
+        actor(request),
+        streams=adapters.streams,
+        holder=partial(name_holder, adapters.resources.pool),
+    )
 
 
 @get(ONE, tags=TAGS, operation_id="get_datavolume")

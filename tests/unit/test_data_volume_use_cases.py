@@ -1,6 +1,7 @@
 """The data volume use cases against fakes of their ports: a data volume out of the actor's
 sight is missing before a change's body is read, a share answers each scope with the stamps of
-the event that shared it, and a unit too new for the read model is named from its stream."""
+the event that shared it, a unit too new for the read model is named from its stream, and a
+name's availability is asked of the cluster's names, within the asker's sight."""
 
 from uuid import UUID, uuid4
 
@@ -16,9 +17,11 @@ from domain.commands import (
     ShareDataVolume,
 )
 from domain.events import ApplicationCreated, EventMetadata
+from domain.org_units import UnknownScopeError
 from domain.specs import SharedScope
 from domain.values import Grant, ScopeKind, ScopeRef
 from services import data_volumes, org_units
+from services.errors import NameTakenError
 from tests.fakes import InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
@@ -128,3 +131,19 @@ async def test_an_org_unit_is_named_from_its_own_stream() -> None:
     assert await org_units.unit_name(ScopeRef("department", department), streams=streams) == "ml"
     assert await org_units.unit_name(ScopeRef("cluster", str(cluster)), streams=streams) == "east"
     assert await org_units.unit_name(ScopeRef("project", "404"), streams=streams) == ""
+
+
+async def test_a_name_is_available_unless_a_data_volume_of_the_cluster_holds_it() -> None:
+    streams = InMemoryStreams()
+    cluster, _, llm, _ = await tree(streams)
+    await volume(streams, llm)  # "corpus"
+    check = data_volumes.check_name_available
+    await check(cluster, "other", SYSTEM, streams=streams, holder=streams.holder)
+    with pytest.raises(NameTakenError) as taken:
+        await check(cluster, "corpus", SYSTEM, streams=streams, holder=streams.holder)
+    assert taken.value.field == "/dataName"
+    stranger = await viewer_of(streams, "cluster", str(uuid4()))
+    for cluster_id in (cluster, uuid4()):  # out of its sight, or not there: both unknown
+        with pytest.raises(UnknownScopeError) as unknown:
+            await check(cluster_id, "corpus", stranger, streams=streams, holder=streams.holder)
+        assert unknown.value.field == "/clusterId"
