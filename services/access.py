@@ -18,14 +18,26 @@ from services.ports import StreamLoader
 async def grants_of(actor: EventMetadata, *, streams: StreamLoader) -> tuple[Grant, ...]:
     """The roles an actor holds; none for an unknown, disabled or deleted application."""
     if actor.actor_kind == "user":
-        user = users.fold((await streams.load(users.stream_of(actor.actor_subject))).events)
-        return () if user is None else user.grants
+        return await user_grants(actor.actor_subject, streams=streams)
     try:
         application_id = UUID(actor.actor_subject)
     except ValueError:
         return ()
-    state = applications.fold((await streams.load(application_id)).events)
+    state = await application(application_id, streams=streams)
     return () if state is None or not state.active else state.effective_grants
+
+
+async def user_grants(subject: str, *, streams: StreamLoader) -> tuple[Grant, ...]:
+    """A user's grants, from the user's stream (none for a user never granted anything)."""
+    user = users.fold((await streams.load(users.stream_of(subject))).events)
+    return () if user is None else user.grants
+
+
+async def application(
+    application_id: UUID, *, streams: StreamLoader
+) -> applications.Application | None:
+    """The application as its stream says (None: never created): its standing, for a login."""
+    return applications.fold((await streams.load(application_id)).events)
 
 
 async def lineage_of(scope: ScopeRef, *, streams: StreamLoader, field: str) -> tuple[ScopeRef, ...]:

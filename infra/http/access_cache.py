@@ -16,9 +16,9 @@ from types import MappingProxyType
 from typing import Final, Protocol
 from uuid import UUID
 
-from domain import applications, users
 from domain.applications import Application
 from domain.values import TENANT, Grant, ScopeRef
+from services import access
 from services.ports import OrgTree, StreamLoader
 
 _CALLERS: Final = 4096  # the callers kept; the least recently used go first
@@ -51,7 +51,7 @@ class AccessCache:
         kept = self._kept(key, epoch)
         if kept is not None:
             return kept if isinstance(kept, Application) else None
-        state = applications.fold((await self._streams.load(application_id)).events)
+        state = await access.application(application_id, streams=self._streams)
         self._keep(key, epoch, _NONE if state is None else state)
         return state
 
@@ -73,8 +73,7 @@ class AccessCache:
         kept = self._kept(key, epoch)
         if isinstance(kept, tuple):
             return kept
-        user = users.fold((await self._streams.load(users.stream_of(subject))).events)
-        grants = () if user is None else user.grants
+        grants = await access.user_grants(subject, streams=self._streams)
         self._keep(key, epoch, grants)
         return grants
 
