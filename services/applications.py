@@ -11,9 +11,18 @@ from domain.commands import (
     RotateApplicationSecret,
     SetApplicationEnabled,
 )
-from services import stamps
-from services.ports import AppendResult, ApplicationRegistry, Streams
+from domain.events import EventMetadata
+from domain.values import TENANT
+from services import access, stamps
+from services.ports import AppendResult, ApplicationRegistry, StreamLoader, Streams
 from services.stamps import Stamped
+
+
+async def require_admin(actor: EventMetadata, action: str, *, streams: StreamLoader) -> None:
+    """Applications are the tenant admins' to list, read and change: NotPermittedError for
+    anyone else (through services/access, as every authorisation; the service itself, a
+    system actor, is permitted)."""
+    await access.require(actor, (TENANT,), "admin", action, streams=streams)
 
 
 async def create_application(
@@ -21,6 +30,7 @@ async def create_application(
 ) -> AppendResult:
     """Register an application whose client id is its name; the secret is shown to the caller
     once, by the caller, and kept here only as a hash."""
+    await require_admin(cmd.metadata, "create service accounts", streams=registry)
     stream = await registry.load(cmd.application_id)
     events = applications.create(
         applications.fold(stream.events),
@@ -41,6 +51,7 @@ async def create_application(
 
 async def delete_application(cmd: DeleteApplication, *, registry: ApplicationRegistry) -> None:
     """Delete an application and destroy its secret; deleting it again is a no-op."""
+    await require_admin(cmd.metadata, "delete service accounts", streams=registry)
     stream = await registry.load(cmd.application_id)
     events = applications.delete(applications.fold(stream.events), cmd.application_id)
     if events:
@@ -53,6 +64,7 @@ async def rotate_application_secret(
     cmd: RotateApplicationSecret, *, secret: str, registry: ApplicationRegistry
 ) -> AppendResult:
     """Give a live application a new secret; the old one stops working at once."""
+    await require_admin(cmd.metadata, "regenerate service account secrets", streams=registry)
     stream = await registry.load(cmd.application_id)
     events = applications.rotate_secret(applications.fold(stream.events), cmd.application_id)
     return await registry.replace_secret(
@@ -68,6 +80,7 @@ async def set_application_enabled(
     cmd: SetApplicationEnabled, *, store: Streams
 ) -> Stamped[applications.Application]:
     """Disable (or enable again) an application; return it as it now is."""
+    await require_admin(cmd.metadata, "update service accounts", streams=store)
     stream = await store.load(cmd.application_id)
     state = applications.fold(stream.events)
     events = applications.set_enabled(state, cmd.application_id, enabled=cmd.enabled)

@@ -22,18 +22,16 @@ from domain.commands import (
     RotateApplicationSecret,
     SetApplicationEnabled,
 )
-from domain.values import TENANT
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from projections import application_catalogue
-from services import access
 from services.applications import (
     create_application,
     delete_application,
+    require_admin,
     rotate_application_secret,
     set_application_enabled,
 )
-from services.ports import ApplicationRegistry
 
 
 class ServiceAccountCreationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -58,18 +56,11 @@ class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
     last_login: datetime | None
 
 
-async def _require_tenant_admin(caller: Caller, registry: ApplicationRegistry, action: str) -> None:
-    """Through services/access, as every other authorisation: the caller's grants come from its
-    own stream (an application's or an external user's, whatever its subject looks like)."""
-    await access.require(actor(caller), (TENANT,), "admin", action, streams=registry)
-
-
 # What the routes of both names do (here and infra/http/apps.py); only their bodies differ.
 
 
 async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID, str]:
     """A new application's id and its secret, which only this answer shows."""
-    await _require_tenant_admin(request, adapters.registry, "create service accounts")
     secret = secrets.token_urlsafe(32)
     command = CreateApplication(
         application_id=uuid4(),
@@ -82,13 +73,13 @@ async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID
 
 
 async def listed(request: Caller, adapters: Adapters) -> list[ServiceAccount]:
-    await _require_tenant_admin(request, adapters.registry, "list service accounts")
+    await require_admin(actor(request), "list service accounts", streams=adapters.registry)
     async with adapters.resources.pool.acquire() as conn:
         return [_wire(a) for a in await application_catalogue.list_applications(conn)]
 
 
 async def found(request: Caller, account_id: UUID, adapters: Adapters) -> ServiceAccount:
-    await _require_tenant_admin(request, adapters.registry, "read service accounts")
+    await require_admin(actor(request), "read service accounts", streams=adapters.registry)
     async with adapters.resources.pool.acquire() as conn:
         summary = await application_catalogue.get_application(conn, account_id)
     if summary is None:
@@ -98,14 +89,12 @@ async def found(request: Caller, account_id: UUID, adapters: Adapters) -> Servic
 
 async def removed(request: Caller, account_id: UUID, adapters: Adapters) -> None:
     """The credential is destroyed with it, so its secret logs in no more."""
-    await _require_tenant_admin(request, adapters.registry, "delete service accounts")
     command = DeleteApplication(application_id=account_id, metadata=actor(request))
     await delete_application(command, registry=adapters.registry)
 
 
 async def new_secret(request: Caller, account_id: UUID, adapters: Adapters) -> str:
     """The new secret, shown in this answer only; the old one logs in no more."""
-    await _require_tenant_admin(request, adapters.registry, "regenerate service account secrets")
     secret = secrets.token_urlsafe(32)
     command = RotateApplicationSecret(application_id=account_id, metadata=actor(request))
     await rotate_application_secret(command, secret=secret, registry=adapters.registry)
@@ -116,7 +105,6 @@ async def enabled_or_not(
     request: Caller, account_id: UUID, enabled: bool, adapters: Adapters
 ) -> ServiceAccount:
     """Disable or enable: a disabled account cannot log in, and its tokens carry no roles."""
-    await _require_tenant_admin(request, adapters.registry, "update service accounts")
     command = SetApplicationEnabled(
         application_id=account_id, enabled=enabled, metadata=actor(request)
     )

@@ -39,7 +39,7 @@ async def app_id(clean_pool: asyncpg.Pool) -> UUID:
         application_id=uuid4(),
         name="ci-bot",
         grants=(TENANT_ADMIN,),
-        metadata=EventMetadata(actor_subject="test-admin", actor_kind="application"),
+        metadata=EventMetadata(actor_subject="test-admin", actor_kind="system"),
     )
     await create_application(command, secret=SECRET, registry=registry)
     return command.application_id
@@ -157,7 +157,7 @@ async def test_a_second_application_with_the_same_name_is_refused(
         application_id=uuid4(),
         name="ci-bot",
         grants=(),
-        metadata=EventMetadata(actor_subject="test-admin", actor_kind="application"),
+        metadata=EventMetadata(actor_subject="test-admin", actor_kind="system"),
     )
     with pytest.raises(ClientIdTakenError):
         await create_application(command, secret="other", registry=registry)

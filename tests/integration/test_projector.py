@@ -31,7 +31,7 @@ from tests.sample_events import CODEC, CounterOpened
 pytestmark = pytest.mark.integration
 
 AUTH = AuthSettings(hash_time_cost=1, hash_memory_kib=8192)
-ADMIN = EventMetadata(actor_subject="admin-app", actor_kind="application")
+ADMIN = EventMetadata(actor_subject="admin-app", actor_kind="system")
 [CATALOGUE] = [p for p in ALL if p.name == application_catalogue.NAME]
 
 
