@@ -1,7 +1,8 @@
 """History of templates and assets: every version with who, when and why, the thing as it was at
 a version or a moment, and what changed between two versions, field by field. A template's
 combined spec at a version is rebuilt from the asset versions it recorded then, so a change that
-came from a linked asset shows up as a change of its combined spec.
+came from a linked asset shows up as a change of its combined spec. A workload's history: its
+events, with where each moved its phase.
 
 History, layer by layer: services/history.py the use cases, infra/http/history.py the HTTP routes.
 """
@@ -12,13 +13,14 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, data_volumes, registries, templates
+from domain import assets, data_volumes, registries, templates, workloads
 from domain.assets import Asset
 from domain.combined import FieldChange, changes, diff_values
 from domain.data_volumes import DataVolume
 from domain.events import Event, RecordedEvent, TemplateLinkedAssetUpdated, event_tag
 from domain.registries import Registry
 from domain.templates import Template, TemplateNotFoundError
+from domain.workloads import WORKLOAD_EVENTS, Workload
 from services.errors import InvalidRequestError
 from services.kinds import fold_as
 from services.ports import RecordedHistory, StreamLoader
@@ -133,3 +135,25 @@ def asset_diff(recorded: list[RecordedEvent], old: int, new: int) -> list[FieldC
     found += diff_values("/meta/description", before.meta.description, after.meta.description)
     found += diff_values("/spec", before.spec, after.spec)
     return found
+
+
+class WorkloadEntry(msgspec.Struct, frozen=True):
+    """One event of a workload's, with the workload as the event left it when the event moved
+    its phase (None when it did not)."""
+
+    recorded: RecordedEvent
+    moved: Workload | None
+
+
+async def workload_history(workload_id: UUID, *, history: RecordedHistory) -> list[WorkloadEntry]:
+    """The workload's events, oldest first (those of other streams' kinds left out)."""
+    entries = []
+    state: Workload | None = None
+    for entry in await history.load_recorded(workload_id):
+        event = entry.event
+        if not isinstance(event, WORKLOAD_EVENTS):
+            continue
+        before = state.actual if state else None
+        state = workloads.evolve(state, event)
+        entries.append(WorkloadEntry(entry, state if state.actual != before else None))
+    return entries

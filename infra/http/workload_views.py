@@ -6,7 +6,6 @@ from datetime import datetime
 from typing import Final
 from uuid import UUID, uuid5
 
-from domain import workloads
 from domain.events import (
     RecordedEvent,
     WorkloadDeleted,
@@ -36,6 +35,7 @@ from infra.http.workload_schemas import Workload as WorkloadWire
 from projections import org_units
 from projections.executor import Executor
 from projections.workload_catalogue import WorkloadRow
+from services.history import WorkloadEntry
 
 TENANT_ID: Final = 1
 _EVENT_IDS: Final = UUID("7d2f1e0c-3b4a-4c5d-8e6f-9a0b1c2d3e4f")
@@ -210,28 +210,23 @@ def events_of(row: WorkloadRow, recorded: list[RecordedEvent]) -> list[WorkloadE
     return found
 
 
-def history_of(row: WorkloadRow, recorded: list[RecordedEvent]) -> list[HistoryRecord]:
+def history_of(row: WorkloadRow, entries: list[WorkloadEntry]) -> list[HistoryRecord]:
     """Each event, followed by a phase update wherever it moved the phase."""
     records = []
-    wires = iter(events_of(row, recorded))
-    state: Workload | None = None
-    for entry in recorded:
-        event = entry.event
-        if not isinstance(event, WORKLOAD_EVENTS):
-            continue
-        before = state.actual if state else None
-        state = workloads.evolve(state, event)
+    wires = events_of(row, [entry.recorded for entry in entries])
+    for wire, entry in zip(wires, entries, strict=True):
+        at, moved = entry.recorded.recorded_at, entry.moved
         records.append(
             HistoryRecord(
-                meta=HistoryMeta(creation_timestamp=entry.recorded_at, type="Event"),
-                spec=HistorySpec(event=next(wires)),
+                meta=HistoryMeta(creation_timestamp=at, type="Event"),
+                spec=HistorySpec(event=wire),
             )
         )
-        if state.actual != before:
-            update = PhaseUpdate(phase=state.actual, phase_message=state.reason or "")
+        if moved is not None:
+            update = PhaseUpdate(phase=moved.actual, phase_message=moved.reason or "")
             records.append(
                 HistoryRecord(
-                    meta=HistoryMeta(creation_timestamp=entry.recorded_at, type="PhaseUpdate"),
+                    meta=HistoryMeta(creation_timestamp=at, type="PhaseUpdate"),
                     spec=HistorySpec(phase_update=update),
                 )
             )

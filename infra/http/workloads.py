@@ -48,6 +48,7 @@ from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow
 from services import workloads as use_cases
 from services.errors import InvalidRequestError
+from services.history import workload_history
 from services.ports import Streams
 
 BASE: Final = "/api/v1/workloads"
@@ -219,7 +220,8 @@ async def history(
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
 ) -> HistoryList:
     """Every phase change and every event of the workload, oldest first."""
-    records = history_of(row, await adapters.streams.load_recorded(row.workload.id))
+    entries = await workload_history(row.workload.id, history=adapters.streams)
+    records = history_of(row, entries)
     following = offset + limit if offset + limit < len(records) else None
     return HistoryList(records=records[offset : offset + limit], next=following)
 
@@ -232,7 +234,8 @@ async def events(
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "desc",
 ) -> EventList:
-    found = events_of(row, await adapters.streams.load_recorded(row.workload.id))
+    entries = await workload_history(row.workload.id, history=adapters.streams)
+    found = events_of(row, [entry.recorded for entry in entries])
     if sort_order == "desc":
         found.reverse()
     following = offset + limit if offset + limit < len(found) else None
