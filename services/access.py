@@ -101,6 +101,16 @@ async def require(
     raise NotPermittedError(action)
 
 
+def require_held(
+    grants: tuple[Grant, ...], lineage: tuple[ScopeRef, ...], role: Role, action: str
+) -> None:
+    """Raise NotPermittedError unless these grants hold `role` on the scope or above: for a
+    read of the log, whose caller's grants came with the request (authentication read them
+    from the caller's stream)."""
+    if not access.permits(grants, lineage, role):
+        raise NotPermittedError(action)
+
+
 async def may_see(
     actor: EventMetadata, scope: ScopeRef, *, streams: StreamLoader, field: str
 ) -> bool:

@@ -26,7 +26,8 @@ from infra.http.callers import Caller, lineages_of
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.hashchain import first_missing, verify_all, verify_stream
 from projections.audit_index import AuditFilter, AuditRow, find
-from services.errors import InvalidRequestError, NotPermittedError
+from services.access import require_held
+from services.errors import InvalidRequestError
 
 BASE: Final = "/api/v1/audit"
 TAIL_POLL_S: Final = 0.2
@@ -202,8 +203,7 @@ async def verify(
 ) -> Verification:
     """Walk the hash chains (one stream, or all) and report the first broken link. Needs a
     tenant-wide grant: it reads every stream."""
-    if not access.permits(request.user.grants, (TENANT,), "viewer"):
-        raise NotPermittedError("verify the event store")
+    require_held(request.user.grants, (TENANT,), "viewer", "verify the event store")
     async with adapters.resources.pool.acquire() as conn:
         reports = [await verify_stream(conn, stream_id)] if stream_id else await verify_all(conn)
         missing = None if stream_id else await first_missing(conn)

@@ -1,7 +1,11 @@
 """Roles nest, and a grant covers its scope and everything below it."""
 
+import pytest
+
 from domain.access import permits, visible_scopes
 from domain.values import TENANT, Grant, ScopeRef
+from services.access import require_held
+from services.errors import NotPermittedError
 
 CLUSTER = ScopeRef("cluster", "c1")
 DEPARTMENT = ScopeRef("department", "2")
@@ -40,3 +44,11 @@ def test_visible_scopes_are_the_branch_and_its_ancestors() -> None:
     assert seen == {TENANT, CLUSTER, DEPARTMENT, PROJECT}
     assert visible_scopes([], LINEAGES) == set()
     assert visible_scopes([grant("viewer", TENANT)], LINEAGES) == set(LINEAGES)
+
+
+def test_a_read_of_the_log_needs_the_role_held_on_the_scope_or_above() -> None:
+    tenant_viewer, project_admin = grant("viewer", TENANT), grant("admin", PROJECT)
+    require_held((tenant_viewer,), (TENANT,), "viewer", "verify the event store")
+    with pytest.raises(NotPermittedError) as refused:
+        require_held((project_admin,), (TENANT,), "viewer", "verify the event store")
+    assert "verify the event store" in str(refused.value)
