@@ -16,6 +16,7 @@ from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
 from domain.events import AssetVersion, Event, EventMetadata, TemplateCreated
+from domain.org_units import UnknownScopeError
 from domain.policies import Effective
 from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
@@ -33,9 +34,9 @@ from services import (
     uses,
 )
 from services.assets import placement
-from services.errors import PreconditionFailedError
+from services.errors import NameTakenError, PreconditionFailedError
 from services.kinds import fold_as
-from services.ports import NameClaim, StreamLoader, Streams, Uses
+from services.ports import NameClaim, NameHolder, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.stamps import Stamps
 from services.tenant_settings import current as settings_of
@@ -291,10 +292,32 @@ def _allowed(settings: TenantSettings, body: TemplateBody, cluster_id: UUID | No
 
 
 def name_claim(meta: TemplateMeta) -> NameClaim:
-    scope = meta.scope_ref
-    return NameClaim(
-        namespace=f"template@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
-    )
+    return NameClaim(namespace=name_namespace(meta.scope_ref), name=meta.name, field="/meta/name")
+
+
+def name_namespace(scope: ScopeRef) -> str:
+    """Where a template's name must be unique: its scope."""
+    return f"template@{scope.kind}:{scope.id}"
+
+
+async def check_name_available(
+    scope: ScopeRef,
+    name: str,
+    actor: EventMetadata,
+    *,
+    streams: StreamLoader,
+    holder: NameHolder,
+    fields: tuple[str, str],
+) -> None:
+    """UnknownScopeError (naming `fields[0]`) for a scope the actor may not see, NameTakenError
+    (naming `fields[1]`) when a template there holds `name`: from the write side, as a create
+    would decide it. A scope out of sight is answered as one that does not exist: its names are
+    not the actor's to know."""
+    if not await access.may_see(actor, scope, streams=streams, field=fields[0]):
+        raise UnknownScopeError(scope.kind, scope.id, field=fields[0])
+    namespace = name_namespace(scope)
+    if await holder(namespace, name) is not None:
+        raise NameTakenError(name, namespace=namespace, field=fields[1])
 
 
 def uses_of(name: str, scope: ScopeRef, body: TemplateBody) -> Uses:

@@ -10,6 +10,7 @@ Templates, layer by layer: domain/templates.py the rules, services/templates.py 
 infra/http/templates.py the HTTP routes.
 """
 
+from functools import partial
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
@@ -18,7 +19,6 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
-from domain.org_units import UnknownScopeError
 from domain.template_specs import (
     DistributedTemplateSpec,
     MasterSection,
@@ -28,7 +28,7 @@ from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, creation_id, may_see, seen_scopes, visible_or_missing
+from infra.http.callers import Caller, actor, creation_id, seen_scopes, visible_or_missing
 from infra.http.consistency import READ_WITH_STANDING, RowRead, prefetched
 from infra.http.lists import Count
 from infra.http.openapi_document import NOT_NEGATIVE
@@ -52,7 +52,7 @@ from infra.http.template_views import ListQuery, count_of, page_of, wire_of, wri
 from infra.postgres.names import name_holder
 from projections import template_catalogue, template_queries
 from services import templates as use_cases
-from services.errors import InvalidRequestError, NameTakenError
+from services.errors import InvalidRequestError
 from services.ports import Streams
 
 BASE: Final = "/api/v1/workload-templates"
@@ -230,16 +230,17 @@ async def check_name_free(
     *,
     fields: tuple[str, str],
 ) -> None:
-    """UnknownScopeError (naming `fields[0]`) for a scope the caller may not see, NameTakenError
-    (naming `fields[1]`) when a template there holds the name."""
-    scope_key = "" if scope_type == "tenant" else scope_id or ""
-    if not await may_see(
-        request, ScopeRef(scope_type, scope_key), adapters.streams, field=fields[0]
-    ):
-        raise UnknownScopeError(scope_type, scope_key, field=fields[0])
-    namespace = f"template@{scope_type}:{scope_key}"
-    if await name_holder(adapters.resources.pool, namespace, template_name) is not None:
-        raise NameTakenError(template_name, namespace=namespace, field=fields[1])
+    """The use case's answer (services/templates.check_name_available) for the scope as the
+    request names it."""
+    scope = ScopeRef(scope_type, "" if scope_type == "tenant" else scope_id or "")
+    await use_cases.check_name_available(
+        scope,
+        template_name,
+        actor(request),
+        streams=adapters.streams,
+        holder=partial(name_holder, adapters.resources.pool),
+        fields=fields,
+    )
 
 
 @get(

@@ -17,6 +17,7 @@ from domain.commands import (
     UpdateTemplate,
 )
 from domain.events import ApplicationCreated, EventMetadata, TemplateCreated, TemplateUpdated
+from domain.org_units import UnknownScopeError
 from domain.specs import EnvironmentSpec, WorkloadSupportedTypes
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateBody
@@ -176,3 +177,19 @@ async def test_an_update_that_changes_nothing_writes_nothing_and_keeps_its_stamp
     again = await templates.update_template(same, streams=streams)
     assert (await streams.load(view.template.id)).version == 1
     assert again.stamps == view.stamps
+
+
+async def test_a_name_is_available_unless_a_template_of_the_scope_holds_it() -> None:
+    streams = InMemoryStreams()
+    await create(streams, name="ddp")
+    fields = ("/scopeId", "/templateName")
+    check = templates.check_name_available
+    reader = await viewer(streams)
+    await check(TENANT, "other", reader, streams=streams, holder=streams.holder, fields=fields)
+    with pytest.raises(NameTakenError) as taken:
+        await check(TENANT, "ddp", reader, streams=streams, holder=streams.holder, fields=fields)
+    assert taken.value.field == "/templateName"
+    nowhere = ScopeRef("project", str(uuid4()))  # not there: unknown, its names not told
+    with pytest.raises(UnknownScopeError) as unknown:
+        await check(nowhere, "ddp", reader, streams=streams, holder=streams.holder, fields=fields)
+    assert unknown.value.field == "/scopeId"
