@@ -26,6 +26,7 @@ from domain.values import Grant
 from infra.errors import TokenSigningUnconfiguredError
 from infra.http import consistency
 from infra.http.access_cache import AccessCache
+from infra.http.headers import header
 from infra.security.access_tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
 from services.errors import NotAuthenticatedError
 
@@ -76,7 +77,8 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
 
     def token_of(self, connection: ASGIConnection[Any, Any, Any, Any]) -> str:
         """The access token the request carries: an `Authorization: Bearer` header."""
-        scheme, _, token = connection.headers.get("authorization", "").partition(" ")
+        given = header(connection.scope["headers"], b"authorization") or ""
+        scheme, _, token = given.partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise NotAuthenticatedError("an Authorization: Bearer <token> header is required")

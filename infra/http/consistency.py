@@ -30,6 +30,7 @@ from litestar.connection import ASGIConnection
 from prometheus_client import CollectorRegistry, Counter
 
 from infra.followers.fanout_runner import NAME as FANOUT
+from infra.http.headers import header
 from infra.postgres.connections import Connection
 from infra.postgres.positions import last_position
 from infra.postgres.read_marks import Standing, blocked, standing, standing_with
@@ -38,6 +39,7 @@ from projections import ALL
 POSITION: Final = "X-Trainplate-Position"
 MIN_POSITION: Final = "X-Trainplate-Min-Position"
 STALE: Final = "X-Trainplate-Stale"
+_MIN_POSITION_NAME: Final = MIN_POSITION.lower().encode("latin-1")
 _POLL_S: Final = 0.02
 
 _stale: ContextVar[bool] = ContextVar("trainplate_stale", default=False)
@@ -156,7 +158,7 @@ async def settle(
         return await blocked(conn, subject, _FOLLOWERS, _NAMES)
 
     ready = await _polled(pool, check, wait_s) and found[0].ready
-    wanted = connection.headers.get(MIN_POSITION)
+    wanted = header(connection.scope["headers"], _MIN_POSITION_NAME)
     if reads and ready and wanted is not None and wanted.isdigit():
         left = max(0.0, wait_s - (time.monotonic() - started))
         ready = await caught_up(pool, int(wanted), left)
