@@ -12,6 +12,11 @@ follow the log, as the projector process runs them (sharing one tap of the log a
 idle checkpoints); each event's lag is the time from its append returning to the moment the
 template catalogue's checkpoint passed it (the checkpoint is read every 5 ms). Reported as p50 /
 p99 / max.
+
+The read models commit without waiting for the WAL flush (infra/followers/projection_runner.py:
+they are the log's, and a crash replays them from their checkpoints); the baseline commits each
+batch as a plain insert does. Targets (printed beside the figures): throughput >= 0.5 x the bare
+read + insert; lag p99 <= 25 ms.
 """
 
 import argparse
@@ -43,6 +48,7 @@ from projections import ALL, template_catalogue
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="application")
 SETTINGS = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
+LAG_P99_MS = 25
 [CATALOGUE] = [p for p in ALL if p.name == template_catalogue.NAME]
 SPEC = msgspec.convert(
     {"distributedFramework": "PyTorch", "numWorkers": 4, "image": "nvcr.io/nvidia/pytorch:24.05",
@@ -162,7 +168,7 @@ async def main(rounds: int, backlog: int, rate: int, seconds: float) -> None:
             await apply_migrations(conn)
             await conn.execute("TRUNCATE events, consumer_checkpoints, template_catalogue")
         await write_backlog(PostgresStreams(pool, DOMAIN_CODEC), backlog)
-        figure = Figure(f"{backlog:,} template events", target=None)
+        figure = Figure(f"{backlog:,} template events", target=0.5)
         for round_ in range(rounds):
             sides = [(figure.ours, our_throughput), (figure.baseline, bare_throughput)]
             for results, run in sides if round_ % 2 == 0 else sides[::-1]:
@@ -185,8 +191,11 @@ async def main(rounds: int, backlog: int, rate: int, seconds: float) -> None:
                     )  # fmt: skip
             lags = await lag_under_load(pool, rate, seconds)
             ms = [lag * 1000 for lag in lags]
+            p99 = percentile(ms, 0.99)
+            verdict = "ok" if p99 <= LAG_P99_MS else "MISSED"
             print(f"  round {round_ + 1}: {len(ms)} events, lag p50 {statistics.median(ms):.1f} ms,"
-                  f" p99 {percentile(ms, 0.99):.1f} ms, max {max(ms):.1f} ms")  # fmt: skip
+                  f" p99 {p99:.1f} ms (target <= {LAG_P99_MS} ms) {verdict},"
+                  f" max {max(ms):.1f} ms")  # fmt: skip
         await pool.close()
 
 
