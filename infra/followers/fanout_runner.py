@@ -13,7 +13,7 @@ from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.log_runner import LogRunner
 from infra.followers.log_tap import LogTap
 from infra.followers.metrics import ProjectorMetrics
-from infra.postgres.commit_notifier import CommitNotifier
+from infra.postgres.commit_notifier import CommitNotices, CommitNotifier
 from infra.postgres.connections import Connection
 from infra.postgres.read_marks import mark_downstream
 from infra.postgres.streams import PostgresStreams
@@ -89,13 +89,41 @@ class FanoutRunner(LogRunner):
             moves=moves,
         )
         self._notifier = notifier or CommitNotifier(pool)
+        self._notices = _AfterCommit(self._notifier)
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         index = PostgresLinkIndex(conn)
-        appender = PostgresStreams(conn, self._codec, notifier=self._notifier)
+        self._notices = _AfterCommit(self._notifier)
+        appender = PostgresStreams(conn, self._codec, notifier=self._notices)
         for recorded in events:
             await fanout.handle(recorded, index=index, store=appender)
             appended_up_to = appender.take_last_position()
             if appended_up_to is not None and recorded.metadata.actor_kind != "system":
                 # The caller's next read waits for these too (infra/postgres/read_marks.py).
                 await mark_downstream(conn, recorded.metadata.actor_subject, appended_up_to)
+
+    def committed(self) -> None:
+        self._notices.flush()
+
+
+class _AfterCommit:
+    """The fan-out's commit notices, held until the runner's transaction commits. Its appends
+    run inside that transaction: told of them at once, the notifier could wake the log's
+    readers (a trailing NOTIFY on a connection of its own) before the events are there to
+    read, and they would wait for their next poll. A NOTIFY an append carries in its own
+    statement is delivered at the commit already; a batch rolled back tells no one."""
+
+    def __init__(self, notifier: CommitNotices) -> None:
+        self._notifier = notifier
+        self._held: list[float | None] = []
+
+    def claim(self) -> float | None:
+        return self._notifier.claim()
+
+    def committed(self, carried_at: float | None) -> None:
+        self._held.append(carried_at)
+
+    def flush(self) -> None:
+        held, self._held = self._held, []
+        for carried_at in held:
+            self._notifier.committed(carried_at)

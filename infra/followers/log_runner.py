@@ -120,6 +120,11 @@ class LogRunner:
             if self._may_be_stuck:
                 await faults.clear(conn, self.checkpoint_name)
         self._may_be_stuck = False
+        self.committed()
+
+    def committed(self) -> None:
+        """After a batch's transaction has committed (a runner that writes events tells the
+        log's readers then)."""
 
     async def _apply_one_by_one(self, conn: Connection, entries: list[Tapped]) -> None:
         """Commit each event of a failed batch on its own, up to the one that fails: that one is

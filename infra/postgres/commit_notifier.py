@@ -3,7 +3,7 @@
 import asyncio
 import logging
 import time
-from typing import Final
+from typing import Final, Protocol
 
 import asyncpg
 
@@ -12,6 +12,15 @@ from infra.postgres.connections import Connection
 NOTIFY_CHANNEL: Final = "trainplate_events"
 
 log = logging.getLogger(__name__)
+
+
+class CommitNotices(Protocol):
+    """What an append tells of its commit: `claim` before its statement is sent (whether the
+    statement carries a NOTIFY), `committed` once it has committed."""
+
+    def claim(self) -> float | None: ...
+
+    def committed(self, carried_at: float | None) -> None: ...
 
 
 class CommitNotifier:

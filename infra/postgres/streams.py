@@ -20,7 +20,7 @@ from uuid import UUID
 import asyncpg
 
 from domain.events import Event, EventMetadata, RecordedEvent
-from infra.postgres.commit_notifier import CommitNotifier
+from infra.postgres.commit_notifier import CommitNotices, CommitNotifier
 from infra.postgres.connections import Connection, translated
 from infra.postgres.encoding import StreamBatch, columns, encode
 from infra.postgres.hashchain import GENESIS
@@ -83,11 +83,11 @@ class PostgresStreams:
         pool: "asyncpg.Pool | Connection",
         codec: EventCodec,
         *,
-        notifier: CommitNotifier | None = None,
+        notifier: CommitNotices | None = None,
     ) -> None:
         self._db = pool
         self.codec = codec
-        self.notifier = notifier or CommitNotifier(pool)
+        self.notifier: CommitNotices = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()
         self._unit: _Unit | None = None  # set: bound to a transaction of transaction()'s
         self._last_position: int | None = None  # of append_each, for take_last_position

@@ -18,6 +18,7 @@ from domain.templates import TemplateBody
 from domain.values import ScopeRef
 from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import load_checkpoint
+from infra.postgres.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
@@ -238,3 +239,47 @@ async def test_append_each_writes_the_streams_that_stayed_and_skips_the_rest(
         assert appender.take_last_position() is None
     versions = {s: (await store.load(s)).version for s in (moved, replayed, contended, quiet)}
     assert versions == {moved: 2, replayed: 2, contended: 2, quiet: 2}
+
+
+async def test_the_fan_out_wakes_the_log_s_readers_only_once_its_events_are_there(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    env = await environment(streams, "env")
+    template = await link(streams, env, "ddp")
+    notifier = CommitNotifier(clean_pool, interval_s=0.05)
+    fanout = FanoutRunner(
+        clean_pool, DOMAIN_CODEC, ProjectorSettings(batch_size=50), notifier=notifier
+    )
+    await catch_up(clean_pool, fanout)
+    await bump(streams, env, "pt:1")
+    heard: asyncio.Queue[object] = asyncio.Queue()
+
+    def hear(*args: object) -> None:
+        heard.put_nowait(args)
+
+    async with clean_pool.acquire() as listener, clean_pool.acquire() as blocker:
+        await listener.add_listener(NOTIFY_CHANNEL, hear)
+        await asyncio.sleep(0.3)  # the writes above have told the readers by now
+        while not heard.empty():
+            heard.get_nowait()
+        # The fan-out's commit is held back: its checkpoint row is locked by another writer.
+        holding = blocker.transaction()
+        await holding.start()
+        await blocker.execute(
+            "SELECT FROM consumer_checkpoints WHERE name = $1 FOR UPDATE", fanout.checkpoint_name
+        )
+        notifier.claim()  # so its append carries no NOTIFY: a trailing one is due 0.1 s after
+        stepping = asyncio.create_task(catch_up(clean_pool, fanout))
+        await asyncio.sleep(0.5)
+        woken_early = not heard.empty()  # nothing is there to read yet: no one may be woken
+        await holding.rollback()
+        await stepping
+        await asyncio.sleep(0.5)
+        woken_after = not heard.empty()
+        await listener.remove_listener(NOTIFY_CHANNEL, hear)
+    notifier.close()
+    assert not woken_early, "the readers were woken before the fan-out's events were there"
+    assert woken_after, "the readers were not woken once the fan-out's events were there"
+    followed = await streams.load(template)
+    assert followed.version == 2
