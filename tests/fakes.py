@@ -278,3 +278,14 @@ class InMemoryLinkIndex:
 def _deleted(stream: Stream) -> bool:
     """As PostgreSQL tells it: the stream's last event is a deletion (its type's tag)."""
     return bool(stream.events) and event_tag(type(stream.events[-1])).endswith(".deleted.v1")
+
+
+class Ids:
+    """The IdSequence port in memory: Run:ai's small integer ids, counted from 1."""
+
+    def __init__(self) -> None:
+        self.last = 0
+
+    async def next_id(self) -> int:
+        self.last += 1
+        return self.last

@@ -22,20 +22,9 @@ from domain.specs import SharedScope
 from domain.values import Grant, ScopeKind, ScopeRef
 from services import data_volumes, org_units
 from services.errors import NameTakenError
-from tests.fakes import InMemoryStreams
+from tests.fakes import Ids, InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
-
-
-class Ids:
-    """The IdSequence port: Run:ai's small integer ids."""
-
-    def __init__(self) -> None:
-        self.last = 0
-
-    async def next_id(self) -> int:
-        self.last += 1
-        return self.last
 
 
 async def tree(streams: InMemoryStreams) -> tuple[UUID, str, str, str]:

@@ -19,20 +19,9 @@ from domain.specs import EnvironmentSpec
 from domain.values import ScopeRef
 from services import assets, org_units
 from services.errors import NameTakenError
-from tests.fakes import InMemoryStreams
+from tests.fakes import Ids, InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
-
-
-class Ids:
-    """The IdSequence port: Run:ai's small integer ids."""
-
-    def __init__(self) -> None:
-        self.last = 0
-
-    async def next_id(self) -> int:
-        self.last += 1
-        return self.last
 
 
 async def test_units_nest_their_names_are_unique_under_a_parent_and_a_holder_is_not_deleted() -> (
