@@ -11,8 +11,8 @@ from uuid import UUID
 from domain import access, applications, org_units, users
 from domain.events import Event, EventMetadata
 from domain.values import TENANT, Grant, Role, ScopeRef
-from services.errors import NotPermittedError
-from services.ports import StreamLoader
+from services.errors import NameTakenError, NotPermittedError
+from services.ports import NameHolder, StreamLoader
 
 
 async def grants_of(actor: EventMetadata, *, streams: StreamLoader) -> tuple[Grant, ...]:
@@ -122,6 +122,25 @@ async def may_see(
     if actor.actor_kind == "system":
         return True
     return await sees(await grants_of(actor, streams=streams), lineage, streams=streams)
+
+
+async def require_name_free(
+    scope: ScopeRef,
+    namespace: str,
+    name: str,
+    actor: EventMetadata,
+    *,
+    streams: StreamLoader,
+    holder: NameHolder,
+    fields: tuple[str, str],
+) -> None:
+    """Whether `name` is free in `namespace`, the names of things in `scope`, as a create would
+    find it: UnknownScopeError (naming `fields[0]`) for a scope the actor may not see, whose
+    names are not its to know; NameTakenError (naming `fields[1]`) when a stream holds it."""
+    if not await may_see(actor, scope, streams=streams, field=fields[0]):
+        raise org_units.UnknownScopeError(scope.kind, scope.id, field=fields[0])
+    if await holder(namespace, name) is not None:
+        raise NameTakenError(name, namespace=namespace, field=fields[1])
 
 
 # Where a stream's events say the thing lives: None when they hold nothing live of the kind.

@@ -30,7 +30,6 @@ from domain.tenant_settings import FeatureDisabledError
 from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import placement
-from services.errors import NameTakenError
 from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, NameHolder, Stream, StreamLoader, Streams, Uses, Written
 from services.stamps import Stamped
@@ -173,12 +172,15 @@ async def check_name_available(
 ) -> None:
     """NameTakenError (naming `/dataName`) when a data volume of the cluster holds `name`. A
     cluster the actor may not see is answered as one that does not exist."""
-    cluster = ScopeRef("cluster", str(cluster_id))
-    if not await access.may_see(actor, cluster, streams=streams, field="/clusterId"):
-        raise UnknownScopeError("cluster", cluster.id, field="/clusterId")
-    namespace = name_namespace(cluster_id)
-    if await holder(namespace, name) is not None:
-        raise NameTakenError(name, namespace=namespace, field="/dataName")
+    await access.require_name_free(
+        ScopeRef("cluster", str(cluster_id)),
+        name_namespace(cluster_id),
+        name,
+        actor,
+        streams=streams,
+        holder=holder,
+        fields=("/clusterId", "/dataName"),
+    )
 
 
 def mounted_in(sections: Iterable[tuple[str, TemplateAssets | None]]) -> list[tuple[str, UUID]]:

@@ -16,7 +16,6 @@ from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
 from domain.events import AssetVersion, Event, EventMetadata, TemplateCreated
-from domain.org_units import UnknownScopeError
 from domain.policies import Effective
 from domain.specs import EnvironmentSpec
 from domain.template_rules import InvalidTemplateError
@@ -34,7 +33,7 @@ from services import (
     uses,
 )
 from services.assets import placement
-from services.errors import NameTakenError, PreconditionFailedError
+from services.errors import PreconditionFailedError
 from services.kinds import fold_as
 from services.ports import NameClaim, NameHolder, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
@@ -313,11 +312,9 @@ async def check_name_available(
     (naming `fields[1]`) when a template there holds `name`: from the write side, as a create
     would decide it. A scope out of sight is answered as one that does not exist: its names are
     not the actor's to know."""
-    if not await access.may_see(actor, scope, streams=streams, field=fields[0]):
-        raise UnknownScopeError(scope.kind, scope.id, field=fields[0])
-    namespace = name_namespace(scope)
-    if await holder(namespace, name) is not None:
-        raise NameTakenError(name, namespace=namespace, field=fields[1])
+    await access.require_name_free(
+        scope, name_namespace(scope), name, actor, streams=streams, holder=holder, fields=fields
+    )
 
 
 def uses_of(name: str, scope: ScopeRef, body: TemplateBody) -> Uses:
