@@ -56,11 +56,6 @@ async def seen_scopes(caller: Caller) -> set[ScopeRef]:
     return (await visibility(caller))[0]
 
 
-async def may_see(caller: Caller, scope: ScopeRef, streams: StreamLoader, *, field: str) -> bool:
-    """Whether the caller may see the things of `scope` (services/access.py `may_see`)."""
-    return await access.may_see(actor(caller), scope, streams=streams, field=field)
-
-
 # A use case's check of the thing a path names, for an actor, on the write side's streams.
 Check = Callable[[UUID, EventMetadata, StreamLoader], Awaitable[None]]
 
