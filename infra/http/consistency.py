@@ -107,7 +107,7 @@ def settler(wait_s: float) -> Settle:
 
 class RowRead(msgspec.Struct, frozen=True):
     """A row a read route's handler needs, read by the statement that settles the request (one
-    round trip instead of two): `sql` selects it with $3, the route's path parameter `param`.
+    round trip instead of two): `sql` selects it with $2, the route's path parameter `param`.
     A route asks for it in its options (`opt={READ_WITH_STANDING: RowRead(...)}`) and takes it
     with `prefetched`. Nothing of it is sent before authentication has finished."""
 

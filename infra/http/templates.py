@@ -247,7 +247,7 @@ async def check_name_free(
     [f"{DISTRIBUTED}/{{template_id:uuid}}", f"{BASE}/{{template_id:uuid}}"],
     tags=["Distributed templates", "Templates"],
     # The row is read with the request's standing, in one round trip (infra/http/consistency.py).
-    opt={READ_WITH_STANDING: RowRead(template_catalogue.one_by_id("$3"), "template_id")},
+    opt={READ_WITH_STANDING: RowRead(template_catalogue.one_by_id("$2"), "template_id")},
 )
 async def get_template(
     request: Caller,
