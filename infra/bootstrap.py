@@ -12,6 +12,7 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.js import JetStreamContext
 
+from infra.fair_pool import FairPool
 from infra.settings import DatabaseSettings, NatsSettings, Settings, redacted
 
 log = logging.getLogger(__name__)
@@ -36,8 +37,14 @@ async def create_pool(
 ) -> asyncpg.Pool:
     """`session_free`: this process never LISTENs, locks or sets anything for a session on a
     pooled connection (the API), so releasing one needs no reset."""
-    pool = await asyncpg.create_pool(
+    pool = await FairPool(
         db.url,
+        connection_class=asyncpg.Connection,
+        record_class=asyncpg.Record,
+        max_queries=50_000,  # asyncpg's default: a connection is replaced after so many
+        loop=None,
+        setup=None,
+        init=None,
         reset=_nothing_to_reset if session_free else None,
         # Idle connections stay open: a process holds at most pool_max, and closing them only
         # to connect again at the next burst costs more than the timer asyncpg otherwise arms
