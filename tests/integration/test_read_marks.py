@@ -1,0 +1,31 @@
+"""A request's standing query (infra/postgres/read_marks.py) as PostgreSQL plans it: a read's
+check is planned once per connection, however many writes' standings the connection served."""
+
+import asyncpg
+import pytest
+
+from infra.http.consistency import _FOLLOWERS, _NAMES
+from infra.postgres.read_marks import standing
+
+pytestmark = pytest.mark.integration
+
+
+async def test_a_reads_check_is_not_planned_afresh_at_every_execution(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    subject = "a-caller"
+    async with clean_pool.acquire() as conn:
+        # Writes first: their standings once made a shared statement's custom plans look cheap.
+        for _ in range(10):
+            assert (await standing(conn, subject, _FOLLOWERS, _NAMES, reads=False)).ready
+        for _ in range(20):
+            assert (await standing(conn, subject, _FOLLOWERS, _NAMES, reads=True)).ready
+        found = await conn.fetch(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE '%downstream' || '_marks%'"  # split: not this query itself
+        )
+    assert len(found) == 1  # the read's standing; a write's reads no marks
+    plans = found[0]
+    # PostgreSQL tries five custom plans before it weighs the generic one.
+    assert plans["custom_plans"] <= 5
+    assert plans["generic_plans"] >= 15
