@@ -1,5 +1,5 @@
 """The pool hands its connections out in the order they were asked for
-(infra/fair_pool.py), and every turn comes back, whichever way its connection does."""
+(infra/bootstrap.py FairPool), and every turn comes back, whichever way its connection does."""
 
 import asyncio
 from collections.abc import AsyncIterator
