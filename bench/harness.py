@@ -50,6 +50,15 @@ def _server(variable: str, embedded: type[EmbeddedPostgres | EmbeddedNats]) -> I
         yield server.url
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) a process has used so far, from /proc (Linux): what a
+    server spends per request, next to its rate, says whether a ratio is CPU or waiting."""
+    with open(f"/proc/{pid}/stat") as stat:
+        # The command name (field 2) may hold spaces; utime and stime follow it as fields 14, 15.
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def postgres() -> contextlib.AbstractContextManager[str]:
     return _server("BENCH_DATABASE_URL", EmbeddedPostgres)
 

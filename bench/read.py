@@ -26,7 +26,7 @@ from uuid import uuid4
 
 import httpx
 
-from bench.harness import Figure, nats, postgres, report
+from bench.harness import Figure, cpu_seconds, nats, postgres, report
 from bench.template_create import (
     _created,
     drive,
@@ -164,9 +164,9 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
         list_p50: dict[int, float] = {}
         lines: list[str] = []
         with (
-            server(api, env, f"{ours_url}/healthz"),
+            server(api, env, f"{ours_url}/healthz") as ours_pid,
             server(projector, env, f"{ours_url}/healthz"),
-            server(bare, {"BARE_DATABASE_URL": database_url}, bare_url),
+            server(bare, {"BARE_DATABASE_URL": database_url}, bare_url) as bare_pid,
         ):
             seeded = 0
             policed = await policed_project(ours_url, headers)
@@ -198,14 +198,19 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
                     figure = Figure(name=f"{label} at {seeded:,}", target=target)
                     p50: dict[str, list[float]] = {"ours": [], "bare": []}
                     p99: dict[str, list[float]] = {"ours": [], "bare": []}
+                    cpu: dict[str, list[float]] = {"ours": [], "bare": []}  # s per request
                     for _ in range(rounds):
+                        before = cpu_seconds(ours_pid)
                         rate, lat = await read_load(
                             ours_url, ours_path, headers, seconds, connections
                         )
+                        cpu["ours"].append((cpu_seconds(ours_pid) - before) / len(lat))
                         figure.ours.append(rate)
                         p50["ours"].append(percentile(lat, 50))
                         p99["ours"].append(percentile(lat, 99))
+                        before = cpu_seconds(bare_pid)
                         rate, lat = await read_load(bare_url, bare_path, {}, seconds, connections)
+                        cpu["bare"].append((cpu_seconds(bare_pid) - before) / len(lat))
                         figure.baseline.append(rate)
                         p50["bare"].append(percentile(lat, 50))
                         p99["bare"].append(percentile(lat, 99))
@@ -216,7 +221,9 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
                         f"  {figure.name:34} p50 ours {statistics.median(p50['ours']) * 1000:6.1f}"
                         f" ms  bare {statistics.median(p50['bare']) * 1000:6.1f} ms   p99 ours"
                         f" {statistics.median(p99['ours']) * 1000:6.1f} ms"
-                        f"  bare {statistics.median(p99['bare']) * 1000:6.1f} ms"
+                        f"  bare {statistics.median(p99['bare']) * 1000:6.1f} ms   server CPU"
+                        f" ours {statistics.median(cpu['ours']) * 1e6:5.0f} us"
+                        f"  bare {statistics.median(cpu['bare']) * 1e6:5.0f} us"
                     )
             subject = await _subject(database_url)
             check, round_trip = await check_cost(database_url, subject)
