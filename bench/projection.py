@@ -32,7 +32,7 @@ from bench.harness import Figure, postgres, report
 from domain.events import EventMetadata, TemplateCreated, TemplateUpdated
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import TemplateMeta
-from infra.bootstrap import create_pool
+from infra.bootstrap import create_pool, freeze_start_up
 from infra.followers import fanout_runner, global_log
 from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.fanout_runner import FanoutRunner
@@ -168,6 +168,7 @@ async def main(rounds: int, backlog: int, rate: int, seconds: float) -> None:
             await apply_migrations(conn)
             await conn.execute("TRUNCATE events, consumer_checkpoints, template_catalogue")
         await write_backlog(PostgresStreams(pool, DOMAIN_CODEC), backlog)
+        freeze_start_up()  # as the projector process does before its runners start
         figure = Figure(f"{backlog:,} template events", target=0.5)
         for round_ in range(rounds):
             sides = [(figure.ours, our_throughput), (figure.baseline, bare_throughput)]

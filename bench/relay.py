@@ -20,7 +20,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
 from bench.harness import CODEC, Figure, nats, postgres, report, sample_event
-from infra.bootstrap import connect_nats, create_pool
+from infra.bootstrap import connect_nats, create_pool, freeze_start_up
 from infra.followers import global_log
 from infra.followers.global_log import START, LogEntry
 from infra.jetstream.cloudevents import headers_for, subject_for
@@ -89,6 +89,7 @@ async def main(rounds: int, events: int, streams: int) -> None:
         nc = await connect_nats(settings, name="bench-relay")
         js = nc.jetstream()
         relay = Relay(pool, js, settings, RelaySettings())
+        freeze_start_up()  # as the relay process does before it starts
         figure = Figure(f"{len(entries):,} events, {streams:,} streams", target=0.7)
         for round_ in range(rounds):
             sides: list[tuple[list[float], Callable[[], Awaitable[float]]]] = [

@@ -177,7 +177,7 @@ def freeze_start_up() -> None:
     thousands of objects, there for the whole process) out of every later garbage collection.
     A busy process keeps enough alive across young collections that full collections come
     often, and walking the start-up objects each time measured as over a tenth of the
-    submitter's CPU in bench/submit. The API process freezes them too, once its app and
-    resources are made."""
+    submitter's CPU in bench/submit, and as 15% of the projection's in bench/projection. Every
+    process freezes them once its resources (and the API its app) are made."""
     gc.collect()  # what is garbage already is freed, not kept for good
     gc.freeze()

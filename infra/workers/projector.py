@@ -6,7 +6,7 @@ import asyncio
 import msgspec
 from prometheus_client import start_http_server
 
-from infra.bootstrap import open_resources
+from infra.bootstrap import freeze_start_up, open_resources
 from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.log_follower import keep_following
@@ -64,6 +64,7 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                 moves=moves,
             )
         )
+        freeze_start_up()
         try:
             async with asyncio.TaskGroup() as group:
                 for runner in runners:

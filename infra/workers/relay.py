@@ -2,7 +2,7 @@
 
 import asyncio
 
-from infra.bootstrap import open_resources
+from infra.bootstrap import freeze_start_up, open_resources
 from infra.followers.log_follower import keep_following
 from infra.jetstream.outbox_relay import Relay
 from infra.postgres.migrate import apply_migrations
@@ -14,4 +14,5 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
         async with resources.pool.acquire() as conn:
             await apply_migrations(conn)
         relay = Relay(resources.pool, resources.js, settings.nats, settings.relay)
+        freeze_start_up()
         await keep_following(relay.run, stop, name="relay")
