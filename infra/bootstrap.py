@@ -6,7 +6,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import asyncpg
 import nats
@@ -172,6 +172,13 @@ async def open_resources(settings: Settings, *, role: str) -> AsyncIterator[Reso
         yield Resources(pool=pool, nc=nc, js=nc.jetstream())
 
 
+# A young collection after this many more containers made than freed, not CPython's 700: a batch
+# of events decoded, folded and written keeps some 15 objects an event alive until it commits,
+# so at 700 the projector collected every 46 events, 15% of its CPU for nothing (the objects
+# were live). Garbage in cycles waits longer to be freed: at most that many containers' worth.
+YOUNG_COLLECTION_AFTER: Final = 50_000
+
+
 def freeze_start_up() -> None:
     """Leave what start-up made (modules, classes, clients, the app and its document: tens of
     thousands of objects, there for the whole process) out of every later garbage collection.
@@ -181,3 +188,4 @@ def freeze_start_up() -> None:
     process freezes them once its resources (and the API its app) are made."""
     gc.collect()  # what is garbage already is freed, not kept for good
     gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_AFTER, *gc.get_threshold()[1:])
