@@ -192,9 +192,10 @@ async def test_each_clusters_submitter_submits_its_own_clusters_workloads(
 async def test_a_killed_submitter_loses_nothing_and_submits_nothing_twice(
     clean_pool: asyncpg.Pool, broker: EmbeddedNats, postgres_url: str
 ) -> None:
-    ids = await request(clean_pool, 300)
+    # Enough that each kill lands while the submitter works: it submits a few hundred a second.
+    ids = await request(clean_pool, 2000)
     async with relaying(clean_pool, broker.url):
-        kills = 0
+        kills, left = 0, []
         for round_ in range(4):
             process = start_submitter(postgres_url, broker.url)
             try:
@@ -203,6 +204,7 @@ async def test_a_killed_submitter_loses_nothing_and_submits_nothing_twice(
                     await wait_for(clean_pool, "workload.submitted.v1", before + 30, 60)
                     process.send_signal(signal.SIGKILL)
                     kills += 1
+                    left.append(len(ids) - len(await outcomes(clean_pool, "workload.submitted.v1")))
                 else:
                     await wait_for(clean_pool, "workload.submitted.v1", len(ids), 90)
             finally:
@@ -211,6 +213,7 @@ async def test_a_killed_submitter_loses_nothing_and_submits_nothing_twice(
                 process.wait(timeout=30)
     submitted = await outcomes(clean_pool, "workload.submitted.v1")
     assert kills == 3
+    assert min(left) > 0, f"a kill came after every workload was submitted: {left} left"
     assert set(submitted) == set(ids), f"{len(ids) - len(submitted)} workloads never submitted"
     assert set(submitted.values()) == {1}
 
