@@ -5,7 +5,7 @@ import contextlib
 import os
 import statistics
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -51,12 +51,21 @@ def _server(variable: str, embedded: type[EmbeddedPostgres | EmbeddedNats]) -> I
 
 
 def cpu_seconds(pid: int) -> float:
-    """The CPU time (user and system) a process has used so far, from /proc (Linux): what a
-    server spends per request, next to its rate, says whether a ratio is CPU or waiting."""
+    """The CPU time (user and system) a process has used so far, from /proc (Linux)."""
     with open(f"/proc/{pid}/stat") as stat:
         # The command name (field 2) may hold spaces; utime and stime follow it as fields 14, 15.
         fields = stat.read().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def with_server_cpu(
+    pid: int, load: Awaitable[tuple[float, list[float]]]
+) -> tuple[float, list[float], float]:
+    """A load's rate and latencies, and the CPU seconds the server `pid` spent per request while
+    it ran: next to the rate, it says whether a ratio is the cost of a request or a wait."""
+    before = cpu_seconds(pid)  # (the load starts only when awaited)
+    rate, latencies = await load
+    return rate, latencies, (cpu_seconds(pid) - before) / len(latencies)
 
 
 def postgres() -> contextlib.AbstractContextManager[str]:

@@ -26,7 +26,7 @@ from uuid import uuid4
 
 import httpx
 
-from bench.harness import Figure, cpu_seconds, nats, postgres, report
+from bench.harness import Figure, nats, postgres, report, with_server_cpu
 from bench.template_create import (
     _created,
     drive,
@@ -200,17 +200,18 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
                     p99: dict[str, list[float]] = {"ours": [], "bare": []}
                     cpu: dict[str, list[float]] = {"ours": [], "bare": []}  # s per request
                     for _ in range(rounds):
-                        before = cpu_seconds(ours_pid)
-                        rate, lat = await read_load(
-                            ours_url, ours_path, headers, seconds, connections
+                        rate, lat, spent = await with_server_cpu(
+                            ours_pid,
+                            read_load(ours_url, ours_path, headers, seconds, connections),
                         )
-                        cpu["ours"].append((cpu_seconds(ours_pid) - before) / len(lat))
+                        cpu["ours"].append(spent)
                         figure.ours.append(rate)
                         p50["ours"].append(percentile(lat, 50))
                         p99["ours"].append(percentile(lat, 99))
-                        before = cpu_seconds(bare_pid)
-                        rate, lat = await read_load(bare_url, bare_path, {}, seconds, connections)
-                        cpu["bare"].append((cpu_seconds(bare_pid) - before) / len(lat))
+                        rate, lat, spent = await with_server_cpu(
+                            bare_pid, read_load(bare_url, bare_path, {}, seconds, connections)
+                        )
+                        cpu["bare"].append(spent)
                         figure.baseline.append(rate)
                         p50["bare"].append(percentile(lat, 50))
                         p99["bare"].append(percentile(lat, 99))

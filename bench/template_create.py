@@ -27,7 +27,7 @@ from uuid import uuid4
 import aiohttp
 import httpx
 
-from bench.harness import Figure, cpu_seconds, nats, postgres, report
+from bench.harness import Figure, nats, postgres, report, with_server_cpu
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
@@ -182,22 +182,25 @@ async def main(rounds: int, seconds: float, connections: int) -> None:
             p99s: dict[str, list[float]] = {"ours": [], "bare": []}
             cpus: dict[str, list[float]] = {"ours": [], "bare": []}  # s of CPU per create
             for _ in range(rounds):
-                before = cpu_seconds(ours_pid)
-                rate, lat = await drive(
-                    ours_url,
-                    "/api/v1/workload-templates/distributed",
-                    headers,
-                    body,
-                    seconds,
-                    connections,
+                rate, lat, cpu = await with_server_cpu(
+                    ours_pid,
+                    drive(
+                        ours_url,
+                        "/api/v1/workload-templates/distributed",
+                        headers,
+                        body,
+                        seconds,
+                        connections,
+                    ),
                 )
-                cpus["ours"].append((cpu_seconds(ours_pid) - before) / len(lat))
+                cpus["ours"].append(cpu)
                 figure.ours.append(rate)
                 p50s["ours"].append(percentile(lat, 50))
                 p99s["ours"].append(percentile(lat, 99))
-                before = cpu_seconds(bare_pid)
-                rate, lat = await drive(bare_url, "/templates", {}, body, seconds, connections)
-                cpus["bare"].append((cpu_seconds(bare_pid) - before) / len(lat))
+                rate, lat, cpu = await with_server_cpu(
+                    bare_pid, drive(bare_url, "/templates", {}, body, seconds, connections)
+                )
+                cpus["bare"].append(cpu)
                 figure.baseline.append(rate)
                 p50s["bare"].append(percentile(lat, 50))
                 p99s["bare"].append(percentile(lat, 99))
