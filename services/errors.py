@@ -30,6 +30,18 @@ class VersionConflictError(ApplicationError):
         self.actual = actual
 
 
+class StaleReadError(VersionConflictError):
+    """A stream a decision rested on had moved on by the time its append was written
+    (`Streams.append`'s `checked`): nothing was written, and the decision is to be made again
+    from the streams as they now are."""
+
+    slug = "version-conflict"
+
+    def __init__(self, stream_id: UUID) -> None:
+        super().__init__(stream_id, expected=None, actual=None)
+        self.args = (f"stream {stream_id} moved on while a request that read it was written",)
+
+
 class IdempotencyKeyReusedError(ApplicationError):
     """An event id (or the idempotency key it came from) was already used for a different append."""
 

@@ -13,7 +13,7 @@ from what caused them instead (services/event_ids.py); the store's replay check 
 attempt into the first result.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 from uuid import UUID, uuid4, uuid5
 
@@ -76,14 +76,22 @@ async def create_once(
     name: NameClaim | None,
     uses: Uses | None = None,
     same: Same = _equal,
+    checked: Mapping[UUID, int] | None = None,
 ) -> Creation:
-    """Append a creation's `events` as the stream's first (with its name claim and uses)
-    unless an earlier attempt under the same key did; the creation either way."""
+    """Append a creation's `events` as the stream's first (with its name claim and uses, and
+    what it was decided on `checked`) unless an earlier attempt under the same key did; the
+    creation either way."""
     if not new_id and (found := _first(await streams.load(stream_id), events, stream_id, same)):
         return found
     try:
         result = await streams.append(
-            stream_id, events, expected_version=0, metadata=metadata, name=name, uses=uses
+            stream_id,
+            events,
+            expected_version=0,
+            metadata=metadata,
+            name=name,
+            uses=uses,
+            checked=checked,
         )
     except (VersionConflictError, NameTakenError):
         if new_id:

@@ -157,8 +157,12 @@ class Streams(Protocol):
 
     async def load(self, stream_id: UUID) -> Stream: ...
 
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
-        """Several streams at once; a stream with no events is absent."""
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        """Several streams at once; a stream with no events is absent. `remembered`: the store
+        may answer from what it read before, which may have moved on since; a decision made on
+        such streams appends with them as `checked`."""
         ...
 
     async def append(
@@ -172,6 +176,7 @@ class Streams(Protocol):
         name: NameClaim | Keep | None = KEEP,
         uses: Uses | None = None,
         unused: InUse | None = None,
+        checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
         """Append atomically, all events or none, with what the stream holds and uses.
 
@@ -187,7 +192,8 @@ class Streams(Protocol):
         stream holds the name in that namespace. With `uses`, the stream uses exactly those
         streams afterwards; InvalidRequestError naming the field, writing nothing, when one of
         them is deleted. With `unused`, what it builds is raised, writing nothing, when anything
-        uses the stream."""
+        uses the stream. With `checked` (stream id -> the version a decision read, 0: no events),
+        StaleReadError is raised, writing nothing, when one of them has moved on."""
         ...
 
     def transaction(self) -> AbstractAsyncContextManager["Streams"]:

@@ -1,22 +1,43 @@
 """Reading the streams a use case will need in one round trip instead of one each."""
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
 from uuid import UUID
 
 from domain import org_units, users
+from domain.errors import TrainplateError
 from domain.events import EventMetadata
 from domain.values import ScopeRef
 from services.ports import Stream, Streams
+
+Decision = TypeVar("Decision")
+Outcome = TypeVar("Outcome")
 
 
 class Prefetched:
     """A stream loader that answers from streams read together up front, and asks the store
     for any other."""
 
-    def __init__(self, store: Streams, streams: dict[UUID, Stream], asked: set[UUID]) -> None:
+    def __init__(
+        self,
+        store: Streams,
+        streams: dict[UUID, Stream],
+        asked: set[UUID],
+        *,
+        remembered: bool = False,
+    ) -> None:
         self._store = store
         self._streams = streams
         self._asked = asked
+        self._remembered = remembered
+
+    @property
+    def checked(self) -> dict[UUID, int] | None:
+        """What an append decided on these streams must find unmoved (`Streams.append`), when
+        they may be old (read `remembered`); None when they were read from the store now."""
+        if not self._remembered:
+            return None
+        return {i: self._streams[i].version if i in self._streams else 0 for i in self._asked}
 
     async def load(self, stream_id: UUID) -> Stream:
         if stream_id in self._asked:
@@ -34,9 +55,28 @@ def actor_stream(actor: EventMetadata) -> UUID | None:
         return None
 
 
-async def prefetch(store: Streams, ids: Iterable[UUID | None]) -> Prefetched:
+async def prefetch(
+    store: Streams, ids: Iterable[UUID | None], *, remembered: bool = False
+) -> Prefetched:
+    """The streams, read in one round trip (none, `remembered`, when the store holds them all
+    from before)."""
     wanted = {i for i in ids if i is not None}
-    return Prefetched(store, await store.load_many(sorted(wanted)) if wanted else {}, wanted)
+    found = await store.load_many(sorted(wanted), remembered=remembered) if wanted else {}
+    return Prefetched(store, found, wanted, remembered=remembered)
+
+
+async def decided(
+    decide: Callable[[bool], Awaitable[Decision]], write: Callable[[Decision], Awaitable[Outcome]]
+) -> Outcome:
+    """Make a command's decision from streams the store may hold from before (`decide(True)`,
+    its append `checked` by `write`), and write it; decide once more from the streams as they
+    now are (`decide(False)`) when they had moved on, or when the first decision refused (what
+    may be old supports no refusal). `write` is one append: refused, it wrote nothing, so the
+    second attempt never follows a write."""
+    try:
+        return await write(await decide(True))
+    except TrainplateError:
+        return await write(await decide(False))
 
 
 def scope_stream(scope: ScopeRef) -> UUID | None:

@@ -36,7 +36,7 @@ from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
 from services.ports import NameClaim, NameHolder, StreamLoader, Streams, Uses
-from services.prefetch import actor_stream, prefetch, scope_stream
+from services.prefetch import actor_stream, decided, prefetch, scope_stream
 from services.stamps import Stamps
 from services.tenant_settings import current as settings_of
 
@@ -51,24 +51,67 @@ class TemplateView(msgspec.Struct, frozen=True):
     stamps: Stamps
 
 
+class _Decided(msgspec.Struct, frozen=True, kw_only=True):
+    """A creation as checked: its events, the assets they were checked against, and what its
+    append must find unmoved."""
+
+    meta: TemplateMeta
+    events: Sequence[Event]
+    found: dict[UUID, Asset]
+    checked: dict[UUID, int] | None
+
+
 async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateView:
     """Create the template; return it with its combined specs (built from the assets just
     checked, so they are not read twice)."""
-    # The caller's roles and every asset the body names, read in one round trip.
-    loader = await prefetch(
-        streams,
-        [
-            actor_stream(cmd.metadata),
-            scope_stream(cmd.scope),
-            tenant_settings.STREAM,
-            *referenced(cmd.body),
-        ],
-    )
+
+    async def decide(remembered: bool) -> _Decided:
+        # The caller's roles and every asset the body names, read in one round trip, or none.
+        loader = await prefetch(
+            streams,
+            [
+                actor_stream(cmd.metadata),
+                scope_stream(cmd.scope),
+                tenant_settings.STREAM,
+                *referenced(cmd.body),
+            ],
+            remembered=remembered,
+        )
+        meta, versions, found = await _checked_creation(cmd, loader)
+        events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
+        return _Decided(meta=meta, events=events, found=found, checked=loader.checked)
+
+    async def write(decision: _Decided) -> tuple[_Decided, idempotency.Creation]:
+        creation = await idempotency.create_once(
+            streams,
+            cmd.template_id,
+            decision.events,
+            new_id=cmd.new_id,
+            metadata=cmd.metadata,
+            name=name_claim(decision.meta),
+            uses=uses_of(cmd.name, cmd.scope, cmd.body),
+            same=_same_template,
+            checked=decision.checked,
+        )
+        return decision, creation
+
+    decision, creation = await decided(decide, write)
+    created = _after((), creation.events)
+    if not creation.now:  # the first attempt's template, combined as it recorded its assets
+        return TemplateView(created, await combined(created, streams=streams), creation.stamps)
+    return TemplateView(created, combine(created.body, decision.found), creation.stamps)
+
+
+async def _checked_creation(
+    cmd: CreateTemplate, streams: StreamLoader
+) -> tuple[TemplateMeta, tuple[AssetVersion, ...], dict[UUID, Asset]]:
+    """What a creation may be made of, once the caller may make it there: its meta, and the
+    versions of the assets it links and the assets themselves."""
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
-    lineage = await access.lineage_of(cmd.scope, streams=loader, field=field)
+    lineage = await access.lineage_of(cmd.scope, streams=streams, field=field)
     unseen = access.unseen_scope(cmd.scope, field=field)
     await access.require(
-        cmd.metadata, lineage, "editor", "create templates", streams=loader, unseen=unseen
+        cmd.metadata, lineage, "editor", "create templates", streams=streams, unseen=unseen
     )
     cluster_id, department_id, project_id = placement(lineage, None)
     meta = TemplateMeta(
@@ -79,25 +122,11 @@ async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateV
         department_id=department_id,
         project_id=project_id,
     )
-    _allowed(await settings_of(loader), cmd.body, cluster_id)
-    versions, found = await _linked(cmd.body, lineage, loader)
-    await _check_registries(cmd.body, lineage, loader)
-    await _check_data_volumes(cmd.body, lineage, loader)
-    events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
-    creation = await idempotency.create_once(
-        streams,
-        cmd.template_id,
-        events,
-        new_id=cmd.new_id,
-        metadata=cmd.metadata,
-        name=name_claim(meta),
-        uses=uses_of(cmd.name, cmd.scope, cmd.body),
-        same=_same_template,
-    )
-    created = _after((), creation.events)
-    if not creation.now:  # the first attempt's template, combined as it recorded its assets
-        return TemplateView(created, await combined(created, streams=streams), creation.stamps)
-    return TemplateView(created, combine(created.body, found), creation.stamps)
+    _allowed(await settings_of(streams), cmd.body, cluster_id)
+    versions, found = await _linked(cmd.body, lineage, streams)
+    await _check_registries(cmd.body, lineage, streams)
+    await _check_data_volumes(cmd.body, lineage, streams)
+    return meta, versions, found
 
 
 def _same_template(first: Event, second: Event) -> bool:

@@ -13,6 +13,7 @@ from services.errors import (
     IdempotencyKeyReusedError,
     InvalidRequestError,
     NameTakenError,
+    StaleReadError,
     VersionConflictError,
 )
 from services.ports import (
@@ -41,6 +42,7 @@ class InMemoryStreams:
         self.names: dict[tuple[str, str], UUID] = {}  # (namespace, name) -> its stream
         self.uses: dict[UUID, dict[UUID, str]] = {}  # user -> used -> how the user is named
         self._in_transaction = False
+        self.kept: dict[UUID, Stream] = {}  # what `remember` kept, served to remembered reads
 
     async def load(self, stream_id: UUID) -> Stream:
         events = self._streams.get(stream_id, [])
@@ -50,9 +52,21 @@ class InMemoryStreams:
         """The NameHolder port: the stream holding the name."""
         return self.names.get((namespace, name))
 
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        """`remembered`: the streams as `remember()` last kept them, where it did."""
         found = {i: await self.load(i) for i in stream_ids}
+        if remembered:
+            found.update({i: self.kept[i] for i in stream_ids if i in self.kept})
         return {i: s for i, s in found.items() if s.version}
+
+    def remember(self, *stream_ids: UUID) -> None:
+        """Keep the streams as they are now (none yet: version 0), for reads that may be
+        answered from before."""
+        for i in stream_ids:
+            events = tuple(self._streams.get(i, ()))
+            self.kept[i] = Stream(len(events), events)
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator["InMemoryStreams"]:
@@ -91,7 +105,12 @@ class InMemoryStreams:
         name: NameClaim | Keep | None = KEEP,
         uses: Uses | None = None,
         unused: InUse | None = None,
+        checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
+        for read, version in (checked or {}).items():
+            if len(self._streams.get(read, ())) > version:
+                self.kept.pop(read, None)
+                raise StaleReadError(read)
         current = self._streams.get(stream_id, [])
         if event_ids is not None and len(event_ids) != len(events):
             raise ValueError("one event id per event")

@@ -12,7 +12,7 @@ Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 """
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
 from typing import Final
 from uuid import UUID
@@ -26,11 +26,17 @@ from infra.postgres.encoding import StreamBatch, columns, encode
 from infra.postgres.hashchain import GENESIS
 from infra.postgres.names import hold_name
 from infra.postgres.positions import note_append
-from infra.postgres.sql import wake_up
+from infra.postgres.remembered_streams import RememberedStreams
+from infra.postgres.sql import statement, wake_up
 from infra.postgres.stream_heads import StreamHeads
 from infra.postgres.stream_uses import hold_unused, hold_uses, refusal, used_ids
 from infra.serialization import EventCodec, decode_metadata
-from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
+from services.errors import (
+    IdempotencyKeyReusedError,
+    NameTakenError,
+    StaleReadError,
+    VersionConflictError,
+)
 from services.ports import (
     KEEP,
     AppendResult,
@@ -89,12 +95,14 @@ class PostgresStreams:
         self.codec = codec
         self.notifier: CommitNotices = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()
+        self._remembered = RememberedStreams()
         self._unit: _Unit | None = None  # set: bound to a transaction of transaction()'s
         self._last_position: int | None = None  # of append_each, for take_last_position
 
     def _bound(self, conn: Connection, unit: _Unit | None) -> "PostgresStreams":
         bound = PostgresStreams(conn, self.codec, notifier=self.notifier)
         bound._heads = self._heads  # what it learns, once committed, the pool's appends use
+        bound._remembered = self._remembered
         bound._unit = unit
         return bound
 
@@ -163,18 +171,40 @@ class PostgresStreams:
         events = tuple(self.codec.decode(row["data"]) for row in rows)
         return Stream(len(rows), events, tuple(map(_written_of, rows)))
 
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
-        """Several streams in one round trip (a stream with no events is absent)."""
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        """Several streams in one round trip (a stream with no events is absent); `remembered`,
+        those this process read last from memory, and only the others from the database."""
+        found: dict[UUID, Stream] = {}
+        wanted = list(stream_ids)
+        if remembered:
+            kept = {i: s for i in wanted if (s := self._remembered.get(i)) is not None}
+            found = {i: s for i, s in kept.items() if s.version}
+            wanted = [i for i in wanted if i not in kept]
+            if not wanted:
+                return found
         async with translated("load"):
-            rows = await self._db.fetch(LOAD_MANY, list(stream_ids))
-        grouped: dict[UUID, list[asyncpg.Record]] = {}
+            rows = await self._db.fetch(LOAD_MANY, wanted)
+        grouped: dict[UUID, list[asyncpg.Record]] = {i: [] for i in wanted}
         for row in rows:
-            grouped.setdefault(row["stream_id"], []).append(row)
-        found = {}
+            grouped[row["stream_id"]].append(row)
         for stream_id, stream_rows in grouped.items():
-            self._remember(stream_id, len(stream_rows), stream_rows[-1]["hash"])
-            found[stream_id] = self._stream(stream_rows)
+            stream = self._stream(stream_rows)
+            self._keep(stream_id, stream)
+            if stream_rows:
+                self._remember(stream_id, len(stream_rows), stream_rows[-1]["hash"])
+                found[stream_id] = stream
         return found
+
+    def _keep(self, stream_id: UUID, stream: Stream) -> None:
+        """A stream read, for later decisions: in a transaction it may hold the transaction's own
+        writes, so only once it has committed (and never in a caller's transaction, whose end
+        this does not see)."""
+        if self._unit is not None:
+            self._unit.after.append(partial(self._remembered.keep, stream_id, stream))
+        elif not self._in_transaction():
+            self._remembered.keep(stream_id, stream)
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
         """The stream with each event's envelope, for history and audit reads."""
@@ -205,16 +235,41 @@ class PostgresStreams:
         name: NameClaim | Keep | None = KEEP,
         uses: Uses | None = None,
         unused: InUse | None = None,
+        checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
-        holding = name is not KEEP or uses is not None or unused is not None
-        if self._unit is None:
-            if holding:
+        args = (stream_id, events, expected_version, metadata, event_ids, name, uses, unused)
+        if checked and not _creates_named(name, expected_version, events, event_ids, unused):
+            # Only the creation of a named stream checks within its one statement; any other
+            # append checks first, in its transaction.
+            async with self.transaction() as tx:
+                await tx._refuse_moved(checked)
+                return await tx._append(*args, None)
+        return await self._append(*args, checked)
+
+    async def _append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        expected_version: int | None,
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None,
+        name: NameClaim | Keep | None,
+        uses: Uses | None,
+        unused: InUse | None,
+        checked: Mapping[UUID, int] | None,
+    ) -> AppendResult:
+        async def write() -> AppendResult:
+            if name is not KEEP or uses is not None or unused is not None:
                 return await self._append_holding(
-                    stream_id, events, expected_version, metadata, event_ids, name, uses, unused
-                )
+                    stream_id, events, expected_version, metadata, event_ids, name, uses, unused,
+                    checked,
+                )  # fmt: skip
             return await self._append_events(
                 stream_id, events, expected_version, metadata, event_ids
             )
+
+        if self._unit is None:
+            return await write()
         # In a unit of work each append is a savepoint. A refused one (a race lost to a
         # concurrent writer, a name taken) would otherwise abort the whole transaction; undone
         # alone, it leaves the unit usable: its caller may read what won and go on (a create
@@ -223,13 +278,7 @@ class PostgresStreams:
         unit, undo_from = self._unit, len(self._unit.after)
         try:
             async with translated("append"), self.connection.transaction():
-                if holding:
-                    return await self._append_holding(
-                        stream_id, events, expected_version, metadata, event_ids, name, uses, unused
-                    )
-                return await self._append_events(
-                    stream_id, events, expected_version, metadata, event_ids
-                )
+                return await write()
         except BaseException:
             del unit.after[undo_from:]
             raise
@@ -274,17 +323,16 @@ class PostgresStreams:
         name: NameClaim | Keep | None,
         uses: Uses | None,
         unused: InUse | None,
+        checked: Mapping[UUID, int] | None,
     ) -> AppendResult:
         """The events with the name and the uses they move, in one transaction."""
-        if (
-            isinstance(name, NameClaim)
-            and expected_version == 0
-            and len(events) == 1
-            and event_ids is None
-            and unused is None
+        if isinstance(name, NameClaim) and _creates_named(
+            name, expected_version, events, event_ids, unused
         ):
             # Creating a named stream, the common case: one statement, one round trip.
-            return await self._append_first_named(stream_id, events[0], metadata, name, uses)
+            return await self._append_first_named(
+                stream_id, events[0], metadata, name, uses, checked or {}
+            )
         async with self.transaction() as tx:
             # The events first: a retry (its event ids stored already) is answered by the
             # append alone, before a name or a use moves, so a replay writes nothing, even
@@ -310,9 +358,11 @@ class PostgresStreams:
         metadata: EventMetadata,
         name: NameClaim,
         uses: Uses | None,
+        checked: Mapping[UUID, int],
     ) -> AppendResult:
         """Create a stream with its first event, claim its name and record what it `uses`, in
-        one statement (append_first_named.sql)."""
+        one statement (append_first_named.sql), unless a stream it was decided on (`checked`)
+        has moved on."""
         *args, caller = StreamBatch.of(self.codec, stream_id, [event], metadata, None).single(0)
         carried_at = self.notifier.claim()
         try:
@@ -326,6 +376,8 @@ class PostgresStreams:
                     caller,
                     None if uses is None else uses.user,
                     used_ids(uses),
+                    list(checked),
+                    list(checked.values()),
                 )
         except asyncpg.UniqueViolationError as exc:  # the stream exists already
             raise VersionConflictError(stream_id, expected=0, actual=None) from exc
@@ -334,6 +386,9 @@ class PostgresStreams:
             if refused is None:
                 raise
             raise refused from exc
+        if moved := rows[0]["moved"]:
+            self._remembered.forget(moved)
+            raise StaleReadError(moved[0])
         if not rows[0]["claimed"]:
             raise NameTakenError(name.name, namespace=name.namespace, field=name.field)
         return self._result(stream_id, 0, 1, rows, carried_at)
@@ -408,6 +463,7 @@ class PostgresStreams:
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
     ) -> None:
         self._heads.remember(stream_id, version, hash_)
+        self._remembered.forget((stream_id,))
         self.notifier.committed(carried_at)
         note_append(last)
 
@@ -446,6 +502,16 @@ class PostgresStreams:
             positions=positions,
             recorded_at=written["recorded_at"],
         )
+
+    async def _refuse_moved(self, checked: Mapping[UUID, int]) -> None:
+        """StaleReadError when a stream a decision was made on has moved past what it read."""
+        async with translated("load"):
+            moved = await self.connection.fetch(
+                statement("moved_streams"), list(checked), list(checked.values())
+            )
+        if moved:
+            self._remembered.forget(row["id"] for row in moved)
+            raise StaleReadError(moved[0]["id"])
 
     def take_last_position(self) -> int | None:
         """The newest position append_each reached since this was last asked, for the caller
@@ -489,3 +555,20 @@ class PostgresStreams:
 
 def _written_of(row: asyncpg.Record) -> Written:
     return Written(row["recorded_at"], row["actor"] or "")
+
+
+def _creates_named(
+    name: NameClaim | Keep | None,
+    expected_version: int | None,
+    events: Sequence[Event],
+    event_ids: Sequence[UUID] | None,
+    unused: InUse | None,
+) -> bool:
+    """The append creates a named stream with one fresh event: append_first_named.sql's case."""
+    return (
+        isinstance(name, NameClaim)
+        and expected_version == 0
+        and len(events) == 1
+        and event_ids is None
+        and unused is None
+    )

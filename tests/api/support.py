@@ -78,9 +78,22 @@ async def call(
 ) -> httpx.Response:
     """One request, as a client sends it. Every answer whose body Run:ai's document describes
     is checked against it, lists, deletes and refusals included."""
-    headers = {**(headers or {}), **({"authorization": f"Bearer {token}"} if token else {})}
     async with client_for(app) as client:
-        answer = await client.request(method, path, headers=headers, **kw)  # type: ignore[arg-type]
+        return await sent(client, method, path, token, headers, **kw)
+
+
+async def sent(
+    client: httpx.AsyncClient,
+    method: str,
+    path: str,
+    token: str | None,
+    headers: dict[str, str] | None = None,
+    **kw: object,
+) -> httpx.Response:
+    """As `call`, through a client that stays open (one app lifespan: one API process, with
+    what it keeps in memory from one request to the next)."""
+    headers = {**(headers or {}), **({"authorization": f"Bearer {token}"} if token else {})}
+    answer = await client.request(method, path, headers=headers, **kw)  # type: ignore[arg-type]
     if answer.content and answer.headers.get("content-type", "").endswith("json"):
         assert_answer_matches(method, path, answer.status_code, answer.json())
     return answer

@@ -3,7 +3,7 @@ ids, names unique per namespace and the record of which streams use which, all m
 append, all or nothing, and a unit of work over several streams committing or rolling back as
 one; the in-memory fake and PostgreSQL behave the same."""
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from uuid import UUID, uuid4
 
@@ -23,6 +23,7 @@ from services.errors import (
     IdempotencyKeyReusedError,
     InvalidRequestError,
     NameTakenError,
+    StaleReadError,
     VersionConflictError,
 )
 from services.event_ids import event_ids_for
@@ -212,6 +213,48 @@ async def test_a_stale_version_is_refused_and_writes_nothing(streams: Streams) -
         )
     assert (await streams.load(first)).version == 1
     await make(streams, "pt-2")  # the refused append claimed nothing
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named-creation", "plain-append"])
+async def test_an_append_checked_against_a_stream_that_moved_on_writes_nothing(
+    streams: Streams, named: bool
+) -> None:
+    decided_on = await make(streams, "pt")  # read at version 1, then moved on by another writer
+    never = uuid4()  # read with no events, then created
+    moved = EnvironmentUpdated(asset_id=decided_on, name="pt", spec=EnvironmentSpec(image="v2"))
+    await streams.append(decided_on, [moved], expected_version=1, metadata=ACTOR)
+    target = uuid4()
+
+    async def append(checked: Mapping[UUID, int]) -> AppendResult:
+        if named:
+            return await streams.append(
+                target,
+                [created(target, "new")],
+                expected_version=0,
+                metadata=ACTOR,
+                name=claim("new"),
+                checked=checked,
+            )
+        return await streams.append(
+            target, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR,
+            checked=checked,
+        )  # fmt: skip
+
+    for stale in ({decided_on: 1}, {never: 0, decided_on: 1}):
+        with pytest.raises(StaleReadError) as refused:
+            await append(stale)
+        assert refused.value.stream_id == decided_on
+        assert (await streams.load(target)).version == 0  # nothing written, no name claimed
+    assert (await append({decided_on: 2, never: 0})).version == 1  # unmoved: written
+    if named:
+        with pytest.raises(NameTakenError):
+            await make(streams, "new")
+    created_since = await make(streams, "created-since")
+    with pytest.raises(StaleReadError):  # a stream read with no events that has some now
+        await streams.append(
+            uuid4(), [CounterOpened(name="c")], expected_version=0, metadata=ACTOR,
+            checked={created_since: 0},
+        )  # fmt: skip
 
 
 async def test_a_used_stream_cannot_be_deleted_until_nothing_uses_it(
@@ -413,8 +456,10 @@ class LosesTheRace:
             await winner()
         return stream
 
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
-        return await self._unit.load_many(stream_ids)
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        return await self._unit.load_many(stream_ids, remembered=remembered)
 
     async def append(
         self,
@@ -427,6 +472,7 @@ class LosesTheRace:
         name: NameClaim | Keep | None = KEEP,
         uses: Uses | None = None,
         unused: InUse | None = None,
+        checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
         return await self._unit.append(
             stream_id,
@@ -437,6 +483,7 @@ class LosesTheRace:
             name=name,
             uses=uses,
             unused=unused,
+            checked=checked,
         )
 
     def transaction(self) -> AbstractAsyncContextManager[Streams]:

@@ -308,9 +308,11 @@ class CountingBatches(PostgresStreams):
         self.reads: list[int] = []
         self.writes: list[int] = []
 
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
         self.reads.append(len(stream_ids))
-        return await super().load_many(stream_ids)
+        return await super().load_many(stream_ids, remembered=remembered)
 
     async def append_each(
         self, appends: Sequence[OneAppend], *, metadata: EventMetadata

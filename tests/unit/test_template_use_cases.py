@@ -14,6 +14,7 @@ from domain.commands import (
     DeleteAsset,
     DeleteTemplate,
     PatchTemplate,
+    UpdateAsset,
     UpdateTemplate,
 )
 from domain.events import ApplicationCreated, EventMetadata, TemplateCreated, TemplateUpdated
@@ -41,9 +42,11 @@ def body(**fields: Any) -> TemplateBody:
     )
 
 
-async def environment(streams: InMemoryStreams, name: str = "pt") -> UUID:
+async def environment(
+    streams: InMemoryStreams, name: str = "pt", asset_id: UUID | None = None
+) -> UUID:
     command = CreateAsset(
-        asset_id=uuid4(),
+        asset_id=asset_id or uuid4(),
         scope=TENANT,
         name=name,
         spec=EnvironmentSpec(image="nvcr.io/nvidia/pytorch:24.05-py3"),
@@ -97,6 +100,30 @@ async def test_a_create_naming_an_asset_that_is_not_there_is_refused_and_writes_
         await create(streams, assets={"environment": str(uuid4())})
     assert refused.value.field == "/assets/environment"
     assert streams.names == {}
+
+
+async def test_a_create_decided_on_what_moved_on_since_is_decided_again_from_what_is() -> None:
+    streams = InMemoryStreams()
+    env = await environment(streams)
+    streams.remember(env)  # as a process keeps it after a create read it
+    newer = EnvironmentSpec(image="nvcr.io/nvidia/pytorch:25.01-py3")
+    await assets.update_asset(
+        UpdateAsset(asset_id=env, name="pt", spec=newer, metadata=SYSTEM), streams=streams
+    )
+    view = await create(streams, assets={"environment": str(env)})
+    assert view.combined.spec.image == "nvcr.io/nvidia/pytorch:25.01-py3"
+    (event,) = (await streams.load(view.template.id)).events
+    assert isinstance(event, TemplateCreated)
+    assert [v.version for v in event.asset_versions] == [2]
+
+
+async def test_a_refusal_is_never_made_on_what_may_have_moved_on() -> None:
+    streams = InMemoryStreams()
+    absent = uuid4()
+    streams.remember(absent)  # kept with no events: no such asset, back then
+    await environment(streams, asset_id=absent)
+    view = await create(streams, assets={"environment": str(absent)})
+    assert [v.asset_id for v in view.template.asset_versions] == [absent]
 
 
 async def test_an_asset_a_template_uses_cannot_be_deleted_until_the_template_is() -> None:

@@ -1,0 +1,41 @@
+"""The streams a process read last, kept to decide a command without reading them again.
+
+A create reads the streams it is checked against (its actor's roles, its scope, the tenant's
+settings, the assets it names) before it appends; they change far less often than they are read.
+What is kept here may have moved on since, so a decision made on it appends with the versions it
+read as `checked` (services/ports.py), and the append's own statement refuses to write when one
+of them has moved (infra/postgres/sql/append_first_named.sql): nothing rests on an old stream
+unless it is still the stream's head when the decision is written. A stream with no events is
+kept too (version 0): most creates ask for a tenant's settings that were never changed.
+"""
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from uuid import UUID
+
+from services.ports import Stream
+
+
+class RememberedStreams:
+    """Streams by id, as last read or known whole; bounded, least recently used first out."""
+
+    def __init__(self, capacity: int = 2_000) -> None:
+        self._capacity = capacity
+        self._streams: OrderedDict[UUID, Stream] = OrderedDict()
+
+    def get(self, stream_id: UUID) -> Stream | None:
+        stream = self._streams.get(stream_id)
+        if stream is not None:
+            self._streams.move_to_end(stream_id)
+        return stream
+
+    def keep(self, stream_id: UUID, stream: Stream) -> None:
+        self._streams[stream_id] = stream
+        self._streams.move_to_end(stream_id)
+        if len(self._streams) > self._capacity:
+            self._streams.popitem(last=False)
+
+    def forget(self, stream_ids: Iterable[UUID]) -> None:
+        """Streams that moved on (this process appended to them, or a check found them moved)."""
+        for stream_id in stream_ids:
+            self._streams.pop(stream_id, None)
