@@ -506,12 +506,12 @@ class PostgresStreams:
     async def _refuse_moved(self, checked: Mapping[UUID, int]) -> None:
         """StaleReadError when a stream a decision was made on has moved past what it read."""
         async with translated("load"):
-            moved = await self.connection.fetch(
+            moved = await self.connection.fetchval(
                 statement("moved_streams"), list(checked), list(checked.values())
             )
         if moved:
-            self._remembered.forget(row["id"] for row in moved)
-            raise StaleReadError(moved[0]["id"])
+            self._remembered.forget(moved)
+            raise StaleReadError(moved[0])
 
     def take_last_position(self) -> int | None:
         """The newest position append_each reached since this was last asked, for the caller

@@ -8,15 +8,14 @@
 -- $7 data, $8 metadata, $9 digest, $10 hash before (genesis), $11 name namespace, $12 name,
 -- $13 caller (NULL: the service itself), $14 the stream as its users are named, $15 the streams
 -- it uses (NULL: none recorded), $16 and $17 the streams the creation was decided on and the
--- versions it read (infra/postgres/remembered_streams.py): when one of them has an event past
--- that version, nothing is claimed or written, and `moved` names them.
+-- versions it read (infra/postgres/remembered_streams.py): when one of them has moved past that
+-- version (migration 0033), nothing is claimed or written, and `moved` names them.
 WITH moved AS (
-    SELECT r.id FROM unnest($16::uuid[], $17::int[]) AS r(id, version)
-     WHERE EXISTS (SELECT FROM events e WHERE e.stream_id = r.id AND e.version = r.version + 1)
+    SELECT trainplate_moved($16::uuid[], $17::int[]) AS ids
 ),
 claim AS (
     INSERT INTO stream_names (namespace, name, stream_id)
-    SELECT $11, $12, $1 WHERE NOT EXISTS (SELECT FROM moved)
+    SELECT $11, $12, $1 FROM moved WHERE moved.ids = '{}'
     ON CONFLICT (namespace, name) DO NOTHING
     RETURNING stream_id
 ),
@@ -35,6 +34,6 @@ SELECT $3 AS current, inserted.version, inserted.hash,
        CASE WHEN inserted.version IS NULL THEN NULL ELSE ARRAY[inserted.global_position] END
            AS positions,
        false AS replayed,
-       inserted.version IS NOT NULL AS claimed, (SELECT array_agg(id) FROM moved) AS moved,
+       inserted.version IS NOT NULL AS claimed, (SELECT ids FROM moved) AS moved,
        now() AS recorded_at /* , notify */
   FROM (SELECT 1) AS one LEFT JOIN inserted ON true
