@@ -16,7 +16,9 @@ Outcome = TypeVar("Outcome")
 
 class Prefetched:
     """A stream loader that answers from streams read together up front, and asks the store
-    for any other."""
+    for any other. Read `remembered`, every stream it answers with may be old, so it keeps the
+    version of each for the append to check, the others included (asked of the store's memory
+    too, one by one)."""
 
     def __init__(
         self,
@@ -28,7 +30,7 @@ class Prefetched:
     ) -> None:
         self._store = store
         self._streams = streams
-        self._asked = asked
+        self._asked = set(asked)
         self._remembered = remembered
 
     @property
@@ -40,9 +42,21 @@ class Prefetched:
         return {i: self._streams[i].version if i in self._streams else 0 for i in self._asked}
 
     async def load(self, stream_id: UUID) -> Stream:
-        if stream_id in self._asked:
-            return self._streams.get(stream_id, Stream(0, ()))
-        return await self._store.load(stream_id)
+        if stream_id not in self._asked:
+            if not self._remembered:
+                return await self._store.load(stream_id)
+            await self.add([stream_id])
+        return self._streams.get(stream_id, Stream(0, ()))
+
+    async def add(self, ids: Iterable[UUID | None]) -> "Prefetched":
+        """Read these streams too, in one round trip (none, `remembered`, when the store holds
+        them all from before); itself, for chaining."""
+        wanted = {i for i in ids if i is not None} - self._asked
+        if wanted:
+            found = await self._store.load_many(sorted(wanted), remembered=self._remembered)
+            self._streams.update(found)
+            self._asked |= wanted
+        return self
 
 
 def actor_stream(actor: EventMetadata) -> UUID | None:
@@ -60,9 +74,7 @@ async def prefetch(
 ) -> Prefetched:
     """The streams, read in one round trip (none, `remembered`, when the store holds them all
     from before)."""
-    wanted = {i for i in ids if i is not None}
-    found = await store.load_many(sorted(wanted), remembered=remembered) if wanted else {}
-    return Prefetched(store, found, wanted, remembered=remembered)
+    return await Prefetched(store, {}, set(), remembered=remembered).add(ids)
 
 
 async def decided(

@@ -6,6 +6,7 @@ Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py 
 infra/http/workloads.py the HTTP routes.
 """
 
+from collections.abc import Sequence
 from uuid import UUID
 
 import msgspec
@@ -30,15 +31,51 @@ from services import registries as registry_assets  # `registries` names the pul
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
 from services.ports import NameClaim, RegistryCredentials, StreamLoader, Streams, Uses
-from services.prefetch import actor_stream, prefetch
+from services.prefetch import actor_stream, decided, prefetch
 from services.stamps import Stamped
 from services.templates import combined
 from services.tenant_settings import current as settings_of
 
 
+class _Decided(msgspec.Struct, frozen=True, kw_only=True):
+    """A submission as checked: its events, what it holds, and what its append must find
+    unmoved."""
+
+    events: Sequence[Event]
+    claim: NameClaim
+    uses: Uses
+    checked: dict[UUID, int] | None
+
+
 async def request_workload(
     cmd: RequestWorkload, *, streams: Streams, registries: RegistryCredentials
 ) -> Stamped[Workload]:
+    async def decide(remembered: bool) -> _Decided:
+        return await _decided(cmd, streams, registries, remembered)
+
+    async def write(decision: _Decided) -> idempotency.Creation:
+        return await idempotency.create_once(
+            streams,
+            cmd.workload_id,
+            decision.events,
+            new_id=cmd.new_id,
+            metadata=cmd.metadata,
+            name=decision.claim,
+            uses=decision.uses,
+            checked=decision.checked,
+        )
+
+    creation = await decided(decide, write)
+    state = workloads.fold(creation.events)
+    assert state is not None
+    return Stamped(state=state, stamps=creation.stamps)
+
+
+async def _decided(
+    cmd: RequestWorkload, streams: Streams, registries: RegistryCredentials, remembered: bool
+) -> _Decided:
+    """The submission's events, once the caller may submit them and they may run there,
+    decided on streams read `remembered` or from the store now (services/prefetch.py)."""
     project_ref = ScopeRef("project", cmd.project_id)
     loader = await prefetch(
         streams,
@@ -48,6 +85,7 @@ async def request_workload(
             cmd.template_id,
             tenant_settings.STREAM,
         ],
+        remembered=remembered,
     )
     project = await _project(project_ref, loader)
     await access.require(
@@ -81,7 +119,7 @@ async def request_workload(
     # The project's policy: its defaults lie beneath the template's and assets' values, and its
     # rules judge what would run.
     policy = await effective_in(
-        project.lineage, streams=await prefetch(streams, streams_of(project.lineage))
+        project.lineage, streams=await loader.add(streams_of(project.lineage))
     )
     if cmd.template_id is None:
         if cmd.overrides.spec is None:
@@ -137,25 +175,17 @@ async def request_workload(
         job_name=workloads.job_name(name, cmd.workload_id),
         snapshot=snapshot,
     )
-    events = workloads.request(None, requested)
-    creation = await idempotency.create_once(
-        streams,
-        cmd.workload_id,
-        events,
-        new_id=cmd.new_id,
-        metadata=cmd.metadata,
-        name=name_claim(project.id, name),
-        # It holds its project until it is deleted, finished or not: it is listed there; and
-        # the data volumes it mounts, whose PVCs its pods may be using.
-        uses=Uses(
-            user=f"workload {name}",
-            used=uses.of_scope(project_ref, "/projectId")
-            + tuple((c.data_volume_id, "/templateId") for c in snapshot.data_volume_claims),
-        ),
+    # It holds its project until it is deleted, finished or not: it is listed there; and the
+    # data volumes it mounts, whose PVCs its pods may be using.
+    held = uses.of_scope(project_ref, "/projectId") + tuple(
+        (c.data_volume_id, "/templateId") for c in snapshot.data_volume_claims
     )
-    state = workloads.fold(creation.events)
-    assert state is not None
-    return Stamped(state=state, stamps=creation.stamps)
+    return _Decided(
+        events=workloads.request(None, requested),
+        claim=name_claim(project.id, name),
+        uses=Uses(user=f"workload {name}", used=held),
+        checked=loader.checked,
+    )
 
 
 async def change_workload(cmd: ChangeWorkload, *, streams: Streams) -> Workload:

@@ -1,7 +1,8 @@
-"""A template's creation may be decided on what its API process read for an earlier one (the
-caller's roles, the assets it links), and is written only if those streams have not moved on
-since: a change made through another API process in between is what the creation is checked
-against and built from, and a refusal is never made on what may be old. Two apps over one
+"""A template's creation, or a workload's submission, may be decided on what its API process read
+for an earlier one (the caller's roles, the template, the assets it links), and is written only
+if those streams have not moved on since: a change made through another API process in between
+is what the creation is checked against and built from, and a refusal is never made on what may
+be old. Two apps over one
 database, each kept running across its requests, stand for two API processes."""
 
 from collections.abc import AsyncIterator
@@ -14,9 +15,12 @@ import pytest
 from litestar import Litestar
 
 from tests.api.client import client_for
-from tests.api.support import api_app, sent
+from tests.api.support import api_app, call, sent
 from tests.api.test_access_rules import EDITOR, RULES
 from tests.api.test_in_use import ENVIRONMENTS, SUPPORTS, TEMPLATES, template
+from tests.api.test_templates import assets, org
+from tests.api.test_templates import template as in_project
+from tests.api.test_workloads import WORKLOADS
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -123,3 +127,29 @@ async def test_a_role_revoked_through_another_process_creates_nothing_more(
 
         assert refused.status_code in (400, 403), refused.text
         assert await written(clean_pool, "refused") == 0
+
+
+async def test_a_template_changed_through_another_process_is_what_the_next_workload_runs(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, nats_url: str
+) -> None:
+    units = await org(app, admin)
+    linked = await assets(app, admin)
+    made = await call(
+        app, "POST", TEMPLATES, admin, json=in_project("ddp", units["project"], linked)
+    )
+    assert made.status_code == 202, made.text
+    template_id = made.json()["meta"]["id"]
+    body = {"projectId": units["project"]["id"], "clusterId": units["cluster"]["uuid"],
+            "templateId": template_id}  # fmt: skip
+    async with two_processes(app, clean_pool, nats_url) as (one, two):
+        first = await sent(one, "POST", WORKLOADS, admin, json={**body, "name": "first"})
+        assert first.status_code == 202, first.text  # `one` read the template and its assets
+        assert first.json()["spec"]["numWorkers"] == 2
+        patched = await sent(two, "PATCH", f"{TEMPLATES}/{template_id}", admin,
+                             json={"spec": {"numWorkers": 6}})  # fmt: skip
+        assert patched.status_code == 200, patched.text
+
+        second = await sent(one, "POST", WORKLOADS, admin, json={**body, "name": "second"})
+
+        assert second.status_code == 202, second.text
+        assert second.json()["spec"]["numWorkers"] == 6
