@@ -191,7 +191,8 @@ class PostgresStreams:
             grouped[row["stream_id"]].append(row)
         for stream_id, stream_rows in grouped.items():
             stream = self._stream(stream_rows)
-            self._keep(stream_id, stream)
+            if remembered:  # kept for the decisions that may use what is remembered, only
+                self._keep(stream_id, stream)
             if stream_rows:
                 self._remember(stream_id, len(stream_rows), stream_rows[-1]["hash"])
                 found[stream_id] = stream
