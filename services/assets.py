@@ -8,7 +8,10 @@ infra/http/assets.py the HTTP routes.
 from collections.abc import Sequence
 from uuid import UUID
 
+import msgspec
+
 from domain import assets, credentials
+from domain import tenant_settings as settings
 from domain.assets import Asset, AssetNotFoundError, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.events import AssetEvent, Event, EventMetadata
@@ -18,6 +21,7 @@ from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, idempotency, stamps, tenant_settings, uses
 from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, StreamLoader, Streams, Uses
+from services.prefetch import actor_stream, decided, prefetch, scope_stream
 from services.stamps import Stamped
 
 # Where a request names each kind of scope (Run:ai's asset meta).
@@ -29,40 +33,61 @@ SCOPE_FIELDS = {
 }
 
 
+class _Decided(msgspec.Struct, frozen=True, kw_only=True):
+    """A creation as checked: its events and name, and what its append must find unmoved."""
+
+    events: Sequence[Event]
+    meta: AssetMeta
+    checked: dict[UUID, int] | None
+
+
 async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
     """Create the asset; return it as written."""
     kind = assets.kind_of(cmd.spec)
-    lineage = await access.lineage_of(
-        cmd.scope, streams=streams, field=SCOPE_FIELDS[cmd.scope.kind]
-    )
-    unseen = access.unseen_scope(cmd.scope, field=SCOPE_FIELDS[cmd.scope.kind])
-    await access.require(
-        cmd.metadata, lineage, "editor", f"create {kind}s", streams=streams, unseen=unseen
-    )
-    cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
-    meta = AssetMeta(
-        name=cmd.name,
-        description=cmd.description,
-        scope=cmd.scope.kind,
-        workload_supported_types=cmd.workload_supported_types,
-        auto_delete=cmd.auto_delete,
-        private=cmd.private,
-        cluster_id=cluster_id,
-        department_id=department_id,
-        project_id=project_id,
-    )
-    await _check_credentials(cmd.spec, meta.lineage, streams)
-    await _check_settings(cmd.spec, streams)
-    events = assets.create(None, cmd.asset_id, meta, cmd.spec)
-    creation = await idempotency.create_once(
-        streams,
-        cmd.asset_id,
-        events,
-        new_id=cmd.new_id,
-        metadata=cmd.metadata,
-        name=name_claim(kind, meta),
-        uses=uses_of(kind, meta, cmd.spec),
-    )
+
+    async def decide(remembered: bool) -> _Decided:
+        # The caller's roles, the scope and the tenant's settings in one round trip, or none.
+        loader = await prefetch(
+            streams,
+            [actor_stream(cmd.metadata), scope_stream(cmd.scope), settings.STREAM],
+            remembered=remembered,
+        )
+        field = SCOPE_FIELDS[cmd.scope.kind]
+        lineage = await access.lineage_of(cmd.scope, streams=loader, field=field)
+        unseen = access.unseen_scope(cmd.scope, field=field)
+        await access.require(
+            cmd.metadata, lineage, "editor", f"create {kind}s", streams=loader, unseen=unseen
+        )
+        cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
+        meta = AssetMeta(
+            name=cmd.name,
+            description=cmd.description,
+            scope=cmd.scope.kind,
+            workload_supported_types=cmd.workload_supported_types,
+            auto_delete=cmd.auto_delete,
+            private=cmd.private,
+            cluster_id=cluster_id,
+            department_id=department_id,
+            project_id=project_id,
+        )
+        await _check_credentials(cmd.spec, meta.lineage, loader)
+        await _check_settings(cmd.spec, loader)
+        events = assets.create(None, cmd.asset_id, meta, cmd.spec)
+        return _Decided(events=events, meta=meta, checked=loader.checked)
+
+    async def write(decision: _Decided) -> idempotency.Creation:
+        return await idempotency.create_once(
+            streams,
+            cmd.asset_id,
+            decision.events,
+            new_id=cmd.new_id,
+            metadata=cmd.metadata,
+            name=name_claim(kind, decision.meta),
+            uses=uses_of(kind, decision.meta, cmd.spec),
+            checked=decision.checked,
+        )
+
+    creation = await decided(decide, write)
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 
 
@@ -193,7 +218,7 @@ def _credential_refs(spec: AssetSpec) -> list[CredentialRef]:
 
 
 async def _check_credentials(
-    spec: AssetSpec, lineage: tuple[ScopeRef, ...], streams: Streams
+    spec: AssetSpec, lineage: tuple[ScopeRef, ...], streams: StreamLoader
 ) -> None:
     """Every credential a spec reads must exist where the asset can use it (in its scope or
     above), be of a kind that fits, and (a generic secret) hold the key asked for."""
@@ -225,7 +250,7 @@ def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:
     )
 
 
-async def _check_settings(spec: object, streams: Streams) -> None:
+async def _check_settings(spec: object, streams: StreamLoader) -> None:
     """A compute resource's GPU limits need GPU resource optimization turned on."""
     if isinstance(spec, ComputeSpec) and (spec.gpu_portion_limit or spec.gpu_memory_limit):
         settings = await tenant_settings.current(streams)

@@ -1,9 +1,9 @@
-"""A template's creation, or a workload's submission, may be decided on what its API process read
-for an earlier one (the caller's roles, the template, the assets it links), and is written only
-if those streams have not moved on since: a change made through another API process in between
-is what the creation is checked against and built from, and a refusal is never made on what may
-be old. Two apps over one
-database, each kept running across its requests, stand for two API processes."""
+"""A template's or an asset's creation, or a workload's submission, may be decided on what its
+API process read for an earlier one (the caller's roles, the template, the assets it links), and
+is written only if those streams have not moved on since: a change made through another API
+process in between is what the creation is checked against and built from, and a refusal is
+never made on what may be old. Two apps over one database, each kept running across its
+requests, stand for two API processes."""
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -91,39 +91,50 @@ async def test_an_asset_deleted_through_another_process_is_not_linked_by_the_nex
         assert await written(clean_pool, "second") == 0
 
 
+async def editor_bot(client: httpx.AsyncClient, admin: str) -> tuple[str, str, str]:
+    """A service account made editor of a new project: its token, the project's id and the
+    access rule's id."""
+    cluster = (await sent(client, "POST", "/api/v1/clusters", admin, json={"name": "east"})).json()
+    project = await sent(
+        client, "POST", "/api/v1/org-unit/projects", admin,
+        json={"name": "llm", "clusterId": cluster["uuid"]},
+    )  # fmt: skip
+    project_id = str(project.json()["id"])
+    account = await sent(client, "POST", "/api/v1/service-accounts", admin, json={"name": "bot"})
+    rule = await sent(client, "POST", RULES, admin, json={
+        "subjectId": account.json()["id"], "subjectType": "service-account", "roleId": EDITOR,
+        "scopeId": project_id, "scopeType": "project",
+    })  # fmt: skip
+    assert rule.status_code == 201, rule.text
+    grant = {"grantType": "client_credentials", "clientID": "bot",
+             "clientSecret": account.json()["clientSecret"]}  # fmt: skip
+    token = (await sent(client, "POST", "/api/v1/token", None, json=grant)).json()["accessToken"]
+    return str(token), project_id, str(rule.json()["id"])
+
+
+@pytest.mark.parametrize("kind", ["template", "environment"])
 async def test_a_role_revoked_through_another_process_creates_nothing_more(
-    app: Litestar, admin: str, clean_pool: asyncpg.Pool, nats_url: str
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, nats_url: str, kind: str
 ) -> None:
     async with two_processes(app, clean_pool, nats_url) as (one, two):
-        cluster = (await sent(one, "POST", "/api/v1/clusters", admin, json={"name": "east"})).json()
-        project = await sent(
-            one, "POST", "/api/v1/org-unit/projects", admin,
-            json={"name": "llm", "clusterId": cluster["uuid"]},
-        )  # fmt: skip
-        project_id = project.json()["id"]
-        account = await sent(
-            one, "POST", "/api/v1/service-accounts", admin, json={"name": "ci-bot"}
-        )
-        rule = await sent(one, "POST", RULES, admin, json={
-            "subjectId": account.json()["id"], "subjectType": "service-account", "roleId": EDITOR,
-            "scopeId": project_id, "scopeType": "project",
-        })  # fmt: skip
-        assert rule.status_code == 201, rule.text
-        grant = {"grantType": "client_credentials", "clientID": "ci-bot",
-                 "clientSecret": account.json()["clientSecret"]}  # fmt: skip
-        bot = (await sent(one, "POST", "/api/v1/token", None, json=grant)).json()["accessToken"]
+        bot, project_id, rule = await editor_bot(one, admin)
 
-        def in_project(name: str) -> dict[str, Any]:
+        def creation(name: str) -> tuple[str, dict[str, Any]]:
+            if kind == "environment":
+                meta = {"name": name, "scope": "project", "projectId": project_id}
+                return ENVIRONMENTS, {"meta": meta, "spec": {"image": IMAGE}}
             body = template(name)
             body["meta"] = {"name": name, "scopeType": "project", "scopeId": project_id}
-            return body
+            return TEMPLATES, body
 
-        allowed = await sent(one, "POST", TEMPLATES, bot, json=in_project("allowed"))
+        path, body = creation("allowed")
+        allowed = await sent(one, "POST", path, bot, json=body)
         assert allowed.status_code == 202, allowed.text  # `one` read the bot's roles for it
-        revoked = await sent(two, "DELETE", f"{RULES}/{rule.json()['id']}", admin)
+        revoked = await sent(two, "DELETE", f"{RULES}/{rule}", admin)
         assert revoked.status_code == 204, revoked.text
 
-        refused = await sent(one, "POST", TEMPLATES, bot, json=in_project("refused"))
+        path, body = creation("refused")
+        refused = await sent(one, "POST", path, bot, json=body)
 
         assert refused.status_code in (400, 403), refused.text
         assert await written(clean_pool, "refused") == 0
