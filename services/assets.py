@@ -8,8 +8,6 @@ infra/http/assets.py the HTTP routes.
 from collections.abc import Sequence
 from uuid import UUID
 
-import msgspec
-
 from domain import assets, credentials
 from domain import tenant_settings as settings
 from domain.assets import Asset, AssetNotFoundError, AssetSpec, InvalidAssetError
@@ -21,7 +19,7 @@ from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, idempotency, stamps, tenant_settings, uses
 from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, StreamLoader, Streams, Uses
-from services.prefetch import actor_stream, decided, prefetch, scope_stream
+from services.prefetch import actor_stream, prefetch, scope_stream
 from services.stamps import Stamped
 
 # Where a request names each kind of scope (Run:ai's asset meta).
@@ -33,19 +31,11 @@ SCOPE_FIELDS = {
 }
 
 
-class _Decided(msgspec.Struct, frozen=True, kw_only=True):
-    """A creation as checked: its events and name, and what its append must find unmoved."""
-
-    events: Sequence[Event]
-    meta: AssetMeta
-    checked: dict[UUID, int] | None
-
-
 async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
     """Create the asset; return it as written."""
     kind = assets.kind_of(cmd.spec)
 
-    async def decide(remembered: bool) -> _Decided:
+    async def decide(remembered: bool) -> idempotency.Decision:
         # The caller's roles, the scope and the tenant's settings in one round trip, or none.
         loader = await prefetch(
             streams,
@@ -72,22 +62,16 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
         )
         await _check_credentials(cmd.spec, meta.lineage, loader)
         await _check_settings(cmd.spec, loader)
-        events = assets.create(None, cmd.asset_id, meta, cmd.spec)
-        return _Decided(events=events, meta=meta, checked=loader.checked)
-
-    async def write(decision: _Decided) -> idempotency.Creation:
-        return await idempotency.create_once(
-            streams,
-            cmd.asset_id,
-            decision.events,
-            new_id=cmd.new_id,
-            metadata=cmd.metadata,
-            name=name_claim(kind, decision.meta),
-            uses=uses_of(kind, decision.meta, cmd.spec),
-            checked=decision.checked,
+        return idempotency.Decision(
+            events=assets.create(None, cmd.asset_id, meta, cmd.spec),
+            name=name_claim(kind, meta),
+            uses=uses_of(kind, meta, cmd.spec),
+            checked=loader.checked,
         )
 
-    creation = await decided(decide, write)
+    _, creation = await idempotency.create_decided(
+        streams, cmd.asset_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
+    )
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 
 

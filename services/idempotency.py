@@ -13,8 +13,8 @@ from what caused them instead (services/event_ids.py); the store's replay check 
 attempt into the first result.
 """
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Final
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Final, TypeVar
 from uuid import UUID, uuid4, uuid5
 
 import msgspec
@@ -23,6 +23,7 @@ from domain.events import Event, EventMetadata
 from services import stamps
 from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
 from services.ports import NameClaim, Stream, Streams, Uses
+from services.prefetch import decided
 from services.stamps import Stamps
 
 # A fixed namespace, so an id derived from a key is the same in every process and release.
@@ -103,6 +104,48 @@ async def create_once(
     return Creation(
         events=events, now=True, stamps=stamps.appended(Stream(0, ()), result, metadata)
     )
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """What a create decided: its events, the name and uses they hold, and what its append must
+    find unmoved (services/prefetch.py `decided`)."""
+
+    events: Sequence[Event]
+    name: NameClaim | None
+    uses: Uses | None
+    checked: dict[UUID, int] | None
+
+
+Decided = TypeVar("Decided", bound=Decision)
+
+
+async def create_decided(
+    streams: Streams,
+    stream_id: UUID,
+    decide: Callable[[bool], Awaitable[Decided]],
+    *,
+    new_id: bool,
+    metadata: EventMetadata,
+    same: Same = _equal,
+) -> tuple[Decided, Creation]:
+    """`create_once` what `decide` decides, on remembered streams first (`decided`); the
+    decision written, and the creation."""
+
+    async def write(decision: Decided) -> tuple[Decided, Creation]:
+        creation = await create_once(
+            streams,
+            stream_id,
+            decision.events,
+            new_id=new_id,
+            metadata=metadata,
+            name=decision.name,
+            uses=decision.uses,
+            same=same,
+            checked=decision.checked,
+        )
+        return decision, creation
+
+    return await decided(decide, write)
 
 
 def _first(stream: Stream, events: Sequence[Event], stream_id: UUID, same: Same) -> Creation | None:

@@ -36,7 +36,7 @@ from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
 from services.ports import NameClaim, NameHolder, StreamLoader, Streams, Uses
-from services.prefetch import actor_stream, decided, prefetch, scope_stream
+from services.prefetch import actor_stream, prefetch, scope_stream
 from services.stamps import Stamps
 from services.tenant_settings import current as settings_of
 
@@ -51,14 +51,10 @@ class TemplateView(msgspec.Struct, frozen=True):
     stamps: Stamps
 
 
-class _Decided(msgspec.Struct, frozen=True, kw_only=True):
-    """A creation as checked: its events, the assets they were checked against, and what its
-    append must find unmoved."""
+class _Decided(idempotency.Decision, frozen=True, kw_only=True):
+    """A creation as checked, with the assets it was checked against."""
 
-    meta: TemplateMeta
-    events: Sequence[Event]
     found: dict[UUID, Asset]
-    checked: dict[UUID, int] | None
 
 
 async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateView:
@@ -78,24 +74,22 @@ async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateV
             remembered=remembered,
         )
         meta, versions, found = await _checked_creation(cmd, loader)
-        events = templates.create(None, cmd.template_id, meta, cmd.body, versions)
-        return _Decided(meta=meta, events=events, found=found, checked=loader.checked)
-
-    async def write(decision: _Decided) -> tuple[_Decided, idempotency.Creation]:
-        creation = await idempotency.create_once(
-            streams,
-            cmd.template_id,
-            decision.events,
-            new_id=cmd.new_id,
-            metadata=cmd.metadata,
-            name=name_claim(decision.meta),
+        return _Decided(
+            events=templates.create(None, cmd.template_id, meta, cmd.body, versions),
+            name=name_claim(meta),
             uses=uses_of(cmd.name, cmd.scope, cmd.body),
-            same=_same_template,
-            checked=decision.checked,
+            checked=loader.checked,
+            found=found,
         )
-        return decision, creation
 
-    decision, creation = await decided(decide, write)
+    decision, creation = await idempotency.create_decided(
+        streams,
+        cmd.template_id,
+        decide,
+        new_id=cmd.new_id,
+        metadata=cmd.metadata,
+        same=_same_template,
+    )
     created = _after((), creation.events)
     if not creation.now:  # the first attempt's template, combined as it recorded its assets
         return TemplateView(created, await combined(created, streams=streams), creation.stamps)

@@ -6,7 +6,6 @@ Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py 
 infra/http/workloads.py the HTTP routes.
 """
 
-from collections.abc import Sequence
 from uuid import UUID
 
 import msgspec
@@ -31,41 +30,21 @@ from services import registries as registry_assets  # `registries` names the pul
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
 from services.ports import NameClaim, RegistryCredentials, StreamLoader, Streams, Uses
-from services.prefetch import actor_stream, decided, prefetch
+from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped
 from services.templates import combined
 from services.tenant_settings import current as settings_of
 
 
-class _Decided(msgspec.Struct, frozen=True, kw_only=True):
-    """A submission as checked: its events, what it holds, and what its append must find
-    unmoved."""
-
-    events: Sequence[Event]
-    claim: NameClaim
-    uses: Uses
-    checked: dict[UUID, int] | None
-
-
 async def request_workload(
     cmd: RequestWorkload, *, streams: Streams, registries: RegistryCredentials
 ) -> Stamped[Workload]:
-    async def decide(remembered: bool) -> _Decided:
+    async def decide(remembered: bool) -> idempotency.Decision:
         return await _decided(cmd, streams, registries, remembered)
 
-    async def write(decision: _Decided) -> idempotency.Creation:
-        return await idempotency.create_once(
-            streams,
-            cmd.workload_id,
-            decision.events,
-            new_id=cmd.new_id,
-            metadata=cmd.metadata,
-            name=decision.claim,
-            uses=decision.uses,
-            checked=decision.checked,
-        )
-
-    creation = await decided(decide, write)
+    _, creation = await idempotency.create_decided(
+        streams, cmd.workload_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
+    )
     state = workloads.fold(creation.events)
     assert state is not None
     return Stamped(state=state, stamps=creation.stamps)
@@ -73,7 +52,7 @@ async def request_workload(
 
 async def _decided(
     cmd: RequestWorkload, streams: Streams, registries: RegistryCredentials, remembered: bool
-) -> _Decided:
+) -> idempotency.Decision:
     """The submission's events, once the caller may submit them and they may run there,
     decided on streams read `remembered` or from the store now (services/prefetch.py)."""
     project_ref = ScopeRef("project", cmd.project_id)
@@ -180,9 +159,9 @@ async def _decided(
     held = uses.of_scope(project_ref, "/projectId") + tuple(
         (c.data_volume_id, "/templateId") for c in snapshot.data_volume_claims
     )
-    return _Decided(
+    return idempotency.Decision(
         events=workloads.request(None, requested),
-        claim=name_claim(project.id, name),
+        name=name_claim(project.id, name),
         uses=Uses(user=f"workload {name}", used=held),
         checked=loader.checked,
     )
