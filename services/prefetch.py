@@ -5,9 +5,10 @@ from typing import TypeVar
 from uuid import UUID
 
 from domain import org_units, users
-from domain.errors import TrainplateError
+from domain.errors import DomainError
 from domain.events import EventMetadata
 from domain.values import ScopeRef
+from services.errors import ApplicationError
 from services.ports import Stream, Streams
 
 Decision = TypeVar("Decision")
@@ -20,17 +21,10 @@ class Prefetched:
     version of each for the append to check, the others included (asked of the store's memory
     too, one by one)."""
 
-    def __init__(
-        self,
-        store: Streams,
-        streams: dict[UUID, Stream],
-        asked: set[UUID],
-        *,
-        remembered: bool = False,
-    ) -> None:
+    def __init__(self, store: Streams, *, remembered: bool = False) -> None:
         self._store = store
-        self._streams = streams
-        self._asked = set(asked)
+        self._streams: dict[UUID, Stream] = {}
+        self._asked: set[UUID] = set()
         self._remembered = remembered
 
     @property
@@ -74,7 +68,7 @@ async def prefetch(
 ) -> Prefetched:
     """The streams, read in one round trip (none, `remembered`, when the store holds them all
     from before)."""
-    return await Prefetched(store, {}, set(), remembered=remembered).add(ids)
+    return await Prefetched(store, remembered=remembered).add(ids)
 
 
 async def decided(
@@ -84,10 +78,11 @@ async def decided(
     its append `checked` by `write`), and write it; decide once more from the streams as they
     now are (`decide(False)`) when they had moved on, or when the first decision refused (what
     may be old supports no refusal). `write` is one append: refused, it wrote nothing, so the
-    second attempt never follows a write."""
+    second attempt never follows a write. A fault of the store is no refusal: whether the
+    append took, it cannot tell, so it is not tried again here."""
     try:
         return await write(await decide(True))
-    except TrainplateError:
+    except (DomainError, ApplicationError):
         return await write(await decide(False))
 
 
