@@ -52,7 +52,7 @@ async def environment(client: httpx.AsyncClient, admin: str) -> str:
 
 
 async def written(pool: asyncpg.Pool, name: str) -> int:
-    """How many template events name `name`."""
+    """How many events carry `name` in their meta (what a refused creation would have written)."""
     query = "SELECT count(*) FROM events WHERE data->'meta'->>'name' = $1"
     return int(await pool.fetchval(query, name))
 
