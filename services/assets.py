@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from domain import assets, credentials
-from domain import tenant_settings as settings
 from domain.assets import Asset, AssetNotFoundError, AssetSpec, InvalidAssetError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.events import AssetEvent, Event, EventMetadata
 from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
+from domain.tenant_settings import STREAM as SETTINGS_STREAM
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, idempotency, stamps, tenant_settings, uses
@@ -39,7 +39,7 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
         # The caller's roles, the scope and the tenant's settings in one round trip, or none.
         loader = await prefetch(
             streams,
-            [actor_stream(cmd.metadata), scope_stream(cmd.scope), settings.STREAM],
+            [actor_stream(cmd.metadata), scope_stream(cmd.scope), SETTINGS_STREAM],
             remembered=remembered,
         )
         field = SCOPE_FIELDS[cmd.scope.kind]

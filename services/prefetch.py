@@ -17,9 +17,9 @@ Outcome = TypeVar("Outcome")
 
 class Prefetched:
     """A stream loader that answers from streams read together up front, and asks the store
-    for any other. Read `remembered`, every stream it answers with may be old, so it keeps the
-    version of each for the append to check, the others included (asked of the store's memory
-    too, one by one)."""
+    for any other (once: a decision reads each stream as it found it). Read `remembered`, every
+    stream it answers with may be old, so it keeps the version of each for the append to check,
+    the others included (asked of the store's memory too, one by one)."""
 
     def __init__(self, store: Streams, *, remembered: bool = False) -> None:
         self._store = store
@@ -37,8 +37,6 @@ class Prefetched:
 
     async def load(self, stream_id: UUID) -> Stream:
         if stream_id not in self._asked:
-            if not self._remembered:
-                return await self._store.load(stream_id)
             await self.add([stream_id])
         return self._streams.get(stream_id, Stream(0, ()))
 

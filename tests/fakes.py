@@ -59,6 +59,8 @@ class InMemoryStreams:
         found = {i: await self.load(i) for i in stream_ids}
         if remembered:
             found.update({i: self.kept[i] for i in stream_ids if i in self.kept})
+        else:  # a fresh read brings what is kept up to date
+            self.kept.update({i: s for i, s in found.items() if i in self.kept})
         return {i: s for i, s in found.items() if s.version}
 
     def remember(self, *stream_ids: UUID) -> None:

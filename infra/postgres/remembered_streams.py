@@ -29,6 +29,9 @@ class RememberedStreams:
             self._streams.move_to_end(stream_id)
         return stream
 
+    def __contains__(self, stream_id: object) -> bool:
+        return stream_id in self._streams
+
     def keep(self, stream_id: UUID, stream: Stream) -> None:
         self._streams[stream_id] = stream
         self._streams.move_to_end(stream_id)

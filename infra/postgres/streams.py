@@ -191,7 +191,10 @@ class PostgresStreams:
             grouped[row["stream_id"]].append(row)
         for stream_id, stream_rows in grouped.items():
             stream = self._stream(stream_rows)
-            if remembered:  # kept for the decisions that may use what is remembered, only
+            # Kept for the decisions that may use what is remembered (only those; and a fresh
+            # read of a stream they remember brings it up to date: a decision it refused, made
+            # again from the store, is not refused again from memory at the next request).
+            if remembered or stream_id in self._remembered:
                 self._keep(stream_id, stream)
             if stream_rows:
                 self._remember(stream_id, len(stream_rows), stream_rows[-1]["hash"])

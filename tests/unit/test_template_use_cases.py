@@ -17,12 +17,18 @@ from domain.commands import (
     UpdateAsset,
     UpdateTemplate,
 )
-from domain.events import ApplicationCreated, EventMetadata, TemplateCreated, TemplateUpdated
+from domain.events import (
+    ApplicationCreated,
+    ApplicationRoleGranted,
+    EventMetadata,
+    TemplateCreated,
+    TemplateUpdated,
+)
 from domain.org_units import UnknownScopeError
 from domain.specs import EnvironmentSpec, WorkloadSupportedTypes
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateBody
-from domain.values import Grant, ScopeRef
+from domain.values import AccessRule, Grant, ScopeRef
 from services import assets, templates
 from services.errors import (
     InvalidRequestError,
@@ -124,6 +130,20 @@ async def test_a_refusal_is_never_made_on_what_may_have_moved_on() -> None:
     await environment(streams, asset_id=absent)
     view = await create(streams, assets={"environment": str(absent)})
     assert [v.asset_id for v in view.template.asset_versions] == [absent]
+
+
+async def test_a_refusal_from_memory_made_good_from_the_store_is_not_made_from_memory_again() -> (
+    None
+):
+    streams = InMemoryStreams()
+    reader = await viewer(streams)  # may not create templates...
+    actor = UUID(reader.actor_subject)
+    streams.remember(actor)
+    editor = Grant(role="editor", scope_kind="tenant", scope_id="tenant")
+    granted = ApplicationRoleGranted(application_id=actor, rule=AccessRule(rule_id=1, grant=editor))
+    await streams.append(actor, [granted], expected_version=1, metadata=SYSTEM)  # ...until now
+    await create(streams, metadata=reader)  # refused from memory, then made from the store
+    assert streams.kept[actor].version == 2  # the fresh read brought memory up to date
 
 
 async def test_an_asset_a_template_uses_cannot_be_deleted_until_the_template_is() -> None:
