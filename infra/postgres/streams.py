@@ -14,7 +14,7 @@ Driver errors are translated here; nothing above `infra` sees an asyncpg type.
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
-from typing import Final
+from typing import Final, NamedTuple
 from uuid import UUID
 
 import asyncpg
@@ -241,36 +241,22 @@ class PostgresStreams:
         unused: InUse | None = None,
         checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
-        args = (stream_id, events, expected_version, metadata, event_ids, name, uses, unused)
-        if checked and not _creates_named(name, expected_version, events, event_ids, unused):
+        asked = _Append(
+            stream_id, events, expected_version, metadata, event_ids, name, uses, unused
+        )
+        if checked and not asked.creates_named():
             # Only the creation of a named stream checks within its one statement; any other
             # append checks first, in its transaction.
             async with self.transaction() as tx:
                 await tx._refuse_moved(checked)
-                return await tx._append(*args, None)
-        return await self._append(*args, checked)
+                return await tx._append(asked, None)
+        return await self._append(asked, checked)
 
-    async def _append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None,
-        name: NameClaim | Keep | None,
-        uses: Uses | None,
-        unused: InUse | None,
-        checked: Mapping[UUID, int] | None,
-    ) -> AppendResult:
+    async def _append(self, asked: "_Append", checked: Mapping[UUID, int] | None) -> AppendResult:
         async def write() -> AppendResult:
-            if name is not KEEP or uses is not None or unused is not None:
-                return await self._append_holding(
-                    stream_id, events, expected_version, metadata, event_ids, name, uses, unused,
-                    checked,
-                )  # fmt: skip
-            return await self._append_events(
-                stream_id, events, expected_version, metadata, event_ids
-            )
+            if asked.name is not KEEP or asked.uses is not None or asked.unused is not None:
+                return await self._append_holding(asked, checked)
+            return await self._append_events(*asked.events_alone())
 
         if self._unit is None:
             return await write()
@@ -318,21 +304,11 @@ class PostgresStreams:
         return self._result(stream_id, expected_version, len(events), rows, carried_at)
 
     async def _append_holding(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None,
-        name: NameClaim | Keep | None,
-        uses: Uses | None,
-        unused: InUse | None,
-        checked: Mapping[UUID, int] | None,
+        self, asked: "_Append", checked: Mapping[UUID, int] | None
     ) -> AppendResult:
         """The events with the name and the uses they move, in one transaction."""
-        if isinstance(name, NameClaim) and _creates_named(
-            name, expected_version, events, event_ids, unused
-        ):
+        stream_id, events, expected_version, metadata, _, name, uses, unused = asked
+        if isinstance(name, NameClaim) and asked.creates_named():
             # Creating a named stream, the common case: one statement, one round trip.
             return await self._append_first_named(
                 stream_id, events[0], metadata, name, uses, checked or {}
@@ -341,9 +317,7 @@ class PostgresStreams:
             # The events first: a retry (its event ids stored already) is answered by the
             # append alone, before a name or a use moves, so a replay writes nothing, even
             # when its name has been freed or taken by another stream since.
-            result = await tx._append_events(
-                stream_id, events, expected_version, metadata, event_ids
-            )
+            result = await tx._append_events(*asked.events_alone())
             if result.replayed:
                 return result
             conn = tx.connection
@@ -561,18 +535,29 @@ def _written_of(row: asyncpg.Record) -> Written:
     return Written(row["recorded_at"], row["actor"] or "")
 
 
-def _creates_named(
-    name: NameClaim | Keep | None,
-    expected_version: int | None,
-    events: Sequence[Event],
-    event_ids: Sequence[UUID] | None,
-    unused: InUse | None,
-) -> bool:
-    """The append creates a named stream with one fresh event: append_first_named.sql's case."""
-    return (
-        isinstance(name, NameClaim)
-        and expected_version == 0
-        and len(events) == 1
-        and event_ids is None
-        and unused is None
-    )
+class _Append(NamedTuple):
+    """One append as the port was asked for it (Streams.append)."""
+
+    stream_id: UUID
+    events: Sequence[Event]
+    expected_version: int | None
+    metadata: EventMetadata
+    event_ids: Sequence[UUID] | None
+    name: NameClaim | Keep | None
+    uses: Uses | None
+    unused: InUse | None
+
+    def creates_named(self) -> bool:
+        """A named stream created with one fresh event: append_first_named.sql's case."""
+        return (
+            isinstance(self.name, NameClaim)
+            and self.expected_version == 0
+            and len(self.events) == 1
+            and self.event_ids is None
+            and self.unused is None
+        )
+
+    def events_alone(
+        self,
+    ) -> tuple[UUID, Sequence[Event], int | None, EventMetadata, Sequence[UUID] | None]:
+        return self.stream_id, self.events, self.expected_version, self.metadata, self.event_ids
