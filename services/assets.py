@@ -10,9 +10,22 @@ from uuid import UUID
 
 from domain import assets, credentials
 from domain.assets import Asset, AssetNotFoundError, AssetSpec, InvalidAssetError
-from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
+from domain.commands import (
+    CreateAsset,
+    CreateCredential,
+    CreateRegistry,
+    DeleteAsset,
+    UpdateAsset,
+)
 from domain.events import AssetEvent, Event, EventMetadata
-from domain.specs import ComputeSpec, EnvironmentSpec, GitSpec, S3Spec, SecretVolumeSpec
+from domain.specs import (
+    ComputeSpec,
+    EnvironmentSpec,
+    GitSpec,
+    S3Spec,
+    SecretVolumeSpec,
+    WorkloadSupportedTypes,
+)
 from domain.tenant_settings import STREAM as SETTINGS_STREAM
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
@@ -42,23 +55,12 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
             [actor_stream(cmd.metadata), scope_stream(cmd.scope), SETTINGS_STREAM],
             remembered=remembered,
         )
-        field = SCOPE_FIELDS[cmd.scope.kind]
-        lineage = await access.lineage_of(cmd.scope, streams=loader, field=field)
-        unseen = access.unseen_scope(cmd.scope, field=field)
-        await access.require(
-            cmd.metadata, lineage, "editor", f"create {kind}s", streams=loader, unseen=unseen
-        )
-        cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
-        meta = AssetMeta(
-            name=cmd.name,
-            description=cmd.description,
-            scope=cmd.scope.kind,
+        meta = await placed(
+            cmd,
+            f"create {kind}s",
+            streams=loader,
             workload_supported_types=cmd.workload_supported_types,
             auto_delete=cmd.auto_delete,
-            private=cmd.private,
-            cluster_id=cluster_id,
-            department_id=department_id,
-            project_id=project_id,
         )
         await _check_credentials(cmd.spec, meta.lineage, loader)
         await _check_settings(cmd.spec, loader)
@@ -239,6 +241,35 @@ async def _check_settings(spec: object, streams: StreamLoader) -> None:
     if isinstance(spec, ComputeSpec) and (spec.gpu_portion_limit or spec.gpu_memory_limit):
         settings = await tenant_settings.current(streams)
         check_compute(settings, "/spec", spec)
+
+
+async def placed(
+    cmd: CreateAsset | CreateCredential | CreateRegistry,
+    action: str,
+    *,
+    streams: StreamLoader,
+    workload_supported_types: WorkloadSupportedTypes | None = None,
+    auto_delete: bool = False,
+) -> AssetMeta:
+    """The meta of the asset `cmd` creates where it says (with what only some kinds carry),
+    once its caller may `action` there: an editor of the scope or above; a scope out of the
+    caller's sight answers as one unknown."""
+    field = SCOPE_FIELDS[cmd.scope.kind]
+    lineage = await access.lineage_of(cmd.scope, streams=streams, field=field)
+    unseen = access.unseen_scope(cmd.scope, field=field)
+    await access.require(cmd.metadata, lineage, "editor", action, streams=streams, unseen=unseen)
+    cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
+    return AssetMeta(
+        name=cmd.name,
+        description=cmd.description,
+        scope=cmd.scope.kind,
+        workload_supported_types=workload_supported_types,
+        auto_delete=auto_delete,
+        private=cmd.private,
+        cluster_id=cluster_id,
+        department_id=department_id,
+        project_id=project_id,
+    )
 
 
 def placement(

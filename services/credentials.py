@@ -14,7 +14,7 @@ from domain.credentials import Credential
 from domain.events import CredentialEvent, Event, EventMetadata
 from domain.values import AssetMeta
 from services import access, stamps, uses
-from services.assets import SCOPE_FIELDS, placement
+from services.assets import SCOPE_FIELDS, placed
 from services.kinds import live_scope
 from services.ports import CredentialVault, NameClaim, StreamLoader, Uses
 from services.stamps import Stamped
@@ -23,21 +23,7 @@ from services.stamps import Stamped
 async def create_credential(
     cmd: CreateCredential, *, vault: CredentialVault
 ) -> Stamped[Credential]:
-    lineage = await access.lineage_of(cmd.scope, streams=vault, field=SCOPE_FIELDS[cmd.scope.kind])
-    unseen = access.unseen_scope(cmd.scope, field=SCOPE_FIELDS[cmd.scope.kind])
-    await access.require(
-        cmd.metadata, lineage, "editor", "create credentials", streams=vault, unseen=unseen
-    )
-    cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
-    meta = AssetMeta(
-        name=cmd.name,
-        description=cmd.description,
-        scope=cmd.scope.kind,
-        cluster_id=cluster_id,
-        department_id=department_id,
-        project_id=project_id,
-        private=cmd.private,
-    )
+    meta = await placed(cmd, "create credentials", streams=vault)
     values = cmd.values.reveal()
     given = {name: value for name, value in values.items() if value is not None}
     stream = await vault.load(cmd.asset_id)

@@ -20,7 +20,7 @@ from domain.specs import RegistrySpec
 from domain.template_specs import ReplicaSpec
 from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
-from services.assets import SCOPE_FIELDS, placement
+from services.assets import SCOPE_FIELDS, placed
 from services.kinds import fold_as, live_scope
 from services.ports import CredentialVault, NameClaim, Stream, StreamLoader, Uses
 from services.stamps import Stamped
@@ -30,22 +30,11 @@ Refusal = Callable[[str, str], Exception]
 
 
 async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
-    field = SCOPE_FIELDS[cmd.scope.kind]
-    lineage = await access.lineage_of(cmd.scope, streams=vault, field=field)
-    unseen = access.unseen_scope(cmd.scope, field=field)
-    await access.require(
-        cmd.metadata, lineage, "editor", "create registries", streams=vault, unseen=unseen
-    )
-    cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
-    meta = AssetMeta(
-        name=cmd.name,
-        description=cmd.description,
-        scope=cmd.scope.kind,
+    meta = await placed(
+        cmd,
+        "create registries",
+        streams=vault,
         workload_supported_types=cmd.workload_supported_types,
-        private=cmd.private,
-        cluster_id=cluster_id,
-        department_id=department_id,
-        project_id=project_id,
     )
     values = _given(cmd.password.reveal())
     spec = RegistrySpec(
@@ -53,7 +42,9 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
     )
     stream = await vault.load(cmd.asset_id)
     events = registries.create(_fold(stream.events), cmd.asset_id, meta, spec)
-    used = Uses(user=f"registry {cmd.name}", used=uses.of_scope(cmd.scope, field))
+    used = Uses(
+        user=f"registry {cmd.name}", used=uses.of_scope(cmd.scope, SCOPE_FIELDS[cmd.scope.kind])
+    )
     return await _written(vault, stream, events, cmd.metadata, values=values, uses=used)
 
 
