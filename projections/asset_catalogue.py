@@ -278,17 +278,3 @@ def _supports(meta: AssetMeta, wanted: AssetFilter) -> bool:
     if wanted.distributed_framework is not None:
         return types is not None and types.dist_framework == wanted.distributed_framework
     return True
-
-
-async def registry_credentials_shared_in(conn: Executor, lineage: Sequence[ScopeRef]) -> list[UUID]:
-    """The docker-registry credentials a scope's workloads may pull with: those of the scope and
-    its ancestors (`lineage`) that are not private."""
-    rows = await conn.fetch(
-        "SELECT asset_id, meta::text AS meta FROM asset_catalogue"
-        " WHERE kind = 'dockerRegistry' ORDER BY asset_id"
-    )
-    return [
-        row["asset_id"]
-        for row in rows
-        if not (meta := _decode_meta(row["meta"])).private and meta.scope_ref in lineage
-    ]

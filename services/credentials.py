@@ -5,6 +5,7 @@ Credentials, layer by layer: domain/credentials.py the rules, services/credentia
 infra/http/credentials.py the HTTP routes.
 """
 
+from collections.abc import Sequence
 from uuid import UUID
 
 from domain import credentials
@@ -12,11 +13,12 @@ from domain.assets import AssetNotFoundError
 from domain.commands import CreateCredential, DeleteCredential, UpdateCredential
 from domain.credentials import Credential
 from domain.events import CredentialEvent, Event, EventMetadata
-from domain.values import AssetMeta
+from domain.values import AssetMeta, ScopeRef
 from services import access, stamps, uses
 from services.assets import SCOPE_FIELDS, placed
 from services.kinds import live_scope
-from services.ports import CredentialVault, NameClaim, StreamLoader, Uses
+from services.ports import CredentialVault, NameClaim, NameHolders, StreamLoader, Uses
+from services.prefetch import Prefetched
 from services.stamps import Stamped
 
 
@@ -124,12 +126,29 @@ async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) ->
     )
 
 
+async def pulled_with(
+    lineage: Sequence[ScopeRef], *, holders: NameHolders, streams: Prefetched
+) -> list[UUID]:
+    """The docker-registry credentials a scope's workloads pull their images with: those of the
+    scope and its ancestors (`lineage`) that are not private, by id. Decided on the write side's
+    own state: the names the scopes' credentials hold, and the credentials' streams."""
+    held = sorted(await holders([_namespace(scope) for scope in lineage]))
+    await streams.add(held)  # in one round trip
+    found = [credentials.fold((await streams.load(i)).events) for i in held]
+    return [
+        c.id
+        for c in found
+        if c is not None and not c.deleted and c.kind == "dockerRegistry" and not c.meta.private
+    ]
+
+
 def _claim(meta: AssetMeta) -> NameClaim:
+    return NameClaim(namespace=_namespace(meta.scope_ref), name=meta.name, field="/meta/name")
+
+
+def _namespace(scope: ScopeRef) -> str:
     # Credentials of all kinds share a scope's names: each becomes a cluster secret there.
-    scope = meta.scope_ref
-    return NameClaim(
-        namespace=f"credential@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
-    )
+    return f"credential@{scope.kind}:{scope.id}"
 
 
 def _after(history: tuple[Event, ...], events: list[CredentialEvent]) -> Credential:

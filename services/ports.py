@@ -212,6 +212,13 @@ class NameHolder(Protocol):
     async def __call__(self, namespace: str, name: str) -> UUID | None: ...
 
 
+class NameHolders(Protocol):
+    """The streams holding a name in any of these namespaces (the names `Streams.append`
+    claims), in no order: what a write decides on when it must know everything named there."""
+
+    async def __call__(self, namespaces: Sequence[str]) -> list[UUID]: ...
+
+
 class IdSequence(Protocol):
     """Small integer ids (Run:ai numbers its departments and projects)."""
 
@@ -313,14 +320,6 @@ class PodReports(Protocol):
     async def __call__(
         self, workload_id: UUID, run: int | None, pods: Sequence[PodObserved]
     ) -> None: ...
-
-
-class RegistryCredentials(Protocol):
-    """Docker-registry credentials as the read side knows them."""
-
-    async def shared_in(self, lineage: tuple[ScopeRef, ...]) -> list[UUID]:
-        """The ids of the non-private registry credentials of these scopes."""
-        ...
 
 
 class OneAppend(msgspec.Struct, frozen=True, kw_only=True):

@@ -25,11 +25,11 @@ from domain.policy_compliance import check_submission
 from domain.submissions import Overrides, snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
-from services import access, idempotency, uses
-from services import registries as registry_assets  # `registries` names the pull credentials
+from services import access, credentials, idempotency, uses
+from services import registries as registry_assets
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
-from services.ports import NameClaim, RegistryCredentials, StreamLoader, Streams, Uses
+from services.ports import NameClaim, NameHolders, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped
 from services.templates import combined
@@ -37,10 +37,10 @@ from services.tenant_settings import current as settings_of
 
 
 async def request_workload(
-    cmd: RequestWorkload, *, streams: Streams, registries: RegistryCredentials
+    cmd: RequestWorkload, *, streams: Streams, holders: NameHolders
 ) -> Stamped[Workload]:
     async def decide(remembered: bool) -> idempotency.Decision:
-        return await _decided(cmd, streams, registries, remembered)
+        return await _decided(cmd, streams, holders, remembered)
 
     _, creation = await idempotency.create_decided(
         streams, cmd.workload_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
@@ -51,7 +51,7 @@ async def request_workload(
 
 
 async def _decided(
-    cmd: RequestWorkload, streams: Streams, registries: RegistryCredentials, remembered: bool
+    cmd: RequestWorkload, streams: Streams, holders: NameHolders, remembered: bool
 ) -> idempotency.Decision:
     """The submission's events, once the caller may submit them and they may run there,
     decided on streams read `remembered` or from the store now (services/prefetch.py)."""
@@ -136,7 +136,7 @@ async def _decided(
         snapshot.spec.distributed_framework,
         project.cluster_id,
     )
-    pull = await registries.shared_in(project.lineage)
+    pull = await credentials.pulled_with(project.lineage, holders=holders, streams=loader)
     snapshot = msgspec.structs.replace(
         snapshot,
         image_pull_secrets=tuple(credential_secret_name(i) for i in pull),

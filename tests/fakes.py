@@ -52,6 +52,10 @@ class InMemoryStreams:
         """The NameHolder port: the stream holding the name."""
         return self.names.get((namespace, name))
 
+    async def holders_in(self, namespaces: Sequence[str]) -> list[UUID]:
+        """The NameHolders port: the streams holding a name in these namespaces."""
+        return [held for (namespace, _), held in self.names.items() if namespace in namespaces]
+
     async def load_many(
         self, stream_ids: Sequence[UUID], *, remembered: bool = False
     ) -> dict[UUID, Stream]:

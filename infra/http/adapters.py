@@ -13,9 +13,6 @@ from infra.http.access_cache import AccessCache
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.names import PostgresIdSequence
-from infra.postgres.read_model_ports import (
-    PostgresRegistryCredentials,
-)
 from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import TokenIssuer
@@ -31,6 +28,5 @@ class Adapters:
     streams: PostgresStreams  # every stream; it keeps every envelope, so history reads it too
     ids: PostgresIdSequence
     vault: PostgresCredentialVault
-    registries: PostgresRegistryCredentials
     access: AccessCache
     sessions: PostgresSignedOutSessions  # the console sessions signed out

@@ -47,10 +47,7 @@ from infra.http.workloads import WORKLOAD_ROUTES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.names import PostgresIdSequence
-from infra.postgres.read_model_ports import (
-    PostgresOrgTree,
-    PostgresRegistryCredentials,
-)
+from infra.postgres.read_model_ports import PostgresOrgTree
 from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
@@ -91,7 +88,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             streams=streams,
             ids=PostgresIdSequence(opened.pool),
             vault=PostgresCredentialVault(streams, opened.pool, sealer),
-            registries=PostgresRegistryCredentials(opened.pool),
             access=AccessCache(streams, tree, sessions),
             sessions=sessions,
         )

@@ -9,6 +9,7 @@ Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py 
 infra/http/workloads.py the HTTP routes.
 """
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Final, Literal
 from uuid import UUID
@@ -44,6 +45,7 @@ from infra.http.workload_views import (
     history_of,
     workload_of,
 )
+from infra.postgres.names import names_held_in
 from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow
 from services import workloads as use_cases
@@ -85,7 +87,7 @@ async def submit_from(
         metadata=actor(request),
     )
     requested = await use_cases.request_workload(
-        command, streams=adapters.streams, registries=adapters.registries
+        command, streams=adapters.streams, holders=partial(names_held_in, adapters.resources.pool)
     )
     created = requested.stamps.created
     return distributed_of(requested.state, created.by, created.at, None)

@@ -4,6 +4,7 @@
 so two concurrent creates of the same name cannot both commit.
 """
 
+from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
 
@@ -58,3 +59,12 @@ async def name_holder(pool: asyncpg.Pool, namespace: str, name: str) -> UUID | N
             "SELECT stream_id FROM stream_names WHERE namespace = $1 AND name = $2", namespace, name
         )
     return holder
+
+
+async def names_held_in(pool: asyncpg.Pool, namespaces: Sequence[str]) -> list[UUID]:
+    """The streams holding a name in any of these namespaces (services/ports.py `NameHolders`)."""
+    async with translated("names_held_in"):
+        rows = await pool.fetch(
+            "SELECT stream_id FROM stream_names WHERE namespace = ANY($1::text[])", namespaces
+        )
+    return [row["stream_id"] for row in rows]

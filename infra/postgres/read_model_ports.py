@@ -1,14 +1,12 @@
-"""The ports the use cases ask of the read models: the org tree, what uses an asset, and the
-registry credentials a scope shares. Each wraps one query of projections/ (the read side owns its
-SQL), so that a lost connection reaches the caller as StoreUnavailableError."""
-
-from uuid import UUID
+"""The port the access cache asks of the read models: the org tree. It wraps one query of
+projections/ (the read side owns its SQL), so that a lost connection reaches the caller as
+StoreUnavailableError."""
 
 import asyncpg
 
 from domain.values import TENANT, ScopeRef
 from infra.postgres.connections import translated
-from projections import asset_catalogue, org_units
+from projections import org_units
 
 
 class PostgresOrgTree:
@@ -21,12 +19,3 @@ class PostgresOrgTree:
         found = {ScopeRef(u.kind, u.id): u.lineage for u in units}
         found[TENANT] = (TENANT,)
         return found
-
-
-class PostgresRegistryCredentials:
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self._pool = pool
-
-    async def shared_in(self, lineage: tuple[ScopeRef, ...]) -> list[UUID]:
-        async with translated("registry_credentials"), self._pool.acquire() as conn:
-            return await asset_catalogue.registry_credentials_shared_in(conn, lineage)

@@ -218,21 +218,30 @@ async def test_shared_registry_credentials_become_image_pull_secrets(
     )  # fmt: skip
     registry = {"user": "$oauthtoken", "password": "not-in-any-event", "url": "nvcr.io"}
     ids = {}
-    for name, meta in (
-        ("shared", {"scope": "tenant"}),
-        ("mine", {"scope": "tenant", "private": True}),
-        ("elsewhere", {"scope": "project", "projectId": int(other.json()["id"])}),
+    for name, kind, meta in (
+        ("shared", "docker-registry", {"scope": "tenant"}),
+        ("mine", "docker-registry", {"scope": "tenant", "private": True}),
+        (
+            "elsewhere",
+            "docker-registry",
+            {"scope": "project", "projectId": int(other.json()["id"])},
+        ),
+        ("gone", "docker-registry", {"scope": "tenant"}),
+        ("login", "password", {"scope": "tenant"}),
     ):
+        spec = registry if kind == "docker-registry" else {"user": "u", "password": "p"}
         made = await call(
-            app, "POST", "/api/v1/asset/credentials/docker-registry", admin,
-            json={"meta": {"name": name, **meta}, "spec": registry},
+            app, "POST", f"/api/v1/asset/credentials/{kind}", admin,
+            json={"meta": {"name": name, **meta}, "spec": spec},
         )  # fmt: skip
         assert made.status_code == 202, made.text
         ids[name] = made.json()["meta"]["id"]
-    await project_all(clean_pool)
+    path = f"/api/v1/asset/credentials/docker-registry/{ids['gone']}"
+    assert (await call(app, "DELETE", path, admin)).status_code == 202
+    # Decided from the credentials' own streams: no read model need have caught up.
     made = (await call(app, "POST", WORKLOADS, admin, json=submission(found))).json()
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     (event,) = (await store.load(made["workloadId"])).events
     assert isinstance(event, WorkloadRequested)
-    # Neither the private one nor another project's.
+    # Neither the private one, another project's, a deleted one nor another kind.
     assert event.snapshot.image_pull_secrets == (f"credential-{ids['shared']}",)

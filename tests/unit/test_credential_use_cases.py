@@ -1,19 +1,21 @@
 """The credential use cases against fakes of their ports: an update that names no name keeps
-the one the credential has, and a credential out of the actor's sight is missing before a
-change's body is read."""
+the one the credential has, a credential out of the actor's sight is missing before a change's
+body is read, and a scope's workloads pull with the registry credentials its lineage shares."""
 
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 
 from domain.assets import AssetNotFoundError
-from domain.commands import CreateCredential, SecretValues, UpdateCredential
+from domain.commands import CreateCredential, DeleteCredential, SecretValues, UpdateCredential
 from domain.credentials import Credential
 from domain.events import ApplicationCreated, EventMetadata
 from domain.specs import CredentialSpec
-from domain.values import TENANT
+from domain.values import TENANT, ScopeRef
 from services import credentials
+from services.prefetch import Prefetched
 from tests.fakes import InMemoryCredentialVault
+from tests.unit.org_tree import tree
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
 
@@ -64,3 +66,41 @@ async def test_a_credential_out_of_sight_or_of_another_kind_is_missing() -> None
     for kind, actor in [("password", stranger), ("accessKey", SYSTEM)]:
         with pytest.raises(AssetNotFoundError):
             await credentials.require_visible(kind, created.id, actor, vault)
+
+
+async def test_a_scopes_workloads_pull_with_its_lineages_shared_registry_credentials() -> None:
+    vault = InMemoryCredentialVault()
+    _, department_id, _, vision = await tree(vault.streams)
+    department = ScopeRef("department", department_id)
+    elsewhere = ScopeRef("project", vision)  # in the department, so not in its lineage
+
+    async def registry(name: str, scope: ScopeRef, *, private: bool = False) -> UUID:
+        command = CreateCredential(
+            asset_id=uuid4(),
+            kind="dockerRegistry",
+            scope=scope,
+            name=name,
+            private=private,
+            public=CredentialSpec(user="svc", url="nvcr.io"),
+            values=SecretValues({"password": "s3cret"}),
+            metadata=SYSTEM,
+        )
+        return (await credentials.create_credential(command, vault=vault)).state.id
+
+    shared = await registry("shared", TENANT)
+    own = await registry("own", department)
+    await registry("mine", TENANT, private=True)
+    await registry("theirs", elsewhere)
+    gone = await registry("gone", department)
+    await credentials.delete_credential(
+        DeleteCredential(asset_id=gone, kind="dockerRegistry", metadata=SYSTEM), vault=vault
+    )
+    await password(vault, "login")  # another kind, in the tenant too
+    loader = Prefetched(vault.streams, remembered=True)
+    pulled = await credentials.pulled_with(
+        (TENANT, department), holders=vault.streams.holders_in, streams=loader
+    )
+    assert pulled == sorted([shared, own])
+    # A decision on them checks, as it appends, that none of them has moved since.
+    assert loader.checked is not None
+    assert {shared, own} <= set(loader.checked)

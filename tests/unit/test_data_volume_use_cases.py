@@ -9,10 +9,7 @@ import pytest
 
 from domain.assets import AssetNotFoundError
 from domain.commands import (
-    CreateCluster,
     CreateDataVolume,
-    CreateDepartment,
-    CreateProject,
     DeleteDataVolume,
     ShareDataVolume,
 )
@@ -22,31 +19,10 @@ from domain.specs import SharedScope
 from domain.values import Grant, ScopeKind, ScopeRef
 from services import data_volumes, org_units
 from services.errors import NameTakenError
-from tests.fakes import Ids, InMemoryStreams
+from tests.fakes import InMemoryStreams
+from tests.unit.org_tree import tree
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
-
-
-async def tree(streams: InMemoryStreams) -> tuple[UUID, str, str, str]:
-    """A cluster, a department in it and two projects in that: their ids."""
-    ids, cluster = Ids(), uuid4()
-    await org_units.create_cluster(
-        CreateCluster(cluster_id=cluster, name="east", metadata=SYSTEM), streams=streams
-    )
-    department = await org_units.create_department(
-        CreateDepartment(cluster_id=cluster, name="ml", metadata=SYSTEM), streams=streams, ids=ids
-    )
-    projects = [
-        await org_units.create_project(
-            CreateProject(
-                cluster_id=cluster, department_id=department.state, name=name, metadata=SYSTEM
-            ),
-            streams=streams,
-            ids=ids,
-        )
-        for name in ("llm", "vision")
-    ]
-    return cluster, department.state, projects[0].state, projects[1].state
 
 
 async def viewer_of(streams: InMemoryStreams, kind: ScopeKind, scope_id: str) -> EventMetadata:
