@@ -141,7 +141,10 @@ class SecretValues:
 
 
 class CreateCredential(msgspec.Struct, frozen=True, kw_only=True):
+    """Create a credential of `kind` in `scope`; `new_id` as CreateAsset's."""
+
     asset_id: UUID
+    new_id: bool = False
     kind: CredentialKind
     scope: ScopeRef
     cluster_id: UUID | None = None
@@ -168,9 +171,11 @@ class DeleteCredential(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateRegistry(msgspec.Struct, frozen=True, kw_only=True):
-    """Create a registry in `scope`; `password` holds its one value (never kept but sealed)."""
+    """Create a registry in `scope`; `password` holds its one value (never kept but sealed).
+    `new_id` as CreateAsset's."""
 
     asset_id: UUID
+    new_id: bool = False
     scope: ScopeRef
     cluster_id: UUID | None = None
     name: str

@@ -52,7 +52,7 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
         # The caller's roles, the scope and the tenant's settings in one round trip, or none.
         loader = await prefetch(
             streams,
-            [actor_stream(cmd.metadata), scope_stream(cmd.scope), SETTINGS_STREAM],
+            [*placing(cmd), SETTINGS_STREAM],
             remembered=remembered,
         )
         meta = await placed(
@@ -227,6 +227,17 @@ def uses_of(kind: AssetKind, meta: AssetMeta, spec: AssetSpec) -> Uses:
     for field, asset_id, _, _ in _credential_refs(spec):
         found.setdefault(asset_id, f"{field}/assetId" if field.endswith("/credential") else field)
     return Uses(user=f"{kind} {meta.name}", used=tuple(found.items()))
+
+
+def placing(cmd: CreateAsset | CreateCredential | CreateRegistry) -> list[UUID | None]:
+    """The streams `placed` reads: the caller's roles and the scope's unit."""
+    return [actor_stream(cmd.metadata), scope_stream(cmd.scope)]
+
+
+def in_scope(scope: ScopeRef, user: str) -> Uses:
+    """What an asset that uses nothing else uses: its scope, which it holds (a unit holding
+    assets is not deleted)."""
+    return Uses(user=user, used=uses.of_scope(scope, SCOPE_FIELDS[scope.kind]))
 
 
 def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:

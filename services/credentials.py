@@ -5,53 +5,95 @@ Credentials, layer by layer: domain/credentials.py the rules, services/credentia
 infra/http/credentials.py the HTTP routes.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from uuid import UUID
 
 from domain import credentials
 from domain.assets import AssetNotFoundError
 from domain.commands import CreateCredential, DeleteCredential, UpdateCredential
 from domain.credentials import Credential
-from domain.events import CredentialEvent, Event, EventMetadata
+from domain.events import Event, EventMetadata
 from domain.values import AssetMeta, ScopeRef
-from services import access, stamps, uses
-from services.assets import SCOPE_FIELDS, placed
+from services import access, idempotency, stamps, uses
+from services.assets import in_scope, placed, placing
 from services.kinds import live_scope
-from services.ports import CredentialVault, NameClaim, NameHolders, StreamLoader, Uses
-from services.prefetch import Prefetched
+from services.ports import (
+    AppendResult,
+    CredentialVault,
+    NameClaim,
+    NameHolders,
+    Stream,
+    StreamLoader,
+    Uses,
+)
+from services.prefetch import Prefetched, prefetch
 from services.stamps import Stamped
 
 
 async def create_credential(
     cmd: CreateCredential, *, vault: CredentialVault
 ) -> Stamped[Credential]:
-    meta = await placed(cmd, "create credentials", streams=vault)
+    """Create the credential, its values sealed with it; return it as written. Sent again
+    under the same idempotency key, the first answer, with nothing written."""
     values = cmd.values.reveal()
     given = {name: value for name, value in values.items() if value is not None}
-    stream = await vault.load(cmd.asset_id)
-    events = credentials.create(
-        credentials.fold(stream.events),
+
+    async def decide(remembered: bool) -> idempotency.Decision:
+        loader = await prefetch(vault, placing(cmd), remembered=remembered)
+        meta = await placed(cmd, "create credentials", streams=loader)
+        secret = vault.reference(given) if given else None
+        return idempotency.Decision(
+            events=credentials.create(
+                None, cmd.asset_id, cmd.kind, meta, cmd.public, values, secret
+            ),
+            name=_claim(meta),
+            uses=in_scope(cmd.scope, f"{cmd.kind} {cmd.name}"),
+            checked=loader.checked,
+        )
+
+    _, creation = await idempotency.create_decided(
+        Sealing(vault, given or None),
         cmd.asset_id,
-        cmd.kind,
-        meta,
-        cmd.public,
-        values,
-        vault.reference(given) if given else None,
-    )
-    result = await vault.append(
-        cmd.asset_id,
-        events,
-        expected_version=stream.version,
+        decide,
+        new_id=cmd.new_id,
         metadata=cmd.metadata,
-        name=_claim(meta),
-        values=given or None,
-        uses=Uses(
-            user=f"{cmd.kind} {cmd.name}",
-            used=uses.of_scope(cmd.scope, SCOPE_FIELDS[cmd.scope.kind]),
-        ),
     )
-    created = _after(stream.events, events)
-    return Stamped(state=created, stamps=stamps.appended(stream, result, cmd.metadata))
+    return Stamped(state=_after((), creation.events), stamps=creation.stamps)
+
+
+class Sealing:
+    """The vault as a create appends through it (services/idempotency.py): the first events
+    with `values` sealed beside them, in their transaction."""
+
+    def __init__(self, vault: CredentialVault, values: Mapping[str, str] | None) -> None:
+        self._vault = vault
+        self._values = values
+
+    async def load(self, stream_id: UUID, /) -> Stream:
+        return await self._vault.load(stream_id)
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        /,
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+        uses: Uses | None = None,
+        checked: Mapping[UUID, int] | None = None,
+    ) -> AppendResult:
+        return await self._vault.append(
+            stream_id,
+            events,
+            expected_version=expected_version,
+            metadata=metadata,
+            name=name,
+            values=self._values,
+            uses=uses,
+            checked=checked,
+        )
 
 
 async def update_credential(
@@ -151,7 +193,7 @@ def _namespace(scope: ScopeRef) -> str:
     return f"credential@{scope.kind}:{scope.id}"
 
 
-def _after(history: tuple[Event, ...], events: list[CredentialEvent]) -> Credential:
+def _after(history: Sequence[Event], events: Sequence[Event]) -> Credential:
     state = credentials.fold((*history, *events))
     assert state is not None
     return state

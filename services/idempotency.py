@@ -22,7 +22,7 @@ import msgspec
 from domain.events import Event, EventMetadata
 from services import stamps
 from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
-from services.ports import NameClaim, Stream, Streams, Uses
+from services.ports import CreationStore, NameClaim, Stream, Uses
 from services.prefetch import decided
 from services.stamps import Stamps
 
@@ -68,7 +68,7 @@ class Creation(msgspec.Struct, frozen=True, kw_only=True):
 
 
 async def create_once(
-    streams: Streams,
+    streams: CreationStore,
     stream_id: UUID,
     events: Sequence[Event],
     *,
@@ -120,7 +120,7 @@ Decided = TypeVar("Decided", bound=Decision)
 
 
 async def create_decided(
-    streams: Streams,
+    streams: CreationStore,
     stream_id: UUID,
     decide: Callable[[bool], Awaitable[Decided]],
     *,

@@ -231,6 +231,40 @@ class StreamLoader(Protocol):
     async def load(self, stream_id: UUID) -> Stream: ...
 
 
+class StreamReader(Protocol):
+    """A store that reads several streams at once too (Streams, CredentialVault)."""
+
+    async def load(self, stream_id: UUID) -> Stream: ...
+
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        """As Streams.load_many."""
+        ...
+
+
+class CreationStore(Protocol):
+    """What a create appends through (services/idempotency.py): Streams, or a credential
+    vault sealing the values of the credential it creates."""
+
+    async def load(self, stream_id: UUID, /) -> Stream: ...
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        /,
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+        uses: Uses | None = None,
+        checked: Mapping[UUID, int] | None = None,
+    ) -> AppendResult:
+        """As Streams.append."""
+        ...
+
+
 class OrgTree(Protocol):
     """The org tree as the read side knows it: for questions that span many units."""
 
@@ -245,6 +279,12 @@ class CredentialVault(Protocol):
     (Streams.transaction). Values never reach an event."""
 
     async def load(self, stream_id: UUID) -> Stream: ...
+
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        """As Streams.load_many."""
+        ...
 
     def reference(self, values: Mapping[str, str]) -> SecretRef:
         """The key id and keyed fingerprint the events record in place of the values."""
@@ -261,6 +301,7 @@ class CredentialVault(Protocol):
         values: Mapping[str, str] | None = None,
         uses: Uses | None = None,
         unused: InUse | None = None,
+        checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
         """As Streams.append; `values` are sealed and kept with the events, and an append
         that frees the name (a deletion) destroys the stored values."""

@@ -9,7 +9,7 @@ from domain.errors import DomainError
 from domain.events import EventMetadata
 from domain.values import ScopeRef
 from services.errors import ApplicationError
-from services.ports import Stream, Streams
+from services.ports import Stream, StreamReader
 
 Decision = TypeVar("Decision")
 Outcome = TypeVar("Outcome")
@@ -21,7 +21,7 @@ class Prefetched:
     stream it answers with may be old, so it keeps the version of each for the append to check,
     the others included (asked of the store's memory too, one by one)."""
 
-    def __init__(self, store: Streams, *, remembered: bool = False) -> None:
+    def __init__(self, store: StreamReader, *, remembered: bool = False) -> None:
         self._store = store
         self._streams: dict[UUID, Stream] = {}
         self._asked: set[UUID] = set()
@@ -62,7 +62,7 @@ def actor_stream(actor: EventMetadata) -> UUID | None:
 
 
 async def prefetch(
-    store: Streams, ids: Iterable[UUID | None], *, remembered: bool = False
+    store: StreamReader, ids: Iterable[UUID | None], *, remembered: bool = False
 ) -> Prefetched:
     """The streams, read in one round trip (none, `remembered`, when the store holds them all
     from before)."""

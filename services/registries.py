@@ -19,10 +19,12 @@ from domain.registries import Registry
 from domain.specs import RegistrySpec
 from domain.template_specs import ReplicaSpec
 from domain.values import AssetMeta, ScopeRef
-from services import access, stamps, uses
-from services.assets import SCOPE_FIELDS, placed
+from services import access, idempotency, stamps, uses
+from services.assets import in_scope, placed, placing
+from services.credentials import Sealing
 from services.kinds import fold_as, live_scope
-from services.ports import CredentialVault, NameClaim, Stream, StreamLoader, Uses
+from services.ports import CredentialVault, NameClaim, Stream, StreamLoader
+from services.prefetch import prefetch
 from services.stamps import Stamped
 
 # How a refusal of a field is raised where the registry is named (a template's, a workload's).
@@ -30,22 +32,34 @@ Refusal = Callable[[str, str], Exception]
 
 
 async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
-    meta = await placed(
-        cmd,
-        "create registries",
-        streams=vault,
-        workload_supported_types=cmd.workload_supported_types,
-    )
+    """Create the registry, its password sealed with it; return it as written. Sent again under
+    the same idempotency key, the first answer, with nothing written."""
     values = _given(cmd.password.reveal())
-    spec = RegistrySpec(
-        url=cmd.url, user=cmd.user, secret=vault.reference(values) if values else None
+
+    async def decide(remembered: bool) -> idempotency.Decision:
+        loader = await prefetch(vault, placing(cmd), remembered=remembered)
+        meta = await placed(
+            cmd,
+            "create registries",
+            streams=loader,
+            workload_supported_types=cmd.workload_supported_types,
+        )
+        spec = RegistrySpec(
+            url=cmd.url, user=cmd.user, secret=vault.reference(values) if values else None
+        )
+        return idempotency.Decision(
+            events=registries.create(None, cmd.asset_id, meta, spec),
+            name=_claim(meta),
+            uses=in_scope(cmd.scope, f"registry {cmd.name}"),
+            checked=loader.checked,
+        )
+
+    _, creation = await idempotency.create_decided(
+        Sealing(vault, values), cmd.asset_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
     )
-    stream = await vault.load(cmd.asset_id)
-    events = registries.create(_fold(stream.events), cmd.asset_id, meta, spec)
-    used = Uses(
-        user=f"registry {cmd.name}", used=uses.of_scope(cmd.scope, SCOPE_FIELDS[cmd.scope.kind])
-    )
-    return await _written(vault, stream, events, cmd.metadata, values=values, uses=used)
+    state = registries.fold(creation.events)
+    assert state is not None
+    return Stamped(state=state, stamps=creation.stamps)
 
 
 async def update_registry(cmd: UpdateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
@@ -164,7 +178,6 @@ async def _written(
     metadata: EventMetadata,
     *,
     values: dict[str, str] | None,
-    uses: Uses | None = None,
 ) -> Stamped[Registry]:
     """Append a registry's new events (its name claimed as they leave it, a new password
     sealed with them); the registry as it then is."""
@@ -177,6 +190,5 @@ async def _written(
         metadata=metadata,
         name=_claim(state.meta),
         values=values,
-        uses=uses,
     )
     return Stamped(state=state, stamps=stamps.appended(stream, result, metadata))

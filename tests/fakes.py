@@ -226,6 +226,11 @@ class InMemoryCredentialVault:
     async def load(self, stream_id: UUID) -> Stream:
         return await self.streams.load(stream_id)
 
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        return await self.streams.load_many(stream_ids, remembered=remembered)
+
     def reference(self, values: Mapping[str, str]) -> SecretRef:
         digest = hashlib.sha256(repr(sorted(values.items())).encode()).hexdigest()
         return SecretRef(key_id=1, fingerprint=digest)
@@ -241,6 +246,7 @@ class InMemoryCredentialVault:
         values: Mapping[str, str] | None = None,
         uses: Uses | None = None,
         unused: InUse | None = None,
+        checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
         async with self.streams.transaction() as tx:
             result = await tx.append(
@@ -251,6 +257,7 @@ class InMemoryCredentialVault:
                 name=name,
                 uses=uses,
                 unused=unused,
+                checked=checked,
             )
         if values:
             self.values[asset_id] = dict(values)

@@ -7,7 +7,7 @@ infra/http/credentials.py the HTTP routes.
 """
 
 from typing import Annotated, Final, cast
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import msgspec
 from litestar import delete, get, post, put
@@ -29,7 +29,7 @@ from infra.http.asset_schemas import (
     asset_meta,
 )
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, actor, creation_id
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services import credentials as credential_use_cases
 from services.credentials import create_credential, delete_credential, update_credential
@@ -155,8 +155,10 @@ def _command(
     pairs = spec.key_value_pairs or ()
     if kind == "genericSecret":
         values = {pair.key: pair.value for pair in pairs}
+    asset_id, new_id = creation_id(request, kind)
     return CreateCredential(
-        asset_id=uuid4(),
+        asset_id=asset_id,
+        new_id=new_id,
         kind=kind,
         scope=scope_of(data.meta),
         cluster_id=data.meta.cluster_id,

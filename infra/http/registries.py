@@ -9,7 +9,7 @@ infra/http/registries.py the HTTP routes.
 """
 
 from typing import Annotated, Final, Literal
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import msgspec
 from litestar import delete, get, post, put
@@ -29,7 +29,7 @@ from infra.http.asset_schemas import (
     asset_meta,
 )
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, actor, creation_id
 from infra.oci.distribution import REPOSITORY, REPOSITORY_MAX, DistributionClient
 from infra.oci.logins import Login
 from projections.asset_catalogue import AssetFilter, AssetRow
@@ -114,8 +114,10 @@ Repository = Annotated[str, QueryParameter(pattern=REPOSITORY, max_length=REPOSI
 async def create(
     request: Caller, data: JSONBody[RegistryCreation], adapters: NamedDependency[Adapters]
 ) -> RegistryAsset:
+    asset_id, new_id = creation_id(request, "registry")
     command = CreateRegistry(
-        asset_id=uuid4(),
+        asset_id=asset_id,
+        new_id=new_id,
         scope=scope_of(data.meta),
         cluster_id=data.meta.cluster_id,
         name=data.meta.name,

@@ -36,6 +36,11 @@ class PostgresCredentialVault:
     async def load(self, stream_id: UUID) -> Stream:
         return await self._streams.load(stream_id)
 
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        return await self._streams.load_many(stream_ids, remembered=remembered)
+
     def reference(self, values: Mapping[str, str]) -> SecretRef:
         sealer = self._require_sealer()
         return SecretRef(key_id=sealer.key_id, fingerprint=sealer.fingerprint(values))
@@ -51,6 +56,7 @@ class PostgresCredentialVault:
         values: Mapping[str, str] | None = None,
         uses: Uses | None = None,
         unused: InUse | None = None,
+        checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
         sealed = None if not values else self._require_sealer().seal(asset_id, values)
         async with self._streams.transaction() as tx:
@@ -62,6 +68,7 @@ class PostgresCredentialVault:
                 name=name,
                 uses=uses,
                 unused=unused,
+                checked=checked,
             )
             if sealed is not None:
                 await tx.connection.execute(

@@ -19,6 +19,8 @@ from tests.api.test_workloads import WORKLOADS, setup, submission
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 COMPUTE = "/api/v1/asset/compute"
+PASSWORDS = "/api/v1/asset/credentials/password"
+REGISTRIES = "/api/v1/asset/registries"
 
 
 def environment_body(name: str, image: str = "pt:1") -> dict[str, Any]:
@@ -42,29 +44,47 @@ async def post(app: Litestar, admin: str, path: str, body: object, key: str) -> 
     return await call(app, "POST", path, admin, {"idempotency-key": key}, json=body)
 
 
+def password_body(name: str, password: str = "s3cret") -> dict[str, Any]:
+    return {
+        "meta": {"name": name, "scope": "tenant"},
+        "spec": {"user": "svc", "password": password},
+    }
+
+
+def registry_body(name: str, password: str = "s3cret") -> dict[str, Any]:
+    spec = {"url": "https://registry.example", "credentialKind": "password", "user": "puller"}
+    return {"meta": {"name": name, "scope": "tenant"}, "spec": {**spec, "password": password}}
+
+
 @pytest.mark.parametrize(
-    ("path", "body", "changed"),
+    ("path", "status", "body", "changed"),
     [
-        (TEMPLATES, lambda: template("ddp"), lambda: template("ddp-2")),
-        (ENVIRONMENTS, lambda: environment_body("pt"), lambda: environment_body("pt", "pt:2")),
-        (COMPUTE, lambda: compute_body("gpu"), lambda: compute_body("gpu", 4)),
+        (TEMPLATES, 202, lambda: template("ddp"), lambda: template("ddp-2")),
+        (ENVIRONMENTS, 202, lambda: environment_body("pt"), lambda: environment_body("pt", "pt:2")),
+        (COMPUTE, 202, lambda: compute_body("gpu"), lambda: compute_body("gpu", 4)),
+        # A credential's values are sealed, not stored in its events; another value is another
+        # request all the same (its keyed fingerprint differs).
+        (PASSWORDS, 202, lambda: password_body("db"), lambda: password_body("db", "other")),
+        (REGISTRIES, 201, lambda: registry_body("ngc"), lambda: registry_body("ngc", "other")),
     ],
-    ids=["template", "environment", "compute"],
+    ids=["template", "environment", "compute", "credential", "registry"],
 )
 async def test_a_create_sent_again_answers_the_first_and_writes_nothing(
     app: Litestar,
     admin: str,
     clean_pool: asyncpg.Pool,
     path: str,
+    status: int,
     body: Callable[[], dict[str, Any]],
     changed: Callable[[], dict[str, Any]],
 ) -> None:
     first = await post(app, admin, path, body(), "k-1")
-    assert first.status_code == 202, first.text
+    assert first.status_code == status, first.text
     made = id_of(first.json())
     written = await clean_pool.fetchval("SELECT count(*) FROM events")
+    sealed = await clean_pool.fetchval("SELECT count(*) FROM credential_secrets")
     again = await post(app, admin, path, body(), "k-1")
-    assert again.status_code == 202, again.text
+    assert again.status_code == status, again.text
     assert id_of(again.json()) == made
     assert again.json()["meta"]["name"] == first.json()["meta"]["name"]
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
@@ -72,6 +92,7 @@ async def test_a_create_sent_again_answers_the_first_and_writes_nothing(
     assert reused.status_code == 422, reused.text
     assert reused.json()["code"] == 422
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    assert await clean_pool.fetchval("SELECT count(*) FROM credential_secrets") == sealed
     # Without a key, or under another, the same body is a second request: its name is taken.
     assert (await call(app, "POST", path, admin, json=body())).status_code == 409
     assert (await post(app, admin, path, body(), "k-2")).status_code == 409
