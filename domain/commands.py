@@ -290,9 +290,11 @@ class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateDataVolume(msgspec.Struct, frozen=True, kw_only=True):
-    """Create a data volume of the PVC `origin_pvc_name` in project `project_id`'s namespace."""
+    """Create a data volume of the PVC `origin_pvc_name` in project `project_id`'s namespace;
+    `new_id` as CreateAsset's."""
 
     datavolume_id: UUID
+    new_id: bool = False
     project_id: str
     name: str
     description: str | None = None

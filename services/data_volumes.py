@@ -28,10 +28,11 @@ from domain.specs import DataVolumeSpec, SharedScope
 from domain.template_specs import TemplateAssets
 from domain.tenant_settings import FeatureDisabledError
 from domain.values import AssetMeta, ScopeRef
-from services import access, stamps, uses
+from services import access, idempotency, stamps, uses
 from services.assets import placement
 from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, NameHolder, Stream, StreamLoader, Streams, Uses, Written
+from services.prefetch import actor_stream, prefetch, scope_stream
 from services.stamps import Stamped
 from services.tenant_settings import current as settings_of
 
@@ -41,35 +42,53 @@ Refusal = Callable[[str, str], Exception]
 
 
 async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stamped[DataVolume]:
-    await _enabled(streams, "/")
+    """Create the data volume; return it as written. Sent again under the same idempotency key,
+    the first answer, with nothing written."""
     project = ScopeRef("project", cmd.project_id)
-    lineage = await access.lineage_of(project, streams=streams, field="/projectId")
-    unseen = access.unseen_scope(project, field="/projectId")
-    await access.require(
-        cmd.metadata, lineage, "editor", "create data volumes", streams=streams, unseen=unseen
+
+    async def decide(remembered: bool) -> idempotency.Decision:
+        loader = await prefetch(
+            streams,
+            [actor_stream(cmd.metadata), scope_stream(project), tenant_settings.STREAM],
+            remembered=remembered,
+        )
+        await _enabled(loader, "/")
+        lineage = await access.lineage_of(project, streams=loader, field="/projectId")
+        unseen = access.unseen_scope(project, field="/projectId")
+        await access.require(
+            cmd.metadata, lineage, "editor", "create data volumes", streams=loader, unseen=unseen
+        )
+        cluster_id, department_id, project_id = placement(lineage, None)
+        meta = AssetMeta(
+            name=cmd.name,
+            description=cmd.description,
+            scope="project",
+            cluster_id=cluster_id,
+            department_id=department_id,
+            project_id=project_id,
+        )
+        spec = DataVolumeSpec(
+            origin_pvc_name=cmd.origin_pvc_name, use_original_volume=cmd.use_original_volume
+        )
+        return idempotency.Decision(
+            events=data_volumes.create(
+                None,
+                cmd.datavolume_id,
+                meta,
+                spec,
+                should_delete_original_volume=cmd.should_delete_original_volume,
+            ),
+            name=_claim(meta),
+            uses=Uses(user=f"datavolume {cmd.name}", used=uses.of_scope(project, "/projectId")),
+            checked=loader.checked,
+        )
+
+    _, creation = await idempotency.create_decided(
+        streams, cmd.datavolume_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
     )
-    cluster_id, department_id, project_id = placement(lineage, None)
-    meta = AssetMeta(
-        name=cmd.name,
-        description=cmd.description,
-        scope="project",
-        cluster_id=cluster_id,
-        department_id=department_id,
-        project_id=project_id,
-    )
-    spec = DataVolumeSpec(
-        origin_pvc_name=cmd.origin_pvc_name, use_original_volume=cmd.use_original_volume
-    )
-    stream = await streams.load(cmd.datavolume_id)
-    events = data_volumes.create(
-        _fold(stream.events),
-        cmd.datavolume_id,
-        meta,
-        spec,
-        should_delete_original_volume=cmd.should_delete_original_volume,
-    )
-    used = Uses(user=f"datavolume {cmd.name}", used=uses.of_scope(project, "/projectId"))
-    return await _written(streams, stream, events, cmd.metadata, uses=used)
+    state = data_volumes.fold(creation.events)
+    assert state is not None
+    return Stamped(state=state, stamps=creation.stamps)
 
 
 async def describe_data_volume(cmd: DescribeDataVolume, *, streams: Streams) -> Stamped[DataVolume]:

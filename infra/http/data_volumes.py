@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Annotated, Final, Literal
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import msgspec
 from litestar import delete, get, patch, post
@@ -35,7 +35,7 @@ from domain.values import ScopeRef
 from infra.http import data_volume_queries as queries
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import RequestBody
-from infra.http.callers import Caller, actor, guarded, visibility
+from infra.http.callers import Caller, actor, creation_id, guarded, visibility
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.names import name_holder
@@ -139,8 +139,10 @@ _MANAGED: Final = guarded(use_cases.require_visible, param="datavolume_id")
 async def create(
     request: Caller, data: JSONBody[CreationFields], adapters: NamedDependency[Adapters]
 ) -> Datavolume:
+    datavolume_id, new_id = creation_id(request, "datavolume")
     command = CreateDataVolume(
-        datavolume_id=uuid4(),
+        datavolume_id=datavolume_id,
+        new_id=new_id,
         project_id=data.project_id,
         name=data.name,
         description=data.description,

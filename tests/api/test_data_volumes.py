@@ -331,3 +331,25 @@ async def test_a_workload_mounts_the_data_volume_of_its_project_or_its_copy_wher
         path = f"/api/v1/workloads/distributed/{workload_id}"
         assert (await call(app, "DELETE", path, admin)).status_code == 202
     assert (await call(app, "DELETE", f"{VOLUMES}/{volume_id}", admin)).status_code == 204
+
+
+async def test_a_data_volume_sent_again_under_its_key_answers_the_first_and_writes_nothing(
+    app: Litestar,
+    admin: str,
+    clean_pool: asyncpg.Pool,
+    org: dict[str, Any],  # noqa: F811
+) -> None:
+    llm, _ = org["projects"]
+    key = {"idempotency-key": "volume-1"}
+    first = await call(app, "POST", VOLUMES, admin, key, json=volume("corpus", llm))
+    assert first.status_code == 201, first.text
+    written = await clean_pool.fetchval("SELECT count(*) FROM events")
+    again = await call(app, "POST", VOLUMES, admin, key, json=volume("corpus", llm))
+    assert again.status_code == 201, again.text
+    assert again.json()["id"] == first.json()["id"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    other = volume("corpus", llm, description="another request")
+    reused = await call(app, "POST", VOLUMES, admin, key, json=other)
+    assert reused.status_code == 422, reused.text
+    assert (await call(app, "POST", VOLUMES, admin, json=volume("corpus", llm))).status_code == 409
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
