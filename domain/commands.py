@@ -46,7 +46,10 @@ class RotateApplicationSecret(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateCluster(msgspec.Struct, frozen=True, kw_only=True):
+    """`new_id` as CreateAsset's."""
+
     cluster_id: UUID
+    new_id: bool = False
     name: str
     domain: str | None = None
     version: str | None = None

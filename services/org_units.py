@@ -16,30 +16,33 @@ from domain.commands import (
 )
 from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
-from services import access, stamps, uses
+from services import access, idempotency, stamps, uses
 from services.ports import AppendResult, IdSequence, NameClaim, Stream, StreamLoader, Streams, Uses
+from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped, Stamps
 
 
 async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
-    """Create the cluster; when and by whom it was."""
-    await access.require(cmd.metadata, (TENANT,), "admin", "create clusters", streams=streams)
-    stream = await streams.load(cmd.cluster_id)
-    events = org_units.create_cluster(
-        org_units.fold(stream.events),
-        cmd.cluster_id,
-        name=cmd.name,
-        domain=cmd.domain,
-        version=cmd.version,
+    """Create the cluster; when and by whom it was. Sent again under the same idempotency key,
+    the first cluster's, with nothing written."""
+
+    async def decide(remembered: bool) -> idempotency.Decision:
+        loader = await prefetch(streams, [actor_stream(cmd.metadata)], remembered=remembered)
+        await access.require(cmd.metadata, (TENANT,), "admin", "create clusters", streams=loader)
+        events = org_units.create_cluster(
+            None, cmd.cluster_id, name=cmd.name, domain=cmd.domain, version=cmd.version
+        )
+        return idempotency.Decision(
+            events=events,
+            name=_claim("cluster", None, cmd.name),
+            uses=None,
+            checked=loader.checked,
+        )
+
+    _, creation = await idempotency.create_decided(
+        streams, cmd.cluster_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
     )
-    result = await streams.append(
-        cmd.cluster_id,
-        events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=_claim("cluster", None, cmd.name),
-    )
-    return stamps.appended(stream, result, cmd.metadata)
+    return creation.stamps
 
 
 async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResult:

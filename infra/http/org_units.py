@@ -10,7 +10,7 @@ projections/org_units.py the read model, infra/http/org_units.py the HTTP routes
 """
 
 from typing import Final
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from litestar import delete, get, post, put
 from litestar.di import NamedDependency
@@ -29,7 +29,7 @@ from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.org_unit_schemas import (
     TENANT_ID,
@@ -61,8 +61,10 @@ async def create_cluster(
     data: JSONBody[ClusterCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> DisplayedCluster:
+    cluster_id, new_id = creation_id(request, "cluster")
     command = CreateCluster(
-        cluster_id=uuid4(),
+        cluster_id=cluster_id,
+        new_id=new_id,
         name=data.name,
         domain=data.domain,
         version=data.version,

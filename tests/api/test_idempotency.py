@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.api, pytest.mark.integration]
 COMPUTE = "/api/v1/asset/compute"
 PASSWORDS = "/api/v1/asset/credentials/password"
 REGISTRIES = "/api/v1/asset/registries"
+CLUSTERS = "/api/v1/clusters"
 
 
 def environment_body(name: str, image: str = "pt:1") -> dict[str, Any]:
@@ -33,7 +34,13 @@ def compute_body(name: str, gpus: int = 8) -> dict[str, Any]:
 
 
 def id_of(answer: dict[str, Any]) -> str:
-    return str(answer["workloadId"] if "workloadId" in answer else answer["meta"]["id"])
+    if "workloadId" in answer:
+        return str(answer["workloadId"])
+    return str(answer["uuid"] if "uuid" in answer else answer["meta"]["id"])  # a cluster's: uuid
+
+
+def name_of(answer: dict[str, Any]) -> str:
+    return str(answer["name"] if "uuid" in answer else answer["meta"]["name"])
 
 
 async def events_of(pool: asyncpg.Pool, stream_id: str) -> int:
@@ -66,8 +73,9 @@ def registry_body(name: str, password: str = "s3cret") -> dict[str, Any]:
         # request all the same (its keyed fingerprint differs).
         (PASSWORDS, 202, lambda: password_body("db"), lambda: password_body("db", "other")),
         (REGISTRIES, 201, lambda: registry_body("ngc"), lambda: registry_body("ngc", "other")),
+        (CLUSTERS, 201, lambda: {"name": "east"}, lambda: {"name": "east", "version": "2.20"}),
     ],
-    ids=["template", "environment", "compute", "credential", "registry"],
+    ids=["template", "environment", "compute", "credential", "registry", "cluster"],
 )
 async def test_a_create_sent_again_answers_the_first_and_writes_nothing(
     app: Litestar,
@@ -86,7 +94,7 @@ async def test_a_create_sent_again_answers_the_first_and_writes_nothing(
     again = await post(app, admin, path, body(), "k-1")
     assert again.status_code == status, again.text
     assert id_of(again.json()) == made
-    assert again.json()["meta"]["name"] == first.json()["meta"]["name"]
+    assert name_of(again.json()) == name_of(first.json())
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
     reused = await post(app, admin, path, changed(), "k-1")
     assert reused.status_code == 422, reused.text
