@@ -114,10 +114,14 @@ class CreateAsset(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class UpdateAsset(msgspec.Struct, frozen=True, kw_only=True):
+    """Replace an asset's name, description and spec. `expected_version`: the version the
+    update was made on (If-Match, a form's); the asset at another is not changed."""
+
     asset_id: UUID
     name: str
     description: str | None = None
     spec: EnvironmentSpec | ComputeSpec | AnyDataSourceSpec
+    expected_version: int | None = None
     metadata: EventMetadata
 
 

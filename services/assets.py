@@ -30,8 +30,9 @@ from domain.tenant_settings import STREAM as SETTINGS_STREAM
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, idempotency, stamps, tenant_settings, uses
+from services.errors import PreconditionFailedError
 from services.kinds import fold_as, live_scope
-from services.ports import NameClaim, StreamLoader, Streams, Uses
+from services.ports import NameClaim, StreamLoader, StreamReader, Streams, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.stamps import Stamped
 
@@ -90,6 +91,8 @@ async def update_asset(cmd: UpdateAsset, *, streams: Streams) -> Stamped[Asset]:
         streams=streams,
         unseen=assets.AssetNotFoundError(kind, cmd.asset_id),
     )
+    if cmd.expected_version is not None and cmd.expected_version != stream.version:
+        raise PreconditionFailedError(cmd.expected_version, stream.version)
     events = await _update_events(current, cmd.name, cmd.description, cmd.spec, streams)
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))
@@ -103,6 +106,19 @@ async def update_asset(cmd: UpdateAsset, *, streams: Streams) -> Stamped[Asset]:
         uses=uses_of(kind, updated.meta, cmd.spec),
     )
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
+
+
+async def visible_asset(
+    kind: AssetKind, asset_id: UUID, actor: EventMetadata, streams: StreamReader
+) -> Stamped[Asset]:
+    """The asset as its stream has it now, when the actor may see it (else AssetNotFoundError):
+    what a change is made on (a form's hidden values, its version), never a read model's copy,
+    which may trail the write."""
+    loader = await prefetch(streams, [asset_id, actor_stream(actor)])  # one round trip
+    await require_visible(kind, asset_id, actor, loader)
+    stream = await loader.load(asset_id)
+    current = assets.live(assets.fold(stream.events), kind, asset_id)
+    return Stamped(state=current, stamps=stamps.loaded(stream))
 
 
 async def require_visible(

@@ -266,13 +266,17 @@ async def update_from(
     meta: AssetUpdateMeta,
     spec: AssetSpec,
     streams: Streams,
+    *,
+    expected_version: int | None = None,
 ) -> AssetRow:
-    """Update an asset from Run:ai's update meta and a spec of its kind; the asset as written."""
+    """Update an asset from Run:ai's update meta and a spec of its kind (made on the asset at
+    `expected_version`, when given); the asset as written."""
     command = UpdateAsset(
         asset_id=asset_id,
         name=meta.name,
         description=meta.description,
         spec=spec,
+        expected_version=expected_version,
         metadata=actor(request),
     )
     return written(await assets.update_asset(command, streams=streams))
@@ -308,6 +312,12 @@ async def one_visible(request: Caller, kind: str, asset_id: UUID, resources: Res
     if row.meta.scope_ref not in await seen_scopes(request):
         raise AssetNotFoundError(kind, asset_id)  # existence must not leak
     return row
+
+
+async def one_now(request: Caller, kind: AssetKind, asset_id: UUID, streams: Streams) -> AssetRow:
+    """One asset as the write side has it now (what a form's change is made on); unknown and
+    out of the caller's sight are one 404."""
+    return written(await assets.visible_asset(kind, asset_id, actor(request), streams))
 
 
 def written(stamped: Stamped[Asset] | Stamped[Credential] | Stamped[Registry]) -> AssetRow:

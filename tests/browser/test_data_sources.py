@@ -1,6 +1,6 @@
 """Data sources in the console: the list of every kind with the templates loading each, a new
-NFS data source (a refusal next to its field first) edited and deleted, and one a template
-loads not deleted."""
+NFS data source (a refusal next to its field first) edited (not over a change made meanwhile
+elsewhere) and deleted, and one a template loads not deleted."""
 
 from typing import Any
 
@@ -76,6 +76,28 @@ def test_a_data_source_is_created_edited_and_deleted_but_not_while_a_template_lo
         expect(page.get_by_label("Container path")).to_have_value("/mnt/datasets")
         j.step("the new NFS data source's page")
 
+        # Someone else changes it while the page is open: the save made on what the page
+        # showed is refused, and their change stays.
+        nfs = "/api/v1/asset/datasource/nfs"
+        (made,) = service.api.get(nfs, params={"name": "ds-nfs"}).json()["entries"]
+        theirs = {
+            "meta": {"name": "ds-nfs"},
+            "spec": {**made["spec"], "server": "nfs2.example.com"},
+        }
+        changed = service.api.put(f"{nfs}/{made['meta']['id']}", json=theirs)
+        assert changed.status_code in (200, 202), changed.text
+        page.get_by_label("Container path").fill("/mnt/shared")
+        page.get_by_role("button", name="Save data source").click()
+        expect(page.get_by_role("alert")).to_contain_text("changed since this page was opened")
+        (kept,) = service.api.get(nfs, params={"name": "ds-nfs"}).json()["entries"]
+        assert kept["spec"]["server"] == "nfs2.example.com"
+        assert kept["spec"]["mountPath"] == "/mnt/datasets"
+        j.step("an edit made meanwhile elsewhere is not overwritten")
+
+        page.goto(page.url)  # the page again, as it now is
+        expect(page.get_by_label("NFS server (host name or host IP)")).to_have_value(
+            "nfs2.example.com"
+        )
         page.get_by_label("Container path").fill("/mnt/shared")
         page.get_by_label("Prevent data modification (read-only)").uncheck()
         page.get_by_role("button", name="Save data source").click()

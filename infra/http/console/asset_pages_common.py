@@ -12,7 +12,7 @@ from litestar.response import Redirect, Template
 from domain.errors import TrainplateError
 from domain.values import AssetKind
 from infra.http.adapters import Adapters
-from infra.http.assets import delete_from, one_visible, update_from
+from infra.http.assets import delete_from, one_now, update_from
 from infra.http.callers import Caller
 from infra.http.console.environment_form import digest
 from infra.http.console.form_document import decode_pointer
@@ -23,6 +23,7 @@ from infra.http.console.template_form import said
 from infra.http.impact import ImpactReport, impact_of
 from infra.http.problems import status_for
 from projections.asset_catalogue import AssetRow
+from services.errors import PreconditionFailedError
 
 
 class Shown(msgspec.Struct, kw_only=True):
@@ -34,6 +35,15 @@ class Shown(msgspec.Struct, kw_only=True):
     impact: list[dict[str, Any]] | None = None  # the preview, once asked for
     previewed: str = ""  # the digest of the body previewed
     note: str = ""
+    opened_at: int | None = None  # the version the form was opened at (None: the asset's now)
+
+
+def opened(values: dict[str, str], row: AssetRow) -> int:
+    """The version of the asset the form was opened at, as it sends it back (taken out of
+    `values`); the asset's own when it sends none. A save is made on that version, so a change
+    someone made meanwhile is refused rather than overwritten."""
+    sent = values.pop("version", "")
+    return int(sent) if sent.isdigit() else row.version
 
 
 async def form_values(request: Caller) -> dict[str, str]:
@@ -51,6 +61,12 @@ def refusal(shown: Shown, exc: Exception, field_at: Callable[[str], str | None])
     or its scope out of sight) is the caller's page, not a field's: raised again."""
     if isinstance(exc, msgspec.ValidationError):
         pointer, message, status = decode_pointer(exc), str(exc), 400
+    elif isinstance(exc, PreconditionFailedError):
+        pointer, status = "", status_for(exc)
+        message = (
+            f"It was changed since this page was opened (version {exc.expected}, now"
+            f" {exc.actual}): reload the page to edit it as it now is. Nothing was saved."
+        )
     elif isinstance(exc, TrainplateError) and status_for(exc) != 404:
         pointer, message, status = str(exc.facts.get("field") or ""), said(exc), status_for(exc)
     else:
@@ -114,12 +130,14 @@ async def previewed_or_saved(
     meta: Any,
     spec: Any,
     base: str,
+    version: int,
 ) -> Redirect | None:
-    """An edit's update saved, when the preview the page showed was of this very body (its
-    digest sent back), answering the asset's page; else its impact preview put in `shown`
+    """An edit's update saved (on the asset at `version`, the one the form was opened at), when
+    the preview the page showed was of this very body (its digest sent back), answering the
+    asset's page; else its impact preview put in `shown`
     (None). A refusal of either is raised, for the page to put next to its field."""
     if action == "save" and previewed == digest(body):
-        await update_from(request, asset_id, meta, spec, adapters.streams)
+        await update_from(request, asset_id, meta, spec, adapters.streams, expected_version=version)
         return Redirect(f"{base}/{asset_id}?saved=1", status_code=303)
     report = await impact_of(
         request, kind, asset_id, meta, spec, adapters.streams, adapters.resources
@@ -141,7 +159,7 @@ async def deleted_or_refused(
 ) -> Template | Redirect:
     """Delete the asset and answer its list; a refusal (a template still uses it) is shown on
     the asset's page by `refused` (the row, why, the status). A 404 is raised: out of sight."""
-    row = await one_visible(request, kind, asset_id, adapters.resources)
+    row = await one_now(request, kind, asset_id, adapters.streams)
     try:
         await delete_from(request, kind, asset_id, adapters.streams)
     except TrainplateError as exc:

@@ -18,13 +18,14 @@ from domain.specs import ComputeSpec
 from domain.tenant_settings import GPU_OPTIMIZATION
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import ComputeCreationRequest, ComputeUpdateRequest
-from infra.http.assets import create_from, one_visible, usage_of
+from infra.http.assets import create_from, one_now, one_visible, usage_of
 from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
 from infra.http.console.asset_pages_common import (
     Shown,
     deleted_or_refused,
     form_values,
+    opened,
     previewed_or_saved,
     refusal,
     scope_name,
@@ -180,11 +181,12 @@ async def preview_or_save(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
     """Preview the impact of the form's settings; save them once their preview was shown."""
-    row = await one_visible(request, "compute", asset_id, adapters.resources)
+    row = await one_now(request, "compute", asset_id, adapters.streams)
     values = await form_values(request)
     action = values.pop("action", "preview")
     previewed = values.pop("previewed", "")
-    shown = Shown(values=values)
+    version = opened(values, row)
+    shown = Shown(values=values, opened_at=version)
     groups = await _groups(adapters, values)
     fields = _fields(groups)
     rows = spec_of(values, fields)[1]
@@ -194,6 +196,7 @@ async def preview_or_save(
         saved = await previewed_or_saved(
             request, adapters, "compute", asset_id, shown, action=action, previewed=previewed,
             body=body, meta=data.meta, spec=data.spec or ComputeSpec(), base=f"/console{LIST}",
+            version=version,
         )  # fmt: skip
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_of(pointer, _known(groups), rows))

@@ -19,13 +19,14 @@ from domain.errors import TrainplateError
 from domain.values import AssetKind
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import AssetCreationMeta, AssetUpdateMeta
-from infra.http.assets import create_from, one_visible, update_from, usage_of
+from infra.http.assets import create_from, one_now, one_visible, update_from, usage_of
 from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
 from infra.http.console.asset_pages_common import (
     Shown,
     deleted_or_refused,
     form_values,
+    opened,
     refusal,
     scope_name,
 )
@@ -194,15 +195,16 @@ async def save_data_source(
     adapters: NamedDependency[Adapters],
 ) -> Template | Redirect:
     kind = _kind(segment)
-    row = await one_visible(request, kind, asset_id, adapters.resources)
+    row = await one_now(request, kind, asset_id, adapters.streams)
     values = await form_values(request)
     values.pop("action", None)
-    shown = Shown(values=values)
+    version = opened(values, row)
+    shown = Shown(values=values, opened_at=version)
     try:
         meta = msgspec.convert(meta_of(values), AssetUpdateMeta, strict=False)
         current = msgspec.to_builtins(row.spec)
         spec = spec_as(kind, spec_of(kind, values, current), lax=True)
-        await update_from(request, asset_id, meta, spec, adapters.streams)
+        await update_from(request, asset_id, meta, spec, adapters.streams, expected_version=version)
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_at(pointer, _known(kind)))
         return await _render(request, adapters, kind, shown, row, status)

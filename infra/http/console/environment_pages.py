@@ -15,13 +15,14 @@ from litestar.response import Redirect, Template
 from domain.errors import TrainplateError
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import EnvironmentCreationRequest, EnvironmentUpdateRequest
-from infra.http.assets import create_from, one_visible, usage_of
+from infra.http.assets import create_from, one_now, one_visible, usage_of
 from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
 from infra.http.console.asset_pages_common import (
     Shown,
     deleted_or_refused,
     form_values,
+    opened,
     previewed_or_saved,
     refusal,
     scope_name,
@@ -142,18 +143,19 @@ async def preview_or_save(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
     """Preview the impact of the form's settings; save them once their preview was shown."""
-    row = await one_visible(request, "environment", asset_id, adapters.resources)
+    row = await one_now(request, "environment", asset_id, adapters.streams)
     values = await form_values(request)
     action = values.pop("action", "preview")
     previewed = values.pop("previewed", "")
-    shown = Shown(values=values)
+    version = opened(values, row)
+    shown = Shown(values=values, opened_at=version)
     known = {f.pointer for f in (*META_FIELDS, *SPEC_FIELDS)}
     try:
         body = update_body(values, msgspec.to_builtins(row.spec))
         data = msgspec.convert(body, EnvironmentUpdateRequest, strict=False)
         saved = await previewed_or_saved(
             request, adapters, "environment", asset_id, shown, action=action,
-            previewed=previewed, body=body, meta=data.meta, spec=data.spec,
+            previewed=previewed, body=body, version=version, meta=data.meta, spec=data.spec,
             base="/console/environments",
         )  # fmt: skip
     except (msgspec.ValidationError, TrainplateError) as exc:
