@@ -11,6 +11,7 @@ from typing import Any, Final
 import msgspec
 
 from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION, NGC_CATALOG
+from domain.values import AssetKind
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.asset_pane import pane_items
@@ -294,6 +295,16 @@ def _typed(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def to_copy(values: Mapping[str, object]) -> dict[str, AssetKind]:
+    """The assets the form asks to be used without linking: their ids, with their kinds."""
+    found: dict[str, AssetKind] = {}
+    for which, (select, use, _) in LOADS.items():
+        chosen = values.get(select)
+        if isinstance(chosen, str) and chosen and values.get(use) == "copy":
+            found[chosen] = "compute" if which.endswith("compute") else "environment"
+    return found
 
 
 def copied_values(

@@ -2,6 +2,7 @@
 the caller's sight): environments, compute resources and data sources, with their values; and
 the registries a template's scope can pick its image from."""
 
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -11,8 +12,9 @@ from domain import registries
 from domain.assets import AssetNotFoundError
 from domain.combined import from_environment
 from domain.specs import ComputeSpec, EnvironmentSpec
+from domain.values import AssetKind
 from infra.http.adapters import Adapters
-from infra.http.assets import one_visible, visible_rows
+from infra.http.assets import one_now, one_visible, visible_rows
 from infra.http.callers import Caller
 from infra.http.data_sources import KINDS as DATA_SOURCE_KINDS
 from projections.asset_catalogue import AssetFilter, AssetRow
@@ -66,6 +68,22 @@ async def loadable(request: Caller, adapters: Adapters) -> list[AssetRow]:
 
 async def asset_names(request: Caller, adapters: Adapters) -> dict[UUID, str]:
     return {row.asset_id: row.meta.name for row in await loadable(request, adapters)}
+
+
+async def copied_now(
+    request: Caller, adapters: Adapters, chosen: Mapping[str, AssetKind]
+) -> dict[str, AssetRow]:
+    """The environments and compute resources a template is saved with as copies (`chosen`: id
+    by kind), as their streams have them now: what the template keeps is the asset as written,
+    never the catalogue's copy, which may trail it. One the caller may not see is left out (the
+    save refuses it as the link it then is)."""
+    found: dict[str, AssetRow] = {}
+    for asset_id, kind in chosen.items():
+        try:
+            found[asset_id] = await one_now(request, kind, UUID(asset_id), adapters.streams)
+        except (ValueError, AssetNotFoundError):
+            continue
+    return found
 
 
 def as_template_values(row: AssetRow) -> dict[str, Any]:

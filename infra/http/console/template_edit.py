@@ -37,9 +37,11 @@ from infra.http.console.form_state import (
     form_values,
     load_into,
     show_linked,
+    to_copy,
     variable_sources,
     with_uses,
 )
+from infra.http.console.linked import copied_now
 from infra.http.console.scopes import choice_value
 from infra.http.console.template_detail import flattened
 from infra.http.console.template_form import refused_at, refused_choices, render_form, said
@@ -199,7 +201,8 @@ async def save_template(
         load_into(form, action.removeprefix("load-"), choices)
         show_linked(form, choices["rows"])
         return render_form(request, form, choices, editing=editing)
-    copied, unlinked = copied_values(form.values, choices["rows"])
+    now = await copied_now(request, adapters, to_copy(form.values))
+    copied, unlinked = copied_values(form.values, {**choices["rows"], **now})
     built = built_from(fields, unlinked, wire, copied)
     known = {f.pointer for f in fields}
     if built.unknown:

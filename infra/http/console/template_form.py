@@ -35,9 +35,11 @@ from infra.http.console.form_state import (
     form_values,
     load_into,
     show_linked,
+    to_copy,
     with_uses,
 )
 from infra.http.console.labels import label_of
+from infra.http.console.linked import copied_now
 from infra.http.console.pages_common import page
 from infra.http.console.scopes import scope_of
 from infra.http.problems import status_for
@@ -201,7 +203,8 @@ async def _create(
     choices: dict[str, Any],
 ) -> Template | Redirect:
     """CREATE TEMPLATE through the API's own create; a refusal goes next to its field."""
-    copied, values = copied_values(form.values, choices["rows"])
+    now = await copied_now(request, adapters, to_copy(form.values))
+    copied, values = copied_values(form.values, {**choices["rows"], **now})
     built: Built = build(fields, values, copied=copied)
     known = {f.pointer for f in fields}
     if built.unknown:
