@@ -35,7 +35,7 @@ from services import (
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
-from services.ports import NameClaim, NameHolder, StreamLoader, Streams, Uses
+from services.ports import NameClaim, NameHolder, StreamLoader, StreamReader, Streams, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.stamps import Stamps
 from services.tenant_settings import current as settings_of
@@ -230,6 +230,22 @@ async def delete_template(cmd: DeleteTemplate, *, streams: Streams) -> None:
         name=None,
         uses=Uses(user=f"template {current.meta.name}"),
     )
+
+
+async def visible_template(
+    template_id: UUID, actor: EventMetadata, *, streams: StreamReader
+) -> TemplateView:
+    """The template as its stream has it now, combined from the asset versions it records,
+    when the actor may see it (else TemplateNotFoundError): what an edit is made on, never the
+    catalogue's copy, which may trail the write."""
+    loader = await prefetch(streams, [template_id, actor_stream(actor)])  # one round trip
+    missing = templates.TemplateNotFoundError(template_id)
+    await access.require_visible(
+        template_id, actor, streams=loader, scope_in=live_scope, missing=missing
+    )
+    stream = await loader.load(template_id)
+    current = templates.live(templates.fold(stream.events), template_id)
+    return TemplateView(current, await combined(current, streams=loader), stamps.loaded(stream))
 
 
 def live_scope(events: Iterable[Event]) -> ScopeRef | None:

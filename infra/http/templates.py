@@ -280,6 +280,15 @@ async def read_template(
     return wire, row.template.version
 
 
+async def template_now(
+    request: Caller, template_id: UUID, adapters: Adapters
+) -> tuple[DistributedTemplate, int]:
+    """One template the caller may see as its stream has it now, and its version: what an edit
+    is made on (the console's, whose form keeps what it does not show from it)."""
+    view = await use_cases.visible_template(template_id, actor(request), streams=adapters.streams)
+    return wire_of(written(view)), view.template.version
+
+
 # A template the caller may not see is a 404 before the body of its PUT, PATCH or DELETE is read.
 visible_template: Final = visible_or_missing(
     use_cases.live_scope, TemplateNotFoundError, param="template_id"

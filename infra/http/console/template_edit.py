@@ -47,7 +47,7 @@ from infra.http.console.template_detail import flattened
 from infra.http.console.template_form import refused_at, refused_choices, render_form, said
 from infra.http.problems import status_for
 from infra.http.template_schemas import DistributedTemplate, UpdateRequest
-from infra.http.templates import patch_from, read_template
+from infra.http.templates import patch_from, read_template, template_now
 
 EDIT: Final = "/templates/{template_id:uuid}/edit"
 # The form's own values that are the template's as it stands, not the body's.
@@ -185,7 +185,8 @@ async def edit_template(
 async def save_template(
     request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
-    wire, version = await read_template(request, template_id, adapters)  # else a 404
+    # The template as written (else a 404): what the form does not show is kept from it.
+    wire, version = await template_now(request, template_id, adapters)
     sent = await request.form()
     current = values_of(wire)
     choices = await choices_for(request, adapters, sent, current)  # a row for each it fills
