@@ -5,6 +5,8 @@ Org units, layer by layer: domain/org_units.py the rules, services/org_units.py 
 projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
 """
 
+from uuid import UUID
+
 from domain import org_units
 from domain.commands import (
     CreateCluster,
@@ -199,6 +201,17 @@ async def unit_name(scope: ScopeRef, *, streams: StreamLoader) -> str:
     new for the read model, as a write's answer names what the write just found."""
     unit = org_units.fold((await streams.load(org_units.stream_of(scope))).events)
     return "" if unit is None else unit.name
+
+
+async def cluster_of(scope: ScopeRef, *, streams: StreamLoader) -> UUID | None:
+    """The cluster a live org unit is in, from its own stream (None: no such unit): what a
+    request that names a unit but not its cluster is made with."""
+    try:
+        stream_id = org_units.stream_of(scope)
+    except ValueError:
+        return None
+    unit = org_units.fold((await streams.load(stream_id)).events)
+    return None if unit is None or unit.deleted else unit.cluster_id
 
 
 async def _require_admin_on(

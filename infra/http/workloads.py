@@ -48,6 +48,7 @@ from infra.http.workload_views import (
 from infra.postgres.names import names_held_in
 from projections import workload_catalogue
 from projections.workload_catalogue import WorkloadRow
+from services import org_units as org_unit_use_cases
 from services import workloads as use_cases
 from services.errors import InvalidRequestError
 from services.history import workload_history
@@ -91,6 +92,13 @@ async def submit_from(
     )
     created = requested.stamps.created
     return distributed_of(requested.state, created.by, created.at, None)
+
+
+async def project_cluster(project_id: str, adapters: Adapters) -> UUID | None:
+    """The cluster of a project (None: no such project), as its own stream says: a form that
+    names the project alone submits with it (the submission checks the caller's sight)."""
+    project = ScopeRef("project", project_id)
+    return await org_unit_use_cases.cluster_of(project, streams=adapters.streams)
 
 
 # Every route below that names one workload gets it as `row`, or a 404 when it is unknown or

@@ -1,23 +1,26 @@
 """The console's changes are made on the write side, as the API's are: a data source edited or
 deleted through its page the moment it was created (no read model has it yet, as nothing here
 runs the projections) is found, and an edit is saved on the version its page was opened at, so
-one made meanwhile elsewhere is refused, with nothing written."""
+one made meanwhile elsewhere is refused, with nothing written; a workload is submitted into a
+project just made."""
 
 import re
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import asyncpg
 import httpx
 from litestar import Litestar
 
 from domain import assets
+from domain.events import WorkloadRequested
 from domain.specs import NfsSpec
 from domain.values import TENANT_ADMIN
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from tests.api.client import client_for
-from tests.api.support import sent, token_for
+from tests.api.support import project_all, sent, token_for
+from tests.api.test_workloads import setup
 
 _CSRF = re.compile(r'name="_csrf_token" value="([^"]+)"')
 NFS = "/api/v1/asset/datasource/nfs"
@@ -85,3 +88,25 @@ async def test_a_data_source_is_edited_and_deleted_on_the_write_side_at_its_vers
         deleted = await client.post(f"{page}/delete", data={"_csrf_token": csrf})
         assert deleted.status_code == 303, deleted.text
         assert await _events(clean_pool, asset_id) == 3
+
+
+async def test_a_workload_is_submitted_from_the_console_into_a_project_just_made(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """The project's cluster is its stream's: a project no read model holds yet is found."""
+    found = await setup(app, admin)
+    async with client_for(app) as client:
+        csrf = await _signed_in(client, "root-admin")
+        template_id = found["template"]["meta"]["id"]
+        form = {"_csrf_token": csrf, "name": "from-console", "project": found["project"]["id"]}
+        answer = await client.post(f"/console/templates/{template_id}/workloads", data=form)
+        assert answer.status_code == 303, answer.text
+        workload_id = UUID(answer.headers["location"].rsplit("/", 1)[-1])
+        (event,) = (await PostgresStreams(clean_pool, DOMAIN_CODEC).load(workload_id)).events
+        assert isinstance(event, WorkloadRequested)
+        assert event.cluster_id == UUID(found["cluster"]["uuid"])
+
+        await project_all(clean_pool)  # the page shown again with the refusal is a read
+        form["project"] = "999999"  # no such project: refused next to the choice
+        refused = await client.post(f"/console/templates/{template_id}/workloads", data=form)
+        assert refused.status_code == 400, refused.text

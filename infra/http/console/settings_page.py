@@ -5,6 +5,7 @@ current value and changeable by tenant admins alone, each change through the fun
 API's `PUT /v1/k8s/setting` calls (`set_from`), which is what refuses anyone else."""
 
 from typing import Any, Final
+from uuid import UUID
 
 import msgspec
 from litestar import get, post
@@ -43,6 +44,14 @@ async def _clusters(request: Caller, adapters: Adapters) -> list[tuple[str, str]
     """The clusters the caller sees (the API's own org-unit read), by id and name."""
     units = await visible_units(request, "cluster", adapters.resources)
     return [(unit.id, unit.name) for unit in sorted(units, key=lambda u: u.name)]
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _cluster_keys(cluster_id: str) -> list[tuple[str, str]]:
@@ -115,8 +124,10 @@ async def save_settings(
     current = await switches(adapters)
     shown = set(form.getall(SHOWN)) if SHOWN in form else set()
     keys = [*FIXED]
-    for cluster_id, _ in await _clusters(request, adapters):
-        if cluster_id in shown:
+    # The clusters whose switches the page showed, as it says: not those a read model holds
+    # now, which may trail the write (a key naming no cluster is refused as the PUT does).
+    for cluster_id in sorted(shown):
+        if _is_uuid(cluster_id):  # the page sends none other
             keys.extend(key for key, _ in _cluster_keys(cluster_id))
     sent = {key: str(form.get(key) or "false") for key in keys}
     changed = [(k, v) for k, v in sent.items() if v != str(current.get(k)).lower()]

@@ -17,10 +17,9 @@ from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.console.pages_common import page
 from infra.http.console.template_detail import template_page_of
-from infra.http.org_units import visible_units
 from infra.http.problems import status_for
 from infra.http.workload_schemas import DistributedCreationRequest
-from infra.http.workloads import replica_logs, submit_from, visible_workload
+from infra.http.workloads import project_cluster, replica_logs, submit_from, visible_workload
 
 # Phases after which nothing moves unless someone acts: the page stops asking.
 SETTLED: Final = frozenset({"Completed", "Failed", "Stopped"})
@@ -33,7 +32,8 @@ async def submit_workload(
     form = await request.form()
     name = str(form.get("name") or "").strip()
     project_id = str(form.get("project") or "")
-    projects = {u.id: u for u in await visible_units(request, "project", adapters.resources)}
+    # From the project's own stream: a project too new for the read models is found.
+    cluster_id = await project_cluster(project_id, adapters) if project_id else None
 
     def again(field: str, message: str, status: int) -> Awaitable[Template]:
         submission = {"name": name, "project": project_id, "errors": {field: message}}
@@ -41,12 +41,12 @@ async def submit_workload(
             request, template_id, adapters, submission=submission, status_code=status
         )
 
-    if project_id not in projects:
+    if cluster_id is None:
         return await again("project", "Choose the project to run it in.", 400)
     body = {
         "name": name,
         "projectId": project_id,
-        "clusterId": str(projects[project_id].cluster_id),
+        "clusterId": str(cluster_id),
         "templateId": str(template_id),
     }
     try:
