@@ -17,6 +17,7 @@ from projections import (
     org_units,
     policy_catalogue,
     template_catalogue,
+    tenant_settings,
     workload_catalogue,
 )
 from projections.executor import Executor
@@ -73,6 +74,12 @@ ALL: tuple[Projection, ...] = (
         policy_catalogue.apply,
         (policy_catalogue.NAME,),
         streams=frozenset({"policy"}),
+    ),
+    Projection(
+        tenant_settings.NAME,
+        tenant_settings.apply,
+        (tenant_settings.NAME,),
+        streams=frozenset({"tenant"}),
     ),
     Projection(
         template_catalogue.NAME,

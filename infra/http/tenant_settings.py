@@ -18,8 +18,10 @@ from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from infra.http.template_schemas import RequestBody
+from infra.postgres.connections import translated
+from projections import tenant_settings as settings_read_model
 from services.errors import InvalidRequestError
-from services.tenant_settings import CHANGES_SETTINGS, change_setting, current
+from services.tenant_settings import CHANGES_SETTINGS, change_setting
 
 BASE: Final = "/v1/k8s/setting"
 
@@ -65,7 +67,7 @@ async def list_settings(
     adapters: NamedDependency[Adapters],
 ) -> list[Setting]:
     """Every fixed setting, and every per-cluster one that was ever set."""
-    settings = await current(adapters.streams)
+    settings = await switches(adapters)
     keys = [*FIXED, *sorted(k for k in settings.values if k not in FIXED)]
     return [_wire(key, settings.get(key)) for key in keys]
 
@@ -75,7 +77,7 @@ async def get_setting(
     setting_key: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> bool:
-    return (await current(adapters.streams)).get(setting_key)
+    return (await switches(adapters)).get(setting_key)
 
 
 @put(BASE, tags=["Settings"])
@@ -108,5 +110,7 @@ SETTING_ROUTES: Final = (list_settings, get_setting, put_setting)
 
 
 async def switches(adapters: Adapters) -> TenantSettings:
-    """The tenant's settings as they stand (the console shows only what they enable)."""
-    return await current(adapters.streams)
+    """The tenant's settings as the read model holds them: what the API's GETs answer, and what
+    the console shows (only what they enable)."""
+    async with translated("tenant_settings"), adapters.resources.pool.acquire() as conn:
+        return await settings_read_model.current(conn)

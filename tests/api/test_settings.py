@@ -8,7 +8,7 @@ import pytest
 from litestar import Litestar
 
 from domain.values import Grant
-from tests.api.support import call, token_for
+from tests.api.support import call, project_all, token_for
 from tests.api.test_templates import IMAGE, org
 from tests.openapi import assert_matches
 
@@ -45,6 +45,7 @@ async def test_settings_read_and_change_in_run_ai_shapes_by_tenant_admins_only(
     assert_matches("TenantSettingCreationRequest", body)
     changed = await call(app, "PUT", SETTINGS, admin, json=body)
     assert (changed.status_code, changed.json()) == (200, {"msg": "done"})
+    await project_all(clean_pool)  # the projector's part: the GETs read the read model
     one = await call(app, "GET", f"{SETTINGS}/workloads.dataVolumes", admin)
     assert one.json() is False
     count = "SELECT count(*) FROM events WHERE type = 'tenant.setting_changed.v1'"

@@ -27,6 +27,7 @@ SETTINGS: Final = "/settings"
 # The form names the clusters whose switches it shows: a cluster made after the page was opened
 # has no box in it, and is not read as every box left unticked.
 SHOWN: Final = "clusters"
+WAS: Final = "was:"  # before a switch's key: the value the page showed it with
 
 
 def _switch(key: str, label: str, description: str, on: bool, stage: str = "GA") -> dict[str, Any]:
@@ -121,7 +122,6 @@ async def save_settings(
     """Each switch whose value the form changes, set as the PUT sets it (a box left unticked
     is off); a refusal (not a tenant admin, a value other than a box's) is shown above them."""
     form = await request.form()
-    current = await switches(adapters)
     shown = set(form.getall(SHOWN)) if SHOWN in form else set()
     keys = [*FIXED]
     # The clusters whose switches the page showed, as it says: not those a read model holds
@@ -130,7 +130,11 @@ async def save_settings(
         if _is_uuid(cluster_id):  # the page sends none other
             keys.extend(key for key, _ in _cluster_keys(cluster_id))
     sent = {key: str(form.get(key) or "false") for key in keys}
-    changed = [(k, v) for k, v in sent.items() if v != str(current.get(k)).lower()]
+    # Changed: what differs from the value the page showed (sent with it), not from a read
+    # model's at the save, which may trail a change someone made meanwhile (a switch left as
+    # shown is left as it now is). A value the page did not show is set as sent (a setting
+    # already at it is not written again).
+    changed = [(k, v) for k, v in sent.items() if v != form.get(f"{WAS}{k}")]
     # A value no box sends goes first: its refusal (set_from's) comes before any write.
     changed.sort(key=lambda change: change[1] in ("true", "false"))
     try:

@@ -1,0 +1,31 @@
+"""Read model of the tenant's settings: one row per setting ever changed, with its value. What a
+read shows (`GET /v1/k8s/setting`, the console's switches); what a write decides on is the
+settings stream itself (services/tenant_settings.py)."""
+
+from typing import Final
+
+from domain.events import RecordedEvent, TenantSettingChanged
+from domain.tenant_settings import TenantSettings
+from projections.executor import Executor
+
+NAME: Final = "tenant_settings"
+
+
+async def apply(conn: Executor, recorded: RecordedEvent) -> None:
+    """Fold one event in; safe to run twice (a row keeps the stream version that set it)."""
+    match recorded.event:
+        case TenantSettingChanged() as e:
+            await conn.execute(
+                "INSERT INTO tenant_settings (key, value, version) VALUES ($1, $2, $3)"
+                " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value,"
+                " version = EXCLUDED.version WHERE tenant_settings.version < EXCLUDED.version",
+                e.key, e.value, recorded.version,
+            )  # fmt: skip
+        case _:
+            pass  # not an event this read model cares about
+
+
+async def current(conn: Executor) -> TenantSettings:
+    """The settings as the read model holds them (one not set: its default)."""
+    rows = await conn.fetch("SELECT key, value FROM tenant_settings")
+    return TenantSettings({row["key"]: row["value"] for row in rows})
