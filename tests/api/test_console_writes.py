@@ -2,9 +2,10 @@
 deleted through its page the moment it was created (no read model has it yet, as nothing here
 runs the projections) is found, and an edit is saved on the version its page was opened at, so
 one made meanwhile elsewhere is refused, with nothing written; a workload is submitted into a
-project just made."""
+project just made; a settings save changes only what the person changed on the page."""
 
 import re
+from html.parser import HTMLParser
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -12,7 +13,7 @@ import asyncpg
 import httpx
 from litestar import Litestar
 
-from domain import assets
+from domain import assets, tenant_settings
 from domain.events import WorkloadRequested
 from domain.specs import NfsSpec
 from domain.values import TENANT_ADMIN
@@ -110,3 +111,44 @@ async def test_a_workload_is_submitted_from_the_console_into_a_project_just_made
         form["project"] = "999999"  # no such project: refused next to the choice
         refused = await client.post(f"/console/templates/{template_id}/workloads", data=form)
         assert refused.status_code == 400, refused.text
+
+
+class _Form(HTMLParser):
+    """What a browser would send of a page's form: its hidden inputs, and its ticked boxes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        name, kind = found.get("name"), found.get("type")
+        if tag != "input" or name is None:
+            return
+        if kind == "hidden" or (kind == "checkbox" and "checked" in found):
+            self.sent.append((name, found.get("value") or ""))
+
+
+async def test_a_settings_save_leaves_a_switch_it_showed_as_someone_else_has_since_set_it(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    async with client_for(app) as client:
+        await _signed_in(client, "root-admin")
+        page = _Form()
+        page.feed((await client.get("/console/settings")).text)
+        assert ("workloads.dataVolumes", "true") in page.sent
+        body = {"key": "workloads.dataVolumes", "value": False}
+        assert (await sent(client, "PUT", "/v1/k8s/setting", admin, json=body)).status_code == 200
+        await project_all(clean_pool)  # the read models hold that change, the page does not
+        ticked = [(k, v) for k, v in page.sent if k != "workloads.ngcCatalog"] + [
+            ("workloads.ngcCatalog", "true")
+        ]  # the one switch the person turned on
+        form: dict[str, list[str]] = {}
+        for key, value in ticked:
+            form.setdefault(key, []).append(value)
+        saved = await client.post("/console/settings", data=form)
+        assert saved.status_code == 303, saved.text
+    stream = await PostgresStreams(clean_pool, DOMAIN_CODEC).load(tenant_settings.STREAM)
+    settings = tenant_settings.fold(stream.events)
+    assert settings.get("workloads.ngcCatalog") is True
+    assert settings.get("workloads.dataVolumes") is False  # as the PUT left it
