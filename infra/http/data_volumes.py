@@ -298,7 +298,7 @@ async def _share(
     )
     seen, _ = await visibility(request)
     refs = [ScopeRef(r.scope_type, r.scope_id) for r in rows]  # type: ignore[arg-type]
-    return _shares(rows, await _names(adapters, refs), seen)
+    return _shares(rows, await _names(adapters, refs, written=True), seen)
 
 
 @get(SHARED_AS_RUNAPY, include_in_schema=False)
@@ -370,9 +370,12 @@ def _seen_shares(row: DataVolumeRow, seen: set[ScopeRef]) -> list[ScopeRef]:
     return [ref for ref in queries.shared_refs(row) if ref in seen]
 
 
-async def _names(adapters: Adapters, refs: Sequence[ScopeRef]) -> dict[ScopeRef, str]:
-    """The names of these org units: from the read model, and from a unit's own stream when it
-    is too new for the read model (a write's answer names what the write just found)."""
+async def _names(
+    adapters: Adapters, refs: Sequence[ScopeRef], *, written: bool = False
+) -> dict[ScopeRef, str]:
+    """The names of these org units, from the read model; for a write's answer (`written`),
+    from a unit's own stream when it is too new for the read model, as the answer names what
+    the write just found. A read names no unit the read model lacks yet ("")."""
     found: dict[ScopeRef, str] = {}
     async with adapters.resources.pool.acquire() as conn:
         for kind in ("cluster", "department", "project"):
@@ -382,7 +385,11 @@ async def _names(adapters: Adapters, refs: Sequence[ScopeRef]) -> dict[ScopeRef,
                 found.update({ScopeRef(kind, i): n for i, n in named.items()})
     for ref in refs:
         if ref not in found:
-            found[ref] = await org_unit_use_cases.unit_name(ref, streams=adapters.streams)
+            found[ref] = (
+                await org_unit_use_cases.unit_name(ref, streams=adapters.streams)
+                if written
+                else ""
+            )
     return found
 
 
@@ -454,5 +461,5 @@ async def _shown_written(
         updated_by=stamps.updated.by,
         version=state.version,
     )
-    names = await _names(adapters, [queries.origin(row)])
+    names = await _names(adapters, [queries.origin(row)], written=True)
     return _with_shares(row, names, set())

@@ -22,13 +22,14 @@ from domain.commands import (
     RotateApplicationSecret,
     SetApplicationEnabled,
 )
+from domain.values import TENANT
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from projections import application_catalogue
+from services.access import require_held
 from services.applications import (
     create_application,
     delete_application,
-    require_admin,
     rotate_application_secret,
     set_application_enabled,
 )
@@ -73,13 +74,14 @@ async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID
 
 
 async def listed(request: Caller, adapters: Adapters) -> list[ServiceAccount]:
-    await require_admin(actor(request), "list service accounts", streams=adapters.registry)
+    # A read: the caller's grants as authentication read them, not its stream again.
+    require_held(request.user.grants, (TENANT,), "admin", "list service accounts")
     async with adapters.resources.pool.acquire() as conn:
         return [_wire(a) for a in await application_catalogue.list_applications(conn)]
 
 
 async def found(request: Caller, account_id: UUID, adapters: Adapters) -> ServiceAccount:
-    await require_admin(actor(request), "read service accounts", streams=adapters.registry)
+    require_held(request.user.grants, (TENANT,), "admin", "read service accounts")
     async with adapters.resources.pool.acquire() as conn:
         summary = await application_catalogue.get_application(conn, account_id)
     if summary is None:
