@@ -386,9 +386,7 @@ async def _names(
     for ref in refs:
         if ref not in found:
             found[ref] = (
-                await org_unit_use_cases.unit_name(ref, streams=adapters.streams)
-                if written
-                else ""
+                await org_unit_use_cases.unit_name(ref, streams=adapters.streams) if written else ""
             )
     return found
 

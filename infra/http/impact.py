@@ -20,6 +20,7 @@ from infra.http.asset_schemas import (
 )
 from infra.http.assets import one_visible
 from infra.http.callers import Caller, seen_scopes
+from infra.http.consistency import READS
 from projections import template_catalogue
 from services.assets import check_update
 from services.ports import Streams
@@ -73,7 +74,12 @@ async def impact_of(
     )
 
 
-@post("/api/v1/asset/environment/{asset_id:uuid}/impact", status_code=200, tags=["Environment"])
+@post(
+    "/api/v1/asset/environment/{asset_id:uuid}/impact",
+    status_code=200,
+    tags=["Environment"],
+    opt={READS: True},  # a preview: the templates it names hold the caller's own writes
+)
 async def environment_impact(
     request: Caller,
     asset_id: FromPath[UUID],
@@ -91,7 +97,12 @@ async def environment_impact(
     )
 
 
-@post("/api/v1/asset/compute/{asset_id:uuid}/impact", status_code=200, tags=["Compute"])
+@post(
+    "/api/v1/asset/compute/{asset_id:uuid}/impact",
+    status_code=200,
+    tags=["Compute"],
+    opt={READS: True},  # a preview: the templates it names hold the caller's own writes
+)
 async def compute_impact(
     request: Caller,
     asset_id: FromPath[UUID],

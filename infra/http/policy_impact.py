@@ -24,6 +24,7 @@ from domain.values import ScopeRef
 from infra.http import policy_schemas as schemas
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, visibility
+from infra.http.consistency import READS
 from infra.http.policies import PATH, TAGS, OverwriteRequest, scope_of_meta
 from infra.http.template_compliance import ComplianceIssueShown
 from projections import org_units, policy_catalogue, template_catalogue
@@ -48,7 +49,13 @@ class PolicyImpact(msgspec.Struct, frozen=True, kw_only=True):
     templates: list[TemplateCompliance]
 
 
-@post(f"{PATH}/impact", status_code=200, tags=TAGS, operation_id="preview_distributed_policy")
+@post(
+    f"{PATH}/impact",
+    status_code=200,
+    tags=TAGS,
+    operation_id="preview_distributed_policy",
+    opt={READS: True},  # a preview: the templates it judges hold the caller's own writes
+)
 async def preview(
     request: Caller, data: JSONBody[OverwriteRequest], adapters: NamedDependency[Adapters]
 ) -> PolicyImpact:

@@ -45,6 +45,7 @@ from runai.models import (
     ScopeType2,
     SharedScopeBase,
     SharedScopesPatchRequest,
+    TenantSettingCreationRequest,
 )
 from runai.runai_client import RunaiClient
 
@@ -226,6 +227,21 @@ def workload_journey(
     assert deleted.status_code == 202, f"round {round_}: the new workload could not be deleted"
 
 
+def settings_journey(client: Callable[[], RunaiClient], round_: int) -> None:
+    """A tenant setting turned, and read straight back, one and all."""
+    wanted = round_ % 2 == 0
+    key = "workloads.ngcCatalog"  # no journey here picks an image from the NGC catalog
+    client().organizations.tenant.update_tenant_setting(
+        TenantSettingCreationRequest(key=key, value=wanted)
+    )
+    got = client().organizations.tenant.get_tenant_settings_by_key(key).data
+    assert got is wanted, f"round {round_}: {got}"
+    listed = {
+        s["key"]: s["value"] for s in client().organizations.tenant.get_tenant_settings().data
+    }
+    assert listed[key] == ("true" if wanted else "false"), f"round {round_}: old data"
+
+
 async def register_admin(pool: asyncpg.Pool) -> None:
     registry = PostgresApplicationRegistry(
         PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
@@ -257,6 +273,7 @@ def run_journeys(urls: list[str]) -> int:
     org = an_org(urls[0])
     for round_ in range(ROUNDS):
         environment_journey(client, round_)
+        settings_journey(client, round_)
         template_id = template_journey(client, round_)
         workload_journey(client, round_, template_id, org)
         client().workloads.workload_templates.delete_distributed_template(template_id)
@@ -275,6 +292,7 @@ async def test_runapy_scripts_read_their_own_writes(
     )
     counted = {row["type"]: row["n"] for row in kinds}
     assert counted["environment.deleted.v1"] == ROUNDS
+    assert counted["tenant.setting_changed.v1"] == ROUNDS
     assert counted["template.deleted.v1"] == ROUNDS
     assert counted["workload.deleted.v1"] == ROUNDS
 
