@@ -13,7 +13,8 @@ And per cluster: `clusters.<clusterId>.distributedFrameworks.<Framework>` (on) r
 for the templates and workloads of one cluster.
 
 Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
-the use cases, infra/http/tenant_settings.py the HTTP routes.
+the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
+HTTP routes.
 """
 
 import re

@@ -1,6 +1,10 @@
 """Read model of the tenant's settings: one row per setting ever changed, with its value. What a
 read shows (`GET /v1/k8s/setting`, the console's switches); what a write decides on is the
-settings stream itself (services/tenant_settings.py)."""
+settings stream itself (services/tenant_settings.py).
+
+Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
+the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
+HTTP routes."""
 
 from typing import Final
 

@@ -2,7 +2,8 @@
 (`{"key", "value"}`, tenant admins), `GET /v1/k8s/setting/{settingKey}` (its boolean).
 
 Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
-the use cases, infra/http/tenant_settings.py the HTTP routes.
+the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
+HTTP routes.
 """
 
 from typing import Final

@@ -11,10 +11,12 @@ pytestmark = pytest.mark.integration
 
 
 async def test_a_reads_check_is_not_planned_afresh_at_every_execution(
-    clean_pool: asyncpg.Pool,
+    clean_pool: asyncpg.Pool, postgres_url: str
 ) -> None:
     subject = "a-caller"
-    async with clean_pool.acquire() as conn:
+    # A connection of its own: the shared pool's hold the statements earlier tests prepared.
+    conn = await asyncpg.connect(postgres_url)
+    try:
         # Writes first: their standings once made a shared statement's custom plans look cheap.
         for _ in range(10):
             assert (await standing(conn, subject, _FOLLOWERS, _NAMES, reads=False)).ready
@@ -24,6 +26,8 @@ async def test_a_reads_check_is_not_planned_afresh_at_every_execution(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
             " WHERE statement LIKE '%downstream' || '_marks%'"  # split: not this query itself
         )
+    finally:
+        await conn.close()
     assert len(found) == 1  # the read's standing; a write's reads no marks
     plans = found[0]
     # PostgreSQL tries five custom plans before it weighs the generic one.
