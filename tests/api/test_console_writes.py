@@ -111,6 +111,7 @@ async def test_a_workload_is_submitted_from_the_console_into_a_project_just_made
         form["project"] = "999999"  # no such project: refused next to the choice
         refused = await client.post(f"/console/templates/{template_id}/workloads", data=form)
         assert refused.status_code == 400, refused.text
+        assert "Choose the project to run it in." in refused.text
 
 
 class _Form(HTMLParser):

@@ -41,8 +41,9 @@ async def submit_workload(
             request, template_id, adapters, submission=submission, status_code=status
         )
 
+    unchosen = "Choose the project to run it in."
     if cluster_id is None:
-        return await again("project", "Choose the project to run it in.", 400)
+        return await again("project", unchosen, 400)
     body = {
         "name": name,
         "projectId": project_id,
@@ -57,6 +58,9 @@ async def submit_workload(
         return await again("name", str(exc), 400)
     except TrainplateError as exc:
         field = str(exc.facts.get("field") or "")
+        if field == "/projectId" and status_for(exc) == 404:
+            # A project out of the caller's sight is answered as one that is not there.
+            return await again("project", unchosen, 400)
         return await again("project" if "project" in field.lower() else "name", str(exc),
                            status_for(exc))  # fmt: skip
     return Redirect(f"/console/workloads/{submitted.workload_id}", status_code=303)
