@@ -12,7 +12,8 @@ from domain import access, applications, org_units, users
 from domain.events import Event, EventMetadata
 from domain.values import TENANT, Grant, Role, ScopeRef
 from services.errors import NameTakenError, NotPermittedError
-from services.ports import NameHolder, StreamLoader
+from services.ports import NameHolder, Stream, StreamLoader, StreamReader
+from services.prefetch import actor_stream, prefetch
 
 
 async def grants_of(actor: EventMetadata, *, streams: StreamLoader) -> tuple[Grant, ...]:
@@ -101,6 +102,24 @@ async def require(
     raise NotPermittedError(action)
 
 
+async def require_in(
+    actor: EventMetadata,
+    scope: ScopeRef,
+    role: Role,
+    action: str,
+    *,
+    streams: StreamLoader,
+    field: str,
+) -> tuple[ScopeRef, ...]:
+    """The scope's lineage, once the actor holds `role` on it or above (`require`). A scope
+    that does not exist, or that the actor may not see, is one UnknownScopeError naming
+    `field`."""
+    lineage = await lineage_of(scope, streams=streams, field=field)
+    unseen = unseen_scope(scope, field=field)
+    await require(actor, lineage, role, action, streams=streams, unseen=unseen)
+    return lineage
+
+
 def require_held(
     grants: tuple[Grant, ...], lineage: tuple[ScopeRef, ...], role: Role, action: str
 ) -> None:
@@ -168,3 +187,19 @@ async def require_visible(
         visible = False
     if not visible:
         raise missing
+
+
+async def visible_now(
+    stream_id: UUID,
+    actor: EventMetadata,
+    *,
+    streams: StreamReader,
+    scope_in: ScopeIn,
+    missing: Exception,
+) -> Stream:
+    """The stream of something live the actor may see (else `missing`, as `require_visible`),
+    read with the actor's roles in one round trip: what a change is made on, never a read
+    model's copy, which may trail the write."""
+    loader = await prefetch(streams, [stream_id, actor_stream(actor)])
+    await require_visible(stream_id, actor, streams=loader, scope_in=scope_in, missing=missing)
+    return await loader.load(stream_id)

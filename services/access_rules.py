@@ -26,11 +26,10 @@ async def create_access_rule(
 ) -> Stamped[AccessRule]:
     """Grant the role, and say when and by whom it was granted; granting what the subject
     already holds returns that rule, as it was granted."""
-    lineage = await access.lineage_of(granted_scope(cmd.grant), streams=store, field="/scopeId")
-    unseen = access.unseen_scope(granted_scope(cmd.grant), field="/scopeId")
-    await access.require(
-        cmd.metadata, lineage, "admin", "grant roles here", streams=store, unseen=unseen
-    )
+    await access.require_in(
+        cmd.metadata, granted_scope(cmd.grant), "admin", "grant roles here", streams=store,
+        field="/scopeId",
+    )  # fmt: skip
     stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
     stream = await store.load(stream_id)
     rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events)

@@ -114,9 +114,13 @@ async def visible_asset(
     """The asset as its stream has it now, when the actor may see it (else AssetNotFoundError):
     what a change is made on (a form's hidden values, its version), never a read model's copy,
     which may trail the write."""
-    loader = await prefetch(streams, [asset_id, actor_stream(actor)])  # one round trip
-    await require_visible(kind, asset_id, actor, loader)
-    stream = await loader.load(asset_id)
+    stream = await access.visible_now(
+        asset_id,
+        actor,
+        streams=streams,
+        scope_in=live_scope(assets.fold, kind),
+        missing=AssetNotFoundError(kind, asset_id),
+    )
     current = assets.live(assets.fold(stream.events), kind, asset_id)
     return Stamped(state=current, stamps=stamps.loaded(stream))
 
@@ -282,9 +286,9 @@ async def placed(
     once its caller may `action` there: an editor of the scope or above; a scope out of the
     caller's sight answers as one unknown."""
     field = SCOPE_FIELDS[cmd.scope.kind]
-    lineage = await access.lineage_of(cmd.scope, streams=streams, field=field)
-    unseen = access.unseen_scope(cmd.scope, field=field)
-    await access.require(cmd.metadata, lineage, "editor", action, streams=streams, unseen=unseen)
+    lineage = await access.require_in(
+        cmd.metadata, cmd.scope, "editor", action, streams=streams, field=field
+    )
     cluster_id, department_id, project_id = placement(lineage, cmd.cluster_id)
     return AssetMeta(
         name=cmd.name,

@@ -53,11 +53,10 @@ async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stam
             remembered=remembered,
         )
         await _enabled(loader, "/")
-        lineage = await access.lineage_of(project, streams=loader, field="/projectId")
-        unseen = access.unseen_scope(project, field="/projectId")
-        await access.require(
-            cmd.metadata, lineage, "editor", "create data volumes", streams=loader, unseen=unseen
-        )
+        lineage = await access.require_in(
+            cmd.metadata, project, "editor", "create data volumes", streams=loader,
+            field="/projectId",
+        )  # fmt: skip
         cluster_id, department_id, project_id = placement(lineage, None)
         meta = AssetMeta(
             name=cmd.name,

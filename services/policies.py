@@ -134,12 +134,9 @@ async def _permitted(
     does not exist, or that the actor may not see, is refused naming its id's field under `at`
     (the query's `projectId`, say, or a body's `/meta/projectId`)."""
     field = f"{at}scope" if scope.kind == "tenant" else f"{at}{scope.kind}Id"
-    lineage = await access.lineage_of(scope, streams=streams, field=field)
-    await access.require(
-        metadata, lineage, "admin", "set policies", streams=streams,
-        unseen=access.unseen_scope(scope, field=field),
-    )  # fmt: skip
-    return lineage
+    return await access.require_in(
+        metadata, scope, "admin", "set policies", streams=streams, field=field
+    )
 
 
 async def _policy(scope: ScopeRef, streams: StreamLoader) -> Policy | None:

@@ -102,10 +102,8 @@ async def _checked_creation(
     """What a creation may be made of, once the caller may make it there: its meta, and the
     versions of the assets it links and the assets themselves."""
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
-    lineage = await access.lineage_of(cmd.scope, streams=streams, field=field)
-    unseen = access.unseen_scope(cmd.scope, field=field)
-    await access.require(
-        cmd.metadata, lineage, "editor", "create templates", streams=streams, unseen=unseen
+    lineage = await access.require_in(
+        cmd.metadata, cmd.scope, "editor", "create templates", streams=streams, field=field
     )
     cluster_id, department_id, project_id = placement(lineage, None)
     meta = TemplateMeta(
@@ -238,14 +236,12 @@ async def visible_template(
     """The template as its stream has it now, combined from the asset versions it records,
     when the actor may see it (else TemplateNotFoundError): what an edit is made on, never the
     catalogue's copy, which may trail the write."""
-    loader = await prefetch(streams, [template_id, actor_stream(actor)])  # one round trip
     missing = templates.TemplateNotFoundError(template_id)
-    await access.require_visible(
-        template_id, actor, streams=loader, scope_in=live_scope, missing=missing
+    stream = await access.visible_now(
+        template_id, actor, streams=streams, scope_in=live_scope, missing=missing
     )
-    stream = await loader.load(template_id)
     current = templates.live(templates.fold(stream.events), template_id)
-    return TemplateView(current, await combined(current, streams=loader), stamps.loaded(stream))
+    return TemplateView(current, await combined(current, streams=streams), stamps.loaded(stream))
 
 
 def live_scope(events: Iterable[Event]) -> ScopeRef | None:
