@@ -63,7 +63,11 @@ class RenameCluster(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateDepartment(msgspec.Struct, frozen=True, kw_only=True):
+    """`creation`: the create's id under an idempotency key (None: sent without one); the
+    department's own id is issued for it (services/ports.py `IdSequence`)."""
+
     cluster_id: UUID
+    creation: UUID | None = None
     name: str
     description: str = ""
     resources: tuple[NodePoolResources, ...] = ()
@@ -71,7 +75,10 @@ class CreateDepartment(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateProject(msgspec.Struct, frozen=True, kw_only=True):
+    """`creation` as CreateDepartment's."""
+
     cluster_id: UUID
+    creation: UUID | None = None
     department_id: str | None
     name: str
     description: str = ""

@@ -1,12 +1,14 @@
 """One way to make a create safe to retry: the caller's `Idempotency-Key` names what it creates.
 
 The new stream's id is derived from the caller and the key (`creation_id`), so a retry reaches
-the stream its first attempt made. The use case then compares what it would write with what
-the stream begins with (`create_once`): the same, and the answer is the first result, with
-nothing written; anything else, and the key was reused for another request (422). Two attempts
-racing each other meet on the stream's version (and the name claim): the loser reads the
-winner's events and answers them, inside a unit of work too (Streams.transaction: a refused
-append undoes only itself there). Without a key the id is fresh, and nothing is looked up.
+the stream its first attempt made (a department or project, whose id Run:ai numbers, is issued
+its number for that id once: services/ports.py `IdSequence`). The use case then compares what
+it would write with what the stream begins with (`create_once`): the same, and the answer is
+the first result, with nothing written; anything else, and the key was reused for another
+request (422). Two attempts racing each other meet on the stream's version (and the name
+claim): the loser reads the winner's events and answers them, inside a unit of work too
+(Streams.transaction: a refused append undoes only itself there). Without a key the id is
+fresh, and nothing is looked up.
 
 Appends to a stream that exists already (a workload's runs, the fan-out) take event ids derived
 from what caused them instead (services/event_ids.py); the store's replay check turns a second

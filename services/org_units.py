@@ -19,7 +19,7 @@ from domain.commands import (
 from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
 from services import access, idempotency, stamps, uses
-from services.ports import AppendResult, IdSequence, NameClaim, Stream, StreamLoader, Streams, Uses
+from services.ports import AppendResult, IdSequence, NameClaim, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped, Stamps
 
@@ -64,7 +64,8 @@ async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResul
 async def create_department(
     cmd: CreateDepartment, *, streams: Streams, ids: IdSequence
 ) -> Stamped[str]:
-    """Create the department; its new id, and when and by whom it was created."""
+    """Create the department; its new id, and when and by whom it was created. Sent again
+    under the same idempotency key, the first department's, with nothing written."""
     cluster_scope = ScopeRef("cluster", str(cmd.cluster_id))
     lineage = await access.lineage_of(cluster_scope, streams=streams, field="/clusterId")
     unseen = org_units.UnknownScopeError("cluster", str(cmd.cluster_id), field="/clusterId")
@@ -73,8 +74,7 @@ async def create_department(
     )
     cluster = org_units.fold((await streams.load(cmd.cluster_id)).events)
     assert cluster is not None  # lineage_of found it
-    department_id = str(await ids.next_id())
-    stream_id = org_units.stream_of(ScopeRef("department", department_id))
+    department_id = str(await ids.next_id(cmd.creation))
     events = org_units.create_department(
         None,
         department_id,
@@ -83,20 +83,22 @@ async def create_department(
         description=cmd.description,
         resources=cmd.resources,
     )
-    result = await streams.append(
-        stream_id,
+    creation = await idempotency.create_once(
+        streams,
+        org_units.stream_of(ScopeRef("department", department_id)),
         events,
-        expected_version=0,
+        new_id=cmd.creation is None,
         metadata=cmd.metadata,
         name=_claim("department", cluster, cmd.name),
         uses=Uses(user=f"department {cmd.name}", used=uses.of_scope(cluster_scope, "/clusterId")),
     )
-    return Stamped(state=department_id, stamps=stamps.appended(Stream(0, ()), result, cmd.metadata))
+    return Stamped(state=department_id, stamps=creation.stamps)
 
 
 async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequence) -> Stamped[str]:
     """Create the project under its department (or directly under its cluster); its new id,
-    and when and by whom it was created."""
+    and when and by whom it was created. Sent again under the same idempotency key, the first
+    project's, with nothing written."""
     if cmd.department_id is None:
         parent_scope, field = ScopeRef("cluster", str(cmd.cluster_id)), "/clusterId"
     else:
@@ -116,7 +118,7 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
     if cmd.department_id is not None:
         department_stream = org_units.stream_of(parent_scope)
         department = org_units.fold((await streams.load(department_stream)).events)
-    project_id = str(await ids.next_id())
+    project_id = str(await ids.next_id(cmd.creation))
     events = org_units.create_project(
         None,
         project_id,
@@ -127,15 +129,16 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
         requested_namespace=cmd.requested_namespace,
         resources=cmd.resources,
     )
-    result = await streams.append(
+    creation = await idempotency.create_once(
+        streams,
         org_units.stream_of(ScopeRef("project", project_id)),
         events,
-        expected_version=0,
+        new_id=cmd.creation is None,
         metadata=cmd.metadata,
         name=_claim("project", cluster, cmd.name),
         uses=Uses(user=f"project {cmd.name}", used=uses.of_scope(parent_scope, field)),
     )
-    return Stamped(state=project_id, stamps=stamps.appended(Stream(0, ()), result, cmd.metadata))
+    return Stamped(state=project_id, stamps=creation.stamps)
 
 
 async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[org_units.OrgUnit]:

@@ -220,9 +220,11 @@ class NameHolders(Protocol):
 
 
 class IdSequence(Protocol):
-    """Small integer ids (Run:ai numbers its departments and projects)."""
+    """Small integer ids (Run:ai numbers its departments and projects). Given a `creation` (the
+    id services/idempotency.py derives from a create's `Idempotency-Key`), the id issued to that
+    creation before, if any: a retry is given its first attempt's id, and so reaches its stream."""
 
-    async def next_id(self) -> int: ...
+    async def next_id(self, creation: UUID | None = None) -> int: ...
 
 
 class StreamLoader(Protocol):

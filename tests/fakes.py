@@ -317,7 +317,12 @@ class Ids:
 
     def __init__(self) -> None:
         self.last = 0
+        self.issued: dict[UUID, int] = {}
 
-    async def next_id(self) -> int:
+    async def next_id(self, creation: UUID | None = None) -> int:
+        if creation is not None and creation in self.issued:
+            return self.issued[creation]
         self.last += 1
+        if creation is not None:
+            self.issued[creation] = self.last
         return self.last

@@ -29,7 +29,7 @@ from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, creation_id, seen_scopes
+from infra.http.callers import Caller, actor, creation_id, keyed_creation, seen_scopes
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.org_unit_schemas import (
     TENANT_ID,
@@ -127,6 +127,7 @@ async def create_department(
 ) -> Department:
     command = CreateDepartment(
         cluster_id=data.cluster_id,
+        creation=keyed_creation(request, "department"),
         name=data.name,
         description=data.description,
         resources=data.resources,
@@ -207,6 +208,7 @@ async def create_project(
 ) -> Project:
     command = CreateProject(
         cluster_id=data.cluster_id,
+        creation=keyed_creation(request, "project"),
         department_id=data.parent_id,
         name=data.name,
         description=data.description,

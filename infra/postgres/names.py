@@ -26,14 +26,32 @@ RETURNING stream_id
 """
 
 
+# A creation's id: the one issued to it before, else a new one recorded for it. A concurrent
+# first issue for the same creation makes the insert do nothing, and the statement's snapshot
+# does not see the other's row yet: the statement is run again, and then it does.
+_ISSUED: Final = """
+WITH issued AS (
+    INSERT INTO issued_ids (creation_id, id) VALUES ($1, nextval('org_unit_ids'))
+    ON CONFLICT (creation_id) DO NOTHING RETURNING id
+)
+SELECT id FROM issued UNION ALL SELECT id FROM issued_ids WHERE creation_id = $1
+"""
+
+
 class PostgresIdSequence:
+    """services/ports.py `IdSequence` over the `org_unit_ids` sequence (and `issued_ids`)."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    async def next_id(self) -> int:
+    async def next_id(self, creation: UUID | None = None) -> int:
         async with translated("next_id"):
-            value: int = await self._pool.fetchval("SELECT nextval('org_unit_ids')")
-        return value
+            if creation is None:
+                value: int = await self._pool.fetchval("SELECT nextval('org_unit_ids')")
+                return value
+            while (issued := await self._pool.fetchval(_ISSUED, creation)) is None:
+                pass  # lost the first issue to a concurrent one, now committed: read it
+            return int(issued)
 
 
 async def hold_name(

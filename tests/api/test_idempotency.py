@@ -133,17 +133,60 @@ async def test_two_callers_keys_are_their_own(
     assert id_of(mine.json()) != id_of(theirs.json())
 
 
+async def raced(app: Litestar, admin: str, path: str, body: object) -> list[Any]:
+    """Twelve attempts of one create under one key, all in flight at once; their answers."""
+    headers = {"authorization": f"Bearer {admin}", "idempotency-key": "race"}
+    async with client_for(app) as client:
+        return list(await asyncio.gather(
+            *(client.post(path, headers=headers, json=body) for _ in range(12))
+        ))  # fmt: skip
+
+
 async def test_attempts_racing_under_one_key_make_one_template(
     app: Litestar, admin: str, clean_pool: asyncpg.Pool
 ) -> None:
     env = await environment(app, admin, "pt")
-    headers = {"authorization": f"Bearer {admin}", "idempotency-key": "race"}
-    async with client_for(app) as client:
-        answers = await asyncio.gather(
-            *(client.post(TEMPLATES, headers=headers, json=template("t", environment=env))
-              for _ in range(12))
-        )  # fmt: skip
+    answers = await raced(app, admin, TEMPLATES, template("t", environment=env))
     assert [a.status_code for a in answers] == [202] * 12, [a.text for a in answers]
     assert len({id_of(a.json()) for a in answers}) == 1
     created = "SELECT count(*) FROM events WHERE type = 'template.created.v1'"
+    assert await clean_pool.fetchval(created) == 1
+
+
+DEPARTMENTS = "/api/v1/org-unit/departments"
+PROJECTS = "/api/v1/org-unit/projects"
+
+
+@pytest.mark.parametrize("path", [DEPARTMENTS, PROJECTS], ids=["department", "project"])
+async def test_an_org_unit_sent_again_answers_the_first_and_writes_nothing(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, path: str
+) -> None:
+    """Their ids come from a sequence, not from the key: the key is issued its id once."""
+    cluster = (await call(app, "POST", CLUSTERS, admin, json={"name": "east"})).json()["uuid"]
+    body = {"name": "ml", "clusterId": cluster}
+    first = await post(app, admin, path, body, "unit-1")
+    assert first.status_code == 201, first.text
+    written = await clean_pool.fetchval("SELECT count(*) FROM events")
+    again = await post(app, admin, path, body, "unit-1")
+    assert again.status_code == 201, again.text
+    assert again.json() == first.json()
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    for changed in ({**body, "description": "other"}, {**body, "name": "ml-2"}):
+        reused = await post(app, admin, path, changed, "unit-1")
+        assert reused.status_code == 422, reused.text
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    assert (await call(app, "POST", path, admin, json=body)).status_code == 409
+    other = await post(app, admin, path, {**body, "name": "ml-3"}, "unit-2")
+    assert other.status_code == 201, other.text
+    assert other.json()["id"] != first.json()["id"]
+
+
+async def test_attempts_racing_under_one_key_make_one_project(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    cluster = (await call(app, "POST", CLUSTERS, admin, json={"name": "east"})).json()["uuid"]
+    answers = await raced(app, admin, PROJECTS, {"name": "p", "clusterId": cluster})
+    assert [a.status_code for a in answers] == [201] * 12, [a.text for a in answers]
+    assert len({a.json()["id"] for a in answers}) == 1
+    created = "SELECT count(*) FROM events WHERE type = 'project.created.v1'"
     assert await clean_pool.fetchval(created) == 1

@@ -1,8 +1,9 @@
 """The org-unit use cases against fakes of their ports: a unit's name is unique under its
 parent, and a unit that still holds units or things is not deleted."""
 
-from uuid import uuid4
+from uuid import UUID, uuid4
 
+import msgspec
 import pytest
 
 from domain.commands import (
@@ -14,11 +15,11 @@ from domain.commands import (
     UpdateOrgUnit,
 )
 from domain.events import EventMetadata
-from domain.org_units import OrgUnitNotEmptyError, UnknownScopeError
+from domain.org_units import OrgUnitNotEmptyError, UnknownScopeError, stream_of
 from domain.specs import EnvironmentSpec
 from domain.values import ScopeRef
 from services import assets, org_units
-from services.errors import NameTakenError
+from services.errors import IdempotencyKeyReusedError, NameTakenError
 from tests.fakes import Ids, InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
@@ -84,3 +85,30 @@ async def test_a_unit_under_a_parent_that_is_not_there_is_refused_naming_the_fie
         )
     assert refused.value.field == "/clusterId"
     assert streams.names == {}
+
+
+async def test_a_project_created_again_under_its_key_is_the_first_and_another_body_is_refused() -> (
+    None
+):
+    streams, ids = InMemoryStreams(), Ids()
+    cluster, key = uuid4(), uuid4()
+    await org_units.create_cluster(
+        CreateCluster(cluster_id=cluster, name="east", metadata=SYSTEM), streams=streams
+    )
+    command = CreateProject(
+        cluster_id=cluster, department_id=None, name="llm", creation=key, metadata=SYSTEM
+    )
+    first = await org_units.create_project(command, streams=streams, ids=ids)
+    again = await org_units.create_project(command, streams=streams, ids=ids)
+    assert again.state == first.state
+    assert again.stamps == first.stamps
+    stream = await streams.load(org_units_stream(first.state))
+    assert stream.version == 1
+    with pytest.raises(IdempotencyKeyReusedError):
+        await org_units.create_project(
+            msgspec.structs.replace(command, description="other"), streams=streams, ids=ids
+        )
+
+
+def org_units_stream(project_id: str) -> UUID:
+    return stream_of(ScopeRef("project", project_id))
