@@ -1,0 +1,141 @@
+"""What the streams of infra/postgres/streams.py are bound to: a pool, or one connection in a
+command's transaction (its unit of work), and what the process learns from them (the heads it
+knows, the streams it remembers) once what it learnt from has committed.
+
+Reading (infra/postgres/stream_reads.py) and appending (infra/postgres/streams.py,
+infra/postgres/each_appends.py) build on it.
+"""
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from functools import partial
+from typing import Self
+from uuid import UUID
+
+import asyncpg
+
+from infra.postgres.commit_notifier import CommitNotices, CommitNotifier
+from infra.postgres.connections import Connection, translated
+from infra.postgres.positions import note_append
+from infra.postgres.remembered_streams import RememberedStreams
+from infra.postgres.stream_heads import StreamHeads
+from infra.serialization import EventCodec
+from services.ports import Stream
+
+
+class UnitOfWork:
+    """A transaction's writes: what is to happen once it has committed (nothing if it rolls
+    back: a head it wrote would be no head at all, and a position no reader will ever reach)."""
+
+    __slots__ = ("after",)
+
+    def __init__(self) -> None:
+        self.after: list[Callable[[], None]] = []
+
+    def committed(self) -> None:
+        for action in self.after:
+            action()
+
+
+class BoundStreams:
+    """Streams over a pool it does not own (bootstrap opens and closes it), or over a
+    connection: inside a caller's transaction (the fan-out's, with its checkpoint), the appends
+    are the caller's to commit."""
+
+    def __init__(
+        self,
+        pool: "asyncpg.Pool | Connection",
+        codec: EventCodec,
+        *,
+        notifier: CommitNotices | None = None,
+    ) -> None:
+        self._db = pool
+        self.codec = codec
+        self.notifier: CommitNotices = notifier or CommitNotifier(pool)
+        self._heads = StreamHeads()
+        self._remembered = RememberedStreams()
+        self._unit: UnitOfWork | None = None  # set: bound to a transaction of transaction()'s
+        self._last_position: int | None = None  # of append_each, for take_last_position
+
+    def _bound(self, conn: Connection, unit: UnitOfWork | None) -> Self:
+        bound = type(self)(conn, self.codec, notifier=self.notifier)
+        bound._heads = self._heads  # what it learns, once committed, the pool's appends use
+        bound._remembered = self._remembered
+        bound._unit = unit
+        return bound
+
+    @property
+    def connection(self) -> Connection:
+        """The connection of a transaction (or session): for rows of a side table that are to
+        commit with its appends (the credential vault's values, an application's secret)."""
+        if isinstance(self._db, asyncpg.Pool):
+            raise RuntimeError("a pool's streams have no one connection: use transaction()")
+        return self._db
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Self]:
+        if self._unit is not None:  # inside a transaction already: this is part of it
+            yield self
+            return
+        unit = UnitOfWork()
+        async with translated("append"), self._connection() as conn, conn.transaction():
+            yield self._bound(conn, unit)
+        unit.committed()
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[Self]:
+        """The same streams over one pooled connection, for a request that reads then writes
+        (one acquire and release instead of one per statement); each append commits alone."""
+        async with self._connection() as conn:
+            yield self._bound(conn, None)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        if isinstance(self._db, asyncpg.Pool):
+            async with self._db.acquire() as conn:
+                yield conn
+        else:
+            yield self._db
+
+    def _in_transaction(self) -> bool:
+        """Statements run in a transaction of more than themselves: a race lost is final (the
+        transaction, or the append's savepoint, is aborted), so it is a conflict rather than a
+        statement to try again."""
+        if self._unit is not None:
+            return True
+        return not isinstance(self._db, asyncpg.Pool) and self._db.is_in_transaction()
+
+    def _once_committed(self, action: Callable[[], None]) -> None:
+        if self._unit is None:
+            action()
+        else:
+            self._unit.after.append(action)
+
+    def _remember(self, stream_id: UUID, version: int, hash_: bytes) -> None:
+        """A head read (in a transaction, it may be of its own writes: known once committed)."""
+        self._once_committed(partial(self._heads.remember, stream_id, version, hash_))
+
+    def _keep(self, stream_id: UUID, stream: Stream) -> None:
+        """A stream read, for later decisions: in a transaction it may hold the transaction's own
+        writes, so only once it has committed (and never in a caller's transaction, whose end
+        this does not see)."""
+        if self._unit is not None:
+            self._unit.after.append(partial(self._remembered.keep, stream_id, stream))
+        elif not self._in_transaction():
+            self._remembered.keep(stream_id, stream)
+
+    def _written(
+        self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
+    ) -> None:
+        """Events appended: the stream's new head, known (and readers woken) once committed."""
+        self._once_committed(
+            partial(self._written_now, stream_id, version, hash_, carried_at, last)
+        )
+
+    def _written_now(
+        self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
+    ) -> None:
+        self._heads.remember(stream_id, version, hash_)
+        self._remembered.forget((stream_id,))
+        self.notifier.committed(carried_at)
+        note_append(last)
