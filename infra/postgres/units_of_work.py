@@ -7,6 +7,7 @@ infra/postgres/each_appends.py) build on it.
 """
 
 import contextlib
+import copy
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Self
@@ -58,10 +59,13 @@ class BoundStreams:
         self._last_position: int | None = None  # of append_each, for take_last_position
 
     def _bound(self, conn: Connection, unit: UnitOfWork | None) -> Self:
-        bound = type(self)(conn, self.codec, notifier=self.notifier)
-        bound._heads = self._heads  # what it learns, once committed, the pool's appends use
-        bound._remembered = self._remembered
+        # A copy, not a new instance: it shares the heads and the remembered streams (what it
+        # learns, once committed, the pool's appends use), and a subclass's own state too,
+        # whatever its constructor takes.
+        bound = copy.copy(self)
+        bound._db = conn
         bound._unit = unit
+        bound._last_position = None
         return bound
 
     @property
