@@ -1,5 +1,6 @@
 """Reading streams from the `events` table: a stream's events with when and by whom each was
-written, several in one round trip, or with every envelope (history and audit). The reads of
+written, several in one round trip, or with every envelope (history and audit); and, in an
+append's transaction, whether streams a decision read have moved since. The reads of
 infra/postgres/streams.py's `PostgresStreams`, the one port over the store."""
 
 from collections.abc import Mapping, Sequence
