@@ -23,10 +23,14 @@ from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
 
 class CreateApplication(msgspec.Struct, frozen=True, kw_only=True):
+    """`keyed`: the id came from an Idempotency-Key (services/idempotency.py), so a retry
+    reaches this application, and the secret is kept, sealed, to answer it."""
+
     application_id: UUID
     name: str
     grants: tuple[Grant, ...]
     metadata: EventMetadata
+    keyed: bool = False
 
 
 class DeleteApplication(msgspec.Struct, frozen=True, kw_only=True):

@@ -4,6 +4,8 @@ Applications, layer by layer: domain/applications.py the rules, services/applica
 cases.
 """
 
+import msgspec
+
 from domain import applications
 from domain.commands import (
     CreateApplication,
@@ -14,7 +16,9 @@ from domain.commands import (
 from domain.events import EventMetadata
 from domain.values import TENANT
 from services import access, stamps
-from services.ports import AppendResult, ApplicationRegistry, StreamLoader, Streams
+from services.errors import FirstSecretGoneError, VersionConflictError
+from services.idempotency import first_creation
+from services.ports import AppendResult, ApplicationRegistry, Stream, StreamLoader, Streams
 from services.stamps import Stamped
 
 
@@ -25,13 +29,24 @@ async def require_admin(actor: EventMetadata, action: str, *, streams: StreamLoa
     await access.require(actor, (TENANT,), "admin", action, streams=streams)
 
 
+class Registration(msgspec.Struct, frozen=True, kw_only=True):
+    """A created application's secret: the one given, or, when an earlier attempt under the
+    same Idempotency-Key created it, that attempt's. `now`: created by this call."""
+
+    secret: str
+    now: bool
+
+
 async def create_application(
     cmd: CreateApplication, *, secret: str, registry: ApplicationRegistry
-) -> AppendResult:
+) -> Registration:
     """Register an application whose client id is its name; the secret is shown to the caller
-    once, by the caller, and kept here only as a hash."""
+    once, by the caller, and kept here only as a hash (and, for a create under an
+    Idempotency-Key, sealed, to answer its retries: services/idempotency.py)."""
     await require_admin(cmd.metadata, "create service accounts", streams=registry)
     stream = await registry.load(cmd.application_id)
+    if cmd.keyed and stream.version:
+        return await _first_answer(registry, cmd, stream)
     events = applications.create(
         applications.fold(stream.events),
         cmd.application_id,
@@ -39,14 +54,40 @@ async def create_application(
         client_id=cmd.name,
         grants=cmd.grants,
     )
-    return await registry.register(
-        cmd.application_id,
-        events,
-        expected_version=stream.version,
-        client_id=cmd.name,
-        secret=secret,
-        metadata=cmd.metadata,
+    try:
+        await registry.register(
+            cmd.application_id,
+            events,
+            expected_version=stream.version,
+            client_id=cmd.name,
+            secret=secret,
+            metadata=cmd.metadata,
+            kept_for_retries=cmd.keyed,
+        )
+    except VersionConflictError:
+        # A concurrent attempt under the same key may have won: then its answer is ours.
+        stream = await registry.load(cmd.application_id)
+        if not cmd.keyed or not stream.version:
+            raise
+        return await _first_answer(registry, cmd, stream)
+    return Registration(secret=secret, now=True)
+
+
+async def _first_answer(
+    registry: ApplicationRegistry, cmd: CreateApplication, stream: Stream
+) -> Registration:
+    """What the earlier attempt under the same key, which began `stream`, was answered.
+    IdempotencyKeyReusedError when the key made something else; FirstSecretGoneError when the
+    secret is kept no more."""
+    would_write = applications.create(
+        None, cmd.application_id, name=cmd.name, client_id=cmd.name, grants=cmd.grants
     )
+    first = first_creation(stream, would_write, cmd.application_id)
+    assert first is not None, "the stream has begun"
+    kept = await registry.first_secret(cmd.application_id)
+    if kept is None:
+        raise FirstSecretGoneError(cmd.application_id)
+    return Registration(secret=kept, now=False)
 
 
 async def delete_application(cmd: DeleteApplication, *, registry: ApplicationRegistry) -> None:

@@ -54,6 +54,22 @@ class IdempotencyKeyReusedError(ApplicationError):
         self.stream_id = stream_id
 
 
+class FirstSecretGoneError(ApplicationError):
+    """A service-account create sent again under its Idempotency-Key, whose first answer's secret
+    is kept no more: replaced, deleted with the account, or kept its day. Nothing is written; the
+    account is there, and a new secret is the caller's to ask for."""
+
+    slug = "first-secret-gone"
+
+    def __init__(self, application_id: UUID) -> None:
+        super().__init__(
+            f"service account {application_id} was created under this idempotency key, but the"
+            " secret its first answer showed is kept no more (replaced, deleted, or older than a"
+            " day); regenerate its secret"
+        )
+        self.application_id = application_id
+
+
 class ClientIdTakenError(ApplicationError):
     """Another application already uses this name (client id)."""
 

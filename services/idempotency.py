@@ -8,7 +8,9 @@ the first result, with nothing written; anything else, and the key was reused fo
 request (422). Two attempts racing each other meet on the stream's version (and the name
 claim): the loser reads the winner's events and answers them, inside a unit of work too
 (Streams.transaction: a refused append undoes only itself there). Without a key the id is
-fresh, and nothing is looked up.
+fresh, and nothing is looked up. A service account's first answer also shows its secret, which
+is not in its events: created under a key, it is kept sealed for the retries, for a day at most
+(services/applications.py, ApplicationRegistry.first_secret).
 
 Appends to a stream that exists already (a workload's runs, the fan-out) take event ids derived
 from what caused them instead (services/event_ids.py); the store's replay check turns a second

@@ -80,9 +80,17 @@ class ApplicationRegistry(Protocol):
         client_id: str,
         secret: str,
         metadata: EventMetadata,
+        kept_for_retries: bool = False,
     ) -> AppendResult:
         """Append the events and keep the secret's slow hash, atomically. Raises
-        ClientIdTakenError when another application has the client id."""
+        ClientIdTakenError when another application has the client id. `kept_for_retries`
+        (a create under an Idempotency-Key): the secret is also kept, sealed, for
+        `first_secret`, until it is replaced, the application deleted, or a day has passed."""
+        ...
+
+    async def first_secret(self, application_id: UUID) -> str | None:
+        """The secret the application was created with, if it was kept for retries and still
+        is; else None."""
         ...
 
     async def unregister(

@@ -70,9 +70,15 @@ def _adapters(request: Request[Any, Any, Any]) -> Adapters:
 def create_app(settings: Settings, *, resources: Resources | None = None) -> Litestar:
     token_issuer = TokenIssuer(settings.auth) if settings.auth.signing_key else None
     external = ExternalTokenVerifier(settings.auth) if settings.auth.jwks_url else None
-    sealer = Sealer(settings.credentials) if settings.credentials.encryption_key else None
-    if sealer is None:
-        log.warning("no credential encryption key configured: creating credentials answers 503")
+    sealer = answers = None
+    if settings.credentials.encryption_key:
+        sealer = Sealer(settings.credentials)
+        answers = Sealer(settings.credentials, purpose="service-account-answers")
+    else:
+        log.warning(
+            "no credential encryption key configured: creating credentials, and service"
+            " accounts under an Idempotency-Key, answers 503"
+        )
     if token_issuer is None:
         log.warning("no token signing key configured: POST /api/v1/token answers 503")
 
@@ -84,7 +90,9 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             settings=settings,
             token_issuer=token_issuer,
             resources=opened,
-            registry=PostgresApplicationRegistry(streams, opened.pool, SecretHasher(settings.auth)),
+            registry=PostgresApplicationRegistry(
+                streams, opened.pool, SecretHasher(settings.auth), answers=answers
+            ),
             streams=streams,
             ids=PostgresIdSequence(opened.pool),
             vault=PostgresCredentialVault(streams, opened.pool, sealer),

@@ -8,7 +8,7 @@ from the application catalogue read model, which every read waits for up to the 
 import secrets
 from datetime import datetime
 from typing import Final
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import msgspec
 from litestar import delete, get, patch, post
@@ -24,7 +24,7 @@ from domain.commands import (
 )
 from domain.values import TENANT
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor
+from infra.http.callers import Caller, actor, creation_id
 from projections import application_catalogue
 from services.access import require_held
 from services.applications import (
@@ -61,16 +61,20 @@ class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
 
 
 async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID, str]:
-    """A new application's id and its secret, which only this answer shows."""
-    secret = secrets.token_urlsafe(32)
+    """A new application's id and its secret, which only this answer shows (and, under an
+    Idempotency-Key, its retries: services/applications.py)."""
+    application_id, minted = creation_id(request, "service-account")
     command = CreateApplication(
-        application_id=uuid4(),
+        application_id=application_id,
         name=name,
         grants=(),  # roles come from access rules, granted separately
         metadata=actor(request),
+        keyed=not minted,
     )
-    await create_application(command, secret=secret, registry=adapters.registry)
-    return command.application_id, secret
+    registration = await create_application(
+        command, secret=secrets.token_urlsafe(32), registry=adapters.registry
+    )
+    return command.application_id, registration.secret
 
 
 async def listed(request: Caller, adapters: Adapters) -> list[ServiceAccount]:

@@ -2,7 +2,9 @@
 
 A wrapper of the one append port: the credentials row is written in the unit of work of the
 application's append, so neither can exist without the other. The hashes come from
-infra/security/secret_hashing.py.
+infra/security/secret_hashing.py. An application created under an Idempotency-Key also keeps
+its first answer's secret, sealed, for its retries (`service_account_answers`, migration 0036):
+a day at most, and not once the secret is replaced or the application deleted.
 """
 
 from collections.abc import Sequence
@@ -10,11 +12,13 @@ from typing import Final
 from uuid import UUID
 
 import asyncpg
+from cryptography.exceptions import InvalidTag
 
 from domain import applications
 from domain.events import Event, EventMetadata
 from infra.postgres.connections import translated
 from infra.postgres.streams import PostgresStreams
+from infra.security.sealing import CredentialKeyUnconfiguredError, Sealed, Sealer
 from infra.security.secret_hashing import SecretHasher
 from services.errors import ClientIdTakenError
 from services.ports import AppendResult, Authenticated, Stream
@@ -28,13 +32,37 @@ _REPLACE: Final = "UPDATE application_credentials SET secret_hash = $2 WHERE app
 _LOOKUP: Final = (
     "SELECT application_id, secret_hash FROM application_credentials WHERE client_id = $1"
 )
+# How long a keyed create's retry is answered its first secret: a day, as payment APIs keep an
+# idempotent answer. Longer would keep a live secret sealed for no retry's sake.
+_ANSWER_KEPT: Final = "interval '1 day'"
+_KEEP_ANSWER: Final = (
+    "INSERT INTO service_account_answers (application_id, key_id, nonce, sealed)"
+    " VALUES ($1, $2, $3, $4)"
+)
+_PURGE_ANSWERS: Final = (
+    f"DELETE FROM service_account_answers WHERE created_at < now() - {_ANSWER_KEPT}"
+)
+_FORGET_ANSWER: Final = "DELETE FROM service_account_answers WHERE application_id = $1"
+_ANSWER: Final = (
+    "SELECT key_id, nonce, sealed FROM service_account_answers"
+    f" WHERE application_id = $1 AND created_at >= now() - {_ANSWER_KEPT}"
+)
+_SECRET: Final = "clientSecret"
 
 
 class PostgresApplicationRegistry:
-    def __init__(self, streams: PostgresStreams, pool: asyncpg.Pool, hasher: SecretHasher) -> None:
+    def __init__(
+        self,
+        streams: PostgresStreams,
+        pool: asyncpg.Pool,
+        hasher: SecretHasher,
+        *,
+        answers: Sealer | None = None,
+    ) -> None:
         self._streams = streams
         self._pool = pool
         self._hasher = hasher
+        self._answers = answers  # None: no key configured; no answer can be kept for retries
 
     async def load(self, application_id: UUID) -> Stream:
         return await self._streams.load(application_id)
@@ -48,14 +76,44 @@ class PostgresApplicationRegistry:
         client_id: str,
         secret: str,
         metadata: EventMetadata,
+        kept_for_retries: bool = False,
     ) -> AppendResult:
+        sealed = None
+        if kept_for_retries:
+            sealed = self._sealer().seal(application_id, {_SECRET: secret})
         secret_hash = await self._hasher.hash(secret)
         try:
-            return await self._append_with(
-                application_id, events, expected_version, metadata, _INSERT, client_id, secret_hash
-            )
+            async with self._streams.transaction() as tx:
+                result = await tx.append(
+                    application_id, events, expected_version=expected_version, metadata=metadata
+                )
+                await tx.connection.execute(_INSERT, application_id, client_id, secret_hash)
+                if sealed is not None:
+                    await tx.connection.execute(_PURGE_ANSWERS)
+                    await tx.connection.execute(
+                        _KEEP_ANSWER, application_id, sealed.key_id, sealed.nonce, sealed.sealed
+                    )
+            return result
         except asyncpg.UniqueViolationError as exc:  # (the append's own become conflicts)
             raise ClientIdTakenError(client_id) from exc
+
+    async def first_secret(self, application_id: UUID) -> str | None:
+        async with translated("load"):
+            row = await self._pool.fetchrow(_ANSWER, application_id)
+        sealer = self._sealer()
+        if row is None or row["key_id"] != sealer.key_id:
+            return None  # (sealed under a credential key since replaced: it opens no more)
+        sealed = Sealed(row["key_id"], row["nonce"], row["sealed"])
+        try:
+            opened = sealer.open(application_id, sealed)
+        except InvalidTag:  # the key was changed under the same id
+            return None
+        return opened[_SECRET]
+
+    def _sealer(self) -> Sealer:
+        if self._answers is None:
+            raise CredentialKeyUnconfiguredError()
+        return self._answers
 
     async def unregister(
         self,
@@ -91,12 +149,14 @@ class PostgresApplicationRegistry:
         *args: object,
     ) -> AppendResult:
         """The events, and `statement` on the application's credentials row (its id first),
-        in one unit of work."""
+        in one unit of work. The secret it was first answered with, if kept, is forgotten: it
+        logs in no more."""
         async with self._streams.transaction() as tx:
             result = await tx.append(
                 application_id, events, expected_version=expected_version, metadata=metadata
             )
             await tx.connection.execute(statement, application_id, *args)
+            await tx.connection.execute(_FORGET_ANSWER, application_id)
         return result
 
     async def authenticate(self, client_id: str, secret: str) -> Authenticated | None:

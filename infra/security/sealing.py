@@ -1,6 +1,8 @@
 """Sealing credential values at rest: AES-256-GCM (authenticated encryption) from `cryptography`,
 with keys derived (HKDF-SHA256) from the configured key, one for sealing and one for the keyed
-fingerprints that events carry instead of the values."""
+fingerprints that events carry instead of the values. Each purpose (credential values, the
+answers a keyed service-account create keeps for its retries) derives keys of its own, so what
+is sealed for one does not open as the other."""
 
 import base64
 import hashlib
@@ -22,7 +24,10 @@ class CredentialKeyUnconfiguredError(InfraError):
     slug = "credential-key-unconfigured"
 
     def __init__(self) -> None:
-        super().__init__("no credential encryption key is configured; credentials cannot be stored")
+        super().__init__(
+            "no credential encryption key is configured; credentials (and the secret a service"
+            " account created under an Idempotency-Key answers its retries) cannot be stored"
+        )
 
 
 class InvalidCredentialKeyError(ValueError):
@@ -47,7 +52,7 @@ class Sealer:
     """Seals and opens one credential's values; the asset id is bound in as associated data, so
     sealed values moved to another credential's row do not open."""
 
-    def __init__(self, settings: CredentialSettings) -> None:
+    def __init__(self, settings: CredentialSettings, purpose: str = "credentials") -> None:
         if not settings.encryption_key:
             raise CredentialKeyUnconfiguredError()
         master = base64.urlsafe_b64decode(
@@ -56,8 +61,8 @@ class Sealer:
         if len(master) != 32:
             raise InvalidCredentialKeyError("the credential encryption key must be 32 bytes")
         self.key_id = settings.key_id
-        self._aead = AESGCM(_derive(master, b"trainplate/credentials/seal"))
-        self._fingerprint_key = _derive(master, b"trainplate/credentials/fingerprint")
+        self._aead = AESGCM(_derive(master, f"trainplate/{purpose}/seal".encode()))
+        self._fingerprint_key = _derive(master, f"trainplate/{purpose}/fingerprint".encode())
 
     def fingerprint(self, values: Mapping[str, str]) -> str:
         digest = hmac.new(self._fingerprint_key, _canonical(values), hashlib.sha256).hexdigest()

@@ -190,3 +190,95 @@ async def test_attempts_racing_under_one_key_make_one_project(
     assert len({a.json()["id"] for a in answers}) == 1
     created = "SELECT count(*) FROM events WHERE type = 'project.created.v1'"
     assert await clean_pool.fetchval(created) == 1
+
+
+ACCOUNTS = "/api/v1/service-accounts"
+
+
+async def logs_in(app: Litestar, client_id: str, secret: str) -> bool:
+    login = {"grantType": "client_credentials", "clientID": client_id, "clientSecret": secret}
+    return (await call(app, "POST", "/api/v1/token", None, json=login)).status_code == 200
+
+
+async def test_a_service_account_sent_again_answers_its_first_secret_and_writes_nothing(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    first = await post(app, admin, ACCOUNTS, {"name": "ci-bot"}, "sa-1")
+    assert first.status_code == 201, first.text
+    written = await clean_pool.fetchval("SELECT count(*) FROM events")
+    again = await post(app, admin, ACCOUNTS, {"name": "ci-bot"}, "sa-1")
+    assert again.status_code == 201, again.text
+    assert again.json() == first.json()  # the same secret, which logs in
+    assert await logs_in(app, "ci-bot", first.json()["clientSecret"])
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    # Kept sealed, for the retries only: in no event, and not as itself at rest.
+    secret = first.json()["clientSecret"]
+    events = await clean_pool.fetch("SELECT data::text || metadata::text AS e FROM events")
+    assert all(secret not in row["e"] for row in events)
+    sealed = await clean_pool.fetch("SELECT sealed FROM service_account_answers")
+    assert len(sealed) == 1
+    assert secret.encode() not in sealed[0]["sealed"]
+    reused = await post(app, admin, ACCOUNTS, {"name": "ci-bot-2"}, "sa-1")
+    assert reused.status_code == 422, reused.text
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    # Without a key, or under another, the same body is a second request: its name is taken.
+    assert (await call(app, "POST", ACCOUNTS, admin, json={"name": "ci-bot"})).status_code == 409
+    assert (await post(app, admin, ACCOUNTS, {"name": "ci-bot"}, "sa-2")).status_code == 409
+
+
+async def test_a_service_account_retry_is_not_answered_a_secret_that_logs_in_no_more(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """Replaced, or kept its day: the retry answers 409 and writes nothing; the account stays."""
+    first = (await post(app, admin, ACCOUNTS, {"name": "rotated"}, "sa-r")).json()
+    rotated = await call(app, "POST", f"{ACCOUNTS}/{first['id']}/secret", admin)
+    assert rotated.status_code == 200, rotated.text
+    again = await post(app, admin, ACCOUNTS, {"name": "rotated"}, "sa-r")
+    assert again.status_code == 409, again.text
+    assert again.json()["code"] == 409
+    assert "regenerate its secret" in again.json()["message"]
+    assert rotated.json()["clientSecret"] not in again.text
+    assert await logs_in(app, "rotated", rotated.json()["clientSecret"])
+
+    aged = (await post(app, admin, ACCOUNTS, {"name": "aged"}, "sa-a")).json()
+    await clean_pool.execute(
+        "UPDATE service_account_answers SET created_at = now() - interval '25 hours'"
+        " WHERE application_id = $1",
+        aged["id"],
+    )
+    written = await clean_pool.fetchval("SELECT count(*) FROM events")
+    late = await post(app, admin, ACCOUNTS, {"name": "aged"}, "sa-a")
+    assert late.status_code == 409, late.text
+    assert aged["clientSecret"] not in late.text
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    # The next keyed create purges what is past its day.
+    after = await post(app, admin, ACCOUNTS, {"name": "next"}, "sa-n")
+    assert after.status_code == 201, after.text
+    kept = await clean_pool.fetch("SELECT application_id::text AS id FROM service_account_answers")
+    assert [row["id"] for row in kept] == [after.json()["id"]]
+
+
+@pytest.mark.parametrize(
+    "tampered",
+    ["key_id = key_id + 1", "nonce = decode('000000000000000000000000', 'hex')"],
+    ids=["another-key-id", "another-key"],
+)
+async def test_a_kept_secret_that_no_longer_opens_answers_409_not_500(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, tampered: str
+) -> None:
+    """Sealed under a credential key replaced since (or altered at rest): it is kept no more."""
+    await post(app, admin, ACCOUNTS, {"name": "sealed"}, "sa-s")
+    await clean_pool.execute(f"UPDATE service_account_answers SET {tampered}")
+    again = await post(app, admin, ACCOUNTS, {"name": "sealed"}, "sa-s")
+    assert again.status_code == 409, again.text
+
+
+async def test_attempts_racing_under_one_key_make_one_service_account(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    answers = await raced(app, admin, ACCOUNTS, {"name": "raced"})
+    assert [a.status_code for a in answers] == [201] * 12, [a.text for a in answers]
+    assert len({(a.json()["id"], a.json()["clientSecret"]) for a in answers}) == 1
+    created = "SELECT count(*) FROM events WHERE type = 'application.created.v1'"
+    assert await clean_pool.fetchval(created) == 2  # the admin's own, and this one
+    assert await logs_in(app, "raced", answers[0].json()["clientSecret"])

@@ -151,6 +151,22 @@ async def test_bad_requests_name_the_field_and_write_nothing(
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
 
 
+async def test_without_a_credential_key_a_keyed_create_is_refused_and_nothing_is_written(
+    app: Litestar, clean_pool: asyncpg.Pool
+) -> None:
+    """Its secret could not be kept sealed for its retries (this app has no credential key)."""
+    admin = await application(clean_pool, "root-admin", (TENANT_ADMIN,))
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    headers = {"authorization": f"Bearer {admin}", "idempotency-key": "k-1"}
+    async with client_for(app) as client:
+        keyed = await client.post(ACCOUNTS, headers=headers, json={"name": "ci-bot"})
+    assert keyed.status_code == 503, keyed.text
+    assert "encryption key" in keyed.json()["message"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+    unkeyed = await request(app, "POST", ACCOUNTS, admin, json={"name": "ci-bot"})
+    assert unkeyed.status_code == 201, unkeyed.text
+
+
 async def test_deleting_destroys_the_credential_and_is_idempotent(
     app: Litestar, clean_pool: asyncpg.Pool
 ) -> None:
