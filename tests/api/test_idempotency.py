@@ -22,6 +22,7 @@ COMPUTE = "/api/v1/asset/compute"
 PASSWORDS = "/api/v1/asset/credentials/password"
 REGISTRIES = "/api/v1/asset/registries"
 CLUSTERS = "/api/v1/clusters"
+NFS = "/api/v1/asset/datasource/nfs"
 
 
 def environment_body(name: str, image: str = "pt:1") -> dict[str, Any]:
@@ -58,6 +59,11 @@ def password_body(name: str, password: str = "s3cret") -> dict[str, Any]:
     }
 
 
+def nfs_body(name: str, path: str = "/exports") -> dict[str, Any]:
+    spec = {"server": "nas", "path": path, "mountPath": "/data"}
+    return {"meta": {"name": name, "scope": "tenant"}, "spec": spec}
+
+
 def registry_body(name: str, password: str = "s3cret") -> dict[str, Any]:
     spec = {"url": "https://registry.example", "credentialKind": "password", "user": "puller"}
     return {"meta": {"name": name, "scope": "tenant"}, "spec": {**spec, "password": password}}
@@ -73,9 +79,10 @@ def registry_body(name: str, password: str = "s3cret") -> dict[str, Any]:
         # request all the same (its keyed fingerprint differs).
         (PASSWORDS, 202, lambda: password_body("db"), lambda: password_body("db", "other")),
         (REGISTRIES, 201, lambda: registry_body("ngc"), lambda: registry_body("ngc", "other")),
+        (NFS, 202, lambda: nfs_body("nas"), lambda: nfs_body("nas", "/other")),
         (CLUSTERS, 201, lambda: {"name": "east"}, lambda: {"name": "east", "version": "2.20"}),
     ],
-    ids=["template", "environment", "compute", "credential", "registry", "cluster"],
+    ids=["template", "environment", "compute", "credential", "registry", "data-source", "cluster"],
 )
 async def test_a_create_sent_again_answers_the_first_and_writes_nothing(
     app: Litestar,
@@ -221,6 +228,10 @@ async def test_a_service_account_sent_again_answers_its_first_secret_and_writes_
     reused = await post(app, admin, ACCOUNTS, {"name": "ci-bot-2"}, "sa-1")
     assert reused.status_code == 422, reused.text
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == written
+    # Its older name is the same create: the same key answers the same account and secret.
+    legacy = await post(app, admin, "/api/v1/apps", {"name": "ci-bot"}, "sa-1")
+    assert legacy.status_code == 201, legacy.text
+    assert (legacy.json()["id"], legacy.json()["secret"]) == (first.json()["id"], secret)
     # Without a key, or under another, the same body is a second request: its name is taken.
     assert (await call(app, "POST", ACCOUNTS, admin, json={"name": "ci-bot"})).status_code == 409
     assert (await post(app, admin, ACCOUNTS, {"name": "ci-bot"}, "sa-2")).status_code == 409
