@@ -5,19 +5,22 @@
 Modes: 1 event per transaction on 1 and on 8 connections, and 100 events per transaction. The
 baseline table has the same columns and indexes as `events` and takes the same ~200-byte payloads;
 its INSERT checks no version, extends no hash chain and notifies no one. Rounds interleave ours and
-the baseline against the same server, on tables truncated before each round.
+the baseline against the same server, on tables truncated before each round. Each side's CPU per
+event is printed too, this process's and the database server's, so a ratio can be told apart into
+the client's cost (encoding, digests, the driver) and the statement's.
 """
 
 import argparse
 import asyncio
 import hashlib
+import statistics
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 
 import asyncpg
 
-from bench.harness import CODEC, Figure, postgres, report, sample_event
+from bench.harness import CODEC, Figure, cpu_seconds, postgres, report, sample_event
 from domain.events import EventMetadata
 from infra.bootstrap import create_pool
 from infra.postgres.migrate import apply_migrations
@@ -57,7 +60,8 @@ HASH = hashlib.sha256(b"x").digest()
 Worker = Callable[[int], Awaitable[int]]  # worker(n) -> events written
 
 
-async def rate(workers: list[Worker], seconds: float) -> float:
+async def rate(workers: list[Worker], seconds: float) -> tuple[float, int]:
+    """Events/s of the workers run side by side for `seconds`, and how many they wrote."""
     deadline = time.perf_counter() + seconds
     counts = [0] * len(workers)
 
@@ -69,7 +73,49 @@ async def rate(workers: list[Worker], seconds: float) -> float:
 
     start = time.perf_counter()
     await asyncio.gather(*(loop(i) for i in range(len(workers))))
-    return sum(counts) / (time.perf_counter() - start)
+    return sum(counts) / (time.perf_counter() - start), sum(counts)
+
+
+class Cpu:
+    """CPU seconds per event of each side, split into this process's (the client: encoding,
+    the driver) and the database server's: its processes' as /proc shows them, when the server
+    runs on this machine (the embedded one does)."""
+
+    def __init__(self) -> None:
+        self.client: list[float] = []
+        self.server: list[float] = []
+
+    async def measured(self, pool: asyncpg.Pool, run: Awaitable[tuple[float, int]]) -> float:
+        pids = [row[0] for row in await pool.fetch("SELECT pid FROM pg_stat_activity")]
+        client, server = time.process_time(), _server_cpu(pids)
+        events_per_s, events = await run
+        self.client.append((time.process_time() - client) / events)
+        if server is not None and (after := _server_cpu(pids)) is not None:
+            self.server.append((after - server) / events)
+        return events_per_s
+
+    def __str__(self) -> str:
+        client = f"client {statistics.median(self.client) * 1e6:5.1f}"
+        if not self.server:
+            return f"{client} us/event"
+        return f"{client} + database {statistics.median(self.server) * 1e6:5.1f} us/event"
+
+
+def _server_cpu(pids: list[int]) -> float | None:
+    """The CPU seconds the server's processes have used so far (those still running), or None
+    when they are not on this machine."""
+    try:
+        return sum(cpu_seconds(pid) for pid in pids if _is_postgres(pid))
+    except OSError:
+        return None
+
+
+def _is_postgres(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip().startswith("postgres")
+    except FileNotFoundError:  # (a worker that has exited since)
+        return False
 
 
 class Streams:
@@ -144,19 +190,23 @@ async def main(rounds: int, seconds: float, batch: int | None) -> None:
             await conn.execute(BASELINE_TABLE)
         store = PostgresStreams(pool, CODEC)
         figures = [Figure(name) for name, _, _ in modes]
+        cpus = [(Cpu(), Cpu()) for _ in modes]
         for round_ in range(rounds):
-            for figure, (_, connections, batch) in zip(figures, modes, strict=True):
+            for figure, cpu, (_, connections, batch) in zip(figures, cpus, modes, strict=True):
                 sides = [
-                    (figure.ours, [ours(store, batch) for _ in range(connections)]),
-                    (figure.baseline, [baseline(pool, batch) for _ in range(connections)]),
+                    (figure.ours, cpu[0], [ours(store, batch) for _ in range(connections)]),
+                    (figure.baseline, cpu[1], [baseline(pool, batch) for _ in range(connections)]),
                 ]
                 # Alternate which side goes first, so neither always meets the disk's state
                 # (WAL segments, checkpoints) left by the other.
-                for results, workers in sides if round_ % 2 == 0 else sides[::-1]:
+                for results, spent, workers in sides if round_ % 2 == 0 else sides[::-1]:
                     await pool.execute("TRUNCATE events, bench_baseline")
-                    results.append(await rate(workers, seconds))
+                    results.append(await spent.measured(pool, rate(workers, seconds)))
         await pool.close()
     report("Append", "bare asyncpg INSERT", figures)
+    print("  CPU per event, medians of rounds (on 2 cores, both parts share them):")
+    for figure, (mine, bare) in zip(figures, cpus, strict=True):
+        print(f"  {figure.name:32}  ours {mine}   bare {bare}")
 
 
 if __name__ == "__main__":
