@@ -10,6 +10,7 @@ from uuid import UUID, uuid4
 from domain.events import Event, EventMetadata, event_tag
 from domain.specs import SecretRef
 from services.errors import (
+    ClientIdTakenError,
     IdempotencyKeyReusedError,
     InvalidRequestError,
     NameTakenError,
@@ -19,6 +20,7 @@ from services.errors import (
 from services.ports import (
     KEEP,
     AppendResult,
+    Authenticated,
     InUse,
     Keep,
     NameClaim,
@@ -264,6 +266,93 @@ class InMemoryCredentialVault:
         if name is None:
             self.values.pop(asset_id, None)
         return result
+
+
+class InMemoryApplicationRegistry:
+    """The ApplicationRegistry port over InMemoryStreams: secrets kept as they are (a fake
+    protects nothing) beside the events, and the first secret of a keyed create kept for its
+    retries until it is replaced or the application deleted, as in PostgreSQL. `forget_answers`
+    stands for the day a kept secret lasts. `before_register` runs just before an append, as a
+    concurrent attempt would."""
+
+    def __init__(self, streams: InMemoryStreams | None = None) -> None:
+        self.streams = streams or InMemoryStreams()
+        self.secrets: dict[UUID, str] = {}
+        self.client_ids: dict[str, UUID] = {}
+        self.answers: dict[UUID, str] = {}
+        self.before_register: Callable[[], Awaitable[None]] | None = None
+
+    async def load(self, application_id: UUID) -> Stream:
+        return await self.streams.load(application_id)
+
+    async def register(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        client_id: str,
+        secret: str,
+        metadata: EventMetadata,
+        kept_for_retries: bool = False,
+    ) -> AppendResult:
+        if (before := self.before_register) is not None:
+            self.before_register = None
+            await before()
+        async with self.streams.transaction() as tx:  # the append first, as in PostgreSQL
+            result = await tx.append(
+                application_id, events, expected_version=expected_version, metadata=metadata
+            )
+            if self.client_ids.get(client_id, application_id) != application_id:
+                raise ClientIdTakenError(client_id)
+        self.client_ids[client_id] = application_id
+        self.secrets[application_id] = secret
+        if kept_for_retries:
+            self.answers[application_id] = secret
+        return result
+
+    async def unregister(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        result = await self.streams.append(
+            application_id, events, expected_version=expected_version, metadata=metadata
+        )
+        self.secrets.pop(application_id, None)
+        self.answers.pop(application_id, None)
+        return result
+
+    async def replace_secret(
+        self,
+        application_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        secret: str,
+        metadata: EventMetadata,
+    ) -> AppendResult:
+        result = await self.streams.append(
+            application_id, events, expected_version=expected_version, metadata=metadata
+        )
+        self.secrets[application_id] = secret
+        self.answers.pop(application_id, None)
+        return result
+
+    async def first_secret(self, application_id: UUID) -> str | None:
+        return self.answers.get(application_id)
+
+    def forget_answers(self) -> None:
+        self.answers.clear()
+
+    async def authenticate(self, client_id: str, secret: str) -> Authenticated | None:
+        application_id = self.client_ids.get(client_id)
+        if application_id is None or self.secrets.get(application_id) != secret:
+            return None
+        return Authenticated(application_id=application_id, token_generation=0)
 
 
 class InMemoryBatchAppender:

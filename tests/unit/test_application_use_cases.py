@@ -5,12 +5,13 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from domain.commands import SetApplicationEnabled
+from domain.commands import CreateApplication, SetApplicationEnabled
 from domain.events import ApplicationCreated, EventMetadata
 from domain.values import TENANT_ADMIN, Grant
 from services import applications
-from services.errors import NotPermittedError
-from tests.fakes import InMemoryStreams
+from services.errors import FirstSecretGoneError, IdempotencyKeyReusedError, NotPermittedError
+from services.idempotency import creation_id
+from tests.fakes import InMemoryApplicationRegistry, InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
 
@@ -47,3 +48,62 @@ async def test_only_a_tenant_admin_disables_an_application() -> None:
     with pytest.raises(NotPermittedError):
         await applications.require_admin(acting(viewer), "list service accounts", streams=streams)
     await applications.require_admin(acting(admin), "list service accounts", streams=streams)
+
+
+def keyed(admin: UUID, name: str, key: str = "k-1") -> CreateApplication:
+    account_id, _ = creation_id(str(admin), "service-account", key)
+    return CreateApplication(
+        application_id=account_id, name=name, grants=(), metadata=acting(admin), keyed=True
+    )
+
+
+async def test_a_keyed_create_sent_again_answers_the_first_secret_and_writes_nothing() -> None:
+    registry = InMemoryApplicationRegistry()
+    admin = await application(registry.streams, "admin", TENANT_ADMIN)
+    first = await applications.create_application(
+        keyed(admin, "bot"), secret="first", registry=registry
+    )
+    assert (first.secret, first.now) == ("first", True)
+    written = len(registry.streams.metadata)
+    again = await applications.create_application(
+        keyed(admin, "bot"), secret="second", registry=registry
+    )
+    assert (again.secret, again.now) == ("first", False)
+    assert len(registry.streams.metadata) == written
+    assert registry.secrets[keyed(admin, "bot").application_id] == "first"
+    with pytest.raises(IdempotencyKeyReusedError):  # the key, for another name
+        await applications.create_application(keyed(admin, "bot-2"), secret="x", registry=registry)
+    unkeyed = CreateApplication(
+        application_id=uuid4(), name="plain", grants=(), metadata=acting(admin)
+    )
+    await applications.create_application(unkeyed, secret="plain", registry=registry)
+    assert unkeyed.application_id not in registry.answers  # kept for keyed creates only
+
+
+async def test_a_retry_whose_secret_is_kept_no_more_is_refused_and_writes_nothing() -> None:
+    registry = InMemoryApplicationRegistry()
+    admin = await application(registry.streams, "admin", TENANT_ADMIN)
+    await applications.create_application(keyed(admin, "bot"), secret="first", registry=registry)
+    registry.forget_answers()  # replaced, deleted, or its day over
+    written = len(registry.streams.metadata)
+    with pytest.raises(FirstSecretGoneError):
+        await applications.create_application(keyed(admin, "bot"), secret="x", registry=registry)
+    assert len(registry.streams.metadata) == written
+
+
+async def test_a_keyed_create_that_loses_a_race_answers_the_winners_secret() -> None:
+    registry = InMemoryApplicationRegistry()
+    admin = await application(registry.streams, "admin", TENANT_ADMIN)
+
+    async def winner() -> None:  # the same create, under the same key, a moment earlier
+        await applications.create_application(
+            keyed(admin, "bot"), secret="winner", registry=registry
+        )
+
+    registry.before_register = winner
+    lost = await applications.create_application(
+        keyed(admin, "bot"), secret="loser", registry=registry
+    )
+    assert (lost.secret, lost.now) == ("winner", False)
+    created = [m for m in registry.streams.metadata if m.actor_subject == str(admin)]
+    assert len(created) == 1
