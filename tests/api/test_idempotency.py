@@ -240,7 +240,7 @@ async def test_a_service_account_sent_again_answers_its_first_secret_and_writes_
 async def test_a_service_account_retry_is_not_answered_a_secret_that_logs_in_no_more(
     app: Litestar, admin: str, clean_pool: asyncpg.Pool
 ) -> None:
-    """Replaced, or kept its day: the retry answers 409 and writes nothing; the account stays."""
+    """Replaced, deleted, or kept its day: the retry answers 409 and writes nothing."""
     first = (await post(app, admin, ACCOUNTS, {"name": "rotated"}, "sa-r")).json()
     rotated = await call(app, "POST", f"{ACCOUNTS}/{first['id']}/secret", admin)
     assert rotated.status_code == 200, rotated.text
@@ -250,6 +250,13 @@ async def test_a_service_account_retry_is_not_answered_a_secret_that_logs_in_no_
     assert "regenerate its secret" in again.json()["message"]
     assert rotated.json()["clientSecret"] not in again.text
     assert await logs_in(app, "rotated", rotated.json()["clientSecret"])
+
+    gone = (await post(app, admin, ACCOUNTS, {"name": "gone"}, "sa-g")).json()
+    deleted = await call(app, "DELETE", f"{ACCOUNTS}/{gone['id']}", admin)
+    assert deleted.status_code == 204, deleted.text
+    after_delete = await post(app, admin, ACCOUNTS, {"name": "gone"}, "sa-g")
+    assert after_delete.status_code == 409, after_delete.text
+    assert gone["clientSecret"] not in after_delete.text
 
     aged = (await post(app, admin, ACCOUNTS, {"name": "aged"}, "sa-a")).json()
     await clean_pool.execute(
