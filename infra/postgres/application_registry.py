@@ -98,9 +98,9 @@ class PostgresApplicationRegistry:
             raise ClientIdTakenError(client_id) from exc
 
     async def first_secret(self, application_id: UUID) -> str | None:
+        sealer = self._sealer()  # (without a key, nothing kept could be opened: ask nothing)
         async with translated("load"):
             row = await self._pool.fetchrow(_ANSWER, application_id)
-        sealer = self._sealer()
         if row is None or row["key_id"] != sealer.key_id:
             return None  # (sealed under a credential key since replaced: it opens no more)
         sealed = Sealed(row["key_id"], row["nonce"], row["sealed"])
