@@ -75,7 +75,7 @@ async def populate(pool: asyncpg.Pool, count: int) -> UUID:
     async def one(i: int) -> None:
         body = TemplateBody(spec=spec, assets=TemplateAssets(environment=env_id))
         command = CreateTemplate(
-            template_id=uuid4(), new_id=True, scope=TENANT, name=f"t{i:05}", body=body,
+            template_id=uuid4(), scope=TENANT, name=f"t{i:05}", body=body,
             metadata=ACTOR,
         )  # fmt: skip
         await create_template(command, streams=streams)

@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 from typing import Any, Literal
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import msgspec
 
@@ -23,8 +23,8 @@ from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
 
 class CreateApplication(msgspec.Struct, frozen=True, kw_only=True):
-    """`keyed`: the id came from an Idempotency-Key (services/idempotency.py), so a retry
-    reaches this application, and the secret is kept, sealed, to answer it."""
+    """`keyed` as CreateAsset's; a keyed application's secret is also kept, sealed, to answer
+    the retries (services/applications.py)."""
 
     application_id: UUID
     name: str
@@ -50,10 +50,10 @@ class RotateApplicationSecret(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateCluster(msgspec.Struct, frozen=True, kw_only=True):
-    """`new_id` as CreateAsset's."""
+    """`keyed` as CreateAsset's."""
 
     cluster_id: UUID
-    new_id: bool = False
+    keyed: bool = False
     name: str
     domain: str | None = None
     version: str | None = None
@@ -67,11 +67,12 @@ class RenameCluster(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateDepartment(msgspec.Struct, frozen=True, kw_only=True):
-    """`creation`: the create's id under an idempotency key (None: sent without one); the
-    department's own id is issued for it (services/ports.py `IdSequence`)."""
+    """`keyed` as CreateAsset's, for `creation_id`: the department's own id is a number, issued
+    once for a keyed creation (services/ports.py `IdSequence`)."""
 
     cluster_id: UUID
-    creation: UUID | None = None
+    creation_id: UUID = msgspec.field(default_factory=uuid4)
+    keyed: bool = False
     name: str
     description: str = ""
     resources: tuple[NodePoolResources, ...] = ()
@@ -79,10 +80,11 @@ class CreateDepartment(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateProject(msgspec.Struct, frozen=True, kw_only=True):
-    """`creation` as CreateDepartment's."""
+    """`creation_id` and `keyed` as CreateDepartment's."""
 
     cluster_id: UUID
-    creation: UUID | None = None
+    creation_id: UUID = msgspec.field(default_factory=uuid4)
+    keyed: bool = False
     department_id: str | None
     name: str
     description: str = ""
@@ -107,12 +109,12 @@ class DeleteOrgUnit(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateAsset(msgspec.Struct, frozen=True, kw_only=True):
     """Create an environment or compute resource (the spec's type says which) in `scope`.
-    `cluster_id` is the cluster the request named, checked against the scope's own. `new_id`:
-    the id was minted for this request, so no stream can hold it yet (else it came from an
-    idempotency key, services/idempotency.py)."""
+    `cluster_id` is the cluster the request named, checked against the scope's own. `keyed`: the id
+    came from the caller's Idempotency-Key, so a retry reaches what its first attempt made
+    (services/idempotency.py); else it was minted for this request, and no stream holds it yet."""
 
     asset_id: UUID
-    new_id: bool = False
+    keyed: bool = False
     scope: ScopeRef
     cluster_id: UUID | None = None
     name: str
@@ -159,10 +161,10 @@ class SecretValues:
 
 
 class CreateCredential(msgspec.Struct, frozen=True, kw_only=True):
-    """Create a credential of `kind` in `scope`; `new_id` as CreateAsset's."""
+    """Create a credential of `kind` in `scope`; `keyed` as CreateAsset's."""
 
     asset_id: UUID
-    new_id: bool = False
+    keyed: bool = False
     kind: CredentialKind
     scope: ScopeRef
     cluster_id: UUID | None = None
@@ -190,10 +192,10 @@ class DeleteCredential(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateRegistry(msgspec.Struct, frozen=True, kw_only=True):
     """Create a registry in `scope`; `password` holds its one value (never kept but sealed).
-    `new_id` as CreateAsset's."""
+    `keyed` as CreateAsset's."""
 
     asset_id: UUID
-    new_id: bool = False
+    keyed: bool = False
     scope: ScopeRef
     cluster_id: UUID | None = None
     name: str
@@ -245,10 +247,10 @@ class DeleteAccessRule(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateTemplate(msgspec.Struct, frozen=True, kw_only=True):
-    """`new_id`: the id was minted for this request, so no stream can hold it yet."""
+    """`keyed` as CreateAsset's."""
 
     template_id: UUID
-    new_id: bool = False
+    keyed: bool = False
     scope: ScopeRef
     name: str
     description: str | None = None
@@ -286,10 +288,10 @@ class DeleteTemplate(msgspec.Struct, frozen=True, kw_only=True):
 
 class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
     """Submit a distributed workload, from a template or from `overrides.spec` alone.
-    `new_id`: the id was minted for this request (else it came from an idempotency key)."""
+    `keyed` as CreateAsset's."""
 
     workload_id: UUID
-    new_id: bool = False
+    keyed: bool = False
     name: str
     use_given_name_as_prefix: bool = False
     cluster_id: UUID
@@ -309,10 +311,10 @@ class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateDataVolume(msgspec.Struct, frozen=True, kw_only=True):
     """Create a data volume of the PVC `origin_pvc_name` in project `project_id`'s namespace;
-    `new_id` as CreateAsset's."""
+    `keyed` as CreateAsset's."""
 
     datavolume_id: UUID
-    new_id: bool = False
+    keyed: bool = False
     project_id: str
     name: str
     description: str | None = None

@@ -55,7 +55,7 @@ async def create_credential(
         Sealing(vault, given or None),
         cmd.asset_id,
         decide,
-        new_id=cmd.new_id,
+        keyed=cmd.keyed,
         metadata=cmd.metadata,
     )
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)

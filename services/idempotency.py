@@ -35,11 +35,12 @@ _CREATIONS: Final = UUID("9a3c1f62-4b7e-4d2a-8f15-6e0b7c9d2a41")
 
 
 def creation_id(subject: str, kind: str, key: str | None) -> tuple[UUID, bool]:
-    """The id of what a create makes, and whether it was minted for this request (no key: no
-    stream can hold it yet). Keys are the caller's own: two callers' equal keys name two things."""
+    """The id of what a create makes, and whether it came from a key (else it was minted for
+    this request, and no stream can hold it yet). Keys are the caller's own: two callers' equal
+    keys name two things."""
     if not key:
-        return uuid4(), True
-    return uuid5(_CREATIONS, f"{subject}\n{kind}\n{key}"), False
+        return uuid4(), False
+    return uuid5(_CREATIONS, f"{subject}\n{kind}\n{key}"), True
 
 
 Same = Callable[[Event, Event], bool]
@@ -76,7 +77,7 @@ async def create_once(
     stream_id: UUID,
     events: Sequence[Event],
     *,
-    new_id: bool,
+    keyed: bool,
     metadata: EventMetadata,
     name: NameClaim | None,
     uses: Uses | None = None,
@@ -86,7 +87,7 @@ async def create_once(
     """Append a creation's `events` as the stream's first (with its name claim and uses, and
     what it was decided on `checked`) unless an earlier attempt under the same key did; the
     creation either way."""
-    if not new_id and (found := _first(await streams.load(stream_id), events, stream_id, same)):
+    if keyed and (found := _first(await streams.load(stream_id), events, stream_id, same)):
         return found
     try:
         result = await streams.append(
@@ -99,7 +100,7 @@ async def create_once(
             checked=checked,
         )
     except (VersionConflictError, NameTakenError):
-        if new_id:
+        if not keyed:
             raise
         # A concurrent attempt under the same key may have won: then its events are ours.
         if (found := _first(await streams.load(stream_id), events, stream_id, same)) is None:
@@ -128,7 +129,7 @@ async def create_decided(
     stream_id: UUID,
     decide: Callable[[bool], Awaitable[Decided]],
     *,
-    new_id: bool,
+    keyed: bool,
     metadata: EventMetadata,
     same: Same = _equal,
 ) -> tuple[Decided, Creation]:
@@ -140,7 +141,7 @@ async def create_decided(
             streams,
             stream_id,
             decision.events,
-            new_id=new_id,
+            keyed=keyed,
             metadata=metadata,
             name=decision.name,
             uses=decision.uses,

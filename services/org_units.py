@@ -42,7 +42,7 @@ async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
         )
 
     _, creation = await idempotency.create_decided(
-        streams, cmd.cluster_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
+        streams, cmd.cluster_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
     )
     return creation.stamps
 
@@ -74,7 +74,7 @@ async def create_department(
     )
     cluster = org_units.fold((await streams.load(cmd.cluster_id)).events)
     assert cluster is not None  # lineage_of found it
-    department_id = str(await ids.next_id(cmd.creation))
+    department_id = str(await ids.next_id(cmd.creation_id if cmd.keyed else None))
     events = org_units.create_department(
         None,
         department_id,
@@ -87,7 +87,7 @@ async def create_department(
         streams,
         org_units.stream_of(ScopeRef("department", department_id)),
         events,
-        new_id=cmd.creation is None,
+        keyed=cmd.keyed,
         metadata=cmd.metadata,
         name=_claim("department", cluster, cmd.name),
         uses=Uses(user=f"department {cmd.name}", used=uses.of_scope(cluster_scope, "/clusterId")),
@@ -118,7 +118,7 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
     if cmd.department_id is not None:
         department_stream = org_units.stream_of(parent_scope)
         department = org_units.fold((await streams.load(department_stream)).events)
-    project_id = str(await ids.next_id(cmd.creation))
+    project_id = str(await ids.next_id(cmd.creation_id if cmd.keyed else None))
     events = org_units.create_project(
         None,
         project_id,
@@ -133,7 +133,7 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
         streams,
         org_units.stream_of(ScopeRef("project", project_id)),
         events,
-        new_id=cmd.creation is None,
+        keyed=cmd.keyed,
         metadata=cmd.metadata,
         name=_claim("project", cluster, cmd.name),
         uses=Uses(user=f"project {cmd.name}", used=uses.of_scope(parent_scope, field)),

@@ -55,7 +55,7 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
         )
 
     _, creation = await idempotency.create_decided(
-        Sealing(vault, values), cmd.asset_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
+        Sealing(vault, values), cmd.asset_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
     )
     state = registries.fold(creation.events)
     assert state is not None

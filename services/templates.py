@@ -86,7 +86,7 @@ async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateV
         streams,
         cmd.template_id,
         decide,
-        new_id=cmd.new_id,
+        keyed=cmd.keyed,
         metadata=cmd.metadata,
         same=_same_template,
     )

@@ -43,7 +43,7 @@ async def request_workload(
         return await _decided(cmd, streams, holders, remembered)
 
     _, creation = await idempotency.create_decided(
-        streams, cmd.workload_id, decide, new_id=cmd.new_id, metadata=cmd.metadata
+        streams, cmd.workload_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
     )
     state = workloads.fold(creation.events)
     assert state is not None

@@ -225,10 +225,10 @@ async def create_from(
     request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: Streams
 ) -> Stamped[Asset]:
     """Create an asset of the spec's kind from Run:ai's creation meta."""
-    asset_id, new_id = creation_id(request, asset_rules.kind_of(spec))
+    asset_id, keyed = creation_id(request, asset_rules.kind_of(spec))
     command = CreateAsset(
         asset_id=asset_id,
-        new_id=new_id,
+        keyed=keyed,
         scope=scope_of(meta),
         cluster_id=meta.cluster_id,
         name=meta.name,

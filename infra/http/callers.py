@@ -30,15 +30,9 @@ def actor(caller: Caller) -> EventMetadata:
 
 def creation_id(caller: Caller, kind: str) -> tuple[UUID, bool]:
     """The id of what this create makes, from its `Idempotency-Key` when it sends one
-    (services/idempotency.py), and whether it was minted for this request."""
+    (services/idempotency.py), and whether it came from that key (`keyed`, as every create
+    command takes it: domain/commands.py)."""
     return idempotency.creation_id(caller.user.subject, kind, caller.headers.get("idempotency-key"))
-
-
-def keyed_creation(caller: Caller, kind: str) -> UUID | None:
-    """The id of this create under its `Idempotency-Key`; None when it sends none (a create
-    whose own id is issued by a sequence, services/ports.py `IdSequence`, is given it for that)."""
-    creation, minted = creation_id(caller, kind)
-    return None if minted else creation
 
 
 Lineages = Mapping[ScopeRef, tuple[ScopeRef, ...]]

@@ -155,10 +155,10 @@ def _command(
     pairs = spec.key_value_pairs or ()
     if kind == "genericSecret":
         values = {pair.key: pair.value for pair in pairs}
-    asset_id, new_id = creation_id(request, kind)
+    asset_id, keyed = creation_id(request, kind)
     return CreateCredential(
         asset_id=asset_id,
-        new_id=new_id,
+        keyed=keyed,
         kind=kind,
         scope=scope_of(data.meta),
         cluster_id=data.meta.cluster_id,

@@ -139,10 +139,10 @@ _MANAGED: Final = guarded(use_cases.require_visible, param="datavolume_id")
 async def create(
     request: Caller, data: JSONBody[CreationFields], adapters: NamedDependency[Adapters]
 ) -> Datavolume:
-    datavolume_id, new_id = creation_id(request, "datavolume")
+    datavolume_id, keyed = creation_id(request, "datavolume")
     command = CreateDataVolume(
         datavolume_id=datavolume_id,
-        new_id=new_id,
+        keyed=keyed,
         project_id=data.project_id,
         name=data.name,
         description=data.description,

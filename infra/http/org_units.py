@@ -29,7 +29,7 @@ from domain.values import ScopeKind, ScopeRef
 from infra.bootstrap import Resources
 from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, creation_id, keyed_creation, seen_scopes
+from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.org_unit_schemas import (
     TENANT_ID,
@@ -61,10 +61,10 @@ async def create_cluster(
     data: JSONBody[ClusterCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> DisplayedCluster:
-    cluster_id, new_id = creation_id(request, "cluster")
+    cluster_id, keyed = creation_id(request, "cluster")
     command = CreateCluster(
         cluster_id=cluster_id,
-        new_id=new_id,
+        keyed=keyed,
         name=data.name,
         domain=data.domain,
         version=data.version,
@@ -125,9 +125,11 @@ async def create_department(
     data: JSONBody[DepartmentCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> Department:
+    creation, keyed = creation_id(request, "department")
     command = CreateDepartment(
         cluster_id=data.cluster_id,
-        creation=keyed_creation(request, "department"),
+        creation_id=creation,
+        keyed=keyed,
         name=data.name,
         description=data.description,
         resources=data.resources,
@@ -206,9 +208,11 @@ async def create_project(
     data: JSONBody[ProjectCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> Project:
+    creation, keyed = creation_id(request, "project")
     command = CreateProject(
         cluster_id=data.cluster_id,
-        creation=keyed_creation(request, "project"),
+        creation_id=creation,
+        keyed=keyed,
         department_id=data.parent_id,
         name=data.name,
         description=data.description,

@@ -114,10 +114,10 @@ Repository = Annotated[str, QueryParameter(pattern=REPOSITORY, max_length=REPOSI
 async def create(
     request: Caller, data: JSONBody[RegistryCreation], adapters: NamedDependency[Adapters]
 ) -> RegistryAsset:
-    asset_id, new_id = creation_id(request, "registry")
+    asset_id, keyed = creation_id(request, "registry")
     command = CreateRegistry(
         asset_id=asset_id,
-        new_id=new_id,
+        keyed=keyed,
         scope=scope_of(data.meta),
         cluster_id=data.meta.cluster_id,
         name=data.meta.name,

@@ -63,13 +63,13 @@ class ServiceAccount(msgspec.Struct, frozen=True, rename="camel"):
 async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID, str]:
     """A new application's id and its secret, which only this answer shows (and, under an
     Idempotency-Key, its retries: services/applications.py)."""
-    application_id, minted = creation_id(request, "service-account")
+    application_id, keyed = creation_id(request, "service-account")
     command = CreateApplication(
         application_id=application_id,
         name=name,
         grants=(),  # roles come from access rules, granted separately
         metadata=actor(request),
-        keyed=not minted,
+        keyed=keyed,
     )
     registration = await create_application(
         command, secret=secrets.token_urlsafe(32), registry=adapters.registry

@@ -119,10 +119,10 @@ async def create_from(
     the template as written, and its version."""
     scope = _scope(data.meta)
     body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
-    template_id, new_id = creation_id(request, "template")
+    template_id, keyed = creation_id(request, "template")
     command = CreateTemplate(
         template_id=template_id,
-        new_id=new_id,
+        keyed=keyed,
         scope=scope,
         name=data.meta.name,
         description=data.meta.description,

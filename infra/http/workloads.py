@@ -71,10 +71,10 @@ async def submit_from(
     request: Caller, data: DistributedCreationRequest, adapters: Adapters
 ) -> DistributedWorkload:
     """Submit a workload from Run:ai's body (the API's and the console's form alike)."""
-    workload_id, new_id = creation_id(request, "workload")
+    workload_id, keyed = creation_id(request, "workload")
     command = RequestWorkload(
         workload_id=workload_id,
-        new_id=new_id,
+        keyed=keyed,
         name=data.name,
         use_given_name_as_prefix=data.use_given_name_as_prefix,
         cluster_id=data.cluster_id,

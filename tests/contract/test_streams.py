@@ -506,7 +506,7 @@ async def test_a_creation_retried_in_a_unit_of_work_after_a_concurrent_one_retur
     async with streams.transaction() as tx:
         await tx.append(kept, [created(kept, "kept")], expected_version=0, metadata=ACTOR)
         creation = await create_once(
-            LosesTheRace(tx, winner), sid, events, new_id=False, metadata=ACTOR, name=name
+            LosesTheRace(tx, winner), sid, events, keyed=True, metadata=ACTOR, name=name
         )
         # The unit goes on after the race it lost, and commits what it wrote besides.
         kept_renamed = EnvironmentUpdated(asset_id=kept, name="kept-2", spec=SPEC)

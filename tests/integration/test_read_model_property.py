@@ -106,7 +106,7 @@ class History:
                     assets=links,
                 )
                 create = CreateTemplate(
-                    template_id=uuid4(), new_id=True, scope=ScopeRef("tenant"),
+                    template_id=uuid4(), scope=ScopeRef("tenant"),
                     name=f"t-{slot}", body=body, metadata=SYSTEM,
                 )  # fmt: skip
                 view = await templates.create_template(create, streams=s)

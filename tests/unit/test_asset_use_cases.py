@@ -20,10 +20,10 @@ SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
 
 
 def creating(name: str, image: str = "pt:1", key: str | None = None) -> CreateAsset:
-    asset_id, new_id = creation_id("someone", "environment", key)
+    asset_id, keyed = creation_id("someone", "environment", key)
     return CreateAsset(
         asset_id=asset_id,
-        new_id=new_id,
+        keyed=keyed,
         scope=ScopeRef("tenant"),
         name=name,
         spec=EnvironmentSpec(image=image),

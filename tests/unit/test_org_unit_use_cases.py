@@ -96,7 +96,12 @@ async def test_a_project_created_again_under_its_key_is_the_first_and_another_bo
         CreateCluster(cluster_id=cluster, name="east", metadata=SYSTEM), streams=streams
     )
     command = CreateProject(
-        cluster_id=cluster, department_id=None, name="llm", creation=key, metadata=SYSTEM
+        cluster_id=cluster,
+        department_id=None,
+        name="llm",
+        creation_id=key,
+        keyed=True,
+        metadata=SYSTEM,
     )
     first = await org_units.create_project(command, streams=streams, ids=ids)
     again = await org_units.create_project(command, streams=streams, ids=ids)
