@@ -91,7 +91,10 @@ class Cpu:
         events_per_s, events = await run
         self.client.append((time.process_time() - client) / events)
         if server is not None and (after := _server_cpu(pids)) is not None:
-            self.server.append((after - server) / events)
+            # A process that exited during the round (an autovacuum worker) takes its CPU with
+            # it: only those seen at both ends are counted.
+            used = sum(after[pid] - server[pid] for pid in server.keys() & after.keys())
+            self.server.append(used / events)
         return events_per_s
 
     def __str__(self) -> str:
@@ -101,21 +104,18 @@ class Cpu:
         return f"{client} + database {statistics.median(self.server) * 1e6:5.1f} us/event"
 
 
-def _server_cpu(pids: list[int]) -> float | None:
-    """The CPU seconds the server's processes have used so far (those still running), or None
+def _server_cpu(pids: list[int]) -> dict[int, float] | None:
+    """The CPU seconds each of the server's processes still running has used so far, or None
     when they are not on this machine."""
-    try:
-        return sum(cpu_seconds(pid) for pid in pids if _is_postgres(pid))
-    except OSError:
-        return None
-
-
-def _is_postgres(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/comm") as comm:
-            return comm.read().strip().startswith("postgres")
-    except FileNotFoundError:  # (a worker that has exited since)
-        return False
+    used = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                if comm.read().strip().startswith("postgres"):
+                    used[pid] = cpu_seconds(pid)
+        except OSError:  # (a worker that has exited since)
+            continue
+    return used or None
 
 
 class Streams:
