@@ -29,6 +29,9 @@ def apply(current: Template, patch: dict[str, Any]) -> tuple[str, str | None, Te
     meta = patch.get("meta") or {}
     if not isinstance(meta, dict) or set(meta) - {"name", "description"}:
         raise InvalidRequestError("/meta", "only name and description can be patched")
+    for member, value in meta.items():
+        if not isinstance(value, str):
+            raise InvalidRequestError(f"/meta/{member}", f"a string, not {type(value).__name__}")
     to_clear = patch.get("fieldsToClear") or []
     if not isinstance(to_clear, list) or not all(isinstance(p, str) for p in to_clear):
         raise InvalidRequestError("/fieldsToClear", "a list of dotted field paths")

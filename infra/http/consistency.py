@@ -31,6 +31,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.http.headers import header
+from infra.http.numerals import natural
 from infra.postgres.connections import Connection
 from infra.postgres.positions import last_position
 from infra.postgres.read_marks import Standing, blocked, standing, standing_with
@@ -159,9 +160,9 @@ async def settle(
 
     ready = await _polled(pool, check, wait_s) and found[0].ready
     wanted = header(connection.scope["headers"], _MIN_POSITION_NAME)
-    if reads and ready and wanted is not None and wanted.isdigit():
+    if reads and ready and wanted is not None and (position := natural(wanted)) is not None:
         left = max(0.0, wait_s - (time.monotonic() - started))
-        ready = await caught_up(pool, int(wanted), left)
+        ready = await caught_up(pool, position, left)
         async with pool.acquire() as conn:  # the epochs as of the end of the wait
             found[:] = [await standing(conn, subject, _FOLLOWERS, _NAMES, reads=False)]
         rows.clear()  # read before the wait: the handler reads its row again

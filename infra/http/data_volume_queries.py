@@ -10,6 +10,7 @@ from typing import Final, Literal, get_args
 from domain.org_units import UnknownScopeError
 from domain.values import ScopeRef
 from infra.http.lists import conditions_of
+from infra.http.numerals import natural
 from projections.data_volume_catalogue import DataVolumeRow
 from projections.list_grammar import Grammar, Value, matches, searched
 
@@ -103,7 +104,7 @@ def ordered(
         value = fields_of(row, project_names)[field]
         text = value.isoformat() if isinstance(value, datetime) else str(value or "")
         # Numbers (project ids) sort as numbers: padded to one width.
-        if field == "projectId" and text.isdigit():
+        if field == "projectId" and natural(text) is not None:
             text = text.zfill(20)
         return (value is None, text, str(row.datavolume_id))
 

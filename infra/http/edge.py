@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl
 import msgspec
 
 from infra.http.consistency import MIN_POSITION
+from infra.http.numerals import natural
 from infra.http.problems import PROBLEM_JSON, problem_body
 
 CONSOLE: Final = "/console"  # where the web console's pages are (infra/http/console/)
@@ -89,8 +90,8 @@ def check_target(scope: Scope) -> None:
         _check_integer(segment, "path", "path", source="path")
     for key, value in scope["headers"]:
         if key.decode("latin-1").lower() == MIN_POSITION.lower():
-            text = value.decode("latin-1")
-            if not text.isdigit() or int(text) not in INT64:
+            position = natural(value.decode("latin-1"))
+            if position is None or position not in INT64:
                 raise RefusedInputError(
                     f"{MIN_POSITION} must be a log position (a non-negative 64-bit integer)",
                     MIN_POSITION,

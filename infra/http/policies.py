@@ -28,6 +28,7 @@ from infra.http import policy_schemas as schemas
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import RequestBody
 from infra.http.callers import Caller, actor, visibility
+from infra.http.numerals import natural
 from projections import policy_catalogue as catalogue
 from projections.policy_catalogue import PolicyRow
 from services import policies as use_cases
@@ -285,7 +286,7 @@ def _meta_of_row(row: PolicyRow) -> PolicyMeta:
 
 
 def _project_id(given: str | None) -> int | None:
-    return None if given is None or not given.isdigit() else int(given)
+    return None if given is None else natural(given)
 
 
 def _written(applied: use_cases.Applied) -> DistributedPolicy:

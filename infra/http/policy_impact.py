@@ -25,6 +25,7 @@ from infra.http import policy_schemas as schemas
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, visibility
 from infra.http.consistency import READS
+from infra.http.numerals import natural
 from infra.http.policies import PATH, TAGS, OverwriteRequest, scope_of_meta
 from infra.http.template_compliance import ComplianceIssueShown
 from projections import org_units, policy_catalogue, template_catalogue
@@ -70,7 +71,7 @@ async def preview(
     seen, lineages = await visibility(request)
     projects = sorted(
         (ref for ref, lineage in lineages.items() if ref.kind == "project" and scope in lineage),
-        key=lambda ref: int(ref.id) if ref.id.isdigit() else 0,
+        key=lambda ref: natural(ref.id) or 0,
     )
     found: list[TemplateCompliance] = []
     async with adapters.resources.pool.acquire() as conn:

@@ -20,6 +20,7 @@ from domain.policy_rules import PolicyRule
 from domain.template_rules import without_client_defaults
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.values import ScopeRef
+from infra.http.numerals import natural
 
 _PREFIXES: Final = frozenset(
     ".".join(path.split(".")[:i]) for path in FIELDS for i in range(1, path.count(".") + 1)
@@ -229,8 +230,8 @@ def _wrapped(values: Mapping[str, Any], path: str) -> dict[str, Any]:
 
 def _source(scope: ScopeRef) -> dict[str, Any]:
     found: dict[str, Any] = {"scope": scope.kind}
-    if scope.kind == "project" and scope.id.isdigit():  # an integer in Run:ai's document
-        found["projectId"] = int(scope.id)
+    if scope.kind == "project" and (number := natural(scope.id)) is not None:
+        found["projectId"] = number  # an integer in Run:ai's document
     elif scope.kind != "tenant":
         found[f"{scope.kind}Id"] = scope.id
     return found

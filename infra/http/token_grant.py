@@ -44,7 +44,7 @@ async def grant_token(
 ) -> TokenResponse:
     fields = {key.lower(): value for key, value in data.items()}
     grant = fields.get("granttype")
-    if grant not in GRANTS:
+    if not isinstance(grant, str) or grant not in GRANTS:
         supported = ", ".join(GRANTS)
         raise InvalidRequestError("/grantType", f"must be one of {supported}, not {grant!r}")
     id_key, secret_key = GRANTS[grant]

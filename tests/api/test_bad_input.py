@@ -128,6 +128,21 @@ async def test_a_log_position_past_64_bits_is_refused_even_unauthenticated(
     assert refused.status_code == 400
 
 
+async def test_a_log_position_in_digits_other_than_ascii_is_refused(app: Litestar) -> None:
+    """Latin-1's "²" is a digit to str.isdigit(), not to int()."""
+    for sent in (b"\xb2", b"1\xb9", b"\xbd"):
+        headers: Any = {"X-Trainplate-Min-Position": sent}
+        refused = await call(app, "GET", "/healthz", None, headers=headers)
+        problem_naming(refused, 400, "X-Trainplate-Min-Position")
+
+
+async def test_a_grant_type_of_any_shape_but_a_string_is_400_naming_it(app: Litestar) -> None:
+    for grant in ([], {}, 1, None, ["app_token"], {"app_token": 1}):
+        body = {"grantType": grant, "appId": "x", "appSecret": "y"}
+        refused = await call(app, "POST", "/api/v1/token", None, json=body)
+        problem_naming(refused, 400, "/grantType")
+
+
 async def test_a_cursor_past_64_bits_is_refused_naming_it(app: Litestar, admin: str) -> None:
     refused = await call(app, "GET", "/api/v1/audit/events?after=99999999999999999999", admin)
     assert "out of range" in problem_naming(refused, 400, "after")

@@ -452,6 +452,21 @@ async def test_a_patch_built_by_runapy_changes_only_what_it_sets(app: Litestar, 
     assert patched.json()["assets"]["compute"] is not None
 
 
+async def test_a_patch_whose_name_or_description_is_not_a_string_is_400_naming_it(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    units = await org(app, admin)
+    made = await call(app, "POST", TEMPLATES, admin, json=template("typed", units["project"], {}))
+    assert made.status_code == 202, made.text
+    path = f"{TEMPLATES}/{made.json()['meta']['id']}"
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    for member, value in [("name", 1), ("description", ["x"]), ("name", {"a": 1}), ("name", True)]:
+        refused = await call(app, "PATCH", path, admin, json={"meta": {member: value}})
+        assert refused.status_code == 400, (member, value, refused.text)
+        assert [e["pointer"] for e in refused.json()["errors"]] == [f"/meta/{member}"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+
+
 async def test_the_read_models_combined_specs_are_the_logs(
     app: Litestar, admin: str, clean_pool: asyncpg.Pool
 ) -> None:

@@ -61,6 +61,10 @@ def _posted(page: Page, url: str, form: dict[str, Any]) -> tuple[int, str]:
 
 GARBAGE_EDITS: list[dict[str, Any]] = [
     {"action": "save", "version": "not-a-version", "/meta/name": "junk-ddp"},
+    {"action": "save", "version": "\u00b2", "/meta/name": "junk-ddp", "/spec/numWorkers": "many"},
+    # A row far past any list's end (a form drawn with a billion rows, else).
+    {"action": "save", "/meta/name": "junk-ddp", "/spec/environmentVariables/999999999/name": "X"},
+    {"action": "load-nothing", "/meta/name": "junk-ddp", "/spec/tolerations/99999999/key": "k"},
     {"action": "save", "/meta/name": "junk-ddp", "/spec/numWorkers": "many"},
     {"action": "save", "/meta/name": "junk-ddp", "/assets/environment": "not-an-id"},
     {"action": "save", "/meta/name": "junk-ddp", "/assets/datasources/0/ref": "nfs|nope"},
@@ -131,6 +135,12 @@ GARBAGE_COMPUTES: list[dict[str, Any]] = [
     {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/largeShmRequest": "perhaps"},
     {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/extendedResources/7/quantity": "1"},
     {"/scope": "tenant", "/meta/name": "junk", "/spec/compute/extendedResources/0/resource": "a b"},
+    {
+        "/scope": "tenant",
+        "/meta/name": "junk",
+        "/spec/compute/gpuRequestType": "Most",
+        "version": "\u00b2",
+    },
 ]
 
 # (the kind's address, the form sent)
@@ -190,6 +200,13 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             assert 400 <= status < 500, (edit, status)
             assert "was not saved" in text, edit
             assert "Impact on templates" not in text, edit
+        # A row far past any list's end is refused before a form is drawn with a billion rows.
+        far = {"/scope": "tenant", "/meta/name": "junk", "action": "save", "previewed": "x"}
+        far["/spec/compute/extendedResources/999999999/quantity"] = "1"
+        for url in (f"{base}/compute-resources/new", f"{base}/compute-resources/{compute_id}"):
+            status, text = _posted(page, url, far)
+            assert status == 400, (url, status)
+            assert "at most 1000 rows" in text, url
         page.goto(f"{base}/data-sources/nfs/new")
         for segment, form in GARBAGE_DATA_SOURCES:
             status, text = _posted(page, f"{base}/data-sources/{segment}/new", form)
@@ -216,7 +233,7 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             assert "The settings were not saved" in text, form
         flexible = service.api.get("/v1/k8s/setting/workloads.flexibleWorkloadSubmission")
         assert flexible.json() is True  # a refused form writes no switch, not even the others
-        for query in ("from=abc", "from=999&to=1", "from=0", "from=1&to=-4"):
+        for query in ("from=abc", "from=999&to=1", "from=0", "from=1&to=-4", "from=%C2%B2"):
             answer = page.request.get(f"{base}/templates/{template_id}?{query}")
             assert 200 <= answer.status < 500, (query, answer.status)
             assert "No such version" in answer.text() or "Refused" in answer.text(), query

@@ -21,6 +21,7 @@ from infra.http.console.scopes import choice_value
 from infra.http.console.template_detail import shown
 from infra.http.console.template_form import said
 from infra.http.impact import ImpactReport, impact_of
+from infra.http.numerals import natural
 from infra.http.problems import status_for
 from projections.asset_catalogue import AssetRow
 from services.errors import PreconditionFailedError
@@ -43,7 +44,8 @@ def opened(values: dict[str, str], row: AssetRow) -> int:
     `values`); the asset's own when it sends none. A save is made on that version, so a change
     someone made meanwhile is refused rather than overwritten."""
     sent = values.pop("version", "")
-    return int(sent) if sent.isdigit() else row.version
+    number = natural(sent)
+    return row.version if number is None else number
 
 
 async def form_values(request: Caller) -> dict[str, str]:

@@ -13,6 +13,7 @@ from infra.http.console.environment_form import creation_meta, field_at
 from infra.http.console.form_fields import Field, compute_fields
 from infra.http.console.form_rows import rows_in, with_unshown
 from infra.http.console.template_detail import flattened, shown
+from infra.http.numerals import natural
 
 AT: Final = "/spec/compute"
 EXTENDED: Final = f"{AT}/extendedResources"
@@ -97,7 +98,7 @@ def field_of(pointer: str, known: set[str], rows: list[int]) -> str | None:
         head, _, tail = rest.partition("/")
         if head == "extendedResources" and tail:
             index, _, member = tail.partition("/")
-            if index.isdigit() and int(index) < len(rows):
-                rest = f"{head}/{rows[int(index)]}" + (f"/{member}" if member else "")
+            if (row := natural(index)) is not None and row < len(rows):
+                rest = f"{head}/{rows[row]}" + (f"/{member}" if member else "")
         pointer = f"{AT}/{rest}"
     return field_at(pointer, known)

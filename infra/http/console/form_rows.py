@@ -11,6 +11,8 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from services.errors import InvalidRequestError
+
 Rows = Mapping[str, int]
 
 # The new-template form's blank rows, by the list's pointer under a spec.
@@ -30,7 +32,11 @@ LISTS: Final[Mapping[str, int]] = {
     "/assets/datasources": 2,
     "/master/assets/datasources": 1,
 }
-_ITEM: Final = re.compile(r"^(?P<list>.+?)/(?P<index>\d+)/")
+_ITEM: Final = re.compile(r"^(?P<list>.+?)/(?P<index>[0-9]+)/")
+# The rows a list of a form holds at most. A posted field names its row, so without a bound one
+# field (`/spec/environmentVariables/999999999/name`) would have the form made and drawn with a
+# billion rows.
+MOST_ROWS: Final = 1000
 # A data source's row names it by one choice, `<kind>|<id>`: both members are that field's.
 _NAMED_BY: Final = {"ref": ("id", "kind")}
 
@@ -61,8 +67,18 @@ def _filled(values: Mapping[str, object]) -> dict[str, int]:
         found = _ITEM.match(pointer)
         if found is None or found["list"] not in LISTS or value in ("", None, []):
             continue
-        filled[found["list"]] = max(filled.get(found["list"], 0), int(found["index"]) + 1)
+        rows = rows_through(found["index"], pointer)
+        filled[found["list"]] = max(filled.get(found["list"], 0), rows)
     return filled
+
+
+def rows_through(text: str, pointer: str) -> int:
+    """The rows of a list up to the one `text` (ASCII digits) names in the field at `pointer`;
+    past MOST_ROWS, refused, naming the field."""
+    index = int(text)
+    if index >= MOST_ROWS:
+        raise InvalidRequestError(pointer, f"a list of this form holds at most {MOST_ROWS} rows")
+    return index + 1
 
 
 def with_unshown(

@@ -19,6 +19,7 @@ from infra.http.console.linked import loadable, registry_name
 from infra.http.console.pages_common import page, person
 from infra.http.console.scopes import choice_value, visible_scopes
 from infra.http.history import VersionWire, template_changes, template_versions
+from infra.http.numerals import natural
 from infra.http.org_units import visible_units
 from infra.http.templates import read_template
 from projections.asset_catalogue import AssetRow
@@ -110,9 +111,9 @@ def _cause(v: VersionWire, assets: dict[UUID, AssetRow]) -> dict[str, Any] | Non
 
 
 def _version(text: str) -> int:
-    if not text.strip().isdigit():
+    if (number := natural(text.strip())) is None:
         raise InvalidRequestError("version", "a version's number")
-    return int(text)
+    return number
 
 
 async def _compared(

@@ -45,6 +45,7 @@ from infra.http.console.linked import copied_now
 from infra.http.console.scopes import choice_value
 from infra.http.console.template_detail import flattened
 from infra.http.console.template_form import refused_at, refused_choices, render_form, said
+from infra.http.numerals import natural
 from infra.http.problems import status_for
 from infra.http.template_schemas import DistributedTemplate, UpdateRequest
 from infra.http.templates import patch_from, read_template, template_now
@@ -135,7 +136,7 @@ def _to_clear(fields: list[Field], body: dict[str, Any], different_master: bool)
             continue
         parts: list[str] = []
         for part in field.pointer.strip("/").split("/"):
-            if part.isdigit():
+            if natural(part) is not None:
                 break
             parts.append(part)
         node: Any = body
