@@ -455,6 +455,10 @@ class WorkloadRequested(Event, tag="workload.requested.v1", frozen=True, kw_only
     namespace: str
     job_name: str
     snapshot: WorkloadSnapshot
+    # The submission as it was asked (its name, project, template and overrides), digested: a
+    # retry under its Idempotency-Key is the same request when this is, whatever the template and
+    # assets it was resolved from have become since. Absent in workloads requested before.
+    request_digest: str | None = None
 
 
 class WorkloadSubmitted(Event, tag="workload.submitted.v1", frozen=True, kw_only=True):

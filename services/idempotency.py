@@ -5,7 +5,10 @@ the stream its first attempt made (a department or project, whose id Run:ai numb
 its number for that id once: services/ports.py `IdSequence`). The use case then compares what
 it would write with what the stream begins with (`create_once`): the same, and the answer is
 the first result, with nothing written; anything else, and the key was reused for another
-request (422). Two attempts racing each other meet on the stream's version (and the name
+request (422). Where the events also hold what the create resolved from other streams, which
+may have moved on before a retry, only the request is compared: a template's assets' versions
+are left out (services/templates.py), and a workload's events carry its request digested
+(services/workloads.py). Two attempts racing each other meet on the stream's version (and the name
 claim): the loser reads the winner's events and answers them, inside a unit of work too
 (Streams.transaction: a refused append undoes only itself there). Without a key the id is
 fresh, and nothing is looked up. A service account's first answer also shows its secret, which

@@ -6,6 +6,7 @@ Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py 
 infra/http/workloads.py the HTTP routes.
 """
 
+import hashlib
 from uuid import UUID
 
 import msgspec
@@ -43,11 +44,38 @@ async def request_workload(
         return await _decided(cmd, streams, holders, remembered)
 
     _, creation = await idempotency.create_decided(
-        streams, cmd.workload_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
+        streams,
+        cmd.workload_id,
+        decide,
+        keyed=cmd.keyed,
+        metadata=cmd.metadata,
+        same=_same_submission,
     )
     state = workloads.fold(creation.events)
     assert state is not None
     return Stamped(state=state, stamps=creation.stamps)
+
+
+def _request_digest(cmd: RequestWorkload) -> str:
+    """What the submission asked, digested: every field of the command but who asked, in one
+    order (keys sorted), so the same request digests the same every time."""
+    asked = {k: v for k, v in msgspec.structs.asdict(cmd).items() if k != "metadata"}
+    return hashlib.sha256(msgspec.json.encode(asked, order="sorted")).hexdigest()
+
+
+def _same_submission(first: Event, second: Event) -> bool:
+    """The same request (services/idempotency.py), whatever its resolution found: the
+    template's and the assets' versions and what they held then are the first attempt's."""
+    if (
+        isinstance(first, WorkloadRequested)
+        and isinstance(second, WorkloadRequested)
+        and first.request_digest is not None
+    ):
+        return (first.workload_id, first.request_digest) == (
+            second.workload_id,
+            second.request_digest,
+        )
+    return first == second
 
 
 async def _decided(
@@ -153,6 +181,7 @@ async def _decided(
         namespace=_namespace(project),
         job_name=workloads.job_name(name, cmd.workload_id),
         snapshot=snapshot,
+        request_digest=_request_digest(cmd),
     )
     # It holds its project until it is deleted, finished or not: it is listed there; and the
     # data volumes it mounts, whose PVCs its pods may be using.

@@ -130,6 +130,29 @@ async def test_a_submission_sent_again_answers_the_first_workload_and_starts_not
     assert other.json()["workloadId"] != first.json()["workloadId"]
 
 
+async def test_a_submission_sent_again_after_its_template_changed_answers_the_first_workload(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """A retry is the same request whatever its template and assets have become since: it
+    answers the first workload, as it was resolved then, and starts nothing. Other overrides
+    under the key are another request."""
+    found = await setup(app, admin)
+    body = submission(found, spec={"numWorkers": 3, "labels": [{"name": "a", "value": "1"}]})
+    first = await post(app, admin, WORKLOADS, body, "submit-then-edit")
+    assert first.status_code == 202, first.text
+    template = f"{TEMPLATES}/{found['template']['meta']['id']}"
+    edited = await call(app, "PATCH", template, admin, json={"spec": {"backoffLimit": 7}})
+    assert edited.status_code == 200, edited.text
+    again = await post(app, admin, WORKLOADS, body, "submit-then-edit")
+    assert again.status_code == 202, again.text
+    assert again.json()["workloadId"] == first.json()["workloadId"]
+    assert again.json()["spec"] == first.json()["spec"]
+    assert await events_of(clean_pool, first.json()["workloadId"]) == 1
+    other = {**body, "spec": {"numWorkers": 4}}
+    refused = await post(app, admin, WORKLOADS, other, "submit-then-edit")
+    assert refused.status_code == 422, refused.text
+
+
 async def test_two_callers_keys_are_their_own(
     app: Litestar, admin: str, clean_pool: asyncpg.Pool
 ) -> None:
