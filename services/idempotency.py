@@ -7,13 +7,14 @@ it would write with what the stream begins with (`create_once`): the same, and t
 the first result, with nothing written; anything else, and the key was reused for another
 request (422). Where the events also hold what the create resolved from other streams, which
 may have moved on before a retry, only the request is compared: a template's assets' versions
-are left out (services/templates.py), and a workload's events carry its request digested
-(services/workloads.py). Two attempts racing each other meet on the stream's version (and the name
-claim): the loser reads the winner's events and answers them, inside a unit of work too
-(Streams.transaction: a refused append undoes only itself there). Without a key the id is
-fresh, and nothing is looked up. A service account's first answer also shows its secret, which
-is not in its events: created under a key, it is kept sealed for the retries, for a day at most
-(services/applications.py, ApplicationRegistry.first_secret).
+are left out (services/templates.py), and a workload's events carry its request digested, which
+a retry compares before resolving anything again (services/workloads.py). Two attempts racing
+each other meet on the stream's version (and the name claim): the loser reads the winner's
+events and answers them, inside a unit of work too (Streams.transaction: a refused append undoes
+only itself there). Without a key the id is fresh, and nothing is looked up. A service
+account's first answer also shows its secret, which is not in its events: created under a key,
+it is kept sealed for the retries, for a day at most (services/applications.py,
+ApplicationRegistry.first_secret).
 
 Appends to a stream that exists already (a workload's runs, the fan-out) take event ids derived
 from what caused them instead (services/event_ids.py); the store's replay check turns a second

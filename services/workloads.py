@@ -28,11 +28,12 @@ from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
 from services import access, credentials, idempotency, uses
 from services import registries as registry_assets
+from services.errors import IdempotencyKeyReusedError
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
 from services.ports import NameClaim, NameHolders, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
-from services.stamps import Stamped
+from services.stamps import Stamped, Stamps
 from services.templates import combined
 from services.tenant_settings import current as settings_of
 
@@ -40,6 +41,9 @@ from services.tenant_settings import current as settings_of
 async def request_workload(
     cmd: RequestWorkload, *, streams: Streams, holders: NameHolders
 ) -> Stamped[Workload]:
+    if cmd.keyed and (first := await _first_answer(cmd, streams)) is not None:
+        return first
+
     async def decide(remembered: bool) -> idempotency.Decision:
         return await _decided(cmd, streams, holders, remembered)
 
@@ -54,6 +58,23 @@ async def request_workload(
     state = workloads.fold(creation.events)
     assert state is not None
     return Stamped(state=state, stamps=creation.stamps)
+
+
+async def _first_answer(cmd: RequestWorkload, streams: StreamLoader) -> Stamped[Workload] | None:
+    """The workload an earlier attempt under the same key made, when it is this request (else
+    IdempotencyKeyReusedError), found before resolving anything: a retry answers it even once
+    its template is deleted or the project's policy has changed. None when there is none yet
+    (or it was requested before requests were digested: then its events are compared)."""
+    stream = await streams.load(cmd.workload_id)
+    first = stream.events[0] if stream.events else None
+    if not isinstance(first, WorkloadRequested) or first.request_digest is None:
+        return None
+    if first.request_digest != _request_digest(cmd):
+        raise IdempotencyKeyReusedError(cmd.workload_id)
+    state = workloads.fold((first,))
+    assert state is not None
+    assert stream.first is not None
+    return Stamped(state=state, stamps=Stamps(created=stream.first, updated=stream.first))
 
 
 def _request_digest(cmd: RequestWorkload) -> str:

@@ -14,6 +14,7 @@ from domain.values import TENANT_ADMIN
 from tests.api.client import client_for
 from tests.api.support import call, token_for
 from tests.api.test_in_use import ENVIRONMENTS, SUPPORTS, TEMPLATES, environment, template
+from tests.api.test_settings import turn
 from tests.api.test_workloads import WORKLOADS, setup, submission
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
@@ -151,6 +152,17 @@ async def test_a_submission_sent_again_after_its_template_changed_answers_the_fi
     other = {**body, "spec": {"numWorkers": 4}}
     refused = await post(app, admin, WORKLOADS, other, "submit-then-edit")
     assert refused.status_code == 422, refused.text
+    # Once submitting from templates is turned off, or the template is gone, a retry still
+    # answers the workload the first attempt submitted.
+    assert await turn(app, admin, "workloads.flexibleWorkloadSubmission", False) == 200
+    again = await post(app, admin, WORKLOADS, body, "submit-then-edit")
+    assert again.status_code == 202, again.text
+    assert again.json()["workloadId"] == first.json()["workloadId"]
+    assert (await call(app, "DELETE", template, admin)).status_code in (200, 202, 204)
+    again = await post(app, admin, WORKLOADS, body, "submit-then-edit")
+    assert again.status_code == 202, again.text
+    assert again.json()["workloadId"] == first.json()["workloadId"]
+    assert await events_of(clean_pool, first.json()["workloadId"]) == 1
 
 
 async def test_two_callers_keys_are_their_own(
