@@ -6,10 +6,11 @@ the use cases, projections/tenant_settings.py the read model, infra/http/tenant_
 HTTP routes.
 """
 
+from collections.abc import Sequence
 from typing import Final
 
 from domain import tenant_settings
-from domain.events import EventMetadata
+from domain.events import Event, EventMetadata
 from domain.tenant_settings import TenantSettings
 from domain.values import TENANT, Role
 from services import access
@@ -24,15 +25,19 @@ async def current(streams: StreamLoader) -> TenantSettings:
 CHANGES_SETTINGS: Final[Role] = "admin"
 
 
-async def change_setting(
-    key: str, value: bool, *, metadata: EventMetadata, streams: Streams
+async def change_settings(
+    changes: Sequence[tuple[str, bool]], *, metadata: EventMetadata, streams: Streams
 ) -> TenantSettings:
+    """Turn each setting on or off, in order, in one append: one refused (a key naming no
+    setting) writes none of them. A setting already as asked is not written again."""
     await access.require(
         metadata, (TENANT,), CHANGES_SETTINGS, "change tenant settings", streams=streams
     )
     stream = await streams.load(tenant_settings.STREAM)
-    state = tenant_settings.fold(stream.events)
-    events = tenant_settings.change(state, key, value)
+    events: list[Event] = []
+    for key, value in changes:
+        state = tenant_settings.fold((*stream.events, *events))
+        events.extend(tenant_settings.change(state, key, value))
     if events:
         await streams.append(
             tenant_settings.STREAM,

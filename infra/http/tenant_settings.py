@@ -6,6 +6,7 @@ the use cases, projections/tenant_settings.py the read model, infra/http/tenant_
 HTTP routes.
 """
 
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -22,7 +23,7 @@ from infra.http.template_schemas import RequestBody
 from infra.postgres.connections import translated
 from projections import tenant_settings as settings_read_model
 from services.errors import InvalidRequestError
-from services.tenant_settings import CHANGES_SETTINGS, change_setting
+from services.tenant_settings import CHANGES_SETTINGS, change_settings
 
 BASE: Final = "/v1/k8s/setting"
 
@@ -87,18 +88,22 @@ async def put_setting(
     data: JSONBody[SettingRequest],
     adapters: NamedDependency[Adapters],
 ) -> SettingResponse:
-    await set_from(request, data, adapters)
+    await set_from(request, [data], adapters)
     return SettingResponse()
 
 
-async def set_from(request: Caller, data: SettingRequest, adapters: Adapters) -> None:
-    """Set one setting (tenant admins only): the PUT's, and the console's settings page's."""
-    value = data.value
-    if isinstance(value, str):
-        if value not in ("true", "false"):
-            raise InvalidRequestError("/value", "true or false")
-        value = value == "true"
-    await change_setting(data.key, value, metadata=actor(request), streams=adapters.streams)
+async def set_from(request: Caller, asked: Sequence[SettingRequest], adapters: Adapters) -> None:
+    """Set settings (tenant admins only), all or none: the PUT's one, and those the console's
+    settings page changes."""
+    changes = []
+    for data in asked:
+        value = data.value
+        if isinstance(value, str):
+            if value not in ("true", "false"):
+                raise InvalidRequestError("/value", "true or false")
+            value = value == "true"
+        changes.append((data.key, value))
+    await change_settings(changes, metadata=actor(request), streams=adapters.streams)
 
 
 def may_change(request: Caller) -> bool:

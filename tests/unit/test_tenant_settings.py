@@ -6,9 +6,11 @@ import msgspec
 import pytest
 
 from domain import tenant_settings
-from domain.events import TenantSettingChanged
+from domain.events import EventMetadata, TenantSettingChanged
 from domain.template_specs import DistributedTemplateSpec
 from domain.tenant_settings import DEFAULTS, FeatureDisabledError, UnknownSettingError
+from services.tenant_settings import change_settings
+from tests.fakes import InMemoryStreams
 
 CLUSTER = UUID("71f69d83-ba66-4822-adf5-55ce55efd210")
 
@@ -86,3 +88,18 @@ def test_the_ngc_catalog_setting_governs_an_ngc_catalog_image_source() -> None:
     tenant_settings.check_replica(DEFAULTS, "/spec", custom)
     on = tenant_settings.TenantSettings({"workloads.ngcCatalog": True})
     tenant_settings.check_replica(on, "/spec", ngc)
+
+
+async def test_settings_changed_together_are_written_in_one_append_or_none_is() -> None:
+    streams, system = InMemoryStreams(), EventMetadata(actor_subject="t", actor_kind="system")
+    asked = [("workloads.dataVolumes", False), ("workloads.ngcCatalog", True)]
+    with pytest.raises(UnknownSettingError):
+        await change_settings(
+            [*asked, ("workloads.nothing", True)], metadata=system, streams=streams
+        )
+    assert (await streams.load(tenant_settings.STREAM)).version == 0
+    after = await change_settings(asked, metadata=system, streams=streams)
+    assert (after.get("workloads.dataVolumes"), after.get("workloads.ngcCatalog")) == (False, True)
+    assert (await streams.load(tenant_settings.STREAM)).version == 2
+    await change_settings(asked, metadata=system, streams=streams)  # as asked already: no write
+    assert (await streams.load(tenant_settings.STREAM)).version == 2

@@ -135,11 +135,9 @@ async def save_settings(
     # shown is left as it now is). A value the page did not show is set as sent (a setting
     # already at it is not written again).
     changed = [(k, v) for k, v in sent.items() if v != form.get(f"{WAS}{k}")]
-    # A value no box sends goes first: its refusal (set_from's) comes before any write.
-    changed.sort(key=lambda change: change[1] in ("true", "false"))
-    try:
-        for key, value in changed:
-            await set_from(request, SettingRequest(key=key, value=value), adapters)
+    try:  # one append: a refusal of any writes none
+        asked = [SettingRequest(key=key, value=value) for key, value in changed]
+        await set_from(request, asked, adapters)
     except (TrainplateError, msgspec.ValidationError) as exc:
         if isinstance(exc, TrainplateError):
             message, status = said(exc), status_for(exc)
