@@ -231,11 +231,14 @@ SubjectKind = Literal["application", "user"]
 
 class CreateAccessRule(msgspec.Struct, frozen=True, kw_only=True):
     """Give a subject a role: an application (by its id) or an identity-provider user (by the
-    subject its tokens carry)."""
+    subject its tokens carry). `creation_id` and `keyed` as CreateDepartment's: a rule's id is
+    a number too."""
 
     subject_kind: SubjectKind
     subject_id: str
     grant: Grant
+    creation_id: UUID = msgspec.field(default_factory=uuid4)
+    keyed: bool = False
     metadata: EventMetadata
 
 

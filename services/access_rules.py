@@ -16,8 +16,8 @@ from domain.events import ApplicationRoleGranted, Event, UserRoleGranted
 from domain.org_units import UnknownScopeError
 from domain.values import TENANT, AccessRule
 from services import access, stamps
-from services.errors import InvalidRequestError
-from services.ports import IdSequence, Streams
+from services.errors import IdempotencyKeyReusedError, InvalidRequestError, VersionConflictError
+from services.ports import IdSequence, Stream, Streams
 from services.stamps import Stamped, Stamps
 
 
@@ -25,19 +25,39 @@ async def create_access_rule(
     cmd: CreateAccessRule, *, store: Streams, ids: IdSequence
 ) -> Stamped[AccessRule]:
     """Grant the role, and say when and by whom it was granted; granting what the subject
-    already holds returns that rule, as it was granted."""
+    already holds returns that rule, as it was granted. Sent again under its key, the rule it
+    granted is answered (once revoked too), and nothing is written; the key reused for another
+    grant is refused (services/idempotency.py)."""
     await access.require_in(
         cmd.metadata, granted_scope(cmd.grant), "admin", "grant roles here", streams=store,
         field="/scopeId",
     )  # fmt: skip
+    # Under a key, the rule's id is issued once for it: a retry reaches the rule it granted.
+    keyed_id = await ids.next_id(cmd.creation_id) if cmd.keyed else None
+    try:
+        return await _grant(cmd, keyed_id, store, ids)
+    except VersionConflictError:
+        if keyed_id is None:
+            raise
+        # An attempt under the same key may have won the race: then its rule is the answer.
+        return await _grant(cmd, keyed_id, store, ids)
+
+
+async def _grant(
+    cmd: CreateAccessRule, keyed_id: int | None, store: Streams, ids: IdSequence
+) -> Stamped[AccessRule]:
     stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
     stream = await store.load(stream_id)
+    if keyed_id is not None and (first := _granted_as(stream, keyed_id)) is not None:
+        if first.state.grant != cmd.grant:
+            raise IdempotencyKeyReusedError(stream_id)
+        return first
     rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events)
     existing = next((rule for rule in rules if rule.grant == cmd.grant), None)
     if existing is not None:
         granted = stream.written[_granted_by(stream.events, existing)]
         return Stamped(state=existing, stamps=Stamps(created=granted, updated=granted))
-    rule = AccessRule(rule_id=await ids.next_id(), grant=cmd.grant)
+    rule = AccessRule(rule_id=keyed_id or await ids.next_id(), grant=cmd.grant)
     events: list[Event] = []
     if cmd.subject_kind == "user":
         events.extend(users.grant_role(users.fold(stream.events), cmd.subject_id, rule))
@@ -49,6 +69,15 @@ async def create_access_rule(
     )
     granted = stamps.appended(stream, result, cmd.metadata).updated
     return Stamped(state=rule, stamps=Stamps(created=granted, updated=granted))
+
+
+def _granted_as(stream: Stream, rule_id: int) -> Stamped[AccessRule] | None:
+    """The rule granted with this id in the subject's stream (revoked since or not)."""
+    for event, written in zip(stream.events, stream.written, strict=True):
+        rule = event.rule if isinstance(event, ApplicationRoleGranted | UserRoleGranted) else None
+        if rule is not None and rule.rule_id == rule_id:
+            return Stamped(state=rule, stamps=Stamps(created=written, updated=written))
+    return None
 
 
 def _granted_by(events: Sequence[Event], rule: AccessRule) -> int:

@@ -23,7 +23,7 @@ from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
 from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
 from infra.http.permissions import Permission, permissions_of
@@ -149,8 +149,16 @@ async def create_rule(
         scope_kind=scope_kind,
         scope_id="tenant" if scope_kind == "tenant" else data.scope_id,
     )
+    # The subject is part of what the key names: a rule's id is issued once per key, and one
+    # id granted to two subjects would be two rules under one id.
+    creation, keyed = creation_id(request, f"access-rule {subject_kind} {data.subject_id}")
     command = CreateAccessRule(
-        subject_kind=subject_kind, subject_id=data.subject_id, grant=grant, metadata=actor(request)
+        subject_kind=subject_kind,
+        subject_id=data.subject_id,
+        grant=grant,
+        creation_id=creation,
+        keyed=keyed,
+        metadata=actor(request),
     )
     granted = await create_access_rule(command, store=adapters.streams, ids=adapters.ids)
     rule, by = granted.state, granted.stamps.created

@@ -335,3 +335,43 @@ async def test_attempts_racing_under_one_key_make_one_service_account(
     created = "SELECT count(*) FROM events WHERE type = 'application.created.v1'"
     assert await clean_pool.fetchval(created) == 2  # the admin's own, and this one
     assert await logs_in(app, "raced", answers[0].json()["clientSecret"])
+
+
+async def test_an_access_rule_granted_again_under_its_key_answers_the_first_rule(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """A rule's id is issued once per key: a retry answers that rule and writes nothing, even
+    once it is revoked; another grant to the subject under the key is a 422; racing attempts
+    grant one rule."""
+    rules = "/api/v1/authorization/access-rules"
+    accounts = []
+    for name in ("bot-a", "bot-b"):
+        made = await call(app, "POST", "/api/v1/service-accounts", admin, json={"name": name})
+        accounts.append(made.json()["id"])
+    body = {"subjectId": accounts[0], "subjectType": "app", "roleId": 2, "scopeType": "tenant"}
+    body["scopeId"] = ""
+    first = await post(app, admin, rules, body, "grant-1")
+    assert first.status_code == 201, first.text
+    granted = "SELECT count(*) FROM events WHERE type = 'application.role_granted.v1'"
+    assert await clean_pool.fetchval(granted) == 1
+    again = await post(app, admin, rules, body, "grant-1")
+    assert again.status_code == 201, again.text
+    assert again.json() == first.json()
+    refused = await post(app, admin, rules, {**body, "roleId": 1}, "grant-1")
+    assert refused.status_code == 422, refused.text
+    # The subject is part of what the key names: to another subject, it is another rule.
+    other = await post(app, admin, rules, {**body, "subjectId": accounts[1]}, "grant-1")
+    assert other.status_code == 201, other.text
+    assert other.json()["id"] != first.json()["id"]
+    assert await clean_pool.fetchval(granted) == 2
+    revoked = await call(app, "DELETE", f"{rules}/{first.json()['id']}", admin)
+    assert revoked.status_code in (200, 204), revoked.text
+    again = await post(app, admin, rules, body, "grant-1")
+    assert (again.status_code, again.json()["id"]) == (201, first.json()["id"])
+    assert await clean_pool.fetchval(granted) == 2  # not granted again
+    revoked = await call(app, "DELETE", f"{rules}/{other.json()['id']}", admin)
+    assert revoked.status_code in (200, 204), revoked.text
+    answers = await raced(app, admin, rules, body)
+    assert {answer.status_code for answer in answers} == {201}, [a.text for a in answers]
+    assert len({answer.json()["id"] for answer in answers}) == 1
+    assert await clean_pool.fetchval(granted) == 3
