@@ -243,8 +243,6 @@ class CreateAccessRule(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class DeleteAccessRule(msgspec.Struct, frozen=True, kw_only=True):
-    subject_kind: SubjectKind
-    subject_id: str
     rule_id: int
     metadata: EventMetadata
 

@@ -17,7 +17,7 @@ from domain.org_units import UnknownScopeError
 from domain.values import TENANT, AccessRule
 from services import access, stamps
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, VersionConflictError
-from services.ports import IdSequence, Stream, Streams
+from services.ports import IdSequence, RuleHolders, Stream, Streams
 from services.stamps import Stamped, Stamps
 
 
@@ -94,10 +94,17 @@ def _granted_by(events: Sequence[Event], rule: AccessRule) -> int:
     )
 
 
-async def delete_access_rule(cmd: DeleteAccessRule, *, store: Streams) -> None:
-    stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
+async def delete_access_rule(
+    cmd: DeleteAccessRule, *, store: Streams, holders: RuleHolders
+) -> None:
+    """Revoke the rule, from the stream of the subject that holds it."""
+    holder = await holders.holder(cmd.rule_id)
+    if holder is None:
+        raise applications.AccessRuleNotFoundError(cmd.rule_id)
+    subject_kind, subject_id = holder
+    stream_id = _stream_of(subject_kind, subject_id)
     stream = await store.load(stream_id)
-    rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events, missing_ok=True)
+    rules = _rules(subject_kind, subject_id, stream.events, missing_ok=True)
     rule = next((r for r in rules if r.rule_id == cmd.rule_id), None)
     if rule is None:
         raise applications.AccessRuleNotFoundError(cmd.rule_id)
@@ -111,11 +118,11 @@ async def delete_access_rule(cmd: DeleteAccessRule, *, store: Streams) -> None:
         cmd.metadata, lineage, "admin", "revoke roles here", streams=store, unseen=unseen
     )
     events: list[Event] = []
-    if cmd.subject_kind == "user":
-        events.extend(users.revoke_role(users.fold(stream.events), cmd.subject_id, cmd.rule_id))
+    if subject_kind == "user":
+        events.extend(users.revoke_role(users.fold(stream.events), subject_id, cmd.rule_id))
     else:
         state = applications.fold(stream.events)
-        events.extend(applications.revoke_role(state, UUID(cmd.subject_id), cmd.rule_id))
+        events.extend(applications.revoke_role(state, UUID(subject_id), cmd.rule_id))
     await store.append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
 
 

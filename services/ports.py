@@ -9,6 +9,7 @@ from uuid import UUID
 
 import msgspec
 
+from domain.commands import SubjectKind
 from domain.events import Event, EventMetadata, PodObserved, RecordedEvent
 from domain.specs import SecretRef
 from domain.values import ScopeRef
@@ -233,6 +234,14 @@ class IdSequence(Protocol):
     creation before, if any: a retry is given its first attempt's id, and so reaches its stream."""
 
     async def next_id(self, creation: UUID | None = None) -> int: ...
+
+
+class RuleHolders(Protocol):
+    """Whose stream holds an access rule in force, from the write side (kept in the transaction
+    of each grant and revocation): the subject's kind and id, or None when no rule of that id is
+    in force. A rule granted a moment ago is found."""
+
+    async def holder(self, rule_id: int) -> tuple[SubjectKind, str] | None: ...
 
 
 class StreamLoader(Protocol):

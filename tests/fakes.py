@@ -7,7 +7,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
-from domain.events import Event, EventMetadata, event_tag
+from domain.commands import SubjectKind
+from domain.events import (
+    ApplicationRoleGranted,
+    ApplicationRoleRevoked,
+    Event,
+    EventMetadata,
+    UserRoleGranted,
+    UserRoleRevoked,
+    event_tag,
+)
 from domain.specs import SecretRef
 from services.errors import (
     ClientIdTakenError,
@@ -49,6 +58,11 @@ class InMemoryStreams:
     async def load(self, stream_id: UUID) -> Stream:
         events = self._streams.get(stream_id, [])
         return Stream(len(events), tuple(events), tuple(self._written.get(stream_id, ())))
+
+    def every_event(self) -> list[Event]:
+        """Every stream's events, in the order they were appended."""
+        stored = sorted(self._by_event_id.values(), key=lambda stored: stored[2])
+        return [self._streams[stream_id][version - 1] for stream_id, version, _ in stored]
 
     async def holder(self, namespace: str, name: str) -> UUID | None:
         """The NameHolder port: the stream holding the name."""
@@ -399,6 +413,26 @@ class InMemoryLinkIndex:
 def _deleted(stream: Stream) -> bool:
     """As PostgreSQL tells it: the stream's last event is a deletion (its type's tag)."""
     return bool(stream.events) and event_tag(type(stream.events[-1])).endswith(".deleted.v1")
+
+
+class InMemoryRuleHolders:
+    """The RuleHolders port over InMemoryStreams: the subject whose stream granted the rule and
+    has not revoked it since, as migration 0020's table follows the grants and revocations."""
+
+    def __init__(self, streams: InMemoryStreams) -> None:
+        self._streams = streams
+
+    async def holder(self, rule_id: int) -> tuple[SubjectKind, str] | None:
+        found: tuple[SubjectKind, str] | None = None
+        for event in self._streams.every_event():
+            match event:
+                case ApplicationRoleGranted() if event.rule.rule_id == rule_id:
+                    found = ("application", str(event.application_id))
+                case UserRoleGranted() if event.rule.rule_id == rule_id:
+                    found = ("user", event.subject)
+                case ApplicationRoleRevoked() | UserRoleRevoked() if event.rule_id == rule_id:
+                    found = None
+        return found
 
 
 class Ids:

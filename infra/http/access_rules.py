@@ -27,7 +27,6 @@ from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
 from infra.http.permissions import Permission, permissions_of
-from infra.postgres.rule_holders import rule_holder
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from projections.list_grammar import (
@@ -275,18 +274,8 @@ async def delete_rule(
     rule_id: FromPath[int],
     adapters: NamedDependency[Adapters],
 ) -> None:
-    # Its holder from the write side: a rule granted a moment ago is found.
-    holder = await rule_holder(adapters.resources.pool, rule_id)
-    if holder is None:
-        raise AccessRuleNotFoundError(rule_id)
-    kind, subject_id = holder
-    command = DeleteAccessRule(
-        subject_kind="user" if kind == "user" else "application",
-        subject_id=subject_id,
-        rule_id=rule_id,
-        metadata=actor(request),
-    )
-    await delete_access_rule(command, store=adapters.streams)
+    command = DeleteAccessRule(rule_id=rule_id, metadata=actor(request))
+    await delete_access_rule(command, store=adapters.streams, holders=adapters.rule_holders)
 
 
 ACCESS_RULE_ROUTES: Final = (

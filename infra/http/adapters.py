@@ -13,6 +13,7 @@ from infra.http.access_cache import AccessCache
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.names import PostgresIdSequence
+from infra.postgres.rule_holders import PostgresRuleHolders
 from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import TokenIssuer
@@ -30,3 +31,4 @@ class Adapters:
     vault: PostgresCredentialVault
     access: AccessCache
     sessions: PostgresSignedOutSessions  # the console sessions signed out
+    rule_holders: PostgresRuleHolders

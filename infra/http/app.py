@@ -48,6 +48,7 @@ from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.names import PostgresIdSequence
 from infra.postgres.read_model_ports import PostgresOrgTree
+from infra.postgres.rule_holders import PostgresRuleHolders
 from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.postgres.streams import PostgresStreams
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
@@ -98,6 +99,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             vault=PostgresCredentialVault(streams, opened.pool, sealer),
             access=AccessCache(streams, tree, sessions),
             sessions=sessions,
+            rule_holders=PostgresRuleHolders(opened.pool),
         )
         app.state.adapters = adapters
         # What middleware and guards, which take no dependencies, read off the state.

@@ -3,14 +3,22 @@ transaction of each grant and revocation)."""
 
 import asyncpg
 
+from domain.commands import SubjectKind
 from infra.postgres.connections import translated
 
 
-async def rule_holder(pool: asyncpg.Pool, rule_id: int) -> tuple[str, str] | None:
-    """(subject kind, subject id) of the rule's holder, "application" or "user"; None when no
-    rule of that id is in force."""
-    async with translated("rule_holder"):
-        row = await pool.fetchrow(
-            "SELECT subject_kind, subject_id FROM access_rule_holders WHERE rule_id = $1", rule_id
-        )
-    return None if row is None else (row["subject_kind"], row["subject_id"])
+class PostgresRuleHolders:
+    """services/ports.py `RuleHolders`, from `access_rule_holders`."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def holder(self, rule_id: int) -> tuple[SubjectKind, str] | None:
+        async with translated("rule_holder"):
+            row = await self._pool.fetchrow(
+                "SELECT subject_kind, subject_id FROM access_rule_holders WHERE rule_id = $1",
+                rule_id,
+            )
+        if row is None:
+            return None
+        return ("user" if row["subject_kind"] == "user" else "application"), row["subject_id"]
