@@ -42,13 +42,16 @@ class Service:
 @pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     port = free_port()
-    dev = start_dev(tmp_path_factory.mktemp("console") / "data", port)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(f"{url}/readyz", dev, within_s=120)
-        running = Service(url)
-        yield running
-        running.api.close()
-    finally:
-        dev.send_signal(signal.SIGTERM)
-        dev.communicate(timeout=60)
+    directory = tmp_path_factory.mktemp("console")
+    # Its output to a file: it runs for the whole tier, and would fill a pipe (then block).
+    with open(directory / "dev.log", "wb") as output:
+        dev = start_dev(directory / "data", port, output=output)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_ready(f"{url}/readyz", dev, within_s=120)
+            running = Service(url)
+            yield running
+            running.api.close()
+        finally:
+            dev.send_signal(signal.SIGTERM)
+            dev.wait(timeout=60)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 from urllib.parse import urlsplit
 
 import httpx
@@ -21,16 +22,20 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ADMIN_SECRET = "smoke-test-admin-secret"
 
 
-def start_dev(data_dir: Path, port: int) -> "subprocess.Popen[bytes]":
+def start_dev(
+    data_dir: Path, port: int, output: IO[bytes] | int = subprocess.PIPE
+) -> "subprocess.Popen[bytes]":
     """`trainplate dev` as `make run` starts it, with none of this shell's TRAINPLATE_ settings
-    and a known admin secret; its output is captured."""
+    and a known admin secret; its output is captured (a pipe read at its end), or written to
+    `output`: a service that runs for long fills a pipe nobody reads, and then blocks on its
+    next log line."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
     env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
     command = ["dev", "--port", str(port), "--data-dir", str(data_dir)]
     return subprocess.Popen(
         [sys.executable, "-m", "infra.cli", *command],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=output,
         stderr=subprocess.STDOUT,
     )
 
