@@ -15,6 +15,17 @@ class ApplicationError(TrainplateError):
     slug = "application-error"
 
 
+class RegistryChangingError(ApplicationError):
+    """The vault already holds a newer password than the registry the read model shows: it was
+    changed a moment ago, and the old URL must not get the new password."""
+
+    slug = "registry-changing"
+
+    def __init__(self, asset_id: UUID) -> None:
+        super().__init__(f"registry {asset_id} is being changed; try again")
+        self.asset_id = asset_id
+
+
 class VersionConflictError(ApplicationError):
     """The stream moved on since the caller read it. `actual` is None when the store cannot tell."""
 

@@ -309,6 +309,11 @@ class CredentialVault(Protocol):
         """The key id and keyed fingerprint the events record in place of the values."""
         ...
 
+    async def open(self, asset_id: UUID) -> dict[str, str] | None:
+        """The values kept for the asset, for the few places that must hand them on (a
+        workload's cluster secret, a registry's login); None when it has none (or is gone)."""
+        ...
+
     async def append(
         self,
         asset_id: UUID,

@@ -22,6 +22,7 @@ from domain.values import AssetMeta, ScopeRef
 from services import access, idempotency, stamps, uses
 from services.assets import in_scope, placed, placing
 from services.credentials import Sealing
+from services.errors import RegistryChangingError
 from services.kinds import fold_as, live_scope
 from services.ports import CredentialVault, NameClaim, Stream, StreamLoader
 from services.prefetch import prefetch
@@ -128,6 +129,20 @@ async def require_visible(
         scope_in=live_scope(registries.fold, kind),
         missing=AssetNotFoundError(kind, registry_id),
     )
+
+
+async def password_of(asset_id: UUID, spec: RegistrySpec, *, vault: CredentialVault) -> str:
+    """The password to ask the registry with: the vault's, when it is the one the registry as
+    shown (`spec`, as a read model holds it) was given; else RegistryChangingError. The vault is
+    written with the event and the read model after it, so a registry changed a moment ago
+    shows its old URL, which must not be sent the new password."""
+    values = await vault.open(asset_id)
+    secret = spec.secret
+    if values is None or "password" not in values or secret is None:
+        raise RegistryChangingError(asset_id)
+    if vault.reference(values).fingerprint != secret.fingerprint:
+        raise RegistryChangingError(asset_id)
+    return values["password"]
 
 
 def named_in(specs: Iterable[tuple[str, ReplicaSpec | None]]) -> list[tuple[str, UUID]]:

@@ -251,6 +251,10 @@ class InMemoryCredentialVault:
         digest = hashlib.sha256(repr(sorted(values.items())).encode()).hexdigest()
         return SecretRef(key_id=1, fingerprint=digest)
 
+    async def open(self, asset_id: UUID) -> dict[str, str] | None:
+        kept = self.values.get(asset_id)
+        return None if kept is None else dict(kept)
+
     async def append(
         self,
         asset_id: UUID,

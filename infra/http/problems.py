@@ -58,6 +58,7 @@ from services.errors import (
     NotAuthenticatedError,
     NotPermittedError,
     PreconditionFailedError,
+    RegistryChangingError,
     VersionConflictError,
 )
 
@@ -101,6 +102,8 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     InvalidRequestError: 400,
     ClientIdTakenError: 409,
     FirstSecretGoneError: 409,
+    # A registry changed a moment ago: asked again shortly, it answers (Retry-After).
+    RegistryChangingError: 503,
     TokenSigningUnconfiguredError: 503,
     VersionConflictError: 409,
     IdempotencyKeyReusedError: 422,

@@ -19,7 +19,6 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from domain import registries
 from domain.commands import CreateRegistry, DeleteRegistry, SecretValues, UpdateRegistry
 from domain.specs import NonEmpty, RegistrySpec
-from infra.errors import InfraError
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import (
     AssetCreationMeta,
@@ -93,17 +92,6 @@ class RepositoryList(msgspec.Struct, frozen=True):
 class RepositoryTagList(msgspec.Struct, frozen=True):
     name: str
     tags: list[str]
-
-
-class RegistryChangingError(InfraError):
-    """The vault already holds a newer password than the registry the read model shows: it was
-    changed a moment ago, and the old URL must not get the new password."""
-
-    slug = "registry-changing"
-
-    def __init__(self, asset_id: UUID) -> None:
-        super().__init__(f"registry {asset_id} is being changed; try again")
-        self.asset_id = asset_id
 
 
 SearchName = Annotated[str | None, QueryParameter(name="searchName")]
@@ -222,14 +210,9 @@ async def _asking(
     the event, the read model after it)."""
     row = await one_visible(request, registries.KIND, asset_id, adapters.resources)
     assert isinstance(row.spec, RegistrySpec)
-    values = await adapters.vault.open(row.asset_id)
-    secret = row.spec.secret
-    if values is None or "password" not in values or secret is None:
-        raise RegistryChangingError(row.asset_id)
-    if adapters.vault.reference(values).fingerprint != secret.fingerprint:
-        raise RegistryChangingError(row.asset_id)
+    password = await registry_use_cases.password_of(row.asset_id, row.spec, vault=adapters.vault)
     client = DistributionClient(adapters.settings.registries)
-    return client, registries.api_base(row.spec.url), Login(row.spec.user, values["password"])
+    return client, registries.api_base(row.spec.url), Login(row.spec.user, password)
 
 
 def _matching(names: list[str], search: str | None) -> list[str]:
