@@ -55,7 +55,7 @@ async def _grant(
     rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events)
     existing = next((rule for rule in rules if rule.grant == cmd.grant), None)
     if existing is not None:
-        granted = stream.written[_granted_by(stream.events, existing)]
+        granted = stream.written[_grant_of(stream.events, existing.rule_id) or 0]
         return Stamped(state=existing, stamps=Stamps(created=granted, updated=granted))
     rule = AccessRule(rule_id=keyed_id or await ids.next_id(), grant=cmd.grant)
     events: list[Event] = []
@@ -72,25 +72,26 @@ async def _grant(
 
 
 def _granted_as(stream: Stream, rule_id: int) -> Stamped[AccessRule] | None:
-    """The rule granted with this id in the subject's stream (revoked since or not)."""
-    for event, written in zip(stream.events, stream.written, strict=True):
-        rule = event.rule if isinstance(event, ApplicationRoleGranted | UserRoleGranted) else None
-        if rule is not None and rule.rule_id == rule_id:
-            return Stamped(state=rule, stamps=Stamps(created=written, updated=written))
-    return None
+    """The rule a grant in the subject's stream gave this id (revoked since or not)."""
+    found = _grant_of(stream.events, rule_id)
+    if found is None:
+        return None
+    event, written = stream.events[found], stream.written[found]
+    assert isinstance(event, ApplicationRoleGranted | UserRoleGranted)
+    return Stamped(state=event.rule, stamps=Stamps(created=written, updated=written))
 
 
-def _granted_by(events: Sequence[Event], rule: AccessRule) -> int:
-    """The index of the event that granted the rule: its grant, or the subject's creation,
-    which may carry its first grants."""
+def _grant_of(events: Sequence[Event], rule_id: int) -> int | None:
+    """The index of the grant that gave the rule of this id (a rule's id is granted once);
+    None when no grant did: the subject's creation then carried it, among its first grants."""
     return next(
         (
             i
-            for i, event in reversed(list(enumerate(events)))
+            for i, event in enumerate(events)
             if isinstance(event, ApplicationRoleGranted | UserRoleGranted)
-            and event.rule.rule_id == rule.rule_id
+            and event.rule.rule_id == rule_id
         ),
-        0,
+        None,
     )
 
 

@@ -14,6 +14,7 @@ from infra.http.console.form_fields import KEPT_SOURCES, VARIABLE_SOURCES, Field
 from infra.http.console.form_rows import at_pointer, rows_through, with_unshown
 from infra.http.console.scopes import scope_of
 from infra.http.console.storage_fields import ACCESS_MODES
+from infra.http.numerals import natural
 from infra.http.template_schemas import CreationRequest
 from services.errors import InvalidRequestError
 
@@ -22,7 +23,6 @@ Values = Mapping[str, str | list[str]]
 ALIASES: Final = {"/meta/scopeType": "/scope", "/meta/scopeId": "/scope", "/meta": "/scope"}
 BODY: Final = ("/meta/", "/spec/", "/assets/", "/master/")
 SOURCE: Final = re.compile(r"^(/master)?/assets/datasources/[0-9]+/id$")
-_ITEM_NUMBER: Final = re.compile(r"[0-9]+\Z")
 # The members of a variable that each name a source of its value (the spec allows one).
 SOURCES: Final = ("value", "secret", "configMap", "userCredential", "podFieldRef")
 # The form's own choices under the body's pointers, which become other members there: a value
@@ -45,9 +45,9 @@ def _set(document: dict[str, Any], pointer: str, value: Any) -> None:
     node: Any = document
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
-        made: Any = value if last else [] if _ITEM_NUMBER.match(parts[depth + 1]) else {}
+        made: Any = value if last else [] if natural(parts[depth + 1]) is not None else {}
         if isinstance(node, list):
-            if not _ITEM_NUMBER.match(part):
+            if natural(part) is None:
                 raise InvalidRequestError(pointer, "a list's item is named by its number")
             index = rows_through(part, pointer) - 1
             node.extend([None] * (index + 1 - len(node)))
