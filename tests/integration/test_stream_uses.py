@@ -18,6 +18,7 @@ from domain.events import (
     DepartmentCreated,
     EnvironmentCreated,
     EnvironmentDeleted,
+    EnvironmentUpdated,
     Event,
     EventMetadata,
     ProjectCreated,
@@ -252,3 +253,28 @@ async def _history_without_record(
         (c1, env, "environment pt"),
         (c2, s3, "s3 bucket"),
     }
+
+
+async def test_whether_a_used_stream_was_deleted_is_asked_of_the_deletions_not_its_history(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    """A use reads the used stream's deletion through the index of deletions (migration 0038),
+    however long the stream's history: an environment edited many times costs a template that
+    links it no more than a new one."""
+    streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    env = uuid4()
+    created = EnvironmentCreated(
+        asset_id=env, meta=AssetMeta(name="pt", scope="tenant"), spec=EnvironmentSpec(image="pt:1")
+    )
+    await streams.append(env, [created], expected_version=0, metadata=SYSTEM)
+    edits = [
+        EnvironmentUpdated(asset_id=env, name="pt", spec=EnvironmentSpec(image=f"pt:{n}"))
+        for n in range(2, 502)
+    ]
+    await streams.append(env, edits, expected_version=1, metadata=SYSTEM)
+    async with clean_pool.acquire() as conn:
+        await conn.execute("ANALYZE events")
+        async with conn.transaction():  # the counts of index scans are the transaction's own
+            await conn.fetchval("SELECT trainplate_hold_uses($1, 'template t', $2)", uuid4(), [env])
+            scans = "SELECT pg_stat_get_xact_numscans('events_deletions'::regclass)"
+            assert await conn.fetchval(scans) > 0
