@@ -1,7 +1,7 @@
 """Template creates per second through the HTTP API, next to a bare Litestar + asyncpg insert
 endpoint (bench/bare_api.py) measured in the same run with the same client.
 
-    python -m bench.template_create [--rounds 5] [--seconds 5] [--connections 64]
+    python -m bench.template_create [--rounds 5] [--seconds 5] [--connections 64] [--edits 0]
 
 Both servers run as their own uvicorn processes with one pool of 10 connections; the client keeps
 `--connections` requests in flight over keep-alive connections. Ours authenticates the bearer
@@ -9,7 +9,8 @@ token, checks the scope and the caller's role, loads and checks the linked envir
 resource, claims the name, records what it uses and appends the event; the baseline decodes and
 inserts the body. Targets: >= 0.7 x bare, p99 <= 2 x bare p99. Each server's own CPU time per
 create is printed too: both run on one core each at most, so the ratio of rates follows the ratio
-of what a create costs each process.
+of what a create costs each process. `--edits N` edits the environment N times first: what a
+create costs must not grow with the history of the assets it links.
 """
 
 import argparse
@@ -147,7 +148,7 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
 
 
-async def main(rounds: int, seconds: float, connections: int) -> None:
+async def main(rounds: int, seconds: float, connections: int, edits: int) -> None:
     with postgres() as database_url, nats() as nats_url:
         token, _ = await setup(database_url)
         ours_port, bare_port = free_port(), free_port()
@@ -165,6 +166,11 @@ async def main(rounds: int, seconds: float, connections: int) -> None:
                 "meta": {"name": "pt", "scope": "tenant", "workloadSupportedTypes": supports},
                 "spec": {"image": "nvcr.io/nvidia/pytorch:24.05-py3"},
             })  # fmt: skip
+            for n in range(edits):
+                await _put(ours_url, f"/api/v1/asset/environment/{environment}", headers, {
+                    "meta": {"name": "pt"},
+                    "spec": {"image": f"nvcr.io/nvidia/pytorch:24.{n}"},
+                })  # fmt: skip
             compute = await _created(ours_url, "/api/v1/asset/compute", headers, {
                 "meta": {"name": "gpu", "scope": "tenant"}, "spec": {"gpuDevicesRequest": 8},
             })  # fmt: skip
@@ -228,10 +234,16 @@ async def _created(base: str, path: str, headers: dict[str, str], body: object) 
         return str(response.json()["meta"]["id"])
 
 
+async def _put(base: str, path: str, headers: dict[str, str], body: object) -> None:
+    async with httpx.AsyncClient(base_url=base, headers=headers) as client:
+        (await client.put(path, json=body)).raise_for_status()
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--edits", type=int, default=0)
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.seconds, args.connections))
+    asyncio.run(main(args.rounds, args.seconds, args.connections, args.edits))
