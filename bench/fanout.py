@@ -2,7 +2,7 @@
 every template's read model records the new version (so shows the new combined spec) and every
 resulting event is acknowledged by JetStream.
 
-    python -m bench.fanout [--rounds 3] [--templates 10000]
+    python -m bench.fanout [--rounds 3] [--templates 10000] [--edits 0]
 
 Ours: the update is appended, then the projector's fan-out appends one
 `template.linked_asset_updated.v1` per template (in batches, each with its checkpoint), the template
@@ -12,6 +12,9 @@ process of its own (`trainplate serve relay`).
 Baselines, measured in the same round: a bare batched insert of N event rows (asyncpg
 `copy_records_to_table` into a table shaped like `events`), and a bare pipelined publish of the same
 N messages (nats-py, gather windows of 500). Target: under 3 s, and within 3x the sum of both.
+`--edits N` updates the environment N times before the measured rounds (not timed), so each
+template's stream holds N more events: an update must not cost more to fan out for the edits
+before it. The followers run through the whole benchmark, as in production.
 """
 
 import argparse
@@ -90,16 +93,34 @@ async def checkpoint(pool: asyncpg.Pool, name: str) -> int:
         return (await global_log.load_checkpoint(conn, name)).position
 
 
-async def our_seconds(pool: asyncpg.Pool, env_id: UUID, round_: int) -> float:
+class Followers:
+    """The fan-out and the template catalogue, running from `start` until `stop`."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
+        self.fanout = FanoutRunner(pool, DOMAIN_CODEC, settings)
+        [catalogue_projection] = [p for p in ALL if p.name == template_catalogue.NAME]
+        self.catalogue = ProjectionRunner(pool, catalogue_projection, DOMAIN_CODEC, settings)
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(r.run(self._stop)) for r in (self.fanout, self.catalogue)
+        ]
+
+    async def stop(self) -> None:
+        self._stop.set()
+        await asyncio.gather(*self._tasks)
+
+
+async def our_seconds(
+    pool: asyncpg.Pool, followers: Followers, env_id: UUID, round_: int, *, quiet: bool = False
+) -> float:
     """From the update's append until the catalogue and the relay have both passed the last
     fan-out event."""
     streams = PostgresStreams(pool, DOMAIN_CODEC)
-    settings = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
-    fanout = FanoutRunner(pool, DOMAIN_CODEC, settings)
-    [catalogue_projection] = [p for p in ALL if p.name == template_catalogue.NAME]
-    catalogue = ProjectionRunner(pool, catalogue_projection, DOMAIN_CODEC, settings)
-    stop = asyncio.Event()
-    tasks = [asyncio.create_task(r.run(stop)) for r in (fanout, catalogue)]
+    fanout, catalogue = followers.fanout, followers.catalogue
     last = await pool.fetchval("SELECT max(global_position) FROM events")
     for name in (fanout.checkpoint_name, catalogue.checkpoint_name, RELAY_CHECKPOINT):
         while await checkpoint(pool, name) < last:  # noqa: ASYNC110 (all three lead, then idle)
@@ -123,13 +144,12 @@ async def our_seconds(pool: asyncpg.Pool, env_id: UUID, round_: int) -> float:
                 done[stage] = time.perf_counter() - started
         await asyncio.sleep(0.005)
     elapsed = max(done.values())
-    print(
-        f"  round {round_}: fan-out appended by {fanned:.2f} s, catalogue by "
-        f"{done['catalogue']:.2f} s, relay acknowledged by {done['relay']:.2f} s",
-        flush=True,
-    )
-    stop.set()
-    await asyncio.gather(*tasks)
+    if not quiet:
+        print(
+            f"  round {round_}: fan-out appended by {fanned:.2f} s, catalogue by "
+            f"{done['catalogue']:.2f} s, relay acknowledged by {done['relay']:.2f} s",
+            flush=True,
+        )
     return elapsed
 
 
@@ -180,7 +200,7 @@ async def bare_publish_seconds(js: JetStreamContext, count: int) -> float:
     return time.perf_counter() - started
 
 
-async def main(rounds: int, count: int) -> None:
+async def main(rounds: int, count: int, edits: int) -> None:
     with postgres() as pg_url, nats() as nats_url:
         pool = await create_pool(
             DatabaseSettings(url=pg_url, pool_max=20), application_name="bench", session_free=False
@@ -200,18 +220,25 @@ async def main(rounds: int, count: int) -> None:
                 "TRAINPLATE_LOG_LEVEL": "WARNING",
             },
         )
+        followers = Followers(pool)
         try:
             print(f"creating {count:,} templates linking one environment ...", flush=True)
             env_id = await populate(pool, count)
+            followers.start()
             # Bring the fan-out index, the catalogue and JetStream up to date (not timed).
-            await our_seconds(pool, env_id, 1)
+            await our_seconds(pool, followers, env_id, 1)
+            if edits:
+                print(f"updating the environment {edits:,} times ...", flush=True)
+            for edit in range(edits):
+                await our_seconds(pool, followers, env_id, 2 + edit, quiet=True)
             ours, inserts, publishes = [], [], []
-            for round_ in range(2, rounds + 2):
-                ours.append(await our_seconds(pool, env_id, round_))
+            for round_ in range(2 + edits, rounds + 2 + edits):
+                ours.append(await our_seconds(pool, followers, env_id, round_))
                 await check(pool, env_id, count, round_ + 1)  # created as 1, one update a round
                 inserts.append(await bare_insert_seconds(pool, count))
                 publishes.append(await bare_publish_seconds(js, count))
         finally:
+            await followers.stop()
             relay.terminate()
             await asyncio.wait_for(relay.wait(), 30)
         await nc.close()
@@ -235,6 +262,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--templates", type=int, default=10_000)
+    parser.add_argument("--edits", type=int, default=0)
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main(args.rounds, args.templates))
+        asyncio.run(main(args.rounds, args.templates, args.edits))

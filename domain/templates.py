@@ -117,8 +117,13 @@ def evolve(state: Template | None, event: TemplateEvent) -> Template:
 
 
 def fold(events: Iterable[Event]) -> Template | None:
-    state: Template | None = None
-    count = 0
+    return fold_on(None, events)
+
+
+def fold_on(state: Template | None, events: Iterable[Event]) -> Template | None:
+    """The template once the events that follow `state` (a fold of the stream's first events)
+    are applied: a fold resumed, where the stream's start need not be read again."""
+    count = 0 if state is None else state.version
     for event in events:
         if not isinstance(
             event, TemplateCreated | TemplateUpdated | TemplateDeleted | TemplateLinkedAssetUpdated

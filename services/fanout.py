@@ -12,9 +12,17 @@ after it is read after it, against the version the update left).
 Each template moves on in its own append: a template a user edits meanwhile is read again and
 moved on alone, the others are not written twice. Event ids are derived from the triggering
 event, so a replay writes nothing twice.
+
+Every update of an asset adds an event to each template linking it, so a template's stream grows
+with its assets' edits. The fan-out keeps what it folded of each template (`Followed`) and reads
+only the events appended since: an asset edited a thousand times costs its next update no more
+to fan out than its first did, where reading every template whole cost each update in proportion
+to all the edits before it.
 """
 
+from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Final
 from uuid import UUID, uuid5
 
 from domain import templates
@@ -29,15 +37,59 @@ from domain.events import (
     TemplateUpdated,
 )
 from services.errors import VersionConflictError
-from services.ports import BatchAppender, LinkIndex, OneAppend, Stream
+from services.ports import BatchAppender, LinkIndex, OneAppend
 
 ACTOR = "linked-asset-fanout"
 BATCH = 500  # templates read and written per statement
 ATTEMPTS = 5  # reads of a template its users keep editing, before the batch is tried again
+_FOLLOWED: Final = 50_000  # templates whose folds are kept: as many as one asset may have linked
 
 
-async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: BatchAppender) -> int:
-    """Act on one event of the log; returns how many template events it appended."""
+class Followed:
+    """What the fan-out folded of each template, at the version it read. Its reads run in the
+    transaction of its batch, so they may hold its own appends of that batch: what a batch
+    folded is kept once the batch has committed (`commit`), and forgotten when it did not (the
+    next batch `begin`s without it). A committed stream's events up to a version never change,
+    so only the events after it are read again. Bounded, least recently used first out."""
+
+    def __init__(self, capacity: int = _FOLLOWED) -> None:
+        self._capacity = capacity
+        self._kept: OrderedDict[UUID, templates.Template | None] = OrderedDict()
+        self._batch: dict[UUID, templates.Template | None] = {}
+
+    def begin(self) -> None:
+        """A batch starts: what an earlier one folded and did not commit is forgotten."""
+        self._batch = {}
+
+    def commit(self) -> None:
+        """The batch committed: what it folded is kept."""
+        for template_id, state in self._batch.items():
+            self._kept[template_id] = state
+            self._kept.move_to_end(template_id)
+        while len(self._kept) > self._capacity:
+            self._kept.popitem(last=False)
+        self._batch = {}
+
+    def folded(self, template_id: UUID) -> templates.Template | None:
+        """The template as last folded (None: never, or not yet created then)."""
+        if template_id in self._batch:
+            return self._batch[template_id]
+        return self._kept.get(template_id)
+
+    def fold(self, template_id: UUID, state: templates.Template | None) -> None:
+        self._batch[template_id] = state
+
+
+async def handle(
+    recorded: RecordedEvent,
+    *,
+    index: LinkIndex,
+    store: BatchAppender,
+    followed: Followed | None = None,
+) -> int:
+    """Act on one event of the log; returns how many template events it appended. `followed`:
+    what the runner keeps of the templates between events (none: every template read whole)."""
+    followed = followed if followed is not None else Followed()
     match recorded.event:
         case EnvironmentCreated() | ComputeCreated() as e:
             await index.set_latest_version(e.asset_id, recorded.version)
@@ -48,7 +100,9 @@ async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: BatchAppen
             appended = 0
             for start in range(0, len(using), BATCH):
                 chunk = using[start : start + BATCH]
-                appended += await _follow(recorded, chunk, e.asset_id, recorded.version, store)
+                appended += await _follow(
+                    recorded, chunk, e.asset_id, recorded.version, store, followed
+                )
             return appended
         case TemplateCreated() | TemplateUpdated() as e:
             # The event names the asset versions the template was written against.
@@ -57,7 +111,9 @@ async def handle(recorded: RecordedEvent, *, index: LinkIndex, store: BatchAppen
             appended = 0
             for asset_id, version in sorted(latest.items()):
                 if version > recorded_versions[asset_id]:
-                    appended += await _follow(recorded, [e.template_id], asset_id, version, store)
+                    appended += await _follow(
+                        recorded, [e.template_id], asset_id, version, store, followed
+                    )
             return appended
         case _:
             return 0
@@ -69,9 +125,11 @@ async def _follow(
     asset_id: UUID,
     version: int,
     store: BatchAppender,
+    followed: Followed,
 ) -> int:
     """Move each template on to the asset's version: one read and one write for them all, then
-    again for those a user wrote to in between (each read anew, the others left alone)."""
+    again for those a user wrote to in between (each read anew, the others left alone). Each
+    read takes only the events after what `followed` holds of the template."""
     metadata = EventMetadata(
         actor_subject=ACTOR,
         actor_kind="system",
@@ -81,17 +139,18 @@ async def _follow(
     appended = 0
     pending = list(template_ids)
     for _ in range(ATTEMPTS):
-        streams = await store.load_many(pending)
+        known = {template_id: followed.folded(template_id) for template_id in pending}
+        after = await store.load_after({i: 0 if s is None else s.version for i, s in known.items()})
         appends = []
         for template_id in pending:
-            stream = streams.get(template_id, Stream(0, ()))
-            state = templates.fold(stream.events)
+            state = templates.fold_on(known[template_id], after.get(template_id, ()))
+            followed.fold(template_id, state)
             for event in templates.follow_asset(state, template_id, asset_id, version):
                 appends.append(
                     OneAppend(
                         stream_id=template_id,
                         event=event,
-                        expected_version=stream.version,
+                        expected_version=0 if state is None else state.version,
                         event_id=uuid5(cause.event_id, f"{template_id}:{asset_id}"),
                     )
                 )

@@ -404,6 +404,11 @@ class BatchAppender(Protocol):
         """Several streams at once; a stream with no events is absent."""
         ...
 
+    async def load_after(self, versions: Mapping[UUID, int]) -> dict[UUID, tuple[Event, ...]]:
+        """Each stream's events after the version given (what a reader folded of it before),
+        several streams at once; a stream with none after it is absent."""
+        ...
+
     async def append_each(
         self, appends: Sequence[OneAppend], *, metadata: EventMetadata
     ) -> frozenset[UUID]:

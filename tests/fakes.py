@@ -83,6 +83,11 @@ class InMemoryStreams:
             self.kept.update({i: s for i, s in found.items() if i in self.kept})
         return {i: s for i, s in found.items() if s.version}
 
+    async def load_after(self, versions: Mapping[UUID, int]) -> dict[UUID, tuple[Event, ...]]:
+        """The BatchAppender port: each stream's events after the version given."""
+        found = {i: tuple(self._streams.get(i, ())[after:]) for i, after in versions.items()}
+        return {i: events for i, events in found.items() if events}
+
     def remember(self, *stream_ids: UUID) -> None:
         """Keep the streams as they are now (none yet: version 0), for reads that may be
         answered from before."""
@@ -376,15 +381,21 @@ class InMemoryApplicationRegistry:
 class InMemoryBatchAppender:
     """The fan-out's BatchAppender over InMemoryStreams, for tests that look in between: when
     set, `before_append` runs once before each append_each (a test writes there what a user
-    writes meanwhile); `appended` lists the streams in the order they took an event."""
+    writes meanwhile); `appended` lists the streams in the order they took an event, and
+    `read_after` the versions each tail read was asked from."""
 
     def __init__(self, store: InMemoryStreams) -> None:
         self.store = store
         self.before_append: Callable[[], Awaitable[None]] | None = None
         self.appended: list[UUID] = []
+        self.read_after: list[dict[UUID, int]] = []  # what each load_after was asked
 
     async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
         return await self.store.load_many(stream_ids)
+
+    async def load_after(self, versions: Mapping[UUID, int]) -> dict[UUID, tuple[Event, ...]]:
+        self.read_after.append(dict(versions))
+        return await self.store.load_after(versions)
 
     async def append_each(
         self, appends: Sequence[OneAppend], *, metadata: EventMetadata

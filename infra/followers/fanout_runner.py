@@ -90,13 +90,15 @@ class FanoutRunner(LogRunner):
         )
         self._notifier = notifier or CommitNotifier(pool)
         self._notices = _AfterCommit(self._notifier)
+        self._followed = fanout.Followed()
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         index = PostgresLinkIndex(conn)
         self._notices = _AfterCommit(self._notifier)
+        self._followed.begin()
         appender = PostgresStreams(conn, self._codec, notifier=self._notices)
         for recorded in events:
-            await fanout.handle(recorded, index=index, store=appender)
+            await fanout.handle(recorded, index=index, store=appender, followed=self._followed)
             appended_up_to = appender.take_last_position()
             if appended_up_to is not None and recorded.metadata.actor_kind != "system":
                 # The caller's next read waits for these too (infra/postgres/read_marks.py).
@@ -104,6 +106,7 @@ class FanoutRunner(LogRunner):
 
     def committed(self) -> None:
         self._notices.flush()
+        self._followed.commit()
 
 
 class _AfterCommit:

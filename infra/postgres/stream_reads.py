@@ -9,7 +9,7 @@ from uuid import UUID
 
 import asyncpg
 
-from domain.events import RecordedEvent
+from domain.events import Event, RecordedEvent
 from infra.postgres.connections import translated
 from infra.postgres.sql import statement
 from infra.postgres.units_of_work import BoundStreams
@@ -25,6 +25,12 @@ SELECT data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor
 LOAD_MANY: Final = """
 SELECT stream_id, data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor
   FROM events WHERE stream_id = ANY($1::uuid[]) ORDER BY stream_id, version
+"""
+LOAD_AFTER: Final = """
+SELECT e.stream_id, e.data::text AS data
+  FROM unnest($1::uuid[], $2::int[]) AS k(stream_id, after)
+  JOIN events e ON e.stream_id = k.stream_id AND e.version > k.after
+ ORDER BY e.stream_id, e.version
 """
 LOAD_RECORDED: Final = """
 SELECT global_position, event_id, stream_type, stream_id, version, recorded_at,
@@ -76,6 +82,16 @@ class StreamReads(BoundStreams):
                 self._remember(stream_id, len(stream_rows), stream_rows[-1]["hash"])
                 found[stream_id] = stream
         return found
+
+    async def load_after(self, versions: Mapping[UUID, int]) -> dict[UUID, tuple[Event, ...]]:
+        """Each stream's events after the version given, in one round trip (none after it:
+        absent)."""
+        async with translated("load"):
+            rows = await self._db.fetch(LOAD_AFTER, list(versions), list(versions.values()))
+        found: dict[UUID, list[Event]] = {}
+        for row in rows:
+            found.setdefault(row["stream_id"], []).append(self.codec.decode(row["data"]))
+        return {stream_id: tuple(events) for stream_id, events in found.items()}
 
     async def load_recorded(self, stream_id: UUID) -> list[RecordedEvent]:
         """The stream with each event's envelope, for history and audit reads."""

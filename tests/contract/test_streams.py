@@ -5,6 +5,7 @@ one; the in-memory fake and PostgreSQL behave the same."""
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from typing import cast
 from uuid import UUID, uuid4
 
 import msgspec
@@ -31,6 +32,7 @@ from services.idempotency import create_once
 from services.ports import (
     KEEP,
     AppendResult,
+    BatchAppender,
     InUse,
     Keep,
     NameClaim,
@@ -93,6 +95,18 @@ async def test_a_stream_says_when_and_by_whom_its_first_and_last_events_were_wri
     assert stream.first == Written(first.recorded_at, ACTOR.actor_subject)
     assert stream.last == Written(last.recorded_at, "someone-else")
     assert (await streams.load(uuid4())).first is None
+
+
+async def test_a_read_after_a_version_holds_only_the_events_after_it(streams: Streams) -> None:
+    reader = cast(BatchAppender, streams)  # the store is the fan-out's batch port as well
+    long, short, empty = uuid4(), uuid4(), uuid4()
+    events = [CounterOpened(name="a"), CounterIncremented(by=2), CounterIncremented(by=3)]
+    await streams.append(long, events, expected_version=0, metadata=ACTOR)
+    await streams.append(short, events[:1], expected_version=0, metadata=ACTOR)
+    found = await reader.load_after({long: 1, short: 1, empty: 0})
+    assert found == {long: tuple(events[1:])}  # none after the version: absent
+    assert await reader.load_after({long: 0}) == {long: tuple(events)}
+    assert await reader.load_after({}) == {}
 
 
 async def test_no_expectation_appends_at_the_end(streams: Streams) -> None:

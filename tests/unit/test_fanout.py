@@ -81,8 +81,15 @@ class World:
         assert state is not None
         return next(v.version for v in state.asset_versions if v.asset_id == self.asset_id)
 
-    async def handle(self, event: RecordedEvent) -> int:
-        return await fanout.handle(event, index=self.index, store=self.appender)
+    async def handle(self, event: RecordedEvent, followed: fanout.Followed | None = None) -> int:
+        return await fanout.handle(event, index=self.index, store=self.appender, followed=followed)
+
+    async def committed(self, event: RecordedEvent, followed: fanout.Followed) -> int:
+        """Handle the event in a batch of its own that commits, as the runner does."""
+        followed.begin()
+        appended = await self.handle(event, followed)
+        followed.commit()
+        return appended
 
 
 def recorded(stream_id: UUID, version: int, event: Event) -> RecordedEvent:
@@ -194,6 +201,67 @@ async def test_a_deleted_or_unlinked_template_does_not_follow() -> None:
     state = templates.fold((await world.store.load(gone)).events)
     await world.store.append(gone, templates.delete(state, gone), expected_version=1, metadata=USER)
     assert await world.handle(await world.updated("pt:1")) == 0
+
+
+async def test_each_update_reads_only_what_the_templates_took_since_the_last() -> None:
+    world = World()
+    followed = fanout.Followed()
+    await world.committed(await world.created(), followed)
+    ids = [(await world.template(f"t{i}")).stream_id for i in range(3)]
+    for n in range(1, 4):
+        assert await world.committed(await world.updated(f"pt:{n}"), followed) == 3
+    # The first update read each template whole; each one after, from what it folded then
+    # (the template's own event of the update before is what it reads).
+    assert [set(read.values()) for read in world.appender.read_after] == [{0}, {1}, {2}]
+    assert [await world.recorded_version(t) for t in ids] == [4, 4, 4]
+
+
+async def test_what_a_batch_that_did_not_commit_folded_is_not_kept() -> None:
+    world = World()
+    followed = fanout.Followed()
+    await world.committed(await world.created(), followed)
+    template_id = (await world.template("t")).stream_id
+    await world.committed(await world.updated("pt:1"), followed)  # folded at version 1
+    followed.begin()
+    assert await world.handle(await world.updated("pt:2"), followed) == 1  # never committed
+    await world.committed(await world.updated("pt:3"), followed)
+    assert world.appender.read_after[-1] == {template_id: 1}  # not from the batch's fold at 2
+    assert await world.recorded_version(template_id) == 4
+
+
+async def test_a_template_deleted_since_it_was_folded_does_not_follow() -> None:
+    world = World()
+    followed = fanout.Followed()
+    await world.committed(await world.created(), followed)
+    gone = (await world.template("gone")).stream_id
+    await world.committed(await world.updated("pt:1"), followed)
+    stream = await world.store.load(gone)
+    state = templates.fold(stream.events)
+    deletion = templates.delete(state, gone)
+    await world.store.append(gone, deletion, expected_version=stream.version, metadata=USER)
+    assert await world.committed(await world.updated("pt:2"), followed) == 0
+    assert world.appender.read_after[-1] == {gone: 1}
+
+
+def test_a_fold_resumed_from_a_fold_of_the_start_is_the_fold_of_the_whole() -> None:
+    asset_id, template_id = uuid4(), uuid4()
+    body = TemplateBody(
+        spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=1),
+        assets=TemplateAssets(environment=asset_id),
+    )
+    meta = TemplateMeta(name="t", scope="tenant")
+    created = templates.create(
+        None, template_id, meta, body, (AssetVersion(asset_id=asset_id, version=1),)
+    )
+    followed = [
+        TemplateLinkedAssetUpdated(template_id=template_id, asset_id=asset_id, asset_version=n)
+        for n in range(2, 6)
+    ]
+    whole = [*created, *followed]
+    for cut in range(len(whole) + 1):
+        resumed = templates.fold_on(templates.fold(whole[:cut]), whole[cut:])
+        assert resumed == templates.fold(whole)
+    assert templates.fold_on(None, []) is None
 
 
 def test_follow_asset_moves_only_forward_and_only_a_live_linking_template() -> None:
