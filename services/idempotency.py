@@ -87,11 +87,18 @@ async def create_once(
     uses: Uses | None = None,
     same: Same = _equal,
     checked: Mapping[UUID, int] | None = None,
+    looked_up: bool = False,
 ) -> Creation:
     """Append a creation's `events` as the stream's first (with its name claim and uses, and
     what it was decided on `checked`) unless an earlier attempt under the same key did; the
-    creation either way."""
-    if keyed and (found := _first(await streams.load(stream_id), events, stream_id, same)):
+    creation either way. `looked_up`: the caller has just found the keyed stream empty, so it
+    is not read again before the append (an attempt that got there since is met at the
+    append, as any race is)."""
+    if (
+        keyed
+        and not looked_up
+        and (found := _first(await streams.load(stream_id), events, stream_id, same))
+    ):
         return found
     try:
         result = await streams.append(
@@ -136,6 +143,7 @@ async def create_decided(
     keyed: bool,
     metadata: EventMetadata,
     same: Same = _equal,
+    looked_up: bool = False,
 ) -> tuple[Decided, Creation]:
     """`create_once` what `decide` decides, on remembered streams first (`decided`); the
     decision written, and the creation."""
@@ -151,6 +159,7 @@ async def create_decided(
             uses=decision.uses,
             same=same,
             checked=decision.checked,
+            looked_up=looked_up,
         )
         return decision, creation
 

@@ -31,7 +31,7 @@ from services import registries as registry_assets
 from services.errors import IdempotencyKeyReusedError
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
-from services.ports import NameClaim, NameHolders, StreamLoader, Streams, Uses
+from services.ports import NameClaim, NameHolders, Stream, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped, Stamps
 from services.templates import combined
@@ -41,8 +41,13 @@ from services.tenant_settings import current as settings_of
 async def request_workload(
     cmd: RequestWorkload, *, streams: Streams, holders: NameHolders
 ) -> Stamped[Workload]:
-    if cmd.keyed and (first := await _first_answer(cmd, streams)) is not None:
-        return first
+    looked_up = False  # the keyed stream found empty just now: not read again before the append
+    if cmd.keyed:
+        stream = await streams.load(cmd.workload_id)
+        if (first := _first_answer(cmd, stream)) is not None:
+            return first
+        # Not empty: requested before requests were digested, its events are compared.
+        looked_up = not stream.version
 
     async def decide(remembered: bool) -> idempotency.Decision:
         return await _decided(cmd, streams, holders, remembered)
@@ -54,18 +59,19 @@ async def request_workload(
         keyed=cmd.keyed,
         metadata=cmd.metadata,
         same=_same_submission,
+        looked_up=looked_up,
     )
     state = workloads.fold(creation.events)
     assert state is not None
     return Stamped(state=state, stamps=creation.stamps)
 
 
-async def _first_answer(cmd: RequestWorkload, streams: StreamLoader) -> Stamped[Workload] | None:
-    """The workload an earlier attempt under the same key made, when it is this request (else
-    IdempotencyKeyReusedError), found before resolving anything: a retry answers it even once
-    its template is deleted or the project's policy has changed. None when there is none yet
-    (or it was requested before requests were digested: then its events are compared)."""
-    stream = await streams.load(cmd.workload_id)
+def _first_answer(cmd: RequestWorkload, stream: Stream) -> Stamped[Workload] | None:
+    """The workload an earlier attempt under the same key made (its `stream`), when it is this
+    request (else IdempotencyKeyReusedError), found before resolving anything: a retry answers
+    it even once its template is deleted or the project's policy has changed. None when there
+    is none yet (or it was requested before requests were digested: then its events are
+    compared)."""
     first = stream.events[0] if stream.events else None
     if not isinstance(first, WorkloadRequested) or first.request_digest is None:
         return None

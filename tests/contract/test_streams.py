@@ -531,6 +531,67 @@ async def test_a_creation_retried_in_a_unit_of_work_after_a_concurrent_one_retur
     assert (await streams.load(kept)).version == 2
 
 
+class Reads:
+    """The store as a create sees it, noting each stream it reads."""
+
+    def __init__(self, store: Streams) -> None:
+        self.store = store
+        self.loaded: list[UUID] = []
+
+    async def load(self, stream_id: UUID) -> Stream:
+        self.loaded.append(stream_id)
+        return await self.store.load(stream_id)
+
+    async def append(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        metadata: EventMetadata,
+        name: NameClaim | None,
+        uses: Uses | None = None,
+        checked: Mapping[UUID, int] | None = None,
+    ) -> AppendResult:
+        return await self.store.append(
+            stream_id,
+            events,
+            expected_version=expected_version,
+            metadata=metadata,
+            name=name,
+            uses=uses,
+            checked=checked,
+        )
+
+
+async def test_a_keyed_creation_its_caller_looked_up_is_not_read_again(streams: Streams) -> None:
+    sid = uuid4()
+    reads = Reads(streams)
+    creation = await create_once(
+        reads, sid, [created(sid, "pt")], keyed=True, metadata=ACTOR, name=claim("pt"),
+        looked_up=True,
+    )  # fmt: skip
+    assert creation.now
+    assert reads.loaded == []
+
+
+async def test_a_keyed_creation_looked_up_before_another_attempt_wrote_answers_that_one(
+    streams: Streams,
+) -> None:
+    sid = uuid4()
+    events = [created(sid, "pt")]
+    # The caller found the stream empty; an attempt under the same key then wrote it.
+    await streams.append(sid, events, expected_version=0, metadata=ACTOR, name=claim("pt"))
+    reads = Reads(streams)
+    creation = await create_once(
+        reads, sid, events, keyed=True, metadata=ACTOR, name=claim("pt"), looked_up=True
+    )
+    assert not creation.now
+    assert tuple(creation.events) == tuple(events)
+    assert reads.loaded == [sid]  # once the append met the winner, not before it
+    assert (await streams.load(sid)).version == 1
+
+
 async def test_an_append_refused_in_a_unit_of_work_leaves_no_trace(streams: Streams) -> None:
     await make(streams, "pt")
     sid, kept = uuid4(), uuid4()
