@@ -42,7 +42,7 @@ from services.ports import BatchAppender, LinkIndex, OneAppend
 ACTOR = "linked-asset-fanout"
 BATCH = 500  # templates read and written per statement
 ATTEMPTS = 5  # reads of a template its users keep editing, before the batch is tried again
-_FOLLOWED: Final = 50_000  # templates whose folds are kept: as many as one asset may have linked
+_FOLLOWED: Final = 20_000  # templates kept (about 1 to 5 KB each, by how much their specs hold)
 
 
 class Followed:
