@@ -163,8 +163,13 @@ def event_name(event: Event) -> str:
 
 
 def fold(events: Iterable[Event]) -> Workload | None:
-    state: Workload | None = None
-    count = 0
+    return fold_on(None, events)
+
+
+def fold_on(state: Workload | None, events: Iterable[Event]) -> Workload | None:
+    """The workload once the events that follow `state` (a fold of the stream's first events)
+    are applied: a fold resumed, where the stream's start need not be read again."""
+    count = 0 if state is None else state.version
     for event in events:
         if not isinstance(event, WORKLOAD_EVENTS):
             raise InvalidHistoryError(f"{event_name(event)} in a workload stream")

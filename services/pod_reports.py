@@ -2,41 +2,94 @@
 `workload.pods_observed.v1` event each time the set changes (a replica starts, moves phase,
 restarts, goes). Backends report the whole set; a set the stream already holds writes nothing,
 and two watchers racing to report the same change write it once (the second reads the first's
-event after its version conflict, and finds nothing left to say)."""
+event after its version conflict, and finds nothing left to say).
 
+A run of N replicas is observed about 2N times (each one starts, then ends), and each event
+holds the whole set, so reading the stream whole for each observation cost a run's start in
+proportion to N cubed: 20 ms an observation at first and 144 ms by the end for 128 replicas.
+The watcher keeps what it folded of each workload (`Observed`) and reads only the events
+appended since, its own included.
+"""
+
+from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Final
 from uuid import UUID
 
 from domain import workloads
+from domain.errors import InvalidHistoryError
 from domain.events import EventMetadata, PodObserved
-from domain.workloads import WorkloadNotFoundError
+from domain.workloads import Workload, WorkloadNotFoundError
 from services.errors import VersionConflictError
 from services.ports import Streams
-from services.workloads import load_workload
 
 OBSERVER = EventMetadata(actor_subject="submitter", actor_kind="system")
 ATTEMPTS = 5
+_OBSERVED: Final = 1_000  # workloads kept: those whose replicas are being watched
+
+
+class Observed:
+    """What a watcher folded of each workload, at the version it read or wrote; the events of a
+    stream up to a version never change, so only those after it are read again. Bounded, least
+    recently used first out."""
+
+    def __init__(self, capacity: int = _OBSERVED) -> None:
+        self._capacity = capacity
+        self._kept: OrderedDict[UUID, Workload] = OrderedDict()
+
+    def folded(self, workload_id: UUID) -> Workload | None:
+        return self._kept.get(workload_id)
+
+    def keep(self, workload_id: UUID, state: Workload | None) -> None:
+        if state is None:
+            self._kept.pop(workload_id, None)
+            return
+        self._kept[workload_id] = state
+        self._kept.move_to_end(workload_id)
+        if len(self._kept) > self._capacity:
+            self._kept.popitem(last=False)
 
 
 async def observed(
-    workload_id: UUID, run: int | None, pods: Sequence[PodObserved], *, store: Streams
+    workload_id: UUID,
+    run: int | None,
+    pods: Sequence[PodObserved],
+    *,
+    store: Streams,
+    kept: Observed | None = None,
 ) -> None:
     """Record run `run`'s replicas (None: the current run's). A workload the stream does not
-    know (a pod left by a workload of another service, say) is not recorded."""
+    know (a pod left by a workload of another service, say) is not recorded. `kept`: what the
+    watcher holds of its workloads between reports (none: the stream is read whole)."""
+    kept = kept if kept is not None else Observed()
     seen = tuple(sorted(pods, key=lambda pod: pod.name))
     for _ in range(ATTEMPTS):
-        stream = await store.load(workload_id)
+        state = await _current(workload_id, store, kept)
         try:
-            events = workloads.pods_observed(load_workload(stream.events), workload_id, run, seen)
+            events = workloads.pods_observed(state, workload_id, run, seen)
         except WorkloadNotFoundError:
             return
         if not events:
             return
+        assert state is not None
         try:
             await store.append(
-                workload_id, events, expected_version=stream.version, metadata=OBSERVER
+                workload_id, events, expected_version=state.version, metadata=OBSERVER
             )
         except VersionConflictError:
             continue  # someone wrote meanwhile: decide again on what is there now
+        kept.keep(workload_id, workloads.fold_on(state, events))
         return
     raise VersionConflictError(workload_id, expected=None, actual=None)
+
+
+async def _current(workload_id: UUID, store: Streams, kept: Observed) -> Workload | None:
+    """The workload as its stream now is: what `kept` holds, and the events appended since."""
+    known = kept.folded(workload_id)
+    after = await store.load_after({workload_id: 0 if known is None else known.version})
+    try:
+        state = workloads.fold_on(known, after.get(workload_id, ()))
+    except InvalidHistoryError:  # a stream of another kind: no workload
+        return None
+    kept.keep(workload_id, state)
+    return state

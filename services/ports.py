@@ -174,6 +174,10 @@ class Streams(Protocol):
         such streams appends with them as `checked`."""
         ...
 
+    async def load_after(self, versions: Mapping[UUID, int]) -> dict[UUID, tuple[Event, ...]]:
+        """As BatchAppender.load_after."""
+        ...
+
     async def append(
         self,
         stream_id: UUID,

@@ -68,8 +68,10 @@ def reports_to(store: Streams) -> Reports:
 
 
 def pods_to(store: Streams) -> PodReports:
+    kept = pod_reports.Observed()  # the process's watchers' workloads, between their reports
+
     async def record(workload_id: UUID, run: int | None, pods: Sequence[PodObserved]) -> None:
-        await pod_reports.observed(workload_id, run, pods, store=store)
+        await pod_reports.observed(workload_id, run, pods, store=store, kept=kept)
 
     return record
 
