@@ -14,6 +14,7 @@ from domain.events import (
     Event,
     EventMetadata,
     RecordedEvent,
+    TemplateEvent,
     TemplateLinkedAssetUpdated,
 )
 from domain.specs import EnvironmentSpec
@@ -243,16 +244,21 @@ async def test_a_template_deleted_since_it_was_folded_does_not_follow() -> None:
     assert world.appender.read_after[-1] == {gone: 1}
 
 
-def test_a_fold_resumed_from_a_fold_of_the_start_is_the_fold_of_the_whole() -> None:
-    asset_id, template_id = uuid4(), uuid4()
+def linking(asset_id: UUID, template_id: UUID, version: int) -> list[TemplateEvent]:
+    """The creation of a template linking the asset at `version`."""
     body = TemplateBody(
         spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=1),
         assets=TemplateAssets(environment=asset_id),
     )
     meta = TemplateMeta(name="t", scope="tenant")
-    created = templates.create(
-        None, template_id, meta, body, (AssetVersion(asset_id=asset_id, version=1),)
+    return templates.create(
+        None, template_id, meta, body, (AssetVersion(asset_id=asset_id, version=version),)
     )
+
+
+def test_a_fold_resumed_from_a_fold_of_the_start_is_the_fold_of_the_whole() -> None:
+    asset_id, template_id = uuid4(), uuid4()
+    created = linking(asset_id, template_id, 1)
     followed = [
         TemplateLinkedAssetUpdated(template_id=template_id, asset_id=asset_id, asset_version=n)
         for n in range(2, 6)
@@ -266,13 +272,7 @@ def test_a_fold_resumed_from_a_fold_of_the_start_is_the_fold_of_the_whole() -> N
 
 def test_follow_asset_moves_only_forward_and_only_a_live_linking_template() -> None:
     asset_id, template_id = uuid4(), uuid4()
-    body = TemplateBody(
-        spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=1),
-        assets=TemplateAssets(environment=asset_id),
-    )
-    meta = TemplateMeta(name="t", scope="tenant")
-    at_two = (AssetVersion(asset_id=asset_id, version=2),)
-    state = templates.fold(templates.create(None, template_id, meta, body, at_two))
+    state = templates.fold(linking(asset_id, template_id, 2))
     assert templates.follow_asset(state, template_id, asset_id, 3) == [
         TemplateLinkedAssetUpdated(template_id=template_id, asset_id=asset_id, asset_version=3)
     ]
@@ -281,9 +281,6 @@ def test_follow_asset_moves_only_forward_and_only_a_live_linking_template() -> N
     assert templates.follow_asset(state, template_id, uuid4(), 9) == []  # not linked
     assert templates.follow_asset(None, template_id, asset_id, 3) == []
     deleted = templates.fold(
-        [
-            *templates.create(None, template_id, meta, body, at_two),
-            *templates.delete(state, template_id),
-        ]
+        [*linking(asset_id, template_id, 2), *templates.delete(state, template_id)]
     )
     assert templates.follow_asset(deleted, template_id, asset_id, 3) == []
