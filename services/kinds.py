@@ -2,12 +2,13 @@
 stream): the state, or None when the events are another kind's; and where a thing of a kind
 lives, as a check of who may see it asks.
 
-A fold of a stream's events as the store handed them out (a tuple: `Stream.events`) is kept, for
-the tuple's lifetime in the cache: a stream the store remembers (infra/postgres/
-remembered_streams.py) is handed out as the same tuple until it moves on, so a create that links
-an environment edited a thousand times folds it once rather than on every request (it was 40%
-of a create's CPU in the API process, bench/template_create.py --edits 1000). A tuple's events
-never change, and the kept tuple is held, so its identity cannot pass to another meanwhile.
+A store that hands the same events out again (the streams it remembers, infra/postgres/
+remembered_streams.py, handed out as the same tuple until they move on) says so with
+`keep_folds_of`, and the folds of that tuple are kept until it says `forget_folds_of`: a create
+that links an environment edited a thousand times folds it once rather than on every request
+(it was 40% of a create's CPU in the API process, bench/template_create.py --edits 1000). A
+tuple's events never change, and the kept tuple is held, so its identity cannot pass to another
+meanwhile; events read once are folded and let go, as before.
 """
 
 from collections import OrderedDict
@@ -21,25 +22,39 @@ from domain.values import AssetMeta, ScopeRef
 State = TypeVar("State")
 
 
-_KEPT: Final = 2_000  # folds, as many as the store remembers streams
-_folds: OrderedDict[tuple[object, int], tuple[tuple[Event, ...], Any]] = OrderedDict()
+# The tuples whose folds are kept, by identity: the tuple, and its states by fold. Bounded as
+# well, least recently kept first out, should a store be dropped without forgetting its own.
+_KEPT: Final = 4_000  # twice what one store remembers
+_kept: Final[OrderedDict[int, tuple[tuple[Event, ...], dict[object, Any]]]] = OrderedDict()
+
+
+def keep_folds_of(events: tuple[Event, ...]) -> None:
+    """Keep the folds of these events (a tuple the store will hand out again)."""
+    kept = _kept.get(id(events))
+    if kept is None or kept[0] is not events:
+        _kept[id(events)] = (events, {})
+    _kept.move_to_end(id(events))
+    if len(_kept) > _KEPT:
+        _kept.popitem(last=False)
+
+
+def forget_folds_of(events: tuple[Event, ...]) -> None:
+    """The store hands these events out no more: let their folds go."""
+    kept = _kept.get(id(events))
+    if kept is not None and kept[0] is events:
+        del _kept[id(events)]
 
 
 def fold_as(
     fold: Callable[[Iterable[Event]], State | None], events: Iterable[Event]
 ) -> State | None:
-    if type(events) is not tuple:
+    kept = _kept.get(id(events))
+    if kept is None or kept[0] is not events:
         return _folded(fold, events)
-    key = (fold, id(events))
-    kept = _folds.get(key)
-    if kept is not None and kept[0] is events:
-        _folds.move_to_end(key)
-        state: State | None = kept[1]
-        return state
-    state = _folded(fold, events)
-    _folds[key] = (events, state)
-    if len(_folds) > _KEPT:
-        _folds.popitem(last=False)
+    states = kept[1]
+    if fold not in states:
+        states[fold] = _folded(fold, events)
+    state: State | None = states[fold]
     return state
 
 

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from uuid import UUID
 
+from services.kinds import forget_folds_of, keep_folds_of
 from services.ports import Stream
 
 
@@ -33,12 +34,17 @@ class RememberedStreams:
         return stream_id in self._streams
 
     def keep(self, stream_id: UUID, stream: Stream) -> None:
+        if (kept := self._streams.get(stream_id)) is not None and kept is not stream:
+            forget_folds_of(kept.events)
         self._streams[stream_id] = stream
         self._streams.move_to_end(stream_id)
+        keep_folds_of(stream.events)  # handed out again until forgotten: fold it once
         if len(self._streams) > self._capacity:
-            self._streams.popitem(last=False)
+            _, oldest = self._streams.popitem(last=False)
+            forget_folds_of(oldest.events)
 
     def forget(self, stream_ids: Iterable[UUID]) -> None:
         """Streams that moved on (this process appended to them, or a check found them moved)."""
         for stream_id in stream_ids:
-            self._streams.pop(stream_id, None)
+            if (stream := self._streams.pop(stream_id, None)) is not None:
+                forget_folds_of(stream.events)

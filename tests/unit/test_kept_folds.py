@@ -1,5 +1,6 @@
-"""A fold of the events the store handed out (a tuple) is made once while that tuple lives;
-equal events read again are folded again; events of another kind fold to None, kept as well."""
+"""Folds of the events a store hands out again (services/kinds.py): made once while the store
+keeps the tuple, let go when it forgets it; events read once are folded every time and never
+held; events of another kind fold to None, kept as well."""
 
 from collections.abc import Callable, Iterable
 from uuid import uuid4
@@ -9,7 +10,9 @@ from domain.errors import InvalidHistoryError
 from domain.events import EnvironmentCreated, EnvironmentUpdated, Event
 from domain.specs import EnvironmentSpec
 from domain.values import AssetMeta
-from services.kinds import fold_as
+from infra.postgres.remembered_streams import RememberedStreams
+from services.kinds import fold_as, forget_folds_of, keep_folds_of
+from services.ports import Stream
 
 
 def counted(folds: list[int]) -> Callable[[Iterable[Event]], assets.Asset | None]:
@@ -36,34 +39,31 @@ def history(edits: int) -> tuple[Event, ...]:
     )
 
 
-def test_the_same_events_are_folded_once_and_answer_the_same_state() -> None:
+def test_kept_events_are_folded_once_and_answer_the_same_state() -> None:
     folds: list[int] = []
     fold = counted(folds)
     events = history(3)
+    keep_folds_of(events)
     first, again = fold_as(fold, events), fold_as(fold, events)
     assert folds == [1]
     assert again is first
     assert first is not None
     assert (first.version, first.spec) == (4, EnvironmentSpec(image="pt:2"))
+    forget_folds_of(events)
+    assert fold_as(fold, events) == first
+    assert len(folds) == 2  # forgotten: folded again
 
 
-def test_events_read_again_are_folded_again() -> None:
+def test_events_not_kept_are_folded_every_time() -> None:
     folds: list[int] = []
     fold = counted(folds)
     events = history(2)
-    first = fold_as(fold, events)
-    read_again = (*events,)  # equal events, another tuple
-    assert fold_as(fold, read_again) == first
-    assert len(folds) == 2
-
-
-def test_events_given_one_by_one_are_never_kept() -> None:
-    folds: list[int] = []
-    fold = counted(folds)
-    events = history(1)
+    keep_folds_of(events)
+    read_again = (*events,)  # equal events, another tuple the store did not keep
+    assert fold_as(fold, read_again) == fold_as(fold, read_again) == fold_as(fold, events)
+    assert len(folds) == 3
     fold_as(fold, iter(events))
-    fold_as(fold, iter(events))
-    assert len(folds) == 2
+    assert len(folds) == 4
 
 
 def test_events_of_another_kind_fold_to_none_once() -> None:
@@ -74,6 +74,29 @@ def test_events_of_another_kind_fold_to_none_once() -> None:
         raise InvalidHistoryError("not an asset stream")
 
     events = history(0)
+    keep_folds_of(events)
     assert fold_as(refusing, events) is None
     assert fold_as(refusing, events) is None
     assert calls == [1]
+
+
+def test_the_remembered_streams_keep_the_folds_of_what_they_hold_and_no_longer() -> None:
+    folds: list[int] = []
+    fold = counted(folds)
+    remembered = RememberedStreams(capacity=1)
+    stream_id, other = uuid4(), uuid4()
+    old = Stream(3, history(2))
+    remembered.keep(stream_id, old)
+    fold_as(fold, old.events)
+    fold_as(fold, old.events)
+    assert len(folds) == 1
+    new = Stream(4, history(3))
+    remembered.keep(stream_id, new)  # read again: the old tuple is handed out no more
+    fold_as(fold, old.events)
+    assert len(folds) == 2
+    fold_as(fold, new.events)
+    fold_as(fold, new.events)
+    assert len(folds) == 3
+    remembered.keep(other, Stream(1, history(0)))  # the capacity is 1: `new` goes
+    fold_as(fold, new.events)
+    assert len(folds) == 4
