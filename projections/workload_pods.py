@@ -53,6 +53,20 @@ class PodRow(msgspec.Struct, frozen=True, kw_only=True):
     deleted_at: datetime | None
 
 
+# A report's pods in one statement, whatever their number: a run of 256 replicas is reported
+# about 512 times, and a statement per pod cost the projector 39 ms a report (20 s a run).
+_INSERT: Final = """
+INSERT INTO workload_pods (workload_id, name, run, project_id, cluster_id, node_name, phase,
+                           created_at, completed_at, updated_at, workload_name, project_name,
+                           priority_class, pod, requested)
+SELECT $1, p.name, $2, $3, $4, p.node_name, p.phase, p.created_at, p.completed_at, $5, $6, $7,
+       $8, p.pod::jsonb, p.requested::jsonb
+  FROM unnest($9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[],
+              $14::text[], $15::text[])
+       AS p(name, node_name, phase, created_at, completed_at, pod, requested)
+"""
+
+
 async def replace(
     conn: Executor, request: WorkloadRequested, event: WorkloadPodsObserved, at: datetime
 ) -> None:
@@ -60,27 +74,19 @@ async def replace(
     if not event.pods:
         return
     snapshot = request.snapshot
-    rows = []
-    for pod in event.pods:
-        spec: ReplicaSpec = snapshot.spec
-        if pod.role != "worker" and snapshot.master is not None:
-            spec = snapshot.master
-        rows.append(
-            (
-                event.workload_id, pod.name, event.run, request.project_id, request.cluster_id,
-                pod.node_name, pod.phase, pod.created_at, pod.completed_at, at, request.name,
-                request.project_name, snapshot.spec.priority_class or "", _encode(pod).decode(),
-                _encode(requested(spec)).decode(),
-            )
-        )  # fmt: skip
-    for row in rows:  # a run's few replicas
-        await conn.execute(
-            "INSERT INTO workload_pods (workload_id, name, run, project_id, cluster_id,"
-            " node_name, phase, created_at, completed_at, updated_at, workload_name,"
-            " project_name, priority_class, pod, requested) VALUES ($1, $2, $3, $4, $5, $6, $7,"
-            " $8, $9, $10, $11, $12, $13, $14::jsonb, $15::jsonb)",
-            *row,
-        )
+    # Each role's requested resources, encoded once for all its replicas.
+    worker = _encode(requested(snapshot.spec)).decode()
+    master = worker if snapshot.master is None else _encode(requested(snapshot.master)).decode()
+    pods = event.pods
+    await conn.execute(
+        _INSERT,
+        event.workload_id, event.run, request.project_id, request.cluster_id, at, request.name,
+        request.project_name, snapshot.spec.priority_class or "",
+        [pod.name for pod in pods], [pod.node_name for pod in pods], [pod.phase for pod in pods],
+        [pod.created_at for pod in pods], [pod.completed_at for pod in pods],
+        [_encode(pod).decode() for pod in pods],
+        [worker if pod.role == "worker" else master for pod in pods],
+    )  # fmt: skip
 
 
 async def deleted(conn: Executor, workload_id: UUID, at: datetime) -> None:
