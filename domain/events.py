@@ -543,6 +543,20 @@ class WorkloadPodsObserved(Event, tag="workload.pods_observed.v1", frozen=True, 
     pods: tuple[PodObserved, ...]
 
 
+class WorkloadPodsChanged(Event, tag="workload.pods_changed.v1", frozen=True, kw_only=True):
+    """The replicas of run `run` changed: those new or changed since the last report (`pods`,
+    each as the backend now sees it, by name) and the names of those gone (`gone`). The run's
+    pods are the last `workload.pods_observed.v1` set, if any, with every change since applied
+    in order. Written instead of that whole set: a run of N replicas is reported about 2N
+    times, and a whole set each time made a run's events grow with N squared (140 MB for 512
+    replicas, against 0.3 MB for their changes)."""
+
+    workload_id: UUID
+    run: int
+    pods: tuple[PodObserved, ...]
+    gone: tuple[str, ...] = ()
+
+
 class WorkloadDeleted(Event, tag="workload.deleted.v1", frozen=True, kw_only=True):
     """A user deleted the workload: it is stopped, and its name is free again."""
 
@@ -567,6 +581,7 @@ WorkloadEvent = (
     | WorkloadStopped
     | WorkloadDeleted
     | WorkloadPodsObserved
+    | WorkloadPodsChanged
 )
 
 

@@ -23,6 +23,7 @@ from domain.events import (
     WorkloadDeleted,
     WorkloadEvent,
     WorkloadFailed,
+    WorkloadPodsChanged,
     WorkloadPodsObserved,
     WorkloadRequested,
     WorkloadResumed,
@@ -48,6 +49,7 @@ NAME_MAX: Final = 40
 WORKLOAD_EVENTS: Final = (
     WorkloadRequested, WorkloadSubmitted, WorkloadRunning, WorkloadSucceeded, WorkloadFailed,
     WorkloadSuspended, WorkloadResumed, WorkloadStopped, WorkloadDeleted, WorkloadPodsObserved,
+    WorkloadPodsChanged,
 )  # fmt: skip
 
 
@@ -146,6 +148,10 @@ def evolve(state: Workload | None, event: WorkloadEvent) -> Workload:
             return msgspec.structs.replace(state, desired="Deleted", actual=actual, deleted=True)
         case WorkloadPodsObserved():
             return msgspec.structs.replace(state, pods=event.pods) if current_run else state
+        case WorkloadPodsChanged():
+            if not current_run:
+                return state
+            return msgspec.structs.replace(state, pods=changed(state.pods, event))
         case _:
             assert_never(event)
 
@@ -262,9 +268,22 @@ def pods_observed(
     what is known already, or of an earlier run."""
     current = _known(state, workload_id)
     run = current.run if run is None else run
-    if run != current.run or pods == current.pods:
+    if run != current.run:
         return []
-    return [WorkloadPodsObserved(workload_id=workload_id, run=run, pods=pods)]
+    seen = {pod.name: pod for pod in pods}  # a name reported twice: the last
+    before = {pod.name: pod for pod in current.pods}
+    new = tuple(pod for name, pod in sorted(seen.items()) if before.get(name) != pod)
+    gone = tuple(sorted(name for name in before if name not in seen))
+    if not new and not gone:
+        return []
+    return [WorkloadPodsChanged(workload_id=workload_id, run=run, pods=new, gone=gone)]
+
+
+def changed(pods: tuple[PodObserved, ...], event: WorkloadPodsChanged) -> tuple[PodObserved, ...]:
+    """A run's pods once `event` is applied to them, in name order."""
+    kept = {pod.name: pod for pod in pods if pod.name not in event.gone}
+    kept.update((pod.name, pod) for pod in event.pods)
+    return tuple(pod for _, pod in sorted(kept.items()))
 
 
 def _known(state: Workload | None, workload_id: UUID) -> Workload:

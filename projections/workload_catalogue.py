@@ -13,6 +13,7 @@ from domain import workloads
 from domain.events import (
     RecordedEvent,
     WorkloadDeleted,
+    WorkloadPodsChanged,
     WorkloadPodsObserved,
     WorkloadRequested,
     WorkloadSubmitted,
@@ -77,7 +78,9 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         recorded.stream_id, after.desired, after.actual, after.reason, after.run,
         after.submitted_run, after.backend, at, after.deleted, version, made,
     )  # fmt: skip
-    if isinstance(event, WorkloadPodsObserved) and event.run == after.run:
+    if isinstance(event, WorkloadPodsChanged) and event.run == after.run:
+        await workload_pods.change(conn, before.request, event, at)
+    elif isinstance(event, WorkloadPodsObserved) and event.run == after.run:
         await workload_pods.replace(conn, before.request, event, at)
     elif isinstance(event, WorkloadDeleted):
         await workload_pods.deleted(conn, event.workload_id, at)

@@ -2,8 +2,9 @@
 backend last reported them; kept by the workload catalogue's projection in the same
 transaction (projections/workload_catalogue.py), so a pod's row always has its workload's.
 
-A report replaces the workload's pods (a new run's replace the old run's, as a cluster's new
-job replaces the old job's pods); a deleted workload's pods keep their rows, marked deleted.
+A report applies its changes to the workload's pods (a new run's first report drops the old
+run's and writes its own, as a cluster's new job replaces the old job's pods; an older log's
+whole sets replace them); a deleted workload's pods keep their rows, marked deleted.
 Lists are decided in SQL: the projects the caller may see, the filters, the order and the page.
 
 Pods, layer by layer: projections/workload_pods.py the read model, infra/http/workload_pods.py
@@ -17,7 +18,12 @@ from uuid import UUID
 
 import msgspec
 
-from domain.events import PodObserved, WorkloadPodsObserved, WorkloadRequested
+from domain.events import (
+    PodObserved,
+    WorkloadPodsChanged,
+    WorkloadPodsObserved,
+    WorkloadRequested,
+)
 from domain.template_specs import ReplicaSpec
 from projections.executor import Executor
 from projections.template_queries import Condition
@@ -55,32 +61,62 @@ class PodRow(msgspec.Struct, frozen=True, kw_only=True):
 
 # A report's pods in one statement, whatever their number: a run of 256 replicas is reported
 # about 512 times, and a statement per pod cost the projector 39 ms a report (20 s a run).
-_INSERT: Final = """
-INSERT INTO workload_pods (workload_id, name, run, project_id, cluster_id, node_name, phase,
-                           created_at, completed_at, updated_at, workload_name, project_name,
-                           priority_class, pod, requested)
-SELECT $1, p.name, $2, $3, $4, p.node_name, p.phase, p.created_at, p.completed_at, $5, $6, $7,
-       $8, p.pod::jsonb, p.requested::jsonb
+# $1..$8 what every row shares, $9..$15 each pod's columns; the change also drops the pods
+# gone ($16) and updates those it names that are there already.
+_PODS: Final = """
+SELECT $1::uuid, p.name, $2::int, $3::text, $4::uuid, p.node_name, p.phase, p.created_at,
+       p.completed_at, $5::timestamptz, $6::text, $7::text, $8::text, p.pod::jsonb,
+       p.requested::jsonb
   FROM unnest($9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[],
               $14::text[], $15::text[])
        AS p(name, node_name, phase, created_at, completed_at, pod, requested)
+"""
+_COLUMNS: Final = """workload_pods (workload_id, name, run, project_id, cluster_id, node_name,
+    phase, created_at, completed_at, updated_at, workload_name, project_name, priority_class,
+    pod, requested)"""
+_INSERT: Final = f"INSERT INTO {_COLUMNS} {_PODS}"
+_CHANGE: Final = f"""
+WITH gone AS (DELETE FROM workload_pods WHERE workload_id = $1 AND name = ANY($16::text[]))
+INSERT INTO {_COLUMNS} {_PODS}
+ON CONFLICT (workload_id, name) DO UPDATE
+   SET run = excluded.run, node_name = excluded.node_name, phase = excluded.phase,
+       created_at = excluded.created_at, completed_at = excluded.completed_at,
+       updated_at = excluded.updated_at, pod = excluded.pod, requested = excluded.requested
 """
 
 
 async def replace(
     conn: Executor, request: WorkloadRequested, event: WorkloadPodsObserved, at: datetime
 ) -> None:
+    """A whole set reported (`workload.pods_observed.v1`): it replaces the workload's pods."""
     await conn.execute("DELETE FROM workload_pods WHERE workload_id = $1", event.workload_id)
-    if not event.pods:
-        return
+    if event.pods:
+        await conn.execute(_INSERT, *_rows(request, event.workload_id, event.run, event.pods, at))
+
+
+async def change(
+    conn: Executor, request: WorkloadRequested, event: WorkloadPodsChanged, at: datetime
+) -> None:
+    """Changes reported (`workload.pods_changed.v1`): the pods gone go, the others are written
+    as they now are."""
+    rows = _rows(request, event.workload_id, event.run, event.pods, at)
+    await conn.execute(_CHANGE, *rows, list(event.gone))
+
+
+def _rows(
+    request: WorkloadRequested,
+    workload_id: UUID,
+    run: int,
+    pods: Sequence[PodObserved],
+    at: datetime,
+) -> tuple[object, ...]:
+    """The arguments of `_PODS` for these pods."""
     snapshot = request.snapshot
     # Each role's requested resources, encoded once for all its replicas.
     worker = _encode(requested(snapshot.spec)).decode()
     master = worker if snapshot.master is None else _encode(requested(snapshot.master)).decode()
-    pods = event.pods
-    await conn.execute(
-        _INSERT,
-        event.workload_id, event.run, request.project_id, request.cluster_id, at, request.name,
+    return (
+        workload_id, run, request.project_id, request.cluster_id, at, request.name,
         request.project_name, snapshot.spec.priority_class or "",
         [pod.name for pod in pods], [pod.node_name for pod in pods], [pod.phase for pod in pods],
         [pod.created_at for pod in pods], [pod.completed_at for pod in pods],

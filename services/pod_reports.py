@@ -1,14 +1,14 @@
 """What the backends see of a run's replicas, recorded on the workload's stream: a
-`workload.pods_observed.v1` event each time the set changes (a replica starts, moves phase,
-restarts, goes). Backends report the whole set; a set the stream already holds writes nothing,
-and two watchers racing to report the same change write it once (the second reads the first's
-event after its version conflict, and finds nothing left to say).
+`workload.pods_changed.v1` event each time the set changes (a replica starts, moves phase,
+restarts, goes), holding only what changed. Backends report the whole set; a set the stream
+already holds writes nothing, and two watchers racing to report the same change write it once
+(the second reads the first's event after its version conflict, and finds nothing left to say).
 
-A run of N replicas is observed about 2N times (each one starts, then ends), and each event
-holds the whole set, so reading the stream whole for each observation cost a run's start in
-proportion to N cubed: 20 ms an observation at first and 144 ms by the end for 128 replicas.
-The watcher keeps what it folded of each workload (`Observed`) and reads only the events
-appended since, its own included.
+A run of N replicas is reported about 2N times (each one starts, then ends). Reading the stream
+whole for each report cost a run's start in proportion to N squared even with events of one
+change each (N cubed while each event held the whole set: 20 ms a report at first and 144 ms by
+the end for 128 replicas). The watcher keeps what it folded of each workload (`Observed`) and
+reads only the events appended since, its own included.
 """
 
 from collections import OrderedDict

@@ -11,6 +11,7 @@ from domain.events import (
     WorkloadDeleted,
     WorkloadEvent,
     WorkloadFailed,
+    WorkloadPodsChanged,
     WorkloadPodsObserved,
     WorkloadRequested,
     WorkloadResumed,
@@ -151,6 +152,7 @@ _REASONS: Final[dict[type, tuple[str, str]]] = {
     WorkloadStopped: ("Stopped", "Normal"),
     WorkloadDeleted: ("Deleted", "Normal"),
     WorkloadPodsObserved: ("PodsChanged", "Normal"),
+    WorkloadPodsChanged: ("PodsChanged", "Normal"),
 }
 
 
@@ -177,6 +179,10 @@ def _message(event: WorkloadEvent, by: str) -> str:
         case WorkloadPodsObserved():
             phases = ", ".join(f"{pod.name} {pod.phase}" for pod in event.pods)
             return f"run {event.run} pods: {phases or 'none'}"
+        case WorkloadPodsChanged():
+            moves = [f"{pod.name} {pod.phase}" for pod in event.pods]
+            moves += [f"{name} gone" for name in event.gone]
+            return f"run {event.run} pods: {', '.join(moves)}"
         case _:
             return _REASONS[type(event)][0]
 

@@ -7,6 +7,7 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import asyncpg
+import msgspec
 import pytest
 from litestar import Litestar
 
@@ -87,7 +88,7 @@ async def test_a_workloads_pods_read_back_as_its_backend_reported_them(
     ]
     assert "workloadName" not in pods[0]
     recorded = await clean_pool.fetchval(
-        "SELECT count(*) FROM events WHERE type = 'workload.pods_observed.v1'"
+        "SELECT count(*) FROM events WHERE type = 'workload.pods_changed.v1'"
     )
     assert recorded == 2  # the unchanged report wrote nothing
 
@@ -125,6 +126,43 @@ async def test_a_workloads_pods_read_back_as_its_backend_reported_them(
     (entry,) = gone.json()["pods"]
     assert entry["name"] == f"{job_1}-master-0"
     assert entry["deletedAt"]
+
+
+async def test_each_report_changes_the_pods_it_names_and_drops_those_gone(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    found = await setup(app, admin)
+    workload = await submitted(app, admin, found, "changing")
+    workload_id = UUID(workload["workloadId"])
+    job = f"{workload['name']}-{workload['workloadId'].replace('-', '')[:8]}"
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    path = f"/api/v1/workloads/{workload_id}/pods"
+
+    async def phases() -> dict[str, str]:
+        await project_all(clean_pool)
+        got = await call(app, "GET", path, admin)
+        assert got.status_code == 200, got.text
+        return {p["name"].removeprefix(f"{job}-"): p["k8sPhase"] for p in got.json()["pods"]}
+
+    master, first = pod(job, "master", 0), pod(job, "worker", 0)
+    await pod_reports.observed(workload_id, 1, [master, first], store=store)
+    assert await phases() == {"master-0": "Running", "worker-0": "Running"}
+    done, second = pod(job, "worker", 0, "Succeeded"), pod(job, "worker", 1, "Pending")
+    await pod_reports.observed(workload_id, 1, [master, done, second], store=store)
+    assert await phases() == {"master-0": "Running", "worker-0": "Succeeded", "worker-1": "Pending"}
+    await pod_reports.observed(workload_id, 1, [pod(job, "worker", 1)], store=store)
+    assert await phases() == {"worker-1": "Running"}
+    written = await clean_pool.fetch(
+        "SELECT data::jsonb AS data FROM events WHERE stream_id = $1"
+        " AND type = 'workload.pods_changed.v1' ORDER BY version",
+        workload_id,
+    )
+    changes = [msgspec.json.decode(row["data"]) for row in written]
+    assert [(len(c["pods"]), c.get("gone", [])) for c in changes] == [
+        (2, []),
+        (2, []),
+        (1, [f"{job}-master-0", f"{job}-worker-0"]),
+    ]  # only what changed, each time
 
 
 async def test_a_caller_sees_only_the_pods_of_the_projects_it_may_see(

@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from domain import workloads
-from domain.events import WorkloadPodsObserved
+from domain.events import PodObserved, WorkloadPodsChanged
 from domain.workloads import Workload
 from infra.backends.local import LocalBackend
 from infra.postgres.streams import PostgresStreams
@@ -82,9 +82,13 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
     for rank, replica in enumerate(["master-0", "worker-0", "worker-1"]):
         assert f"rank={rank} world=3 sum=6.0" in logs[replica]
     events = (await store.load(workload_id)).events
-    facts = [type(e).__name__ for e in events if not isinstance(e, WorkloadPodsObserved)]
-    # The replicas as pods: each Running, then each Succeeded, named as the operator names them.
-    reported = [e.pods for e in events if isinstance(e, WorkloadPodsObserved)]
+    facts = [type(e).__name__ for e in events if not isinstance(e, WorkloadPodsChanged)]
+    # The replicas as pods: each Running, then each Succeeded, named as the operator names them
+    # (each set as the changes reported so far make it).
+    reported: list[tuple[PodObserved, ...]] = []
+    for event in events:
+        if isinstance(event, WorkloadPodsChanged):
+            reported.append(workloads.changed(reported[-1] if reported else (), event))
     job = state.request.job_name
     assert [p.name for p in reported[0]] == [
         f"{job}-{r}" for r in ("master-0", "worker-0", "worker-1")

@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
-from domain.events import Event, EventMetadata, PodObserved, WorkloadPodsObserved
+from domain.events import (
+    Event,
+    EventMetadata,
+    PodObserved,
+    WorkloadPodsChanged,
+    WorkloadPodsObserved,
+)
 from services import pod_reports
 from tests.fakes import InMemoryStreams
 from tests.workload_samples import requested_workload
@@ -51,9 +57,9 @@ async def a_workload(store: InMemoryStreams) -> UUID:
     return requested.workload_id
 
 
-def pods_of(event: Event) -> tuple[PodObserved, ...]:
-    assert isinstance(event, WorkloadPodsObserved)
-    return event.pods
+def pods_of(event: Event) -> tuple[tuple[PodObserved, ...], tuple[str, ...]]:
+    assert isinstance(event, WorkloadPodsChanged)
+    return event.pods, event.gone
 
 
 def starting(replicas: int) -> list[list[PodObserved]]:
