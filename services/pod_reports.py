@@ -29,9 +29,10 @@ _OBSERVED: Final = 1_000  # workloads kept: those whose replicas are being watch
 
 
 class Observed:
-    """What a watcher folded of each workload, at the version it read or wrote; the events of a
-    stream up to a version never change, so only those after it are read again. Bounded, least
-    recently used first out."""
+    """What a watcher folded of each workload, at the version it read or wrote (its appends
+    commit as they return: the submitter's store is on the pool, not in a transaction); the
+    events of a stream up to a version never change, so only those after it are read again.
+    Bounded, least recently used first out."""
 
     def __init__(self, capacity: int = _OBSERVED) -> None:
         self._capacity = capacity
