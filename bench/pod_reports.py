@@ -90,13 +90,16 @@ async def ours(store: PostgresStreams, kept: pod_reports.Observed, replicas: int
 
 
 async def bare(pool: asyncpg.Pool, replicas: int) -> list[float]:
-    """The same events inserted: each report's one changed replica (made before the clock)."""
+    """The same events inserted (made before the clock): the first report's every replica, then
+    each report's one changed replica."""
     stream_id, metadata = uuid4(), encode_metadata(SETUP)
-    payloads = [
-        DOMAIN_CODEC.encode(
-            WorkloadPodsChanged(workload_id=stream_id, run=1, pods=(pods[step % replicas],))
-        ).data
+    changes = [
+        tuple(pods) if not step else (pods[step % replicas],)
         for step, pods in enumerate(sets(replicas))
+    ]
+    payloads = [
+        DOMAIN_CODEC.encode(WorkloadPodsChanged(workload_id=stream_id, run=1, pods=pods)).data
+        for pods in changes
     ]
     stamps = [time.perf_counter()]
     for version, payload in enumerate(payloads, start=2):
