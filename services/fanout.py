@@ -20,7 +20,6 @@ to fan out than its first did, where reading every template whole cost each upda
 to all the edits before it.
 """
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Final
 from uuid import UUID, uuid5
@@ -36,6 +35,7 @@ from domain.events import (
     TemplateCreated,
     TemplateUpdated,
 )
+from services.bounded import Bounded
 from services.errors import VersionConflictError
 from services.ports import BatchAppender, LinkIndex, OneAppend
 
@@ -53,8 +53,7 @@ class Followed:
     so only the events after it are read again. Bounded, least recently used first out."""
 
     def __init__(self, capacity: int = _FOLLOWED) -> None:
-        self._capacity = capacity
-        self._kept: OrderedDict[UUID, templates.Template | None] = OrderedDict()
+        self._kept: Bounded[UUID, templates.Template] = Bounded(capacity)
         self._batch: dict[UUID, templates.Template | None] = {}
 
     def begin(self) -> None:
@@ -64,10 +63,8 @@ class Followed:
     def commit(self) -> None:
         """The batch committed: what it folded is kept."""
         for template_id, state in self._batch.items():
-            self._kept[template_id] = state
-            self._kept.move_to_end(template_id)
-        while len(self._kept) > self._capacity:
-            self._kept.popitem(last=False)
+            if state is not None:
+                self._kept.put(template_id, state)
         self._batch = {}
 
     def folded(self, template_id: UUID) -> templates.Template | None:

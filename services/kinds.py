@@ -11,38 +11,34 @@ tuple's events never change, and the kept tuple is held, so its identity cannot 
 meanwhile; events read once are folded and let go, as before.
 """
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Protocol, TypeVar
 
 from domain.errors import InvalidHistoryError
 from domain.events import Event
 from domain.values import AssetMeta, ScopeRef
+from services.bounded import Bounded
 
 State = TypeVar("State")
 
 
 # The tuples whose folds are kept, by identity: the tuple, and its states by fold. Bounded as
-# well, least recently kept first out, should a store be dropped without forgetting its own.
-_KEPT: Final = 4_000  # twice what one store remembers
-_kept: Final[OrderedDict[int, tuple[tuple[Event, ...], dict[object, Any]]]] = OrderedDict()
+# well, should a store be dropped without forgetting its own.
+_kept: Final[Bounded[int, tuple[tuple[Event, ...], dict[object, Any]]]] = Bounded(4_000)
 
 
 def keep_folds_of(events: tuple[Event, ...]) -> None:
     """Keep the folds of these events (a tuple the store will hand out again)."""
     kept = _kept.get(id(events))
     if kept is None or kept[0] is not events:
-        _kept[id(events)] = (events, {})
-    _kept.move_to_end(id(events))
-    if len(_kept) > _KEPT:
-        _kept.popitem(last=False)
+        _kept.put(id(events), (events, {}))
 
 
 def forget_folds_of(events: tuple[Event, ...]) -> None:
     """The store hands these events out no more: let their folds go."""
     kept = _kept.get(id(events))
     if kept is not None and kept[0] is events:
-        del _kept[id(events)]
+        _kept.pop(id(events))
 
 
 def fold_as(

@@ -11,7 +11,6 @@ the end for 128 replicas). The watcher keeps what it folded of each workload (`O
 reads only the events appended since, its own included.
 """
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
@@ -20,6 +19,7 @@ from domain import workloads
 from domain.errors import InvalidHistoryError
 from domain.events import EventMetadata, PodObserved
 from domain.workloads import Workload, WorkloadNotFoundError
+from services.bounded import Bounded
 from services.errors import VersionConflictError
 from services.ports import Streams
 
@@ -35,20 +35,16 @@ class Observed:
     Bounded, least recently used first out."""
 
     def __init__(self, capacity: int = _OBSERVED) -> None:
-        self._capacity = capacity
-        self._kept: OrderedDict[UUID, Workload] = OrderedDict()
+        self._kept: Bounded[UUID, Workload] = Bounded(capacity)
 
     def folded(self, workload_id: UUID) -> Workload | None:
         return self._kept.get(workload_id)
 
     def keep(self, workload_id: UUID, state: Workload | None) -> None:
         if state is None:
-            self._kept.pop(workload_id, None)
-            return
-        self._kept[workload_id] = state
-        self._kept.move_to_end(workload_id)
-        if len(self._kept) > self._capacity:
-            self._kept.popitem(last=False)
+            self._kept.pop(workload_id)
+        else:
+            self._kept.put(workload_id, state)
 
 
 async def observed(

@@ -9,10 +9,10 @@ unless it is still the stream's head when the decision is written. A stream with
 kept too (version 0): most creates ask for a tenant's settings that were never changed.
 """
 
-from collections import OrderedDict
 from collections.abc import Iterable
 from uuid import UUID
 
+from services.bounded import Bounded
 from services.kinds import forget_folds_of, keep_folds_of
 from services.ports import Stream
 
@@ -21,14 +21,10 @@ class RememberedStreams:
     """Streams by id, as last read or known whole; bounded, least recently used first out."""
 
     def __init__(self, capacity: int = 2_000) -> None:
-        self._capacity = capacity
-        self._streams: OrderedDict[UUID, Stream] = OrderedDict()
+        self._streams: Bounded[UUID, Stream] = Bounded(capacity)
 
     def get(self, stream_id: UUID) -> Stream | None:
-        stream = self._streams.get(stream_id)
-        if stream is not None:
-            self._streams.move_to_end(stream_id)
-        return stream
+        return self._streams.get(stream_id)
 
     def __contains__(self, stream_id: object) -> bool:
         return stream_id in self._streams
@@ -36,15 +32,12 @@ class RememberedStreams:
     def keep(self, stream_id: UUID, stream: Stream) -> None:
         if (kept := self._streams.get(stream_id)) is not None and kept is not stream:
             forget_folds_of(kept.events)
-        self._streams[stream_id] = stream
-        self._streams.move_to_end(stream_id)
         keep_folds_of(stream.events)  # handed out again until forgotten: fold it once
-        if len(self._streams) > self._capacity:
-            _, oldest = self._streams.popitem(last=False)
+        if (oldest := self._streams.put(stream_id, stream)) is not None:
             forget_folds_of(oldest.events)
 
     def forget(self, stream_ids: Iterable[UUID]) -> None:
         """Streams that moved on (this process appended to them, or a check found them moved)."""
         for stream_id in stream_ids:
-            if (stream := self._streams.pop(stream_id, None)) is not None:
+            if (stream := self._streams.pop(stream_id)) is not None:
                 forget_folds_of(stream.events)

@@ -1,9 +1,9 @@
 """The stream heads a writer already knows, so an append need not read them back."""
 
-from collections import OrderedDict
 from uuid import UUID
 
 from infra.postgres.hashchain import GENESIS
+from services.bounded import Bounded
 
 
 class StreamHeads:
@@ -14,8 +14,7 @@ class StreamHeads:
     """
 
     def __init__(self, capacity: int = 10_000) -> None:
-        self._capacity = capacity
-        self._heads: OrderedDict[UUID, tuple[int, bytes]] = OrderedDict()
+        self._heads: Bounded[UUID, tuple[int, bytes]] = Bounded(capacity)
 
     def known(self, stream_id: UUID, expected_version: int | None) -> bytes | None:
         """The hash at `expected_version`, when it is known without asking the database."""
@@ -25,7 +24,4 @@ class StreamHeads:
         return head[1] if head is not None and head[0] == expected_version else None
 
     def remember(self, stream_id: UUID, version: int, hash_: bytes) -> None:
-        self._heads[stream_id] = (version, hash_)
-        self._heads.move_to_end(stream_id)
-        if len(self._heads) > self._capacity:
-            self._heads.popitem(last=False)
+        self._heads.put(stream_id, (version, hash_))
