@@ -5,8 +5,9 @@ import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import asyncpg
 import nats
@@ -43,6 +44,9 @@ class FairPool(asyncpg.Pool):
     a turn from a first-come, first-served semaphore of as many turns as the pool has connections,
     so whoever holds a turn finds a connection free and nobody overtakes anybody; the turn is given
     back with the connection.
+
+    The first connection a write request is handed comes with its writer's standing checked
+    (infra/postgres/writer_standing.py): nothing of the request reaches the database before.
     """
 
     __slots__ = ("_holding", "_turns")
@@ -64,7 +68,30 @@ class FairPool(asyncpg.Pool):
                 self._turns.release()
                 raise
         self._holding.add(proxy)
-        return proxy
+        gate = _gate.get()
+        if gate is None or not gate.closed():
+            return proxy
+        return await self._through(gate, proxy, timeout)
+
+    async def _through(
+        self,
+        gate: "Gate",
+        proxy: "PoolConnectionProxy[Any]",
+        timeout: float | None,  # noqa: ASYNC109
+    ) -> "PoolConnectionProxy[Any]":
+        """`proxy` once `gate` passes it; when it does not, what follows (which may read) runs
+        without holding a connection: many tasks each holding one while waiting for another
+        would starve the pool."""
+        try:
+            passed = await gate.passes(proxy)
+        except BaseException:
+            await self.release(proxy)
+            raise
+        if passed:
+            return proxy
+        await self.release(proxy)
+        await gate.after()
+        return await self._acquire(timeout)
 
     async def release(self, connection: Any, *, timeout: float | None = None) -> None:  # noqa: ASYNC109
         try:
@@ -73,6 +100,34 @@ class FairPool(asyncpg.Pool):
             if connection in self._holding:
                 self._holding.discard(connection)
                 self._turns.release()
+
+
+class Gate(Protocol):
+    """A check the first connection a task is handed must pass before the task uses it: a
+    write's standing (infra/postgres/writer_standing.py)."""
+
+    def closed(self) -> bool:
+        """Whether the next connection handed out is to pass `passes` first."""
+        ...
+
+    async def passes(self, conn: Any) -> bool:
+        """Check on `conn`: whether the task may use it. When not, the pool takes it back,
+        awaits `after`, and hands out another."""
+        ...
+
+    async def after(self) -> None: ...
+
+
+_gate: ContextVar[Gate | None] = ContextVar("trainplate_pool_gate", default=None)
+
+
+def gate_with(gate: Gate | None) -> None:
+    """The gate this task's (a request's) next connections pass; None: none."""
+    _gate.set(gate)
+
+
+def gate() -> Gate | None:
+    return _gate.get()
 
 
 async def _nothing_to_reset(conn: object) -> None:

@@ -1,25 +1,29 @@
 """Bearer authentication: every route needs a valid access token unless it opts out
 (`exclude_from_auth=True`: health, readiness and the token endpoint itself).
 
-After the token's signature, one query settles the request (infra/http/consistency.py
-`settle`): whether the caller's own writes are read, and whether what this process keeps about
-the caller's access (infra/http/access_cache.py) still holds. A caller's token generation and
-grants are then usually known without reading its stream.
+After the token's signature, one query settles a read (infra/http/consistency.py `settle`):
+whether the caller's own writes are read, and whether what this process keeps about the
+caller's access (infra/http/access_cache.py) still holds. A caller's token generation and
+grants are then usually known without reading its stream. A write is settled on the epochs the
+process last found, checked where it takes effect (infra/postgres/writer_standing.py); one that
+never reached the database is checked before its answer is sent.
 """
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from uuid import UUID
 
 import jwt
 import msgspec
+from litestar import Request
 from litestar.connection import ASGIConnection
+from litestar.enums import ScopeType
 from litestar.middleware.authentication import (
     AbstractAuthenticationMiddleware,
     AuthenticationResult,
 )
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain import applications
 from domain.values import Grant
@@ -27,6 +31,9 @@ from infra.errors import TokenSigningUnconfiguredError
 from infra.http import consistency
 from infra.http.access_cache import AccessCache
 from infra.http.headers import header
+from infra.http.problems import from_unexpected
+from infra.postgres import writer_standing
+from infra.postgres.read_marks import Standing
 from infra.security.access_tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
 from services.errors import NotAuthenticatedError
 
@@ -73,7 +80,12 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         consistency.begin()  # every request, authenticated or not, starts with nothing carried
-        await super().__call__(scope, receive, send)
+        if scope["type"] == ScopeType.HTTP:
+            send = _answering(scope, receive, send)
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            writer_standing.end()
 
     def token_of(self, connection: ASGIConnection[Any, Any, Any, Any]) -> str:
         """The access token the request carries: an `Authorization: Bearer` header."""
@@ -104,24 +116,48 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
             generation = int(str(claims.get("gen", 0)))
         except ValueError as exc:
             raise NotAuthenticatedError("the token is malformed") from exc
-        standing = await self._settle(connection, str(application_id))
         access: AccessCache = connection.app.state.access
-        state = await access.application(application_id, standing.access_epoch)
-        if state is None or not applications.token_is_current(state, generation):
-            raise NotAuthenticatedError(
-                "the token was revoked: its application's secret was regenerated since, or the"
-                " application was disabled or deleted"
+
+        async def principal(standing: Standing) -> Principal:
+            state = await access.application(application_id, standing.access_epoch)
+            if state is None or not applications.token_is_current(state, generation):
+                raise NotAuthenticatedError(
+                    "the token was revoked: its application's secret was regenerated since, or"
+                    " the application was disabled or deleted"
+                )
+            if await _signed_out(claims, access, standing.access_epoch):
+                raise NotAuthenticatedError(
+                    "the token was revoked: its console session was signed out"
+                )
+            return Principal(
+                subject=str(application_id),
+                client_id=str(claims.get("client_id", "")),
+                kind=str(claims.get("kind", "application")),
+                grants=state.effective_grants,
+                tree_epoch=standing.org_epoch,
             )
-        if await _signed_out(claims, access, standing.access_epoch):
-            raise NotAuthenticatedError("the token was revoked: its console session was signed out")
-        principal = Principal(
-            subject=str(application_id),
-            client_id=str(claims.get("client_id", "")),
-            kind=str(claims.get("kind", "application")),
-            grants=state.effective_grants,
-            tree_epoch=standing.org_epoch,
-        )
-        return AuthenticationResult(user=principal, auth=claims)
+
+        return await self._settled(connection, str(application_id), claims, principal)
+
+    async def _settled(
+        self,
+        connection: ASGIConnection[Any, Any, Any, Any],
+        subject: str,
+        claims: dict[str, object],
+        principal: Callable[[Standing], Awaitable[Principal]],
+    ) -> AuthenticationResult:
+        """The caller as of the request's standing. A write's standing is assumed: should the
+        database's turn out another where the write takes effect, the caller is looked at again
+        under it then (infra/postgres/writer_standing.py), and refused there if revoked."""
+        standing = await self._settle(connection, subject)
+        user = await principal(standing)
+        if standing.assumed:
+
+            async def recheck(found: Standing) -> None:
+                connection.scope["user"] = await principal(found)
+
+            writer_standing.expect(standing, recheck)
+        return AuthenticationResult(user=user, auth=claims)
 
     async def _as_user(
         self, connection: ASGIConnection[Any, Any, Any, Any], token: str
@@ -133,17 +169,49 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         except jwt.PyJWKClientError as exc:
             raise NotAuthenticatedError("the token's signing key is not known") from exc
         subject = str(claims["sub"])
-        standing = await self._settle(connection, subject)
         access: AccessCache = connection.app.state.access
-        grants = await access.user_grants(subject, standing.access_epoch)
-        principal = Principal(
-            subject=subject,
-            client_id="",
-            kind="user",
-            grants=grants,
-            tree_epoch=standing.org_epoch,
-        )
-        return AuthenticationResult(user=principal, auth=claims)
+
+        async def principal(standing: Standing) -> Principal:
+            return Principal(
+                subject=subject,
+                client_id="",
+                kind="user",
+                grants=await access.user_grants(subject, standing.access_epoch),
+                tree_epoch=standing.org_epoch,
+            )
+
+        return await self._settled(connection, subject, claims, principal)
+
+
+def _answering(scope: Scope, receive: Receive, send: Send) -> Send:
+    """`send`, once a write that never used the database has had its assumed standing checked
+    (the pool checks it on the way: infra/bootstrap.py); a caller revoked since is answered 401
+    instead of what the handler made."""
+    refused = False
+
+    async def answer(message: Message) -> None:
+        nonlocal refused
+        if refused:
+            return
+        if message["type"] == "http.response.start" and writer_standing.unchecked() is not None:
+            try:
+                await writer_standing.confirm(scope["app"].state.resources.pool)
+            except Exception as exc:  # answered as the route answers it
+                refused = True
+                await _refuse(scope, receive, send, exc)
+                return
+        await send(message)
+
+    return answer
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, exc: Exception) -> None:
+    """Answer as the route answers `exc`: a caller it no longer knows (401; the console: sign
+    in again), or the database away (503)."""
+    handlers = scope["route_handler"].resolve_exception_handlers()
+    handler = next((handlers[c] for c in type(exc).__mro__ if c in handlers), from_unexpected)
+    request: Request[Any, Any, Any] = Request(scope, receive)
+    await handler(request, exc).to_asgi_response(None, request)(scope, receive, send)
 
 
 async def _signed_out(claims: dict[str, object], access: AccessCache, epoch: int | None) -> bool:

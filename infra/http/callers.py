@@ -15,6 +15,7 @@ from domain.events import ActorKind, EventMetadata
 from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
+from infra.postgres import writer_standing
 from services import access, idempotency
 from services.ports import StreamLoader
 
@@ -47,7 +48,9 @@ async def visibility(caller: Caller) -> tuple[set[ScopeRef], Lineages]:
 
 
 async def lineages_of(caller: Caller) -> Lineages:
-    """Every live scope's lineage, as of the org tree's epoch at the request's start."""
+    """Every live scope's lineage, as of the org tree's epoch at the request's start (a write's
+    once its assumed standing is checked: infra/postgres/writer_standing.py)."""
+    await writer_standing.confirm(caller.app.state.resources.pool)
     cache: AccessCache = caller.app.state.access
     return await cache.lineages(caller.user.tree_epoch)
 

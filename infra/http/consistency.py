@@ -32,6 +32,7 @@ from prometheus_client import CollectorRegistry, Counter
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.http.headers import header
 from infra.http.numerals import natural
+from infra.postgres import writer_standing
 from infra.postgres.connections import Connection
 from infra.postgres.positions import last_position
 from infra.postgres.read_marks import Standing, blocked, standing, standing_with
@@ -88,9 +89,10 @@ async def _polled(
 
 
 def begin() -> None:
-    """A request starts: it has appended nothing and read nothing stale yet."""
+    """A request starts: it has appended nothing, read nothing stale yet and assumed nothing."""
     last_position.set(None)
     _stale.set(False)
+    writer_standing.begin()
 
 
 # How authentication settles a request for a caller (a fake in unit tests of authentication).
@@ -136,11 +138,15 @@ async def settle(
     """The request's standing: for a read (GET, or a route that says it reads), once the read
     models hold the caller's own writes (and the `X-Trainplate-Min-Position` event, when sent),
     or the wait ran out, or a follower it waits for is stuck on an event (then it answers
-    stale); for a write, at once, as nothing waits for a writer. A read route's `RowRead` is
-    made in the same statement, on the same snapshot."""
+    stale); for a write, at once, as nothing waits for a writer: the one this process last
+    found, `assumed` (checked where the write takes effect: infra/postgres/writer_standing.py),
+    or asked when it has found none yet. A read route's `RowRead` is made in the same
+    statement, on the same snapshot."""
     pool: asyncpg.Pool = connection.app.state.resources.pool
     handler = connection.route_handler
     reads = connection.scope.get("method") == "GET" or bool(handler.opt.get(READS))
+    if not reads and (known := writer_standing.known()) is not None:
+        return msgspec.structs.replace(known, assumed=True)
     started = time.monotonic()
     found: list[Standing] = []
     read: RowRead | None = handler.opt.get(READ_WITH_STANDING) if reads else None
@@ -166,6 +172,7 @@ async def settle(
         async with pool.acquire() as conn:  # the epochs as of the end of the wait
             found[:] = [await standing(conn, subject, _FOLLOWERS, _NAMES, reads=False)]
         rows.clear()  # read before the wait: the handler reads its row again
+    writer_standing.seen(found[0])
     if rows:
         connection.scope.setdefault("state", {})[_PREFETCHED] = rows[0]
     if not ready:

@@ -90,6 +90,8 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
     access_epoch: int | None  # of applications' and users' streams
     org_epoch: int | None  # of the org tree's read model
     ready: bool  # the caller's own writes are read (always, when not asked)
+    # A write's, taken as the process last found it, not asked (infra/postgres/writer_standing.py)
+    assumed: bool = False
 
 
 # The standing and, in the same statement (one round trip, one snapshot), a row a request's
@@ -121,10 +123,16 @@ async def standing(
     """The access epochs and, when the request `reads`, whether `followers` (checkpoint names)
     have applied the subject's last event and `read_models` what the fan-out appended for the
     subject's events."""
-    if reads:
-        row = await conn.fetchrow(_named(_STANDING, tuple(followers), tuple(read_models)), subject)
-    else:
-        row = await conn.fetchrow(_WRITER_STANDING)
+    if not reads:
+        return await writer_standing_of(conn)
+    row = await conn.fetchrow(_named(_STANDING, tuple(followers), tuple(read_models)), subject)
+    assert row is not None
+    return _standing_of(row)
+
+
+async def writer_standing_of(conn: Connection) -> Standing:
+    """The access epochs alone: a writer's standing (infra/postgres/writer_standing.py)."""
+    row = await conn.fetchrow(_WRITER_STANDING)
     assert row is not None
     return _standing_of(row)
 

@@ -19,6 +19,7 @@ from uuid import UUID
 import asyncpg
 
 from domain.events import Event, EventMetadata
+from infra.postgres import writer_standing
 from infra.postgres.connections import translated
 from infra.postgres.each_appends import EachAppends
 from infra.postgres.encoding import StreamBatch
@@ -156,27 +157,38 @@ class PostgresStreams(StreamReads, EachAppends):
         has moved on."""
         *args, caller = StreamBatch.of(self.codec, stream_id, [event], metadata, None).single(0)
         carried_at = self.notifier.claim()
-        try:
-            async with translated("append"):
-                rows = await self._db.fetch(
-                    wake_up("append_first_named", carried_at),
-                    *args,
-                    GENESIS,
-                    name.namespace,
-                    name.name,
-                    caller,
-                    None if uses is None else uses.user,
-                    used_ids(uses),
-                    list(checked),
-                    list(checked.values()),
+        # The writer's standing, when still assumed, is checked by the statement itself.
+        with writer_standing.carried() as standing:
+            try:
+                async with translated("append"):
+                    rows = await self._db.fetch(
+                        wake_up("append_first_named", carried_at),
+                        *args,
+                        GENESIS,
+                        name.namespace,
+                        name.name,
+                        caller,
+                        None if uses is None else uses.user,
+                        used_ids(uses),
+                        list(checked),
+                        list(checked.values()),
+                        None if standing is None else standing.access_epoch,
+                    )
+            except asyncpg.UniqueViolationError as exc:  # the stream exists already
+                raise VersionConflictError(stream_id, expected=0, actual=None) from exc
+            except asyncpg.PostgresError as exc:
+                refused = refusal(exc, uses)
+                if refused is None:
+                    raise
+                raise refused from exc
+        if standing is not None:
+            row = rows[0]
+            found = writer_standing.from_row(row["access_epoch"], row["org_epoch"])
+            await standing.settle(found)  # looks at the caller again if it moved: may refuse
+            if row["access_epoch"] != standing.access_epoch:  # then nothing was written
+                return await self._append_first_named(
+                    stream_id, event, metadata, name, uses, checked
                 )
-        except asyncpg.UniqueViolationError as exc:  # the stream exists already
-            raise VersionConflictError(stream_id, expected=0, actual=None) from exc
-        except asyncpg.PostgresError as exc:
-            refused = refusal(exc, uses)
-            if refused is None:
-                raise
-            raise refused from exc
         if moved := rows[0]["moved"]:
             self._remembered.forget(moved)
             raise StaleReadError(moved[0])

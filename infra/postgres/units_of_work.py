@@ -15,6 +15,7 @@ from uuid import UUID
 
 import asyncpg
 
+from infra.postgres import writer_standing
 from infra.postgres.commit_notifier import CommitNotices, CommitNotifier
 from infra.postgres.connections import Connection, translated
 from infra.postgres.positions import note_append
@@ -89,7 +90,14 @@ class BoundStreams:
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[Self]:
         """The same streams over one pooled connection, for a request that reads then writes
-        (one acquire and release instead of one per statement); each append commits alone."""
+        (one acquire and release instead of one per statement); each append commits alone.
+        Not while the request's standing is assumed (infra/postgres/writer_standing.py): its
+        first statement may be an append that checks it itself, the round trip the pool's
+        check would cost (a create decided on remembered streams reads nothing), so each
+        statement takes a connection of its own."""
+        if writer_standing.unchecked() is not None and isinstance(self._db, asyncpg.Pool):
+            yield self
+            return
         async with self._connection() as conn:
             yield self._bound(conn, None)
 

@@ -9,13 +9,21 @@
 -- $13 caller (NULL: the service itself), $14 the stream as its users are named, $15 the streams
 -- it uses (NULL: none recorded), $16 and $17 the streams the creation was decided on and the
 -- versions it read (infra/postgres/remembered_streams.py): when one of them has moved past that
--- version (migration 0033), nothing is claimed or written, and `moved` names them.
+-- version (migration 0033), nothing is claimed or written, and `moved` names them. $18 the
+-- access epoch the writer's standing was assumed at (-1: none; NULL: not to check;
+-- infra/postgres/writer_standing.py): when the epoch is another, nothing is claimed or written,
+-- and `access_epoch` and `org_epoch` say what they are.
 WITH moved AS (
     SELECT trainplate_moved($16::uuid[], $17::int[]) AS ids
 ),
+standing AS (
+    SELECT coalesce((SELECT epoch FROM access_epoch), -1) AS access_epoch,
+           (SELECT epoch FROM org_units_epoch) AS org_epoch
+),
 claim AS (
     INSERT INTO stream_names (namespace, name, stream_id)
-    SELECT $11, $12, $1 FROM moved WHERE moved.ids = '{}'
+    SELECT $11, $12, $1 FROM moved, standing
+     WHERE moved.ids = '{}' AND ($18::bigint IS NULL OR standing.access_epoch = $18)
     ON CONFLICT (namespace, name) DO NOTHING
     RETURNING stream_id
 ),
@@ -35,5 +43,6 @@ SELECT $3 AS current, inserted.version, inserted.hash,
            AS positions,
        false AS replayed,
        inserted.version IS NOT NULL AS claimed, (SELECT ids FROM moved) AS moved,
+       standing.access_epoch, standing.org_epoch,
        now() AS recorded_at /* , notify */
-  FROM (SELECT 1) AS one LEFT JOIN inserted ON true
+  FROM standing LEFT JOIN inserted ON true
