@@ -14,7 +14,7 @@ When the epochs have moved, the caller is looked at again under the database's (
 token revoked since is then refused (401) before anything was written, and the caller's grants
 and lineages are the current ones. So whatever a write takes effect on is never older than a
 standing read at the request's start, as before; a template create saves one statement (and a
-round trip) of its two, about a fifth of what it costs (bench/template_create.py).
+round trip) of its two: a fifth of the API process's CPU per create (bench/template_create.py).
 """
 
 from collections.abc import Awaitable, Callable, Iterator
