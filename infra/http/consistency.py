@@ -5,7 +5,9 @@ write the caller made before it, and what the fan-out made of them (infra/postgr
 the mark is in PostgreSQL, so a write through one API process is read back through another).
 A caller with nothing pending pays one indexed query, the request's standing query, which also
 says whether what the process keeps about access still holds (infra/http/access_cache.py); it is
-run by authentication (infra/http/auth.py), as every authenticated request needs it.
+run by authentication (infra/http/auth.py), as every authenticated read needs it. A write, which
+waits for nothing, is not asked: its standing is the one the process last found, checked where the
+write takes effect (infra/postgres/writer_standing.py).
 
 Every write response also carries `X-Trainplate-Position`, the log position of the last event the
 request appended; a read that sends a position as `X-Trainplate-Min-Position` waits for that
