@@ -1,12 +1,18 @@
 """The raw baselines of the HTTP benchmarks: a bare Litestar app with asyncpg and nothing else
-(no auth, no rules, no events). Its POST decodes the JSON body with msgspec and INSERTs it
-(bench/template_create.py); its GETs select the rows our reads select from the template read
-model, by id and a page of 50 by name, and send them as they are stored (bench/read.py). Run
-under the same uvicorn settings as the API.
+(no authentication, no rules, none of our code but one statement's SQL). Its first POST decodes
+the JSON body with msgspec and INSERTs it (bench/template_create.py). A second POST writes what
+a template's creation writes in the database: the body as the event, in the very statement our
+creates send (infra/postgres/sql/append_first_named.sql: the name claimed in its scope, the uses
+of the environment and compute resource held and their versions checked, the hash chain
+linked), with nothing around it but the body's digest. (Ours also checks the versions of the
+other streams its rules read: the caller's and the tenant settings'.) Its GETs select the rows
+our reads select from the template read model, by id and a page of 50 by name, and send them as
+they are stored (bench/read.py). Run under the same uvicorn settings as the API.
 
     BARE_DATABASE_URL=... python -m bench.bare_api <port>
 """
 
+import hashlib
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -21,6 +27,10 @@ from litestar import Litestar, Response, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
+from infra.postgres.hashchain import GENESIS
+from infra.postgres.sql import statement
+
+APPEND_FIRST_NAMED = statement("append_first_named")
 TABLE = """
 CREATE TABLE IF NOT EXISTS bench_templates (
     id uuid PRIMARY KEY, name text NOT NULL, body jsonb NOT NULL,
@@ -42,6 +52,45 @@ async def create(data: JSONBody[dict[str, Any]], state: State) -> Created:
         str(data.get("meta", {}).get("name", "")),
         msgspec.json.encode(data).decode(),
     )
+    return Created(str(template_id))
+
+
+@post("/templates/with-edges", status_code=202)
+async def create_with_edges(data: JSONBody[dict[str, Any]], state: State) -> Created:
+    template_id, event_id = uuid4(), uuid4()
+    pool: asyncpg.Pool = state.pool
+    name = str(data["meta"]["name"])
+    used = [UUID(data["assets"]["environment"]), UUID(data["assets"]["compute"])]
+    versions: dict[UUID, int] = state.versions  # each asset's, read once, as ours remembers them
+    for asset in used:
+        if asset not in versions:
+            versions[asset] = await pool.fetchval(
+                "SELECT max(version) FROM events WHERE stream_id = $1", asset
+            )
+    body = msgspec.json.encode(data)
+    row = await pool.fetchrow(
+        APPEND_FIRST_NAMED,
+        template_id,
+        "template",
+        0,
+        event_id.hex,
+        "template.created.v1",
+        1,
+        body.decode(),
+        '{"actor_subject":"bench","actor_kind":"application"}',
+        hashlib.sha256(body).digest(),
+        GENESIS,
+        "template@tenant:None",
+        name,
+        "bench",
+        name,
+        used,
+        used,
+        [versions[asset] for asset in used],
+        None,
+    )
+    assert row is not None
+    assert row["claimed"], row
     return Created(str(template_id))
 
 
@@ -77,11 +126,14 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     assert pool is not None
     await pool.execute(TABLE)
     app.state.pool = pool
+    app.state.versions = {}
     yield
     await pool.close()
 
 
-app = Litestar(route_handlers=[create, one, page], lifespan=[lifespan], logging_config=None)
+app = Litestar(
+    route_handlers=[create, create_with_edges, one, page], lifespan=[lifespan], logging_config=None
+)
 
 if __name__ == "__main__":
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
