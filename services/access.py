@@ -12,6 +12,7 @@ from domain import access, applications, org_units, users
 from domain.events import Event, EventMetadata
 from domain.values import TENANT, Grant, Role, ScopeRef
 from services.errors import NameTakenError, NotPermittedError
+from services.kinds import fold_as
 from services.ports import NameHolder, Stream, StreamLoader, StreamReader
 from services.prefetch import actor_stream, prefetch
 
@@ -38,7 +39,7 @@ async def application(
     application_id: UUID, *, streams: StreamLoader
 ) -> applications.Application | None:
     """The application as its stream says (None: never created): its standing, for a login."""
-    return applications.fold((await streams.load(application_id)).events)
+    return fold_as(applications.fold, (await streams.load(application_id)).events)
 
 
 async def lineage_of(scope: ScopeRef, *, streams: StreamLoader, field: str) -> tuple[ScopeRef, ...]:
@@ -50,7 +51,7 @@ async def lineage_of(scope: ScopeRef, *, streams: StreamLoader, field: str) -> t
         stream_id = org_units.stream_of(scope)
     except ValueError:  # a cluster id that is no UUID names no cluster
         raise org_units.UnknownScopeError(scope.kind, scope.id, field=field) from None
-    state = org_units.fold((await streams.load(stream_id)).events)
+    state = fold_as(org_units.fold, (await streams.load(stream_id)).events)
     return org_units.parent(state, scope.kind, scope.id, field=field).lineage
 
 

@@ -17,6 +17,7 @@ from domain.org_units import UnknownScopeError
 from domain.values import TENANT, AccessRule
 from services import access, stamps
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, VersionConflictError
+from services.kinds import fold_as
 from services.ports import IdSequence, RuleHolders, Stream, Streams
 from services.stamps import Stamped, Stamps
 
@@ -62,7 +63,7 @@ async def _grant(
     if cmd.subject_kind == "user":
         events.extend(users.grant_role(users.fold(stream.events), cmd.subject_id, rule))
     else:
-        state = applications.fold(stream.events)
+        state = fold_as(applications.fold, stream.events)
         events.extend(applications.grant_role(state, UUID(cmd.subject_id), rule))
     result = await store.append(
         stream_id, events, expected_version=stream.version, metadata=cmd.metadata
@@ -122,7 +123,7 @@ async def delete_access_rule(
     if subject_kind == "user":
         events.extend(users.revoke_role(users.fold(stream.events), subject_id, cmd.rule_id))
     else:
-        state = applications.fold(stream.events)
+        state = fold_as(applications.fold, stream.events)
         events.extend(applications.revoke_role(state, UUID(subject_id), cmd.rule_id))
     await store.append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
 
@@ -142,7 +143,7 @@ def _rules(
     if kind == "user":
         user = users.fold(events)
         return () if user is None else user.rules
-    state = applications.fold(events)
+    state = fold_as(applications.fold, events)
     if state is None or state.deleted:
         if missing_ok:
             return ()

@@ -18,6 +18,7 @@ from domain.values import TENANT
 from services import access, stamps
 from services.errors import FirstSecretGoneError, VersionConflictError
 from services.idempotency import first_creation
+from services.kinds import fold_as
 from services.ports import AppendResult, ApplicationRegistry, Stream, StreamLoader, Streams
 from services.stamps import Stamped
 
@@ -48,7 +49,7 @@ async def create_application(
     if cmd.keyed and stream.version:
         return await _first_answer(registry, cmd, stream)
     events = applications.create(
-        applications.fold(stream.events),
+        fold_as(applications.fold, stream.events),
         cmd.application_id,
         name=cmd.name,
         client_id=cmd.name,
@@ -94,7 +95,7 @@ async def delete_application(cmd: DeleteApplication, *, registry: ApplicationReg
     """Delete an application and destroy its secret; deleting it again is a no-op."""
     await require_admin(cmd.metadata, "delete service accounts", streams=registry)
     stream = await registry.load(cmd.application_id)
-    events = applications.delete(applications.fold(stream.events), cmd.application_id)
+    events = applications.delete(fold_as(applications.fold, stream.events), cmd.application_id)
     if events:
         await registry.unregister(
             cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
@@ -107,7 +108,9 @@ async def rotate_application_secret(
     """Give a live application a new secret; the old one stops working at once."""
     await require_admin(cmd.metadata, "regenerate service account secrets", streams=registry)
     stream = await registry.load(cmd.application_id)
-    events = applications.rotate_secret(applications.fold(stream.events), cmd.application_id)
+    events = applications.rotate_secret(
+        fold_as(applications.fold, stream.events), cmd.application_id
+    )
     return await registry.replace_secret(
         cmd.application_id,
         events,
@@ -123,9 +126,9 @@ async def set_application_enabled(
     """Disable (or enable again) an application; return it as it now is."""
     await require_admin(cmd.metadata, "update service accounts", streams=store)
     stream = await store.load(cmd.application_id)
-    state = applications.fold(stream.events)
+    state = fold_as(applications.fold, stream.events)
     events = applications.set_enabled(state, cmd.application_id, enabled=cmd.enabled)
-    updated = applications.fold((*stream.events, *events))
+    updated = fold_as(applications.fold, (*stream.events, *events))
     assert updated is not None
     if not events:
         return Stamped(state=updated, stamps=stamps.loaded(stream))

@@ -144,7 +144,7 @@ async def share_data_volume(
 def _shared(stream: Stream) -> tuple[tuple[SharedScope, Written], ...]:
     """The scopes a data volume's stream leaves it shared with, each stamped as the event that
     shared it last, in the order the data volume lists them."""
-    state = data_volumes.fold(stream.events)
+    state = fold_as(data_volumes.fold, stream.events)
     assert state is not None
     since = data_volumes.shared_since(stream.events)
     return tuple(

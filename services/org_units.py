@@ -19,6 +19,7 @@ from domain.commands import (
 from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
 from services import access, idempotency, stamps, uses
+from services.kinds import fold_as
 from services.ports import AppendResult, IdSequence, NameClaim, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
 from services.stamps import Stamped, Stamps
@@ -51,7 +52,9 @@ async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResul
     scope = ScopeRef("cluster", str(cmd.cluster_id))
     await _require_admin_on(scope, cmd.metadata, "rename clusters", streams)
     stream = await streams.load(cmd.cluster_id)
-    events = org_units.rename_cluster(org_units.fold(stream.events), cmd.cluster_id, name=cmd.name)
+    events = org_units.rename_cluster(
+        fold_as(org_units.fold, stream.events), cmd.cluster_id, name=cmd.name
+    )
     return await streams.append(
         cmd.cluster_id,
         events,
@@ -72,7 +75,7 @@ async def create_department(
     await access.require(
         cmd.metadata, lineage, "admin", "create departments", streams=streams, unseen=unseen
     )
-    cluster = org_units.fold((await streams.load(cmd.cluster_id)).events)
+    cluster = fold_as(org_units.fold, (await streams.load(cmd.cluster_id)).events)
     assert cluster is not None  # lineage_of found it
     department_id = str(await ids.next_id(cmd.creation_id if cmd.keyed else None))
     events = org_units.create_department(
@@ -109,7 +112,7 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
         cmd.metadata, lineage, "admin", "create projects", streams=streams, unseen=unseen
     )
     cluster = org_units.parent(
-        org_units.fold((await streams.load(cmd.cluster_id)).events),
+        fold_as(org_units.fold, (await streams.load(cmd.cluster_id)).events),
         "cluster",
         str(cmd.cluster_id),
         field="/clusterId",
@@ -117,7 +120,7 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
     department = None
     if cmd.department_id is not None:
         department_stream = org_units.stream_of(parent_scope)
-        department = org_units.fold((await streams.load(department_stream)).events)
+        department = fold_as(org_units.fold, (await streams.load(department_stream)).events)
     project_id = str(await ids.next_id(cmd.creation_id if cmd.keyed else None))
     events = org_units.create_project(
         None,
@@ -146,7 +149,7 @@ async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[or
     await _require_admin_on(cmd.scope, cmd.metadata, f"update {cmd.scope.kind}s", streams)
     stream_id = org_units.stream_of(cmd.scope)
     stream = await streams.load(stream_id)
-    state = org_units.fold(stream.events)
+    state = fold_as(org_units.fold, stream.events)
     events = org_units.update_unit(
         state,
         cmd.scope.kind,
@@ -165,7 +168,7 @@ async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[or
         metadata=cmd.metadata,
         name=_claim(state.kind, state, state.name),
     )
-    updated = org_units.fold((*stream.events, *events))
+    updated = fold_as(org_units.fold, (*stream.events, *events))
     assert updated is not None
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
@@ -175,7 +178,7 @@ async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: Streams) -> None:
     deletion's transaction); frees the unit's name."""
     stream_id = org_units.stream_of(cmd.scope)
     stream = await streams.load(stream_id)
-    state = org_units.fold(stream.events)
+    state = fold_as(org_units.fold, stream.events)
     if state is None or state.kind != cmd.scope.kind:
         raise org_units.OrgUnitNotFoundError(cmd.scope.kind, cmd.scope.id)
     # A deleted unit keeps its lineage, so deleting it again is checked (and a no-op) alike.
@@ -202,7 +205,7 @@ async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: Streams) -> None:
 async def unit_name(scope: ScopeRef, *, streams: StreamLoader) -> str:
     """An org unit's name from its own stream ("" when there is no such unit): for a unit too
     new for the read model, as a write's answer names what the write just found."""
-    unit = org_units.fold((await streams.load(org_units.stream_of(scope))).events)
+    unit = fold_as(org_units.fold, (await streams.load(org_units.stream_of(scope))).events)
     return "" if unit is None else unit.name
 
 
@@ -213,7 +216,7 @@ async def cluster_of(scope: ScopeRef, *, streams: StreamLoader) -> UUID | None:
         stream_id = org_units.stream_of(scope)
     except ValueError:
         return None
-    unit = org_units.fold((await streams.load(stream_id)).events)
+    unit = fold_as(org_units.fold, (await streams.load(stream_id)).events)
     return None if unit is None or unit.deleted else unit.cluster_id
 
 

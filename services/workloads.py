@@ -281,7 +281,7 @@ async def _project(ref: ScopeRef, streams: StreamLoader) -> OrgUnit:
     except ValueError:
         raise org_units.UnknownScopeError("project", ref.id, field="/projectId") from None
     return org_units.parent(
-        org_units.fold((await streams.load(stream_id)).events),
+        fold_as(org_units.fold, (await streams.load(stream_id)).events),
         "project",
         ref.id,
         field="/projectId",
@@ -342,7 +342,7 @@ async def _data_volume_claims(
     )
     claims = []
     for volume_id in mounted:
-        found = data_volumes.fold((await streams.load(volume_id)).events)
+        found = fold_as(data_volumes.fold, (await streams.load(volume_id)).events)
         if found is None or not data_volumes.usable_in(found, project.lineage):
             raise InvalidWorkloadError(
                 "/templateId", f"the data volume {volume_id} is not usable in the project"
