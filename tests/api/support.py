@@ -1,6 +1,7 @@
 """What API tests share: an app over the test servers, callers with tokens, and a way to bring
 every read model up to date before a read."""
 
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from uuid import uuid4
@@ -11,7 +12,7 @@ from litestar import Litestar
 
 from domain.commands import CreateApplication
 from domain.events import EventMetadata
-from domain.values import Grant
+from domain.values import TENANT_ADMIN, Grant
 from infra.bootstrap import Resources, connect_nats
 from infra.followers.global_log import load_checkpoint
 from infra.followers.log_runner import LogRunner
@@ -114,3 +115,26 @@ async def run_to_the_end(pool: asyncpg.Pool, runners: Sequence[LogRunner]) -> No
                 cursor, read = await runner.step(conn, cursor)
                 if read == 0:
                     break
+
+
+_CSRF = re.compile(r'name="_csrf_token" value="([^"]+)"')
+
+
+async def console_admin(client: httpx.AsyncClient, pool: asyncpg.Pool) -> str:
+    """A new tenant admin signed in through the console (`console_session`)."""
+    name = f"console-{uuid4().hex[:8]}"
+    await token_for(pool, name, (TENANT_ADMIN,))
+    return await console_session(client, name)
+
+
+async def console_session(client: httpx.AsyncClient, name: str) -> str:
+    """Sign the application `name` in through the console's form (the session stays in
+    `client`); a CSRF token for the session's forms."""
+    page = await client.get("/console/sign-in")
+    found = _CSRF.search(page.text)
+    assert found is not None, page.text
+    form = {"client_id": name, "client_secret": f"{name}-secret", "_csrf_token": found[1]}
+    assert (await client.post("/console/sign-in", data=form)).status_code == 303
+    found = _CSRF.search((await client.get("/console/templates")).text)
+    assert found is not None
+    return found[1]

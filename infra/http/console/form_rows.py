@@ -11,6 +11,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from infra.http.numerals import natural
 from services.errors import InvalidRequestError
 
 Rows = Mapping[str, int]
@@ -75,8 +76,8 @@ def _filled(values: Mapping[str, object]) -> dict[str, int]:
 def rows_through(text: str, pointer: str) -> int:
     """The rows of a list up to the one `text` (ASCII digits) names in the field at `pointer`;
     past MOST_ROWS, refused, naming the field."""
-    index = int(text)
-    if index >= MOST_ROWS:
+    index = natural(text)
+    if index is None or index >= MOST_ROWS:
         raise InvalidRequestError(pointer, f"a list of this form holds at most {MOST_ROWS} rows")
     return index + 1
 

@@ -17,6 +17,7 @@ from infra.http.adapters import Adapters
 from infra.http.assets import one_now, one_visible, visible_rows
 from infra.http.callers import Caller
 from infra.http.data_sources import KINDS as DATA_SOURCE_KINDS
+from infra.http.numerals import natural
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LOADABLE = ("environment", "compute", *DATA_SOURCE_KINDS)
@@ -32,8 +33,8 @@ def usable_at(kind: str, scope_id: str | None) -> AssetFilter | None:
             return AssetFilter(cluster_id=UUID(scope_id))
         if kind == "department" and scope_id:
             return AssetFilter(department_id=scope_id)
-        if kind == "project" and scope_id:
-            return AssetFilter(project_id=int(scope_id))
+        if kind == "project" and scope_id and (number := natural(scope_id)) is not None:
+            return AssetFilter(project_id=number)
     except ValueError:
         pass
     return None
