@@ -4,13 +4,11 @@ runs the projections) is found, and an edit is saved on the version its page was
 one made meanwhile elsewhere is refused, with nothing written; a workload is submitted into a
 project just made; a settings save changes only what the person changed on the page."""
 
-import re
 from html.parser import HTMLParser
 from typing import Any
 from uuid import UUID, uuid4
 
 import asyncpg
-import httpx
 from litestar import Litestar
 
 from domain import assets, tenant_settings
@@ -20,23 +18,17 @@ from domain.values import TENANT_ADMIN
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from tests.api.client import client_for
-from tests.api.support import project_all, sent, token_for
+from tests.api.support import (
+    call,
+    console_admin,
+    console_session,
+    project_all,
+    sent,
+    token_for,
+)
 from tests.api.test_workloads import setup
 
-_CSRF = re.compile(r'name="_csrf_token" value="([^"]+)"')
 NFS = "/api/v1/asset/datasource/nfs"
-
-
-async def _signed_in(client: httpx.AsyncClient, name: str) -> str:
-    """Sign in through the console's form; a CSRF token for the session's forms."""
-    page = await client.get("/console/sign-in")
-    found = _CSRF.search(page.text)
-    assert found is not None, page.text
-    form = {"client_id": name, "client_secret": f"{name}-secret", "_csrf_token": found[1]}
-    assert (await client.post("/console/sign-in", data=form)).status_code == 303
-    found = _CSRF.search((await client.get("/console/templates")).text)
-    assert found is not None
-    return found[1]
 
 
 def _form(csrf: str, version: int, mount_path: str) -> dict[str, Any]:
@@ -70,7 +62,7 @@ async def test_a_data_source_is_edited_and_deleted_on_the_write_side_at_its_vers
         assert made.status_code == 202, made.text
         asset_id = made.json()["meta"]["id"]
         page = f"/console/data-sources/nfs/{asset_id}"
-        csrf = await _signed_in(client, name)
+        csrf = await console_session(client, name)
 
         saved = await client.post(page, data=_form(csrf, 1, "/mnt/shared"))
         assert saved.status_code == 303, saved.text
@@ -97,7 +89,7 @@ async def test_a_workload_is_submitted_from_the_console_into_a_project_just_made
     """The project's cluster is its stream's: a project no read model holds yet is found."""
     found = await setup(app, admin)
     async with client_for(app) as client:
-        csrf = await _signed_in(client, "root-admin")
+        csrf = await console_session(client, "root-admin")
         template_id = found["template"]["meta"]["id"]
         form = {"_csrf_token": csrf, "name": "from-console", "project": found["project"]["id"]}
         answer = await client.post(f"/console/templates/{template_id}/workloads", data=form)
@@ -134,7 +126,7 @@ async def test_a_settings_save_leaves_a_switch_it_showed_as_someone_else_has_sin
     app: Litestar, admin: str, clean_pool: asyncpg.Pool
 ) -> None:
     async with client_for(app) as client:
-        await _signed_in(client, "root-admin")
+        await console_session(client, "root-admin")
         page = _Form()
         page.feed((await client.get("/console/settings")).text)
         assert ("workloads.dataVolumes", "true") in page.sent
@@ -153,3 +145,35 @@ async def test_a_settings_save_leaves_a_switch_it_showed_as_someone_else_has_sin
     settings = tenant_settings.fold(stream.events)
     assert settings.get("workloads.ngcCatalog") is True
     assert settings.get("workloads.dataVolumes") is False  # as the PUT left it
+
+
+async def test_an_environment_deleted_a_moment_ago_is_not_copied_into_a_template(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """ "Use without linking" copies the environment as its stream has it: one deleted since the
+    catalogue last showed it is refused, as the link it then is, and no template is made."""
+    made = await call(app, "POST", "/api/v1/asset/environment", admin, json={
+        "meta": {"name": "gone", "scope": "tenant"}, "spec": {"image": "deleted-image:1"},
+    })  # fmt: skip
+    asset_id = made.json()["meta"]["id"]
+    await project_all(clean_pool)  # the catalogue holds it ...
+    deleted = await call(app, "DELETE", f"/api/v1/asset/environment/{asset_id}", admin)
+    assert deleted.status_code == 202, deleted.text
+    async with client_for(app) as client:  # ... and its deletion is not projected yet
+        csrf = await console_admin(client, clean_pool)
+        form = {
+            "_csrf_token": csrf,
+            "action": "create",
+            "/scope": "tenant",
+            "/meta/name": "copied",
+            "/spec/distributedFramework": "PyTorch",
+            "/configuration": "workers-only",
+            "/assets/environment": asset_id,
+            "/environmentUse": "copy",
+        }
+        answered = await client.post("/console/templates/new", data=form)
+    assert answered.status_code in (400, 404, 409), answered.text[:300]
+    made_templates = await clean_pool.fetchval(
+        "SELECT count(*) FROM events WHERE type = 'template.created.v1'"
+    )
+    assert made_templates == 0

@@ -204,7 +204,7 @@ async def save_template(
         show_linked(form, choices["rows"])
         return render_form(request, form, choices, editing=editing)
     now = await copied_now(request, adapters, to_copy(form.values))
-    copied, unlinked = copied_values(form.values, {**choices["rows"], **now})
+    copied, unlinked = copied_values(form.values, now)
     built = built_from(fields, unlinked, wire, copied)
     known = {f.pointer for f in fields}
     if built.unknown:

@@ -204,7 +204,7 @@ async def _create(
 ) -> Template | Redirect:
     """CREATE TEMPLATE through the API's own create; a refusal goes next to its field."""
     now = await copied_now(request, adapters, to_copy(form.values))
-    copied, values = copied_values(form.values, {**choices["rows"], **now})
+    copied, values = copied_values(form.values, now)
     built: Built = build(fields, values, copied=copied)
     known = {f.pointer for f in fields}
     if built.unknown:
