@@ -50,6 +50,9 @@ class EventMetadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     correlation_id: UUID | None = None
     causation_id: UUID | None = None
     request_id: str | None = None
+    # A create sent under an Idempotency-Key: what it asked, digested (services/idempotency.py),
+    # so a retry is told from another request by this alone, before anything is decided again.
+    request_digest: str | None = None
 
 
 class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):

@@ -33,8 +33,12 @@ async def create_access_rule(
         cmd.metadata, granted_scope(cmd.grant), "admin", "grant roles here", streams=store,
         field="/scopeId",
     )  # fmt: skip
-    # Under a key, the rule's id is issued once for it: a retry reaches the rule it granted.
-    keyed_id = await ids.next_id(cmd.creation_id) if cmd.keyed else None
+    # Under a key, the rule's id is issued once for it: a retry reaches the rule it granted, or
+    # the rule in force that answered it (then the key is issued that rule's id).
+    keyed_id = None
+    if cmd.keyed:
+        held = _held(cmd, await store.load(_stream_of(cmd.subject_kind, cmd.subject_id)))
+        keyed_id = await ids.next_id(cmd.creation_id, given=held)
     try:
         return await _grant(cmd, keyed_id, store, ids)
     except VersionConflictError:
@@ -70,6 +74,16 @@ async def _grant(
     )
     granted = stamps.appended(stream, result, cmd.metadata).updated
     return Stamped(state=rule, stamps=Stamps(created=granted, updated=granted))
+
+
+def _held(cmd: CreateAccessRule, stream: Stream) -> int | None:
+    """The id of the rule in force that grants what `cmd` asks, when a grant of the subject's
+    stream gave it (so a retry finds it there, revoked since or not)."""
+    rules = _rules(cmd.subject_kind, cmd.subject_id, stream.events)
+    held = next((rule.rule_id for rule in rules if rule.grant == cmd.grant), None)
+    if held is None or _grant_of(stream.events, held) is None:
+        return None
+    return held
 
 
 def _granted_as(stream: Stream, rule_id: int) -> Stamped[AccessRule] | None:

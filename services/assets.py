@@ -73,7 +73,7 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
         )
 
     _, creation = await idempotency.create_decided(
-        streams, cmd.asset_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
+        streams, cmd.asset_id, decide, request=cmd, keyed=cmd.keyed, metadata=cmd.metadata
     )
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 

@@ -55,6 +55,8 @@ async def create_credential(
         Sealing(vault, given or None),
         cmd.asset_id,
         decide,
+        request=cmd,
+        secrets=vault.reference(given) if given and cmd.keyed else None,
         keyed=cmd.keyed,
         metadata=cmd.metadata,
     )

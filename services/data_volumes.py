@@ -83,7 +83,7 @@ async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stam
         )
 
     _, creation = await idempotency.create_decided(
-        streams, cmd.datavolume_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
+        streams, cmd.datavolume_id, decide, request=cmd, keyed=cmd.keyed, metadata=cmd.metadata
     )
     state = data_volumes.fold(creation.events)
     assert state is not None

@@ -2,13 +2,16 @@
 
 The new stream's id is derived from the caller and the key (`creation_id`), so a retry reaches
 the stream its first attempt made (a department or project, whose id Run:ai numbers, is issued
-its number for that id once: services/ports.py `IdSequence`). The use case then compares what
-it would write with what the stream begins with (`create_once`): the same, and the answer is
-the first result, with nothing written; anything else, and the key was reused for another
-request (422). Where the events also hold what the create resolved from other streams, which
-may have moved on before a retry, only the request is compared: a template's assets' versions
-are left out (services/templates.py), and a workload's events carry its request digested, which
-a retry compares before resolving anything again (services/workloads.py). Two attempts racing
+its number for that id once: services/ports.py `IdSequence`). A keyed creation's events carry
+its request digested (`request_digest`, in their metadata; a workload's in its first event,
+services/workloads.py), and a retry looks the stream up before it decides anything
+(`create_decided`): the same digest, and the answer is the first result, with nothing written,
+whatever has changed since (a setting turned off, an asset edited); another, and the key was
+reused for another request (422). A stream written before requests were digested is answered
+by comparing what the create would write with what the stream begins with (`create_once`);
+where those events also hold what the create resolved from other streams, which may have moved
+on, only the request is compared (a template's assets' versions are left out,
+services/templates.py). Two attempts racing
 each other meet on the stream's version (and the name claim): the loser reads the winner's
 events and answers them, inside a unit of work too (Streams.transaction: a refused append undoes
 only itself there). Without a key the id is fresh, and nothing is looked up. A service
@@ -21,16 +24,18 @@ from what caused them instead (services/event_ids.py); the store's replay check 
 attempt into the first result.
 """
 
+import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 from uuid import UUID, uuid4, uuid5
 
 import msgspec
 
+from domain.commands import SecretValues
 from domain.events import Event, EventMetadata
 from services import stamps
 from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
-from services.ports import CreationStore, NameClaim, Stream, Uses
+from services.ports import CreationStore, NameClaim, Stream, Uses, Written
 from services.prefetch import decided
 from services.stamps import Stamps
 
@@ -45,6 +50,30 @@ def creation_id(subject: str, kind: str, key: str | None) -> tuple[UUID, bool]:
     if not key:
         return uuid4(), False
     return uuid5(_CREATIONS, f"{subject}\n{kind}\n{key}"), True
+
+
+def request_digest(command: msgspec.Struct, secrets: object = None) -> str:
+    """What a create asked, digested: every field of its command but who asked (`metadata`),
+    in one order (keys sorted), so the same request digests the same every time. Secret values
+    count by their names, and by `secrets`: the keyed fingerprint the create's events record
+    of them (CredentialVault.reference), never the values themselves, digested or not."""
+    fields = command.__struct_fields__
+    asked = {field: getattr(command, field) for field in fields if field != "metadata"}
+    encoded = msgspec.json.encode([asked, secrets], order="sorted", enc_hook=_named)
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def _named(value: Any) -> Any:
+    if isinstance(value, SecretValues):
+        return sorted(value.reveal())  # the names given, not what they hold
+    raise NotImplementedError(f"no request digest for {type(value).__name__}")
+
+
+def digested(metadata: EventMetadata, digest: str | None) -> EventMetadata:
+    """The creation's metadata, carrying its request's digest when it was sent under a key."""
+    if digest is None:
+        return metadata
+    return msgspec.structs.replace(metadata, request_digest=digest)
 
 
 Same = Callable[[Event, Event], bool]
@@ -93,11 +122,13 @@ async def create_once(
     what it was decided on `checked`) unless an earlier attempt under the same key did; the
     creation either way. `looked_up`: the caller has just found the keyed stream empty, so it
     is not read again before the append (an attempt that got there since is met at the
-    append, as any race is)."""
+    append, as any race is). A keyed creation's `metadata` carries its request digest
+    (`digested`): a retry is told by it first, by comparing events only where the stream has
+    none."""
     if (
         keyed
         and not looked_up
-        and (found := _first(await streams.load(stream_id), events, stream_id, same))
+        and (found := _first(await streams.load(stream_id), events, stream_id, same, metadata))
     ):
         return found
     try:
@@ -114,7 +145,8 @@ async def create_once(
         if not keyed:
             raise
         # A concurrent attempt under the same key may have won: then its events are ours.
-        if (found := _first(await streams.load(stream_id), events, stream_id, same)) is None:
+        stream = await streams.load(stream_id)
+        if (found := _first(stream, events, stream_id, same, metadata)) is None:
             raise
         return found
     return Creation(
@@ -140,13 +172,27 @@ async def create_decided(
     stream_id: UUID,
     decide: Callable[[bool], Awaitable[Decided]],
     *,
+    request: msgspec.Struct | None,
+    secrets: object = None,
     keyed: bool,
     metadata: EventMetadata,
     same: Same = _equal,
     looked_up: bool = False,
-) -> tuple[Decided, Creation]:
+) -> tuple[Decided | None, Creation]:
     """`create_once` what `decide` decides, on remembered streams first (`decided`); the
-    decision written, and the creation."""
+    decision written, and the creation. Sent under a key (`request` is the command), the
+    stream is looked up first: an earlier attempt's creation of the same request is answered
+    without deciding anything again (no decision, then), so a retry answers the first result
+    even when the create would now be refused. `request` None: the events carry the request
+    themselves, and the caller has looked the stream up (a workload's). `secrets`: what the
+    digest takes in place of the request's secret values (`request_digest`)."""
+    if keyed and request is not None:
+        metadata = digested(metadata, request_digest(request, secrets))
+        if not looked_up:
+            stream = await streams.load(stream_id)
+            if stream.version and (first := _by_digest(stream, stream_id, metadata)):
+                return None, first
+            looked_up = not stream.version
 
     async def write(decision: Decided) -> tuple[Decided, Creation]:
         creation = await create_once(
@@ -166,7 +212,41 @@ async def create_decided(
     return await decided(decide, write)
 
 
-def _first(stream: Stream, events: Sequence[Event], stream_id: UUID, same: Same) -> Creation | None:
+def answered(stream: Stream, stream_id: UUID, metadata: EventMetadata) -> Creation | None:
+    """The creation an earlier attempt under the key made, told by its request digest (see
+    `_by_digest`); None when the stream is new, or was made before requests were digested."""
+    return _by_digest(stream, stream_id, metadata) if stream.version else None
+
+
+def _by_digest(stream: Stream, stream_id: UUID, metadata: EventMetadata) -> Creation | None:
+    """The creation the stream begins with, told by its request digest: this request's (its
+    events, those of the append that carried the digest), or IdempotencyKeyReusedError for
+    another's. None when the stream's first events carry no digest (written before requests
+    were digested) or this creation has none."""
+    first = stream.first
+    if first is None or first.request is None or metadata.request_digest is None:
+        return None
+    if first.request != metadata.request_digest:
+        raise IdempotencyKeyReusedError(stream_id)
+    count = next(
+        (i for i, written in enumerate(stream.written) if written.request != first.request),
+        len(stream.written),
+    )
+    shown = Written(first.at, first.by)  # as the first attempt's answer stamped it
+    return Creation(
+        events=stream.events[:count], now=False, stamps=Stamps(created=shown, updated=shown)
+    )
+
+
+def _first(
+    stream: Stream,
+    events: Sequence[Event],
+    stream_id: UUID,
+    same: Same,
+    metadata: EventMetadata,
+) -> Creation | None:
+    if stream.version and (by_digest := _by_digest(stream, stream_id, metadata)) is not None:
+        return by_digest
     first = first_creation(stream, events, stream_id, same)
     if first is None:
         return None

@@ -5,6 +5,7 @@ Org units, layer by layer: domain/org_units.py the rules, services/org_units.py 
 projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
 """
 
+from typing import Literal
 from uuid import UUID
 
 from domain import org_units
@@ -43,7 +44,7 @@ async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
         )
 
     _, creation = await idempotency.create_decided(
-        streams, cmd.cluster_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
+        streams, cmd.cluster_id, decide, request=cmd, keyed=cmd.keyed, metadata=cmd.metadata
     )
     return creation.stamps
 
@@ -69,6 +70,9 @@ async def create_department(
 ) -> Stamped[str]:
     """Create the department; its new id, and when and by whom it was created. Sent again
     under the same idempotency key, the first department's, with nothing written."""
+    metadata, first = await _first_answer(cmd, cmd.metadata, "department", streams, ids)
+    if first is not None:
+        return first
     cluster_scope = ScopeRef("cluster", str(cmd.cluster_id))
     lineage = await access.lineage_of(cluster_scope, streams=streams, field="/clusterId")
     unseen = org_units.UnknownScopeError("cluster", str(cmd.cluster_id), field="/clusterId")
@@ -91,7 +95,7 @@ async def create_department(
         org_units.stream_of(ScopeRef("department", department_id)),
         events,
         keyed=cmd.keyed,
-        metadata=cmd.metadata,
+        metadata=metadata,
         name=_claim("department", cluster, cmd.name),
         uses=Uses(user=f"department {cmd.name}", used=uses.of_scope(cluster_scope, "/clusterId")),
     )
@@ -102,6 +106,9 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
     """Create the project under its department (or directly under its cluster); its new id,
     and when and by whom it was created. Sent again under the same idempotency key, the first
     project's, with nothing written."""
+    metadata, first = await _first_answer(cmd, cmd.metadata, "project", streams, ids)
+    if first is not None:
+        return first
     if cmd.department_id is None:
         parent_scope, field = ScopeRef("cluster", str(cmd.cluster_id)), "/clusterId"
     else:
@@ -137,11 +144,30 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
         org_units.stream_of(ScopeRef("project", project_id)),
         events,
         keyed=cmd.keyed,
-        metadata=cmd.metadata,
+        metadata=metadata,
         name=_claim("project", cluster, cmd.name),
         uses=Uses(user=f"project {cmd.name}", used=uses.of_scope(parent_scope, field)),
     )
     return Stamped(state=project_id, stamps=creation.stamps)
+
+
+async def _first_answer(
+    cmd: CreateDepartment | CreateProject,
+    metadata: EventMetadata,
+    kind: Literal["department", "project"],
+    streams: Streams,
+    ids: IdSequence,
+) -> tuple[EventMetadata, Stamped[str] | None]:
+    """A keyed unit's creation metadata, with its request digested; and, when an earlier
+    attempt under the key made the unit, its id and stamps, found before anything is decided
+    again (services/idempotency.py). The key's id is issued here, once, as the create does."""
+    if not cmd.keyed:
+        return metadata, None
+    metadata = idempotency.digested(metadata, idempotency.request_digest(cmd))
+    unit_id = str(await ids.next_id(cmd.creation_id))
+    stream_id = org_units.stream_of(ScopeRef(kind, unit_id))
+    first = idempotency.answered(await streams.load(stream_id), stream_id, metadata)
+    return metadata, None if first is None else Stamped(state=unit_id, stamps=first.stamps)
 
 
 async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[org_units.OrgUnit]:

@@ -23,6 +23,7 @@ class Written(msgspec.Struct, frozen=True):
 
     at: datetime
     by: str
+    request: str | None = None  # the creation's request digest, when it was sent under a key
 
 
 class Stream(msgspec.Struct, frozen=True):
@@ -235,9 +236,11 @@ class NameHolders(Protocol):
 class IdSequence(Protocol):
     """Small integer ids (Run:ai numbers its departments and projects). Given a `creation` (the
     id services/idempotency.py derives from a create's `Idempotency-Key`), the id issued to that
-    creation before, if any: a retry is given its first attempt's id, and so reaches its stream."""
+    creation before, if any: a retry is given its first attempt's id, and so reaches its stream.
+    `given`: the id to issue to a creation not issued one yet, in place of a new one (a create
+    answered with something that exists already, so that its retries are answered it too)."""
 
-    async def next_id(self, creation: UUID | None = None) -> int: ...
+    async def next_id(self, creation: UUID | None = None, *, given: int | None = None) -> int: ...
 
 
 class RuleHolders(Protocol):

@@ -56,7 +56,13 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
         )
 
     _, creation = await idempotency.create_decided(
-        Sealing(vault, values), cmd.asset_id, decide, keyed=cmd.keyed, metadata=cmd.metadata
+        Sealing(vault, values),
+        cmd.asset_id,
+        decide,
+        request=cmd,
+        secrets=vault.reference(values) if values and cmd.keyed else None,
+        keyed=cmd.keyed,
+        metadata=cmd.metadata,
     )
     state = registries.fold(creation.events)
     assert state is not None

@@ -86,12 +86,13 @@ async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateV
         streams,
         cmd.template_id,
         decide,
+        request=cmd,
         keyed=cmd.keyed,
         metadata=cmd.metadata,
         same=_same_template,
     )
     created = _after((), creation.events)
-    if not creation.now:  # the first attempt's template, combined as it recorded its assets
+    if decision is None or not creation.now:  # the first attempt's, combined as it recorded
         return TemplateView(created, await combined(created, streams=streams), creation.stamps)
     return TemplateView(created, combine(created.body, decision.found), creation.stamps)
 

@@ -56,6 +56,7 @@ async def request_workload(
         streams,
         cmd.workload_id,
         decide,
+        request=None,  # digested in its first event, and looked up above
         keyed=cmd.keyed,
         metadata=cmd.metadata,
         same=_same_submission,

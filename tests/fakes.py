@@ -157,7 +157,8 @@ class InMemoryStreams:
             return AppendResult(stream_id=stream_id, version=len(current), positions=())
         current = self._streams.setdefault(stream_id, current)
         positions = []
-        now = Written(datetime.now(UTC), metadata.actor_subject)  # one time per append
+        # One time per append.
+        now = Written(datetime.now(UTC), metadata.actor_subject, metadata.request_digest)
         for event_id, event in zip(ids, events, strict=True):
             current.append(event)
             self._written.setdefault(stream_id, []).append(now)
@@ -457,9 +458,12 @@ class Ids:
         self.last = 0
         self.issued: dict[UUID, int] = {}
 
-    async def next_id(self, creation: UUID | None = None) -> int:
+    async def next_id(self, creation: UUID | None = None, *, given: int | None = None) -> int:
         if creation is not None and creation in self.issued:
             return self.issued[creation]
+        if creation is not None and given is not None:
+            self.issued[creation] = given
+            return given
         self.last += 1
         if creation is not None:
             self.issued[creation] = self.last

@@ -31,7 +31,8 @@ RETURNING stream_id
 # does not see the other's row yet: the statement is run again, and then it does.
 _ISSUED: Final = """
 WITH issued AS (
-    INSERT INTO issued_ids (creation_id, id) VALUES ($1, nextval('org_unit_ids'))
+    INSERT INTO issued_ids (creation_id, id)
+    VALUES ($1, coalesce($2::bigint, nextval('org_unit_ids')))
     ON CONFLICT (creation_id) DO NOTHING RETURNING id
 )
 SELECT id FROM issued UNION ALL SELECT id FROM issued_ids WHERE creation_id = $1
@@ -44,12 +45,12 @@ class PostgresIdSequence:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    async def next_id(self, creation: UUID | None = None) -> int:
+    async def next_id(self, creation: UUID | None = None, *, given: int | None = None) -> int:
         async with translated("next_id"):
             if creation is None:
                 value: int = await self._pool.fetchval("SELECT nextval('org_unit_ids')")
                 return value
-            while (issued := await self._pool.fetchval(_ISSUED, creation)) is None:
+            while (issued := await self._pool.fetchval(_ISSUED, creation, given)) is None:
                 pass  # lost the first issue to a concurrent one, now committed: read it
             return int(issued)
 

@@ -19,11 +19,13 @@ from services.ports import Stream, Written
 
 # With each event, when and by whom it was written (Stream.written).
 LOAD: Final = """
-SELECT data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor FROM events
- WHERE stream_id = $1 ORDER BY version
+SELECT data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor,
+       metadata->>'requestDigest' AS request
+  FROM events WHERE stream_id = $1 ORDER BY version
 """
 LOAD_MANY: Final = """
-SELECT stream_id, data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor
+SELECT stream_id, data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor,
+       metadata->>'requestDigest' AS request
   FROM events WHERE stream_id = ANY($1::uuid[]) ORDER BY stream_id, version
 """
 LOAD_AFTER: Final = """
@@ -123,4 +125,4 @@ class StreamReads(BoundStreams):
 
 
 def _written_of(row: asyncpg.Record) -> Written:
-    return Written(row["recorded_at"], row["actor"] or "")
+    return Written(row["recorded_at"], row["actor"] or "", row["request"])

@@ -4,6 +4,7 @@ or for an update that changes nothing."""
 
 from uuid import uuid4
 
+import msgspec
 import pytest
 
 from domain.assets import AssetNotFoundError
@@ -13,10 +14,11 @@ from domain.specs import EnvironmentSpec
 from domain.values import ScopeRef
 from services import assets
 from services.errors import IdempotencyKeyReusedError, NameTakenError
-from services.idempotency import creation_id
+from services.idempotency import creation_id, request_digest
 from tests.fakes import InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
+OTHER = EventMetadata(actor_subject="someone-else", actor_kind="application", request_id="r-2")
 
 
 def creating(name: str, image: str = "pt:1", key: str | None = None) -> CreateAsset:
@@ -80,3 +82,29 @@ async def test_an_asset_out_of_sight_of_another_kind_or_deleted_is_missing() -> 
     await assets.delete_asset(deletion, streams=streams)
     with pytest.raises(AssetNotFoundError):
         await assets.require_visible("environment", pt.id, SYSTEM, streams)
+
+
+async def test_a_keyed_creation_carries_its_request_digest_and_a_retry_is_told_by_it() -> None:
+    streams = InMemoryStreams()
+    first = await assets.create_asset(creating("pt", key="k-1"), streams=streams)
+    assert streams.metadata[-1].request_digest == request_digest(creating("pt", key="k-1"))
+    # The same request from another actor's metadata digests the same: who asked is no part of it.
+    assert request_digest(creating("pt", key="k-1")) == request_digest(
+        msgspec.structs.replace(creating("pt", key="k-1"), metadata=OTHER)
+    )
+    again = await assets.create_asset(creating("pt", key="k-1"), streams=streams)
+    assert again == first
+    with pytest.raises(IdempotencyKeyReusedError):
+        await assets.create_asset(creating("pt", image="pt:2", key="k-1"), streams=streams)
+
+
+async def test_a_stream_created_before_requests_were_digested_is_compared_by_its_events() -> None:
+    streams = InMemoryStreams()
+    command = creating("pt", key="k-1")
+    made = await assets.create_asset(msgspec.structs.replace(command, keyed=False), streams=streams)
+    assert streams.metadata[-1].request_digest is None
+    again = await assets.create_asset(command, streams=streams)
+    assert again.state == made.state
+    assert (await streams.load(made.state.id)).version == 1
+    with pytest.raises(IdempotencyKeyReusedError):
+        await assets.create_asset(creating("pt", image="pt:2", key="k-1"), streams=streams)
