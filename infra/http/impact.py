@@ -18,11 +18,10 @@ from infra.http.asset_schemas import (
     ComputeUpdateRequest,
     EnvironmentUpdateRequest,
 )
-from infra.http.assets import one_visible
-from infra.http.callers import Caller, seen_scopes
+from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.consistency import READS
 from projections import template_catalogue
-from services.assets import check_update
+from services.assets import check_update, require_visible
 from services.ports import Streams
 from services.templates import preview_asset_update
 
@@ -55,7 +54,7 @@ async def impact_of(
     """Which of the templates the caller may see this update would change, and how (the API's
     preview and the console's alike); an asset it may not see is not found, and values the
     update would refuse are refused here first, so no preview is shown of a save that fails."""
-    await one_visible(request, kind, asset_id, resources)  # else a 404
+    await require_visible(kind, asset_id, actor(request), streams)  # else a 404, as a PUT's
     await check_update(asset_id, meta.name, meta.description, spec, streams=streams)
     seen = await seen_scopes(request)  # of the templates, only those it may see
     async with resources.pool.acquire() as conn:

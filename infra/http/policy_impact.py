@@ -6,7 +6,7 @@ scope, no loosening), written nowhere.
 For each project at or under the scope that the caller sees, its effective policy is worked
 out twice, as it is and with the proposed policy in the scope's place, and every template
 usable there (of the project or a scope above it) that the caller sees is judged against both,
-as a workload of that project would run it (infra/http/template_compliance.py).
+as a workload of that project would run it (projections/policy_impact.py).
 """
 
 from typing import Final
@@ -16,11 +16,7 @@ from litestar import post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
-from domain import policies
 from domain.commands import ApplyPolicy
-from domain.policies import Effective, PolicyBody
-from domain.policy_compliance import issues
-from domain.values import ScopeRef
 from infra.http import policy_schemas as schemas
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, visibility
@@ -28,9 +24,7 @@ from infra.http.consistency import READS
 from infra.http.numerals import natural
 from infra.http.policies import PATH, TAGS, OverwriteRequest, scope_of_meta
 from infra.http.template_compliance import ComplianceIssueShown
-from projections import org_units, policy_catalogue, template_catalogue
-from projections.executor import Executor
-from projections.template_catalogue import TemplateRow
+from projections import org_units, policy_impact
 from services import policies as use_cases
 
 
@@ -73,62 +67,26 @@ async def preview(
         (ref for ref, lineage in lineages.items() if ref.kind == "project" and scope in lineage),
         key=lambda ref: natural(ref.id) or 0,
     )
-    found: list[TemplateCompliance] = []
     async with adapters.resources.pool.acquire() as conn:
         names = await org_units.names_of(conn, "project", [p.id for p in projects])
-        for project in (p for p in projects if p in seen):
-            lineage = lineages[project]
-            held = await policy_catalogue.of_scopes(conn, lineage)
-            now = policy_catalogue.in_force(lineage, held)
-            then = _with(lineage, held, scope, body)
-            rows = [r for r in await template_catalogue.templates_in(conn, lineage)
-                    if r.template.meta.scope_ref in seen]  # fmt: skip
-            before = await _judged(conn, rows, now)
-            after = await _judged(conn, rows, then)
-            for row, was, will in zip(rows, before, after, strict=True):
-                if was != will:
-                    found.append(
-                        TemplateCompliance(
-                            project_id=project.id,
-                            project_name=names.get(project.id, ""),
-                            template_id=str(row.template.id),
-                            template_name=row.template.meta.name,
-                            compliant_now=not was,
-                            compliance_issues=will,
-                        )
-                    )
-    return PolicyImpact(templates=found)
-
-
-def _with(
-    lineage: tuple[ScopeRef, ...],
-    held: dict[ScopeRef, policy_catalogue.PolicyRow],
-    scope: ScopeRef,
-    body: PolicyBody,
-) -> Effective:
-    chain = []
-    for ref in reversed(lineage):
-        if ref == scope:
-            chain.append((ref, body))
-        elif ref in held:
-            chain.append((ref, held[ref].body))
-    return policies.effective(chain)
-
-
-async def _judged(
-    conn: Executor, rows: list[TemplateRow], policy: Effective
-) -> list[list[ComplianceIssueShown]]:
-    """Each template's issues under `policy`, as a workload of the project would run it."""
-    if not policy.rules:
-        return [[] for _ in rows]
-    combined = await template_catalogue.combined_under(
-        conn, rows, policy.worker_defaults, policy.master_defaults
+        seen_projects = [p for p in projects if p in seen]
+        changed = await policy_impact.changed_by(conn, seen_projects, lineages, seen, scope, body)
+    return PolicyImpact(
+        templates=[
+            TemplateCompliance(
+                project_id=c.project.id,
+                project_name=names.get(c.project.id, ""),
+                template_id=str(c.row.template.id),
+                template_name=c.row.template.meta.name,
+                compliant_now=not c.before,
+                compliance_issues=[
+                    ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
+                    for i in c.after
+                ],
+            )
+            for c in changed
+        ]
     )
-    return [
-        [ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
-         for i in issues(policy, c.spec, c.master)]
-        for c in combined
-    ]  # fmt: skip
 
 
 IMPACT_ROUTES: Final = (preview,)
