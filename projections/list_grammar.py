@@ -50,14 +50,15 @@ class Grammar:
         self._numbers = frozenset(numbers)
         names = "|".join(map(re.escape, self.fields))
         operators = "|".join(map(re.escape, OPERATORS))
-        self._item = re.compile(rf"^({names})({operators})(.+)$")
+        # The whole item, a newline included (`$` alone would let one end the value unseen).
+        self._item = re.compile(rf"({names})({operators})(.+)", re.DOTALL)
 
     def parse(self, items: Sequence[str]) -> list[Condition]:
         """Each item as a condition; InvalidFilterError names a bad one."""
         return [self._condition(index, item) for index, item in enumerate(items)]
 
     def _condition(self, index: int, item: str) -> Condition:
-        match = self._item.match(item)
+        match = self._item.fullmatch(item)
         if match is None:
             known = ", ".join(self.fields)
             raise InvalidFilterError(
@@ -86,7 +87,19 @@ def _moment(index: int, operator: str, wanted: str) -> datetime:
     except ValueError:
         raise InvalidFilterError(index, f"{wanted!r} is not an ISO-8601 time") from None
     # A time without a zone is read as UTC.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    if in_utc(moment) is None:
+        raise InvalidFilterError(index, f"{wanted!r} is past the times a list holds")
+    return moment
+
+
+def in_utc(moment: datetime) -> datetime | None:
+    """The time in UTC, or None for one whose UTC falls outside years 1 to 9999 (a time zone
+    away from either end), which no column holds and the driver cannot even send."""
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return None
 
 
 def _number(text: str) -> float | None:

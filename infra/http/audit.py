@@ -23,9 +23,11 @@ from domain import access
 from domain.values import TENANT, ScopeKind, ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, lineages_of
+from infra.http.numerals import natural
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.postgres.hashchain import first_missing, verify_all, verify_stream
 from projections.audit_index import AuditFilter, AuditRow, find
+from projections.list_grammar import in_utc
 from services.access import require_held
 from services.errors import InvalidRequestError
 
@@ -126,6 +128,9 @@ async def audit_filter(
     until: Annotated[datetime | None, QueryParameter(name="to")] = None,
 ) -> AuditFilter:
     """The query both the page and the tail answer (a dependency of both)."""
+    for name, moment in (("from", since), ("to", until)):
+        if moment is not None and in_utc(moment) is None:
+            raise InvalidRequestError(name, "a time whose UTC falls in the years 1 to 9999")
     return AuditFilter(
         stream_type=stream_type,
         stream_id=stream_id,
@@ -168,10 +173,9 @@ async def tail_events(
     client stays (or until `maxEvents` were sent)."""
     resume = request.headers.get("last-event-id")
     if after is None and resume is not None:
-        try:
-            after = int(resume)
-        except ValueError:
-            raise InvalidRequestError("Last-Event-ID", "a cursor this service sent") from None
+        after = natural(resume)
+        if after is None:
+            raise InvalidRequestError("Last-Event-ID", "a cursor this service sent")
     if after is None:
         async with adapters.resources.pool.acquire() as conn:
             after = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM audit_index"))

@@ -280,7 +280,7 @@ async def manifests(
 async def logs(
     row: NamedDependency[WorkloadRow],
     adapters: NamedDependency[Adapters],
-    replica: Annotated[str, QueryParameter(pattern=r"^(master|chief|launcher|worker)-\d+$")],
+    replica: Annotated[str, QueryParameter(pattern=r"^(master|chief|launcher|worker)-\d{1,9}$")],
     run: Annotated[int | None, QueryParameter(ge=1)] = None,
 ) -> str:
     """A local replica's output (`replica=worker-0`), of the current run unless `run` is given.
