@@ -176,7 +176,8 @@ CredentialKind = Literal["accessKey", "password", "dockerRegistry", "genericSecr
 class SecretRef(Spec, frozen=True, kw_only=True):
     """Where a credential's values are and what they were, without them: the id of the key that
     sealed them, and a keyed fingerprint (HMAC, so it cannot be guessed offline from a list of
-    likely values) that tells two versions apart."""
+    likely values; over the asset's id too, so equal values of two assets fingerprint apart and
+    one asset's cannot confirm a guess of another's) that tells two versions apart."""
 
     key_id: int
     fingerprint: str

@@ -41,7 +41,7 @@ async def create_credential(
     async def decide(remembered: bool) -> idempotency.Decision:
         loader = await prefetch(vault, placing(cmd), remembered=remembered)
         meta = await placed(cmd, "create credentials", streams=loader)
-        secret = vault.reference(given) if given else None
+        secret = vault.reference(cmd.asset_id, given) if given else None
         return idempotency.Decision(
             events=credentials.create(
                 None, cmd.asset_id, cmd.kind, meta, cmd.public, values, secret
@@ -56,7 +56,7 @@ async def create_credential(
         cmd.asset_id,
         decide,
         request=cmd,
-        secrets=vault.reference(given) if given and cmd.keyed else None,
+        secrets=vault.reference(cmd.asset_id, given) if given and cmd.keyed else None,
         keyed=cmd.keyed,
         metadata=cmd.metadata,
     )

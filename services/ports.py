@@ -312,8 +312,13 @@ class CredentialVault(Protocol):
         """As Streams.load_many."""
         ...
 
-    def reference(self, values: Mapping[str, str]) -> SecretRef:
-        """The key id and keyed fingerprint the events record in place of the values."""
+    def reference(self, asset_id: UUID, values: Mapping[str, str]) -> SecretRef:
+        """The key id and keyed fingerprint the events record in place of the asset's values
+        (bound to the asset: equal values of two assets fingerprint apart)."""
+        ...
+
+    def holds(self, asset_id: UUID, values: Mapping[str, str], secret: SecretRef) -> bool:
+        """Whether `secret` is what the events recorded of these values of the asset."""
         ...
 
     async def open(self, asset_id: UUID) -> dict[str, str] | None:

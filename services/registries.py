@@ -46,7 +46,9 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
             workload_supported_types=cmd.workload_supported_types,
         )
         spec = RegistrySpec(
-            url=cmd.url, user=cmd.user, secret=vault.reference(values) if values else None
+            url=cmd.url,
+            user=cmd.user,
+            secret=vault.reference(cmd.asset_id, values) if values else None,
         )
         return idempotency.Decision(
             events=registries.create(None, cmd.asset_id, meta, spec),
@@ -60,7 +62,7 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
         cmd.asset_id,
         decide,
         request=cmd,
-        secrets=vault.reference(values) if values and cmd.keyed else None,
+        secrets=vault.reference(cmd.asset_id, values) if values and cmd.keyed else None,
         keyed=cmd.keyed,
         metadata=cmd.metadata,
     )
@@ -90,7 +92,7 @@ async def update_registry(cmd: UpdateRegistry, *, vault: CredentialVault) -> Sta
         description=cmd.description,
         url=current.spec.url if cmd.url is None else cmd.url,
         user=current.spec.user if cmd.user is None else cmd.user,
-        secret=vault.reference(values) if values else None,
+        secret=vault.reference(cmd.asset_id, values) if values else None,
     )
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))
@@ -146,7 +148,7 @@ async def password_of(asset_id: UUID, spec: RegistrySpec, *, vault: CredentialVa
     secret = spec.secret
     if values is None or "password" not in values or secret is None:
         raise RegistryChangingError(asset_id)
-    if vault.reference(values).fingerprint != secret.fingerprint:
+    if not vault.holds(asset_id, values, secret):
         raise RegistryChangingError(asset_id)
     return values["password"]
 

@@ -253,9 +253,12 @@ class InMemoryCredentialVault:
     ) -> dict[UUID, Stream]:
         return await self.streams.load_many(stream_ids, remembered=remembered)
 
-    def reference(self, values: Mapping[str, str]) -> SecretRef:
-        digest = hashlib.sha256(repr(sorted(values.items())).encode()).hexdigest()
+    def reference(self, asset_id: UUID, values: Mapping[str, str]) -> SecretRef:
+        digest = hashlib.sha256(repr((asset_id, sorted(values.items()))).encode()).hexdigest()
         return SecretRef(key_id=1, fingerprint=digest)
+
+    def holds(self, asset_id: UUID, values: Mapping[str, str], secret: SecretRef) -> bool:
+        return self.reference(asset_id, values) == secret
 
     async def open(self, asset_id: UUID) -> dict[str, str] | None:
         kept = self.values.get(asset_id)

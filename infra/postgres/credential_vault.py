@@ -41,9 +41,12 @@ class PostgresCredentialVault:
     ) -> dict[UUID, Stream]:
         return await self._streams.load_many(stream_ids, remembered=remembered)
 
-    def reference(self, values: Mapping[str, str]) -> SecretRef:
+    def reference(self, asset_id: UUID, values: Mapping[str, str]) -> SecretRef:
         sealer = self._require_sealer()
-        return SecretRef(key_id=sealer.key_id, fingerprint=sealer.fingerprint(values))
+        return SecretRef(key_id=sealer.key_id, fingerprint=sealer.fingerprint(asset_id, values))
+
+    def holds(self, asset_id: UUID, values: Mapping[str, str], secret: SecretRef) -> bool:
+        return self._require_sealer().matches(asset_id, values, secret.fingerprint)
 
     async def append(
         self,

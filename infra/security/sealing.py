@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import os
 from collections.abc import Mapping
+from typing import Final
 from uuid import UUID
 
 import msgspec
@@ -40,6 +41,9 @@ class Sealed(msgspec.Struct, frozen=True):
     sealed: bytes
 
 
+_BOUND: Final = "hmac-sha256-asset:"  # the fingerprints bound to their asset
+
+
 def _derive(master: bytes, purpose: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(master)
 
@@ -64,9 +68,25 @@ class Sealer:
         self._aead = AESGCM(_derive(master, f"trainplate/{purpose}/seal".encode()))
         self._fingerprint_key = _derive(master, f"trainplate/{purpose}/fingerprint".encode())
 
-    def fingerprint(self, values: Mapping[str, str]) -> str:
-        digest = hmac.new(self._fingerprint_key, _canonical(values), hashlib.sha256).hexdigest()
-        return f"hmac-sha256:{digest}"
+    def fingerprint(self, asset_id: UUID, values: Mapping[str, str]) -> str:
+        """What the events record of the asset's values: keyed, so it cannot be guessed from a
+        list of passwords offline, and bound to the asset, so equal values of two assets
+        fingerprint apart: a caller who may create assets cannot confirm a guess of another
+        asset's password by giving one of its own the guess and comparing."""
+        message = asset_id.bytes + _canonical(values)
+        digest = hmac.new(self._fingerprint_key, message, hashlib.sha256).hexdigest()
+        return f"{_BOUND}{digest}"
+
+    def matches(self, asset_id: UUID, values: Mapping[str, str], fingerprint: str) -> bool:
+        """Whether `fingerprint` is the asset's values', in either form: bound to the asset, or
+        over the values alone (recorded before fingerprints were bound; still checked, never
+        made)."""
+        if fingerprint.startswith(_BOUND):
+            expected = self.fingerprint(asset_id, values)
+        else:
+            digest = hmac.new(self._fingerprint_key, _canonical(values), hashlib.sha256)
+            expected = f"hmac-sha256:{digest.hexdigest()}"
+        return hmac.compare_digest(expected, fingerprint)
 
     def seal(self, asset_id: UUID, values: Mapping[str, str]) -> Sealed:
         nonce = os.urandom(12)
