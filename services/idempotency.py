@@ -190,7 +190,7 @@ async def create_decided(
         metadata = digested(metadata, request_digest(request, secrets))
         if not looked_up:
             stream = await streams.load(stream_id)
-            if stream.version and (first := _by_digest(stream, stream_id, metadata)):
+            if (first := answered(stream, stream_id, metadata)) is not None:
                 return None, first
             looked_up = not stream.version
 
@@ -245,7 +245,7 @@ def _first(
     same: Same,
     metadata: EventMetadata,
 ) -> Creation | None:
-    if stream.version and (by_digest := _by_digest(stream, stream_id, metadata)) is not None:
+    if (by_digest := answered(stream, stream_id, metadata)) is not None:
         return by_digest
     first = first_creation(stream, events, stream_id, same)
     if first is None:

@@ -73,9 +73,7 @@ class Sealer:
         list of passwords offline, and bound to the asset, so equal values of two assets
         fingerprint apart: a caller who may create assets cannot confirm a guess of another
         asset's password by giving one of its own the guess and comparing."""
-        message = asset_id.bytes + _canonical(values)
-        digest = hmac.new(self._fingerprint_key, message, hashlib.sha256).hexdigest()
-        return f"{_BOUND}{digest}"
+        return f"{_BOUND}{self._mac(asset_id.bytes + _canonical(values))}"
 
     def matches(self, asset_id: UUID, values: Mapping[str, str], fingerprint: str) -> bool:
         """Whether `fingerprint` is the asset's values', in either form: bound to the asset, or
@@ -84,9 +82,11 @@ class Sealer:
         if fingerprint.startswith(_BOUND):
             expected = self.fingerprint(asset_id, values)
         else:
-            digest = hmac.new(self._fingerprint_key, _canonical(values), hashlib.sha256)
-            expected = f"hmac-sha256:{digest.hexdigest()}"
+            expected = f"hmac-sha256:{self._mac(_canonical(values))}"
         return hmac.compare_digest(expected, fingerprint)
+
+    def _mac(self, message: bytes) -> str:
+        return hmac.new(self._fingerprint_key, message, hashlib.sha256).hexdigest()
 
     def seal(self, asset_id: UUID, values: Mapping[str, str]) -> Sealed:
         nonce = os.urandom(12)
