@@ -35,12 +35,12 @@ async def create_access_rule(
     )  # fmt: skip
     # Under a key, the rule's id is issued once for it: a retry reaches the rule it granted, or
     # the rule in force that answered it (then the key is issued that rule's id).
-    keyed_id = None
+    keyed_id, stream = None, None
     if cmd.keyed:
-        held = _held(cmd, await store.load(_stream_of(cmd.subject_kind, cmd.subject_id)))
-        keyed_id = await ids.next_id(cmd.creation_id, given=held)
+        stream = await store.load(_stream_of(cmd.subject_kind, cmd.subject_id))
+        keyed_id = await ids.next_id(cmd.creation_id, given=_held(cmd, stream))
     try:
-        return await _grant(cmd, keyed_id, store, ids)
+        return await _grant(cmd, keyed_id, store, ids, stream)
     except VersionConflictError:
         if keyed_id is None:
             raise
@@ -49,10 +49,15 @@ async def create_access_rule(
 
 
 async def _grant(
-    cmd: CreateAccessRule, keyed_id: int | None, store: Streams, ids: IdSequence
+    cmd: CreateAccessRule,
+    keyed_id: int | None,
+    store: Streams,
+    ids: IdSequence,
+    stream: Stream | None = None,
 ) -> Stamped[AccessRule]:
+    """Grant the rule, on the subject's `stream` when just read (else it is read here)."""
     stream_id = _stream_of(cmd.subject_kind, cmd.subject_id)
-    stream = await store.load(stream_id)
+    stream = stream if stream is not None else await store.load(stream_id)
     if keyed_id is not None and (first := _granted_as(stream, keyed_id)) is not None:
         if first.state.grant != cmd.grant:
             raise IdempotencyKeyReusedError(stream_id)

@@ -5,7 +5,7 @@ Org units, layer by layer: domain/org_units.py the rules, services/org_units.py 
 projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
 """
 
-from typing import Literal
+from typing import Literal, NamedTuple
 from uuid import UUID
 
 from domain import org_units
@@ -70,9 +70,9 @@ async def create_department(
 ) -> Stamped[str]:
     """Create the department; its new id, and when and by whom it was created. Sent again
     under the same idempotency key, the first department's, with nothing written."""
-    metadata, first = await _first_answer(cmd, cmd.metadata, "department", streams, ids)
-    if first is not None:
-        return first
+    keyed = await _keyed(cmd, "department", streams, ids)
+    if keyed.first is not None:
+        return keyed.first
     cluster_scope = ScopeRef("cluster", str(cmd.cluster_id))
     lineage = await access.lineage_of(cluster_scope, streams=streams, field="/clusterId")
     unseen = org_units.UnknownScopeError("cluster", str(cmd.cluster_id), field="/clusterId")
@@ -81,7 +81,7 @@ async def create_department(
     )
     cluster = fold_as(org_units.fold, (await streams.load(cmd.cluster_id)).events)
     assert cluster is not None  # lineage_of found it
-    department_id = str(await ids.next_id(cmd.creation_id if cmd.keyed else None))
+    department_id = keyed.unit_id or str(await ids.next_id())
     events = org_units.create_department(
         None,
         department_id,
@@ -95,7 +95,8 @@ async def create_department(
         org_units.stream_of(ScopeRef("department", department_id)),
         events,
         keyed=cmd.keyed,
-        metadata=metadata,
+        metadata=keyed.metadata,
+        looked_up=keyed.looked_up,
         name=_claim("department", cluster, cmd.name),
         uses=Uses(user=f"department {cmd.name}", used=uses.of_scope(cluster_scope, "/clusterId")),
     )
@@ -106,9 +107,9 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
     """Create the project under its department (or directly under its cluster); its new id,
     and when and by whom it was created. Sent again under the same idempotency key, the first
     project's, with nothing written."""
-    metadata, first = await _first_answer(cmd, cmd.metadata, "project", streams, ids)
-    if first is not None:
-        return first
+    keyed = await _keyed(cmd, "project", streams, ids)
+    if keyed.first is not None:
+        return keyed.first
     if cmd.department_id is None:
         parent_scope, field = ScopeRef("cluster", str(cmd.cluster_id)), "/clusterId"
     else:
@@ -128,7 +129,7 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
     if cmd.department_id is not None:
         department_stream = org_units.stream_of(parent_scope)
         department = fold_as(org_units.fold, (await streams.load(department_stream)).events)
-    project_id = str(await ids.next_id(cmd.creation_id if cmd.keyed else None))
+    project_id = keyed.unit_id or str(await ids.next_id())
     events = org_units.create_project(
         None,
         project_id,
@@ -144,30 +145,42 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
         org_units.stream_of(ScopeRef("project", project_id)),
         events,
         keyed=cmd.keyed,
-        metadata=metadata,
+        metadata=keyed.metadata,
+        looked_up=keyed.looked_up,
         name=_claim("project", cluster, cmd.name),
         uses=Uses(user=f"project {cmd.name}", used=uses.of_scope(parent_scope, field)),
     )
     return Stamped(state=project_id, stamps=creation.stamps)
 
 
-async def _first_answer(
+class _Keyed(NamedTuple):
+    """What a unit's create under its key found before deciding anything: its metadata (the
+    request digested, when keyed), the id issued to the key, whether its stream was found
+    empty, and the earlier attempt's answer, when one made the unit."""
+
+    metadata: EventMetadata
+    unit_id: str | None = None
+    looked_up: bool = False
+    first: Stamped[str] | None = None
+
+
+async def _keyed(
     cmd: CreateDepartment | CreateProject,
-    metadata: EventMetadata,
     kind: Literal["department", "project"],
     streams: Streams,
     ids: IdSequence,
-) -> tuple[EventMetadata, Stamped[str] | None]:
-    """A keyed unit's creation metadata, with its request digested; and, when an earlier
-    attempt under the key made the unit, its id and stamps, found before anything is decided
-    again (services/idempotency.py). The key's id is issued here, once, as the create does."""
+) -> _Keyed:
+    """Under a key: the id issued to it (once), and the unit an earlier attempt made, found
+    by its request digest before anything is decided again (services/idempotency.py)."""
     if not cmd.keyed:
-        return metadata, None
-    metadata = idempotency.digested(metadata, idempotency.request_digest(cmd))
+        return _Keyed(cmd.metadata)
+    metadata = idempotency.digested(cmd.metadata, idempotency.request_digest(cmd))
     unit_id = str(await ids.next_id(cmd.creation_id))
     stream_id = org_units.stream_of(ScopeRef(kind, unit_id))
-    first = idempotency.answered(await streams.load(stream_id), stream_id, metadata)
-    return metadata, None if first is None else Stamped(state=unit_id, stamps=first.stamps)
+    stream = await streams.load(stream_id)
+    found = idempotency.answered(stream, stream_id, metadata)
+    first = None if found is None else Stamped(state=unit_id, stamps=found.stamps)
+    return _Keyed(metadata, unit_id, looked_up=not stream.version, first=first)
 
 
 async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[org_units.OrgUnit]:
