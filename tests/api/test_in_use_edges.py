@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 import asyncpg
+import httpx
 import pytest
 from litestar import Litestar
 
@@ -65,6 +66,24 @@ async def emptied_in_turn(
     before = await events(pool)
     assert (await call(app, "DELETE", path, admin)).status_code in (202, 204)
     assert await events(pool) == before + 1
+
+
+def raced(
+    answers: list[httpx.Response], at: int, *, deleted: int, refused: int
+) -> list[httpx.Response]:
+    """Creations (202, or 400 once what they need is gone) raced against the deletion at
+    `at`: the deletion made (`deleted`) and no creation, or refused (`refused`) and some made.
+    The creations made."""
+    gone = answers[at]
+    made = [a for i, a in enumerate(answers) if i != at and a.status_code == 202]
+    for answer in (a for i, a in enumerate(answers) if i != at and a.status_code != 202):
+        assert answer.status_code == 400, answer.text
+    if gone.status_code == deleted:
+        assert made == [], "a creation was made on what had been deleted before it"
+    else:
+        assert gone.status_code == refused, gone.text
+        assert made, "the deletion was refused though nothing held what it deletes"
+    return made
 
 
 def asset(name: str, scope: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
@@ -343,15 +362,7 @@ async def test_a_credential_deletion_racing_environments_that_read_it_never_leav
             deletion = client.delete(f"{CREDENTIALS}/password/{read}", headers=headers)
             at = trial % 11
             answers = await asyncio.gather(*creators[:at], deletion, *creators[at:])
-        gone = answers[at]
-        made = [a for i, a in enumerate(answers) if i != at and a.status_code == 202]
-        for answer in (a for i, a in enumerate(answers) if i != at and a.status_code != 202):
-            assert answer.status_code == 400, answer.text
-        if gone.status_code == 202:
-            assert made == [], "an environment was created on a credential deleted before it"
-        else:
-            assert gone.status_code == 412, gone.text
-            assert made, "the deletion was refused though nothing reads the credential"
+        made = raced(answers, at, deleted=202, refused=412)
         uses = "SELECT count(*) FROM stream_uses WHERE used_id = $1"
         assert await clean_pool.fetchval(uses, read) == len(made)
 
@@ -377,12 +388,4 @@ async def test_a_project_deletion_racing_creations_in_it_never_leaves_one_in_a_d
             deletion = client.delete(f"{PROJECTS}/{project}", headers=headers)
             at = trial % 4
             answers = await asyncio.gather(*creators[:at], deletion, *creators[at:])
-        gone = answers[at]
-        made = [a for i, a in enumerate(answers) if i != at and a.status_code == 202]
-        for answer in (a for i, a in enumerate(answers) if i != at and a.status_code != 202):
-            assert answer.status_code == 400, answer.text
-        if gone.status_code == 204:
-            assert made == [], "a compute resource was created in a project deleted before it"
-        else:
-            assert gone.status_code == 409, gone.text
-            assert made, "the deletion was refused though the project holds nothing"
+        raced(answers, at, deleted=204, refused=409)
