@@ -8,7 +8,7 @@ from typing import Final, NamedTuple
 from uuid import UUID
 
 from domain.events import Event, EventMetadata, stream_type_of
-from infra.postgres.hashchain import Content, content_digests
+from infra.postgres.hashchain import content_digests
 from infra.serialization import EncodedEvent, EventCodec, encode_metadata
 
 
@@ -33,19 +33,14 @@ def encode(
     `streams` (16 bytes each), and digest each (infra/postgres/hashchain.py). One append goes to
     one stream type: the events' tags say which."""
     encoded = [codec.encode(event) for event in events]
-    stream_types = {stream_type_of(e.type) for e in encoded}
+    stream_types = {stream_type_of(tag) for tag in {e.type for e in encoded}}
     if len(stream_types) != 1:
         raise ValueError(f"one append goes to one stream type, not {sorted(stream_types)}")
     stream_type = stream_types.pop()
     meta = encode_metadata(metadata)
-    digests = content_digests(
-        stream_type,
-        meta,
-        (
-            Content(ids[16 * i : 16 * i + 16], stream, e.type, e.schema_version, e.data)
-            for i, (stream, e) in enumerate(zip(streams, encoded, strict=True))
-        ),
-    )
+    if len(streams) != len(encoded) or len(ids) != 16 * len(encoded):
+        raise ValueError("one id and one stream per event")
+    digests = content_digests(stream_type, meta, ids, streams, encoded)
     return Encoded(stream_type, encoded, meta, digests, caller_of(metadata))
 
 
@@ -140,7 +135,7 @@ class StreamBatch(NamedTuple):
             self.uuids(),
             *columns(self.encoded),
             self.metadata,
-            self.digests,
+            b"".join(self.digests),
             self.caller,
         )
 
