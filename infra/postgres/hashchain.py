@@ -82,9 +82,14 @@ def link(prev_hash: bytes, digest: bytes, version: int, recorded_at: datetime) -
     """One event's hash after `prev_hash`, as the SQL function trainplate_link computes it. The
     verifier's own arithmetic, never the writer's: a link takes `recorded_at`, the database's
     time, known only inside the append statement, so the appends link their events there."""
-    micros = ((recorded_at - _EPOCH) // _MICROSECOND).to_bytes(8, "big", signed=True)
+    at = micros(recorded_at).to_bytes(8, "big", signed=True)
     fixed = version.to_bytes(4, "big", signed=True)
-    return hashlib.sha256(b"".join((prev_hash, digest, fixed, micros))).digest()
+    return hashlib.sha256(b"".join((prev_hash, digest, fixed, at))).digest()
+
+
+def micros(at: datetime) -> int:
+    """Microseconds since the epoch, as the SQL function trainplate_micros counts them."""
+    return (at - _EPOCH) // _MICROSECOND
 
 
 _ROWS: Final = """

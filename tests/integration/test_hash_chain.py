@@ -6,7 +6,7 @@ import asyncpg
 import pytest
 
 from infra.postgres.connections import Connection
-from infra.postgres.hashchain import content_digest, link, verify_all, verify_stream
+from infra.postgres.hashchain import content_digest, link, micros, verify_all, verify_stream
 from infra.postgres.streams import PostgresStreams
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
@@ -159,3 +159,23 @@ async def test_reordered_events_break_the_chain(clean_pool: asyncpg.Pool) -> Non
     assert report.broken_at is not None
     assert report.broken_at.version == 2
     assert "prev_hash" in report.broken_at.reason
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata", "America/St_Johns", "Africa/Monrovia"])
+async def test_the_database_counts_a_links_microseconds_as_the_verifier_does(
+    clean_pool: asyncpg.Pool, zone: str
+) -> None:
+    """trainplate_micros, which every link takes its time from, agrees with the verifier's
+    arithmetic to the microsecond: before and after the epoch, at fractions of a second, and
+    whatever the session's time zone (some of these were once offset by odd seconds)."""
+    async with clean_pool.acquire() as conn:
+        await conn.execute(f"SET TimeZone = '{zone}'")
+        rows = await conn.fetch(
+            """SELECT t, trainplate_micros(t) AS micros
+                 FROM (SELECT timestamptz '1970-01-01 00:00:00+00'
+                              + g * interval '7919.123457 seconds' AS t
+                         FROM generate_series(-800000, 400000, 97) AS g) AS s"""
+        )
+        await conn.execute("RESET TimeZone")
+    assert len(rows) > 12_000
+    assert [row["micros"] for row in rows] == [micros(row["t"]) for row in rows]
