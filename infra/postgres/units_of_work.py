@@ -140,9 +140,12 @@ class BoundStreams:
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
     ) -> None:
         """Events appended: the stream's new head, known (and readers woken) once committed."""
-        self._once_committed(
-            partial(self._written_now, stream_id, version, hash_, carried_at, last)
-        )
+        if self._unit is None:  # (as _once_committed, without a partial made for every append)
+            self._written_now(stream_id, version, hash_, carried_at, last)
+        else:
+            self._unit.after.append(
+                partial(self._written_now, stream_id, version, hash_, carried_at, last)
+            )
 
     def _written_now(
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
