@@ -33,10 +33,13 @@ def encode(
     `streams` (16 bytes each), and digest each (infra/postgres/hashchain.py). One append goes to
     one stream type: the events' tags say which."""
     encoded = [codec.encode(event) for event in events]
-    stream_types = {stream_type_of(tag) for tag in {e.type for e in encoded}}
-    if len(stream_types) != 1:
-        raise ValueError(f"one append goes to one stream type, not {sorted(stream_types)}")
-    stream_type = stream_types.pop()
+    if not encoded:
+        raise ValueError("an append has at least one event")
+    stream_type = stream_type_of(encoded[0].type)
+    if len(encoded) > 1:  # (the tags of a batch are few: each is looked at once)
+        stream_types = {stream_type_of(tag) for tag in {e.type for e in encoded}}
+        if stream_types != {stream_type}:
+            raise ValueError(f"one append goes to one stream type, not {sorted(stream_types)}")
     meta = encode_metadata(metadata)
     if len(streams) != len(encoded) or len(ids) != 16 * len(encoded):
         raise ValueError("one id and one stream per event")
