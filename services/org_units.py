@@ -81,7 +81,7 @@ async def create_department(
     )
     cluster = fold_as(org_units.fold, (await streams.load(cmd.cluster_id)).events)
     assert cluster is not None  # lineage_of found it
-    department_id = keyed.unit_id or str(await ids.next_id())
+    department_id = keyed.unit_id or str(await ids.next_id(keyed.creation))
     events = org_units.create_department(
         None,
         department_id,
@@ -129,7 +129,7 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
     if cmd.department_id is not None:
         department_stream = org_units.stream_of(parent_scope)
         department = fold_as(org_units.fold, (await streams.load(department_stream)).events)
-    project_id = keyed.unit_id or str(await ids.next_id())
+    project_id = keyed.unit_id or str(await ids.next_id(keyed.creation))
     events = org_units.create_project(
         None,
         project_id,
@@ -155,10 +155,12 @@ async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequenc
 
 class _Keyed(NamedTuple):
     """What a unit's create under its key found before deciding anything: its metadata (the
-    request digested, when keyed), the id issued to the key, whether its stream was found
-    empty, and the earlier attempt's answer, when one made the unit."""
+    request digested, when keyed), the creation to issue the unit's id to (None: not keyed),
+    the id an earlier attempt was issued, whether that id's stream was found empty, and the
+    earlier attempt's answer, when one made the unit."""
 
     metadata: EventMetadata
+    creation: UUID | None = None
     unit_id: str | None = None
     looked_up: bool = False
     first: Stamped[str] | None = None
@@ -170,17 +172,22 @@ async def _keyed(
     streams: Streams,
     ids: IdSequence,
 ) -> _Keyed:
-    """Under a key: the id issued to it (once), and the unit an earlier attempt made, found
-    by its request digest before anything is decided again (services/idempotency.py)."""
+    """Under a key: the id an earlier attempt was issued, and the unit it made, found by its
+    request digest before anything is decided again (services/idempotency.py). A first
+    attempt is issued its id only once the create is decided (`creation`), so one refused
+    uses up no number."""
     if not cmd.keyed:
         return _Keyed(cmd.metadata)
     metadata = idempotency.digested(cmd.metadata, idempotency.request_digest(cmd))
-    unit_id = str(await ids.next_id(cmd.creation_id))
+    issued = await ids.issued(cmd.creation_id)
+    if issued is None:
+        return _Keyed(metadata, cmd.creation_id)
+    unit_id = str(issued)
     stream_id = org_units.stream_of(ScopeRef(kind, unit_id))
     stream = await streams.load(stream_id)
     found = idempotency.answered(stream, stream_id, metadata)
     first = None if found is None else Stamped(state=unit_id, stamps=found.stamps)
-    return _Keyed(metadata, unit_id, looked_up=not stream.version, first=first)
+    return _Keyed(metadata, cmd.creation_id, unit_id, looked_up=not stream.version, first=first)
 
 
 async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[org_units.OrgUnit]:

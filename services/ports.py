@@ -242,6 +242,11 @@ class IdSequence(Protocol):
 
     async def next_id(self, creation: UUID | None = None, *, given: int | None = None) -> int: ...
 
+    async def issued(self, creation: UUID) -> int | None:
+        """The id issued to `creation` before, if any; issues none (so a create refused before
+        it is decided uses up no number)."""
+        ...
+
 
 class RuleHolders(Protocol):
     """Whose stream holds an access rule in force, from the write side (kept in the transaction

@@ -459,15 +459,18 @@ class Ids:
 
     def __init__(self) -> None:
         self.last = 0
-        self.issued: dict[UUID, int] = {}
+        self.by_creation: dict[UUID, int] = {}
 
     async def next_id(self, creation: UUID | None = None, *, given: int | None = None) -> int:
-        if creation is not None and creation in self.issued:
-            return self.issued[creation]
+        if creation is not None and creation in self.by_creation:
+            return self.by_creation[creation]
         if creation is not None and given is not None:
-            self.issued[creation] = given
+            self.by_creation[creation] = given
             return given
         self.last += 1
         if creation is not None:
-            self.issued[creation] = self.last
+            self.by_creation[creation] = self.last
         return self.last
+
+    async def issued(self, creation: UUID) -> int | None:
+        return self.by_creation.get(creation)

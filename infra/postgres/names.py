@@ -54,6 +54,13 @@ class PostgresIdSequence:
                 pass  # lost the first issue to a concurrent one, now committed: read it
             return int(issued)
 
+    async def issued(self, creation: UUID) -> int | None:
+        async with translated("issued_id"):
+            issued: int | None = await self._pool.fetchval(
+                "SELECT id FROM issued_ids WHERE creation_id = $1", creation
+            )
+        return issued
+
 
 async def hold_name(
     conn: Connection, stream_id: UUID, name: NameClaim | None, *, new: bool = False

@@ -11,7 +11,8 @@ import asyncpg
 import pytest
 from litestar import Litestar
 
-from tests.api.support import call
+from domain.values import Grant
+from tests.api.support import call, token_for
 from tests.api.test_assets import org  # noqa: F401  # the fixture: a cluster, a department, two projects
 from tests.api.test_data_volumes import VOLUMES, volume
 from tests.api.test_idempotency import (
@@ -19,6 +20,7 @@ from tests.api.test_idempotency import (
     COMPUTE,
     NFS,
     PASSWORDS,
+    PROJECTS,
     REGISTRIES,
     compute_body,
     environment_body,
@@ -330,3 +332,31 @@ async def test_a_data_volume_sent_again_after_data_volumes_were_turned_off_answe
     assert await count(clean_pool) == written
     assert again.status_code == 201, again.text
     assert again.json()["id"] == first.json()["id"]
+
+
+async def test_a_keyed_unit_create_refused_to_a_caller_without_rights_uses_up_no_number(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """Units are numbered 1, 2, 3...: a keyed create the caller may not make (a stranger, who
+    cannot see the cluster; an editor, who may not create units) is refused before its key is
+    issued a number, so numbers run on without a gap."""
+    stranger = await token_for(clean_pool, "stranger", ())
+    editor = await token_for(
+        clean_pool, "editor", (Grant(role="editor", scope_kind="tenant", scope_id="tenant"),)
+    )
+    cluster = (await call(app, "POST", CLUSTERS, admin, json={"name": "east"})).json()["uuid"]
+    first = await call(app, "POST", DEPARTMENTS, admin, json={"name": "a", "clusterId": cluster})
+    project = {"name": "p", "clusterId": cluster, "parentId": first.json()["id"]}
+    for caller, status in ((stranger, 400), (editor, 403)):
+        for key in ("k1", "k2"):
+            department = {"name": key, "clusterId": cluster}
+            refused = await post(app, caller, DEPARTMENTS, department, key)
+            assert refused.status_code == status, refused.text
+            refused = await post(app, caller, PROJECTS, project, key)
+            assert refused.status_code == status, refused.text
+    assert await count(clean_pool, "SELECT count(*) FROM issued_ids") == 0
+    keyed = await post(app, admin, DEPARTMENTS, {"name": "b", "clusterId": cluster}, "k1")
+    assert keyed.status_code == 201, keyed.text
+    assert int(keyed.json()["id"]) == int(first.json()["id"]) + 1
+    again = await post(app, admin, DEPARTMENTS, {"name": "b", "clusterId": cluster}, "k1")
+    assert (again.status_code, again.json()["id"]) == (201, keyed.json()["id"])

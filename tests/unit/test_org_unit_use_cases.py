@@ -117,3 +117,21 @@ async def test_a_project_created_again_under_its_key_is_the_first_and_another_bo
 
 def org_units_stream(project_id: str) -> UUID:
     return stream_of(ScopeRef("project", project_id))
+
+
+async def test_a_keyed_create_refused_before_it_is_decided_is_issued_no_number() -> None:
+    streams, ids = InMemoryStreams(), Ids()
+    cluster, key = uuid4(), uuid4()
+    command = CreateDepartment(
+        cluster_id=cluster, name="ml", creation_id=key, keyed=True, metadata=SYSTEM
+    )
+    with pytest.raises(UnknownScopeError):  # (the cluster is not there yet)
+        await org_units.create_department(command, streams=streams, ids=ids)
+    assert (await ids.issued(key), ids.last) == (None, 0)
+    await org_units.create_cluster(
+        CreateCluster(cluster_id=cluster, name="east", metadata=SYSTEM), streams=streams
+    )
+    made = await org_units.create_department(command, streams=streams, ids=ids)
+    assert (made.state, await ids.issued(key)) == ("1", 1)
+    again = await org_units.create_department(command, streams=streams, ids=ids)
+    assert again == made
