@@ -78,22 +78,28 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 
 
-async def update_asset(cmd: UpdateAsset, *, streams: Streams) -> Stamped[Asset]:
-    """Replace the asset's name, description and spec; return it as it now is."""
+async def update_asset(
+    cmd: UpdateAsset, *, streams: Streams, reads: StreamLoader | None = None
+) -> Stamped[Asset]:
+    """Replace the asset's name, description and spec; return it as it now is. `reads`: the
+    streams the request read a moment before to check the asset is visible (`require_visible`,
+    the asset's and the caller's roles), decided on rather than read again; the append finds
+    the asset's stream unmoved since, or is refused."""
     kind = assets.kind_of(cmd.spec)
-    stream = await streams.load(cmd.asset_id)
+    loader = reads or streams
+    stream = await loader.load(cmd.asset_id)
     current = assets.live(assets.fold(stream.events), kind, cmd.asset_id)
     await access.require(
         cmd.metadata,
         current.meta.lineage,
         "editor",
         f"update {kind}s",
-        streams=streams,
+        streams=loader,
         unseen=assets.AssetNotFoundError(kind, cmd.asset_id),
     )
     if cmd.expected_version is not None and cmd.expected_version != stream.version:
         raise PreconditionFailedError(cmd.expected_version, stream.version)
-    events = await _update_events(current, cmd.name, cmd.description, cmd.spec, streams)
+    events = await _update_events(current, cmd.name, cmd.description, cmd.spec, loader)
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))
     updated = _after(stream.events, events)
@@ -157,7 +163,7 @@ async def check_update(
 
 
 async def _update_events(
-    current: Asset, name: str, description: str | None, spec: AssetSpec, streams: Streams
+    current: Asset, name: str, description: str | None, spec: AssetSpec, streams: StreamLoader
 ) -> list[AssetEvent]:
     await _check_credentials(spec, current.meta.lineage, streams)
     await _check_settings(spec, streams)

@@ -47,6 +47,7 @@ from infra.http.callers import (
     Caller,
     actor,
     creation_id,
+    guard_reads,
     guarded,
     seen_scopes,
     visibility,
@@ -279,7 +280,7 @@ async def update_from(
         expected_version=expected_version,
         metadata=actor(request),
     )
-    return written(await assets.update_asset(command, streams=streams))
+    return written(await assets.update_asset(command, streams=streams, reads=guard_reads(request)))
 
 
 async def delete_from(request: Caller, kind: AssetKind, asset_id: UUID, streams: Streams) -> None:

@@ -1,7 +1,7 @@
 """The authenticated caller of a request, and what its events record about it."""
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from litestar import Request
@@ -18,6 +18,7 @@ from infra.http.auth import Principal
 from infra.postgres import writer_standing
 from services import access, idempotency
 from services.ports import StreamLoader
+from services.prefetch import actor_stream, prefetch
 
 Caller = Request[Principal, dict[str, Any], State]
 
@@ -67,14 +68,28 @@ Check = Callable[[UUID, EventMetadata, StreamLoader], Awaitable[None]]
 def guarded(check: Check, *, param: str) -> Guard:
     """A guard run before the body is read: `check` of the stream the path's `param` names,
     for the caller; what it raises answers the request, whatever the body, so neither the
-    thing's existence nor the body's shape leaks to whoever may not see it."""
+    thing's existence nor the body's shape leaks to whoever may not see it. That stream and
+    the caller's roles are read together, and kept for the request's use case (`guard_reads`),
+    which decides on them rather than reading them again."""
 
     async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
         caller: Caller = connection  # type: ignore[assignment]  # guards run after auth
         state: Any = connection.app.state
-        await check(connection.path_params[param], actor(caller), state.streams)
+        found_id, metadata = connection.path_params[param], actor(caller)
+        reads = await prefetch(state.streams, [found_id, actor_stream(metadata)])
+        connection.state[_GUARD_READS] = reads
+        await check(found_id, metadata, reads)
 
     return guard
+
+
+_GUARD_READS: Final = "trainplate.guard_reads"
+
+
+def guard_reads(caller: Caller) -> StreamLoader | None:
+    """The streams the route's guard (`guarded`) read for this request, if it has one."""
+    reads: StreamLoader | None = caller.state.get(_GUARD_READS)
+    return reads
 
 
 def visible_or_missing(

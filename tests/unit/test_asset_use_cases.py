@@ -2,7 +2,8 @@
 once, an update renames and re-specs under the name rule, and nothing is written for a refusal
 or for an update that changes nothing."""
 
-from uuid import uuid4
+from collections import Counter
+from uuid import UUID, uuid4
 
 import msgspec
 import pytest
@@ -11,10 +12,12 @@ from domain.assets import AssetNotFoundError
 from domain.commands import CreateAsset, DeleteAsset, UpdateAsset
 from domain.events import ApplicationCreated, EventMetadata
 from domain.specs import EnvironmentSpec
-from domain.values import ScopeRef
+from domain.values import Grant, ScopeRef
 from services import assets
-from services.errors import IdempotencyKeyReusedError, NameTakenError
+from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
 from services.idempotency import creation_id, request_digest
+from services.ports import Stream
+from services.prefetch import prefetch
 from tests.fakes import InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
@@ -108,3 +111,50 @@ async def test_a_stream_created_before_requests_were_digested_is_compared_by_its
     assert (await streams.load(made.state.id)).version == 1
     with pytest.raises(IdempotencyKeyReusedError):
         await assets.create_asset(creating("pt", image="pt:2", key="k-1"), streams=streams)
+
+
+class CountedStreams(InMemoryStreams):
+    """The store, counting how often each stream is read from it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: Counter[UUID] = Counter()
+
+    async def load(self, stream_id: UUID) -> Stream:
+        self.reads[stream_id] += 1
+        return await super().load(stream_id)
+
+
+async def test_an_update_decides_on_what_its_visibility_check_read_and_is_refused_if_moved() -> (
+    None
+):
+    """A PUT's guard reads the asset's stream and the caller's roles together to check the asset
+    is visible (infra/http/callers.py `guarded`); the update decides on those reads instead of
+    reading both again, and its append still finds the asset moved by a write in between."""
+    streams = CountedStreams()
+    pt = (await assets.create_asset(creating("pt"), streams=streams)).state
+    application_id = uuid4()
+    editor_of_tenant = Grant(role="editor", scope_kind="tenant", scope_id="tenant")
+    application = ApplicationCreated(
+        application_id=application_id, name="ci", client_id="ci", grants=(editor_of_tenant,)
+    )
+    await streams.append(application_id, [application], expected_version=0, metadata=SYSTEM)
+    editor = EventMetadata(actor_subject=str(application_id), actor_kind="application")
+
+    def update(image: str) -> UpdateAsset:
+        spec = EnvironmentSpec(image=image)
+        return UpdateAsset(asset_id=pt.id, name="pt", spec=spec, metadata=editor)
+
+    streams.reads.clear()
+    reads = await prefetch(streams, [pt.id, application_id])
+    await assets.require_visible("environment", pt.id, editor, reads)
+    changed = await assets.update_asset(update("pt:2"), streams=streams, reads=reads)
+    assert changed.state.version == 2
+    assert (streams.reads[pt.id], streams.reads[application_id]) == (1, 1)
+
+    reads = await prefetch(streams, [pt.id, application_id])
+    await assets.require_visible("environment", pt.id, editor, reads)
+    await assets.update_asset(update("pt:3"), streams=streams)  # another request, in between
+    with pytest.raises(VersionConflictError):
+        await assets.update_asset(update("pt:4"), streams=streams, reads=reads)
+    assert (await streams.load(pt.id)).version == 3
