@@ -99,10 +99,13 @@ class Sealing:
 
 
 async def update_credential(
-    cmd: UpdateCredential, *, vault: CredentialVault
+    cmd: UpdateCredential, *, vault: CredentialVault, reads: StreamLoader | None = None
 ) -> Stamped[Credential]:
-    """Rename (no name given: it stays) or re-describe; the values stay as they were."""
-    stream = await vault.load(cmd.asset_id)
+    """Rename (no name given: it stays) or re-describe; the values stay as they were. `reads`:
+    what the request's visibility check read a moment before (services/assets.py
+    `update_asset`)."""
+    loader = reads or vault
+    stream = await loader.load(cmd.asset_id)
     current = credentials.live(credentials.fold(stream.events), cmd.kind, cmd.asset_id)
     name = current.meta.name if cmd.name is None else cmd.name
     await access.require(
@@ -110,7 +113,7 @@ async def update_credential(
         current.meta.lineage,
         "editor",
         "update credentials",
-        streams=vault,
+        streams=loader,
         unseen=AssetNotFoundError(cmd.kind, cmd.asset_id),
     )
     events = credentials.update(

@@ -71,17 +71,21 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
     return Stamped(state=state, stamps=creation.stamps)
 
 
-async def update_registry(cmd: UpdateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
+async def update_registry(
+    cmd: UpdateRegistry, *, vault: CredentialVault, reads: StreamLoader | None = None
+) -> Stamped[Registry]:
     """What the command gives replaces what was; a new password is sealed in the update's
-    transaction, in place of the old."""
-    stream = await vault.load(cmd.asset_id)
+    transaction, in place of the old. `reads`: what the request's visibility check read a
+    moment before (services/assets.py `update_asset`)."""
+    loader = reads or vault
+    stream = await loader.load(cmd.asset_id)
     current = registries.live(_fold(stream.events), cmd.asset_id)
     await access.require(
         cmd.metadata,
         current.meta.lineage,
         "editor",
         "update registries",
-        streams=vault,
+        streams=loader,
         unseen=AssetNotFoundError(registries.KIND, cmd.asset_id),
     )
     values = _given(cmd.password.reveal())

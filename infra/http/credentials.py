@@ -29,7 +29,7 @@ from infra.http.asset_schemas import (
     asset_meta,
 )
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
-from infra.http.callers import Caller, actor, creation_id
+from infra.http.callers import Caller, actor, creation_id, guard_reads
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services import credentials as credential_use_cases
 from services.credentials import create_credential, delete_credential, update_credential
@@ -231,7 +231,11 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
             description=data.meta.description,
             metadata=actor(request),
         )
-        return _asset(written(await update_credential(command, vault=adapters.vault)))
+        return _asset(
+            written(
+                await update_credential(command, vault=adapters.vault, reads=guard_reads(request))
+            )
+        )
 
     async def remove(
         request: Caller,

@@ -28,7 +28,7 @@ from infra.http.asset_schemas import (
     asset_meta,
 )
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
-from infra.http.callers import Caller, actor, creation_id
+from infra.http.callers import Caller, actor, creation_id, guard_reads
 from infra.oci.distribution import REPOSITORY, REPOSITORY_MAX, DistributionClient
 from infra.oci.logins import Login
 from projections.asset_catalogue import AssetFilter, AssetRow
@@ -160,7 +160,9 @@ async def update(
         password=SecretValues({"password": password}),
         metadata=actor(request),
     )
-    return _shown(written(await update_registry(command, vault=adapters.vault)))
+    return _shown(
+        written(await update_registry(command, vault=adapters.vault, reads=guard_reads(request)))
+    )
 
 
 @delete(ONE, status_code=204, tags=TAGS, operation_id="delete_registry")
