@@ -1,7 +1,8 @@
 """A process's memory of what it read or decided, bounded: the least recently used goes first.
 
 The caches of the write side (the streams and heads a store remembers, the folds kept of them,
-what the fan-out and the pod watchers folded) are all this one mapping."""
+what the fan-out and the pod watchers folded) and of the API's access (the tokens verified, the
+callers' standing) are all this one mapping."""
 
 from collections import OrderedDict
 from typing import Generic, TypeVar

@@ -10,7 +10,6 @@ session signed out moves it too (migration 0032), so whether a session is signed
 same way.
 """
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, Protocol
@@ -19,6 +18,7 @@ from uuid import UUID
 from domain.applications import Application
 from domain.values import TENANT, Grant, ScopeRef
 from services import access
+from services.bounded import Bounded
 from services.ports import OrgTree, StreamLoader
 
 _CALLERS: Final = 4096  # the callers kept; the least recently used go first
@@ -41,8 +41,7 @@ class AccessCache:
         self._streams = streams
         self._tree = tree
         self._sessions = sessions
-        self._size = size
-        self._callers: OrderedDict[str, tuple[int | None, object]] = OrderedDict()
+        self._callers: Bounded[str, tuple[int | None, object]] = Bounded(size)
         self._lineages: tuple[int | None, Mapping[ScopeRef, tuple[ScopeRef, ...]]] | None = None
 
     async def application(self, application_id: UUID, epoch: int | None) -> Application | None:
@@ -93,11 +92,7 @@ class AccessCache:
         kept = self._callers.get(key)
         if kept is None or kept[0] != epoch:
             return None
-        self._callers.move_to_end(key)
         return kept[1]
 
     def _keep(self, key: str, epoch: int | None, found: object) -> None:
-        self._callers[key] = (epoch, found)
-        self._callers.move_to_end(key)
-        while len(self._callers) > self._size:
-            self._callers.popitem(last=False)
+        self._callers.put(key, (epoch, found))

@@ -2,7 +2,6 @@
 expiry) and, optionally, those of an external identity provider, verified against its JWKS."""
 
 import time
-from collections import OrderedDict
 from typing import Final
 from uuid import UUID
 
@@ -10,6 +9,7 @@ import jwt
 import msgspec
 
 from infra.settings import AuthSettings
+from services.bounded import Bounded
 
 ALGORITHM: Final = "HS256"
 VERIFIED_CACHE: Final = 10_000  # tokens whose signature was checked, newest kept
@@ -27,7 +27,7 @@ class TokenIssuer:
         self._settings = settings
         # A token's signature, issuer and audience cannot change, so each is checked once;
         # its expiry is checked on every use.
-        self._verified: OrderedDict[str, dict[str, object]] = OrderedDict()
+        self._verified: Bounded[str, dict[str, object]] = Bounded(VERIFIED_CACHE)
 
     def issue(
         self,
@@ -62,13 +62,10 @@ class TokenIssuer:
         known = self._verified.get(token)
         expiry = known.get("exp") if known is not None else None
         if known is not None and isinstance(expiry, int) and expiry > time.time():
-            self._verified.move_to_end(token)
             return known
-        self._verified.pop(token, None)
+        self._verified.pop(token)
         claims = self._decode(token)
-        self._verified[token] = claims
-        if len(self._verified) > VERIFIED_CACHE:
-            self._verified.popitem(last=False)
+        self._verified.put(token, claims)
         return claims
 
     def _decode(self, token: str) -> dict[str, object]:
