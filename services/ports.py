@@ -23,7 +23,9 @@ class Written(msgspec.Struct, frozen=True):
 
     at: datetime
     by: str
-    request: str | None = None  # the creation's request digest, when it was sent under a key
+    # A creation's request digest, when it was sent under a key: of the events its stream's
+    # first transaction wrote (where a keyed create puts it), None for any later.
+    request: str | None = None
 
 
 class Stream(msgspec.Struct, frozen=True):

@@ -155,10 +155,11 @@ class InMemoryStreams:
             self.uses[stream_id] = {used: uses.user for used, _ in uses.used}
         if not events:
             return AppendResult(stream_id=stream_id, version=len(current), positions=())
+        # One time per append; a request digest only of a creation's (as the store reads it).
+        digest = metadata.request_digest if not current else None
         current = self._streams.setdefault(stream_id, current)
         positions = []
-        # One time per append.
-        now = Written(datetime.now(UTC), metadata.actor_subject, metadata.request_digest)
+        now = Written(datetime.now(UTC), metadata.actor_subject, digest)
         for event_id, event in zip(ids, events, strict=True):
             current.append(event)
             self._written.setdefault(stream_id, []).append(now)

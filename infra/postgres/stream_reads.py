@@ -18,14 +18,25 @@ from services.errors import StaleReadError
 from services.ports import Stream, Written
 
 # With each event, when and by whom it was written (Stream.written).
+# The request digest (services/idempotency.py) is read of a creation's events only, those of
+# its stream's first transaction, where a keyed create puts it: `->>` parses an event's JSON
+# metadata, and read of every event it cost a 100-event stream's load 17 us of the database's
+# 76 (medians of 7 rounds of 1,000); kept to the creation's events, 6. One stream looks its
+# first transaction up once (a window would hold every row: 96 us); several take it by a
+# window over each stream, in the order their sort makes anyway (3 streams of 100 events:
+# 263 us against 289; of 9 events, the same).
 LOAD: Final = """
 SELECT data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor,
-       metadata->>'requestDigest' AS request
+       CASE WHEN transaction_id = (SELECT f.transaction_id FROM events f
+                                    WHERE f.stream_id = $1 AND f.version = 1)
+            THEN metadata->>'requestDigest' END AS request
   FROM events WHERE stream_id = $1 ORDER BY version
 """
 LOAD_MANY: Final = """
 SELECT stream_id, data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor,
-       metadata->>'requestDigest' AS request
+       CASE WHEN transaction_id = first_value(transaction_id)
+                                      OVER (PARTITION BY stream_id ORDER BY version)
+            THEN metadata->>'requestDigest' END AS request
   FROM events WHERE stream_id = ANY($1::uuid[]) ORDER BY stream_id, version
 """
 LOAD_AFTER: Final = """

@@ -97,6 +97,26 @@ async def test_a_stream_says_when_and_by_whom_its_first_and_last_events_were_wri
     assert (await streams.load(uuid4())).first is None
 
 
+async def test_a_creations_events_are_read_with_its_request_digest_and_no_later_ones(
+    streams: Streams,
+) -> None:
+    """A keyed create's events carry its request digest (services/idempotency.py), read back
+    alone and with other streams; an event appended later is read without one, whatever its
+    metadata carries."""
+    sid, other = uuid4(), uuid4()
+    keyed = msgspec.structs.replace(ACTOR, request_digest="d" * 64)
+    opened = [CounterOpened(name="a"), CounterIncremented(by=1)]
+    await streams.append(sid, opened, expected_version=0, metadata=keyed)
+    later = msgspec.structs.replace(ACTOR, request_digest="e" * 64)
+    await streams.append(sid, [CounterIncremented(by=2)], expected_version=2, metadata=later)
+    await streams.append(other, [CounterOpened(name="b")], expected_version=0, metadata=ACTOR)
+    alone = await streams.load(sid)
+    together = (await streams.load_many([sid, other]))[sid]
+    for stream in (alone, together):
+        assert [w.request for w in stream.written] == ["d" * 64, "d" * 64, None]
+    assert [w.request for w in (await streams.load_many([other]))[other].written] == [None]
+
+
 async def test_a_read_after_a_version_holds_only_the_events_after_it(streams: Streams) -> None:
     reader = cast(BatchAppender, streams)  # the store is the fan-out's batch port as well
     long, short, empty = uuid4(), uuid4(), uuid4()
