@@ -10,7 +10,7 @@ import contextlib
 import copy
 from collections.abc import AsyncIterator, Callable
 from functools import partial
-from typing import Self
+from typing import ParamSpec, Self
 from uuid import UUID
 
 import asyncpg
@@ -23,6 +23,8 @@ from infra.postgres.remembered_streams import RememberedStreams
 from infra.postgres.stream_heads import StreamHeads
 from infra.serialization import EventCodec
 from services.ports import Stream
+
+_Args = ParamSpec("_Args")
 
 
 class UnitOfWork:
@@ -117,15 +119,19 @@ class BoundStreams:
             return True
         return not isinstance(self._db, asyncpg.Pool) and self._db.is_in_transaction()
 
-    def _once_committed(self, action: Callable[[], None]) -> None:
+    def _once_committed(
+        self, action: Callable[_Args, None], *args: _Args.args, **kwargs: _Args.kwargs
+    ) -> None:
+        """`action(*args, **kwargs)` now, or once the unit of work has committed (bound only
+        then: most appends are outside a unit, and a partial made for each was measurable)."""
         if self._unit is None:
-            action()
+            action(*args, **kwargs)
         else:
-            self._unit.after.append(action)
+            self._unit.after.append(partial(action, *args, **kwargs))
 
     def _remember(self, stream_id: UUID, version: int, hash_: bytes) -> None:
         """A head read (in a transaction, it may be of its own writes: known once committed)."""
-        self._once_committed(partial(self._heads.remember, stream_id, version, hash_))
+        self._once_committed(self._heads.remember, stream_id, version, hash_)
 
     def _keep(self, stream_id: UUID, stream: Stream) -> None:
         """A stream read, for later decisions: in a transaction it may hold the transaction's own
@@ -140,12 +146,7 @@ class BoundStreams:
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
     ) -> None:
         """Events appended: the stream's new head, known (and readers woken) once committed."""
-        if self._unit is None:  # (as _once_committed, without a partial made for every append)
-            self._written_now(stream_id, version, hash_, carried_at, last)
-        else:
-            self._unit.after.append(
-                partial(self._written_now, stream_id, version, hash_, carried_at, last)
-            )
+        self._once_committed(self._written_now, stream_id, version, hash_, carried_at, last)
 
     def _written_now(
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
