@@ -5,7 +5,10 @@ a template's creation writes in the database: the body as the event, in the very
 creates send (infra/postgres/sql/append_first_named.sql: the name claimed in its scope, the uses
 of the environment and compute resource held and their versions checked, the hash chain
 linked), with nothing around it but the body's digest. (Ours also checks the versions of the
-other streams its rules read: the caller's and the tenant settings'.) Its GETs select the rows
+other streams its rules read: the caller's and the tenant settings'.) A third POST writes the
+same rows and nothing else, in one statement that checks nothing and chains no hash: the
+fewest rows a create that keeps its name and its uses must write, the floor under any
+implementation of it. Its GETs select the rows
 our reads select from the template read model, by id and a page of 50 by name, and send them as
 they are stored (bench/read.py). Run under the same uvicorn settings as the API.
 
@@ -94,6 +97,38 @@ async def create_with_edges(data: JSONBody[dict[str, Any]], state: State) -> Cre
     return Created(str(template_id))
 
 
+# The event, its name and its uses as plain rows (the hash columns a constant): the same rows
+# append_first_named.sql writes, none of its checks (versions read, standing, name taken, used
+# streams deleted) and no link.
+ROWS_ALONE = """
+WITH named AS (INSERT INTO stream_names (namespace, name, stream_id) VALUES ($5, $6, $1)),
+     used AS (INSERT INTO stream_uses (used_id, user_id, user_name)
+              SELECT a, $1, $6 FROM unnest($7::uuid[]) AS a)
+INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
+                    metadata, recorded_at, prev_hash, hash, caller)
+VALUES ($2, 'template', $1, 1, 'template.created.v1', 1, $3, $4, now(), $8, $8, 'bench')
+"""
+
+
+@post("/templates/rows-alone", status_code=202)
+async def create_rows_alone(data: JSONBody[dict[str, Any]], state: State) -> Created:
+    template_id = uuid4()
+    pool: asyncpg.Pool = state.pool
+    name = str(data["meta"]["name"])
+    await pool.execute(
+        ROWS_ALONE,
+        template_id,
+        uuid4(),
+        msgspec.json.encode(data).decode(),
+        '{"actor_subject":"bench","actor_kind":"application"}',
+        "template@tenant:None",
+        name,
+        [UUID(data["assets"]["environment"]), UUID(data["assets"]["compute"])],
+        GENESIS,
+    )
+    return Created(str(template_id))
+
+
 @get("/templates/{template_id:uuid}")
 async def one(template_id: UUID, state: State) -> Response[bytes]:
     pool: asyncpg.Pool = state.pool
@@ -132,7 +167,9 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
 
 
 app = Litestar(
-    route_handlers=[create, create_with_edges, one, page], lifespan=[lifespan], logging_config=None
+    route_handlers=[create, create_with_edges, create_rows_alone, one, page],
+    lifespan=[lifespan],
+    logging_config=None,
 )
 
 if __name__ == "__main__":

@@ -9,11 +9,14 @@ token, checks the scope and the caller's role, loads and checks the linked envir
 resource, claims the name, records what it uses and appends the event; the baseline decodes and
 inserts the body. A second baseline writes what ours writes in the database, in the statement
 ours sends, and nothing else (bench/bare_api.py): next to it, the ratio is the service's own
-work alone, and the edges' cost is printed as one ratio of the two baselines. Targets: >= 0.7 x
-bare, p99 <= 2 x bare p99. Each server's own CPU time per
-create is printed too: both run on one core each at most, so the ratio of rates follows the ratio
-of what a create costs each process. `--edits N` edits the environment N times first: what a
-create costs must not grow with the history of the assets it links.
+work alone, and the edges' cost is printed as one ratio of the two baselines. A third writes
+the same rows in one statement that checks nothing and links no hash: its ratio to bare is the
+ceiling of any implementation that keeps a create's name and uses in its transaction, before
+authentication, rules or tamper evidence. Targets: >= 0.7 x bare, p99 <= 2 x bare p99. Each
+server's own CPU time per create is printed too: both run on one core each at most, so the
+ratio of rates follows the ratio of what a create costs each process. `--edits N` edits the
+environment N times first: what a create costs must not grow with the history of the assets it
+links.
 """
 
 import argparse
@@ -192,7 +195,8 @@ async def main(rounds: int, seconds: float, connections: int, edits: int) -> Non
             # work (authentication, rules, events, answers), the edges' cost set aside.
             edged = Figure(name=f"template create, {connections} in flight", target=0.7)
             edges = Figure(name="bare with edges / bare", target=None)
-            sides = ("ours", "bare", "edged")
+            rows = Figure(name="bare with the rows alone / bare", target=None)
+            sides = ("ours", "bare", "edged", "rows")
             p50s: dict[str, list[float]] = {who: [] for who in sides}
             p99s: dict[str, list[float]] = {who: [] for who in sides}
             cpus: dict[str, list[float]] = {who: [] for who in sides}  # s of CPU per create
@@ -201,6 +205,7 @@ async def main(rounds: int, seconds: float, connections: int, edits: int) -> Non
                 "ours": (ours_pid, ours_url, "/api/v1/workload-templates/distributed", headers),
                 "bare": (bare_pid, bare_url, "/templates", {}),
                 "edged": (bare_pid, bare_url, "/templates/with-edges", {}),
+                "rows": (bare_pid, bare_url, "/templates/rows-alone", {}),
             }
             for _ in range(rounds):
                 for who, (pid, url, path, sent) in targets.items():
@@ -214,7 +219,8 @@ async def main(rounds: int, seconds: float, connections: int, edits: int) -> Non
             figure.ours, figure.baseline = rates["ours"], rates["bare"]
             edged.ours, edged.baseline = rates["ours"], rates["edged"]
             edges.ours, edges.baseline = rates["edged"], rates["bare"]
-    report("Template creates through HTTP", "bare Litestar+asyncpg", [figure, edges])
+            rows.ours, rows.baseline = rates["rows"], rates["bare"]
+    report("Template creates through HTTP", "bare Litestar+asyncpg", [figure, edges, rows])
     report("Template creates through HTTP", "bare with the same edges", [edged])
     for who in sides:
         print(
@@ -227,7 +233,8 @@ async def main(rounds: int, seconds: float, connections: int, edits: int) -> Non
     spent = {who: statistics.median(cpus[who]) for who in sides}
     print(
         f"  server CPU per create: ours {spent['ours'] * 1e6:.0f} us, bare"
-        f" {spent['bare'] * 1e6:.0f} us, bare with edges {spent['edged'] * 1e6:.0f} us"
+        f" {spent['bare'] * 1e6:.0f} us, bare with edges {spent['edged'] * 1e6:.0f} us,"
+        f" with the rows alone {spent['rows'] * 1e6:.0f} us"
         f" (bare / ours {spent['bare'] / spent['ours']:.2f})"
     )
 
