@@ -2,8 +2,8 @@
 -- id) in one statement, one round trip. The event is written only when the claim took the name;
 -- when another stream holds it, nothing is written and `claimed` is false. A concurrent creator
 -- of the same name waits on the unique key and then finds it taken. The uses are held after the
--- claim, as the transaction path holds them (migration 0022: a used stream deleted fails the
--- statement with TP410, and nothing is written).
+-- claim, as the transaction path holds them (migrations 0022 and 0040: a used stream deleted
+-- fails the statement with TP410, and nothing is written); a new stream's are plain rows.
 -- $1 stream_id, $2 stream_type, $3 version before (0), $4 event_id, $5 type, $6 schema_version,
 -- $7 data, $8 metadata, $9 digest, $10 hash before (genesis), $11 name namespace, $12 name,
 -- $13 caller (NULL: the service itself), $14 the stream as its users are named, $15 the streams
@@ -28,7 +28,11 @@ claim AS (
     RETURNING stream_id
 ),
 held AS (
-    SELECT trainplate_hold_uses($1, $14, $15::uuid[]) FROM claim
+    SELECT trainplate_hold_live($15::uuid[]) FROM claim
+),
+used AS (
+    INSERT INTO stream_uses (used_id, user_id, user_name)
+    SELECT a, $1, $14 FROM held, unnest($15::uuid[]) AS a
 ),
 inserted AS (
     INSERT INTO events (event_id, stream_type, stream_id, version, type, schema_version, data,
