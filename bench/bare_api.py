@@ -8,9 +8,9 @@ linked), with nothing around it but the body's digest. (Ours also checks the ver
 other streams its rules read: the caller's and the tenant settings'.) A third POST writes the
 same rows and nothing else, in one statement that checks nothing and chains no hash: the
 fewest rows a create that keeps its name and its uses must write, the floor under any
-implementation of it. Its GETs select the rows
-our reads select from the template read model, by id and a page of 50 by name, and send them as
-they are stored (bench/read.py). Run under the same uvicorn settings as the API.
+implementation of it. Its GETs select the rows our reads select from the template read model,
+by id and a page of 50 by name, and send them as they are stored (bench/read.py). Run under the
+same uvicorn settings as the API.
 
     BARE_DATABASE_URL=... python -m bench.bare_api <port>
 """
