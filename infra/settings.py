@@ -159,6 +159,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_level: str = "INFO"
     api_host: str = "127.0.0.1"
     api_port: int = 8080
+    # Proxies whose X-Forwarded-For/-Proto the API believes (addresses or CIDRs, comma-separated);
+    # empty: none, so a caller on this machine cannot pose as another address to the login limits.
+    api_trusted_proxies: str = ""
     data_dir: str = ".trainplate"
     # The tenant-wide admin application `trainplate dev` creates on first start; the secret is
     # generated (and printed once) unless given. Never log Settings: this may hold a secret.

@@ -110,6 +110,8 @@ def serve_process(process: str, settings: Settings) -> None:
             port=settings.api_port,
             log_level=settings.log_level.lower(),
             lifespan="on",
+            proxy_headers=bool(settings.api_trusted_proxies),
+            forwarded_allow_ips=settings.api_trusted_proxies or None,
         )
         return
 

@@ -50,8 +50,8 @@ def sealed_session(app: types.ASGIApp, auth: AuthSettings) -> types.ASGIApp:
 
 class SecureCookiesBehindTls:
     """Marks every cookie the console sets `Secure` when the request came over TLS (directly, or
-    through a proxy uvicorn trusts with X-Forwarded-Proto), so a cookie made over HTTPS is never
-    sent in clear; on plain HTTP (`make run` on localhost) the browser would drop a Secure one."""
+    by X-Forwarded-Proto from a proxy in TRAINPLATE_API_TRUSTED_PROXIES), so a cookie made over
+    HTTPS is never sent in clear; on plain HTTP the browser would drop a Secure one."""
 
     def __init__(self, app: ASGIApp) -> None:
         self._app = app
