@@ -13,6 +13,7 @@ HTTP routes.
 from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
 
+from domain import access as grant_rules
 from domain import data_volumes, tenant_settings
 from domain.assets import AssetNotFoundError
 from domain.commands import (
@@ -27,9 +28,10 @@ from domain.org_units import UnknownScopeError
 from domain.specs import DataVolumeSpec, SharedScope
 from domain.template_specs import TemplateAssets
 from domain.tenant_settings import FeatureDisabledError
-from domain.values import AssetMeta, ScopeRef
+from domain.values import AssetMeta, Grant, ScopeRef
 from services import access, idempotency, stamps, uses
 from services.assets import placement
+from services.errors import NotPermittedError
 from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, NameHolder, Stream, StreamLoader, Streams, Uses, Written
 from services.prefetch import actor_stream, prefetch, scope_stream
@@ -105,21 +107,28 @@ async def share_data_volume(
     cmd: ShareDataVolume, *, streams: Streams
 ) -> tuple[tuple[SharedScope, Written], ...]:
     """Share and unshare as asked; the scopes the data volume is then shared with, each with
-    when and by whom the event that shared it last was written. Each scope added must exist
-    and be one the caller may see. Unsharing is refused while templates mount the data volume
+    when and by whom the event that shared it last was written. Each scope added or removed
+    must be one where the caller manages data volumes (`_require_sharer`). Unsharing is refused while templates mount the data volume
     (decided in the append's transaction): one of them may live in that scope."""
     stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "share", streams)
     grants = await access.grants_of(cmd.metadata, streams=streams)
     added = []
     for i, scope in enumerate(cmd.add):
         field = f"/add/{i}/scopeId"
-        ref = data_volumes.scope_ref(scope)
-        lineage = await access.lineage_of(ref, streams=streams, field=field)
-        if cmd.metadata.actor_kind != "system" and not await access.sees(
-            grants, lineage, streams=streams
-        ):
-            raise UnknownScopeError(ref.kind, ref.id, field=field)
+        lineage = await access.lineage_of(
+            data_volumes.scope_ref(scope), streams=streams, field=field
+        )
+        await _require_sharer(grants, lineage, cmd.metadata, streams, field=field)
         added.append((scope, lineage))
+    for i, scope in enumerate(cmd.remove):
+        field = f"/remove/{i}/scopeId"
+        try:
+            lineage = await access.lineage_of(
+                data_volumes.scope_ref(scope), streams=streams, field=field
+            )
+        except UnknownScopeError:  # a unit since deleted: its share guards nothing
+            continue
+        await _require_sharer(grants, lineage, cmd.metadata, streams, field=field)
     events = data_volumes.share(current, cmd.datavolume_id, add=added, remove=cmd.remove)
     if not events:
         return _shared(stream)
@@ -139,6 +148,23 @@ async def share_data_volume(
         written=(*stream.written, *(now,) * len(events)),
     )
     return _shared(after)
+
+
+async def _require_sharer(
+    grants: tuple[Grant, ...],
+    lineage: tuple[ScopeRef, ...],
+    actor: EventMetadata,
+    streams: StreamLoader,
+    *,
+    field: str,
+) -> None:
+    """Run:ai's "share in the scope": only who manages data volumes there (an editor on the
+    scope or above) shares with it or unshares from it; a scope out of sight is missing."""
+    if actor.actor_kind == "system" or grant_rules.permits(grants, lineage, "editor"):
+        return
+    if not await access.sees(grants, lineage, streams=streams):
+        raise UnknownScopeError(lineage[0].kind, lineage[0].id, field=field)
+    raise NotPermittedError(f"share data volumes with that {lineage[0].kind}")
 
 
 def _shared(stream: Stream) -> tuple[tuple[SharedScope, Written], ...]:

@@ -205,6 +205,44 @@ async def test_a_data_volume_is_managed_by_its_projects_editors_and_hidden_from_
     assert refused.status_code == 403, refused.text
 
 
+async def test_a_data_volume_is_shared_only_where_its_sharer_manages_data_volumes(
+    app: Litestar,
+    admin: str,
+    clean_pool: asyncpg.Pool,
+    org: dict[str, Any],  # noqa: F811
+) -> None:
+    """Run:ai's "share in the scope": a project's editor sees the cluster above it, but shares
+    the project's data volume with neither the cluster nor its department; an editor of the
+    department may, and only they (or above) may take that share back."""
+    units = org
+    llm, _ = units["projects"]
+    volume_id = (await made(app, admin, volume("corpus", llm)))["id"]
+    editor = await token_for(
+        clean_pool, "llm-editor", (Grant(role="editor", scope_kind="project", scope_id=llm["id"]),)
+    )
+    lead = await token_for(
+        clean_pool,
+        "research-lead",
+        (Grant(role="editor", scope_kind="department", scope_id=units["department"]["id"]),),
+    )
+    shares = f"{VOLUMES}/{volume_id}/sharedScopes"
+    wide = [
+        {"scopeType": "cluster", "scopeId": units["cluster"]["uuid"]},
+        {"scopeType": "department", "scopeId": units["department"]["id"]},
+    ]
+    for scope in wide:
+        refused = await call(app, "PATCH", shares, editor, json={"add": [scope]})
+        assert refused.status_code == 403, refused.text
+    department = wide[1]
+    assert (await call(app, "PATCH", shares, lead, json={"add": [department]})).status_code == 200
+    taken_back = await call(app, "PATCH", shares, editor, json={"remove": [department]})
+    assert taken_back.status_code == 403, taken_back.text
+    written = await clean_pool.fetch(
+        "SELECT type FROM events WHERE stream_id = $1 ORDER BY version", UUID(volume_id)
+    )
+    assert [row["type"] for row in written] == ["datavolume.created.v1", "datavolume.shared.v1"]
+
+
 async def test_a_template_mounts_a_data_volume_usable_in_its_scope_which_then_stays(
     app: Litestar,
     admin: str,
