@@ -108,8 +108,9 @@ async def share_data_volume(
 ) -> tuple[tuple[SharedScope, Written], ...]:
     """Share and unshare as asked; the scopes the data volume is then shared with, each with
     when and by whom the event that shared it last was written. Each scope added or removed
-    must be one where the caller manages data volumes (`_require_sharer`). Unsharing is refused while templates mount the data volume
-    (decided in the append's transaction): one of them may live in that scope."""
+    must be one where the caller manages data volumes (`_require_sharer`). Unsharing is
+    refused while templates mount the data volume (decided in the append's transaction): one
+    of them may live in that scope."""
     stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "share", streams)
     grants = await access.grants_of(cmd.metadata, streams=streams)
     added = []
