@@ -1,13 +1,14 @@
 """Settings: one frozen tree, parsed once from the environment at process start, passed down."""
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 from uuid import UUID
 
 import msgspec
 
 PREFIX = "TRAINPLATE_"
+LAST_ID: Final = 2**32 - 2  # (uid_t) -1 is no id
 
 
 def redacted(url: str) -> str:
@@ -80,6 +81,10 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # local backend: where replica logs and MPI hostfiles go (default: <data_dir>/workloads)
     work_dir: str = ""
     stop_grace_s: float = 10.0
+    # local backend run by root: the ids its workloads run as, each run its own, from
+    # `local_id_first` on (docs/decisions/0001-local-workload-identities.md).
+    local_id_first: Annotated[int, msgspec.Meta(ge=1, le=LAST_ID)] = 0x7000_0000
+    local_id_count: Annotated[int, msgspec.Meta(ge=1)] = 65_536
     # How often every unsettled workload is reconciled, whatever the queue says (also at start).
     sweep_interval_s: float = 300.0
     # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config
@@ -97,6 +102,14 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # Trainer v2: the runtime's pod-group policy, for gang scheduling by the coscheduling
     # plugin or Volcano (KAI and Run:ai gang-schedule by themselves).
     gang_scheduling: Gang = "none"
+
+    def __post_init__(self) -> None:
+        if self.local_id_first + self.local_id_count - 1 > LAST_ID:
+            raise ValueError(f"local_id_first + local_id_count - 1 is past {LAST_ID}")
+
+    @property
+    def local_ids(self) -> range:
+        return range(self.local_id_first, self.local_id_first + self.local_id_count)
 
     @property
     def durable(self) -> str:

@@ -85,9 +85,9 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def replica_runtime() -> str:
-    """This interpreter, reachable by the local backend's replicas, which a root service runs as
-    `nobody`: where its folders are private to root (a Python under /root), they are opened for
-    traversal only, as pgserver opens its own binaries' folders. Answers the interpreter."""
+    """This interpreter, reachable by the local backend's replicas, which a root service runs
+    under ids of their own: where its folders are private to root (a Python under /root), they
+    are opened for traversal only, as pgserver opens its own. Answers the interpreter."""
     if os.geteuid() == 0:
         for found in (Path(sys.executable), Path(sys.executable).resolve(), Path(sys.prefix)):
             for folder in found.parents:

@@ -1,8 +1,8 @@
 """The local backend: each replica of a run is an OS process on this machine, with the environment
 its Kubeflow operator would inject (infra/backends/local_environment.py) and nothing of the
-service's, as an unprivileged user where the service can choose one
-(infra/backends/local_isolation.py). The image is not used: the replica's command runs with this
-machine's programs.
+service's, under ids of its run's own where the service can choose them
+(infra/backends/local_isolation.py, local_identities.py). The image is not used: the replica's
+command runs with this machine's programs.
 
 A run starts at most once per machine: a marker file is created exclusively before any process
 starts, so a redelivered request (another submitter, or this one after a restart) finds it and
@@ -22,6 +22,7 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +30,16 @@ from domain.template_specs import Security
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
 from infra.backends.local_environment import LocalReplica, mpi_hostfile, replicas
+from infra.backends.local_identities import Identities
 from infra.backends.local_isolation import (
     Identity,
     IsolationError,
     environment,
-    identity_for,
     prepare_home,
     prepare_run_dir,
 )
 from infra.backends.local_pods import Replicas
+from infra.settings import SubmitterSettings
 from services.errors import BackendRejectedError
 from services.ports import PodReports, Reports, Submission
 
@@ -54,8 +56,11 @@ class LocalBackend:
         *,
         stop_grace_s: float = 10.0,
         pods: PodReports | None = None,
+        ids: range = SubmitterSettings().local_ids,
+        service_dirs: Sequence[Path] = (),
     ) -> None:
         self._work_dir = work_dir
+        self._identities = Identities(work_dir, ids, service_dirs)
         self._reports = reports
         self._pods = pods
         self._grace = stop_grace_s
@@ -79,22 +84,33 @@ class LocalBackend:
                 plan.job_name, f"the local backend runs a command; {', '.join(missing)} has none"
             )
         try:
-            identities = {r.name: identity_for(_spec_security(plan, r)) for r in planned}
-            prepare_run_dir(directory, self._work_dir, next(iter(identities.values()), None))
+            prepare_run_dir(directory, self._work_dir)
+            held = self._identities.take(
+                directory, {r.name: _spec_security(plan, r) for r in planned}
+            )
         except IsolationError as error:
             raise BackendRejectedError(plan.job_name, str(error)) from error
+
+        def give_back() -> None:
+            self._identities.give_back(held, directory)
+
         grace = plan.termination_grace_period_seconds
         run = _Run(
             plan,
             planned,
-            identities,
+            held.identities,
             directory,
             self._reports,
             self._grace if grace is None else grace,
             self._pods,
+            give_back,
         )
         self._runs[_key(plan)] = run
-        await run.start()
+        try:
+            await run.start()
+        except BaseException:
+            give_back()
+            raise
         return Submission(backend=self.name)
 
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
@@ -156,8 +172,10 @@ class _Run:
         reports: Reports,
         grace: float,
         pods: PodReports | None = None,
+        ended: Callable[[], None] = lambda: None,
     ) -> None:
         self._plan = plan
+        self._ended = ended  # gives the run's identities back
         self._pods = pods
         self._replicas = Replicas(plan, planned)
         self._planned = planned
@@ -173,6 +191,7 @@ class _Run:
     async def start(self) -> None:
         await self._spawn()
         self._task = asyncio.create_task(self._supervise(), name=f"local:{self._plan.job_name}")
+        self._task.add_done_callback(lambda _: self._ended())
 
     async def _spawn(self) -> None:
         """Start every replica (again, after a failure within the backoff limit)."""

@@ -4,18 +4,20 @@ Its environment is exactly its spec's variables and the operator's contract
 (infra/backends/local_environment.py) over a minimal `PATH`, `HOME` and `LANG`: nothing of the
 service's own environment (keys, database and broker addresses) reaches it.
 
-When the service runs as root, a replica runs as the user its spec names (`uidGidSource: custom`
-with `runAsUid`, `runAsGid` and `supplementalGroups`) or, failing that, as `nobody`, and never as
-root. Its home is a directory of its own under the run's directory, which it owns and nothing
-else can read; the run's directories above it can be traversed but not listed, and the logs and
-hostfile the service writes there are the service's. A service that is not root cannot change
-users: its replicas run as its own user (the local backend is for one trusted team on one
-machine; isolating tenants from each other is the Kubernetes backend's job).
+When the service runs as root, each run of a workload runs under ids of its own, leased from the
+operator's range (infra/backends/local_identities.py); a spec's custom ids (`uidGidSource:
+custom`) are honoured only inside that range. Its home is a directory of its own under the run's
+folder, which it owns and nothing else can read; the folders from the work dir down to the run's
+can be traversed but not listed (0711), and the logs and hostfile the service writes there are the
+service's. A service that is not root cannot change users: its replicas run as its own user (the
+local backend is for one trusted team on one machine; isolating tenants is the Kubernetes
+backend's job). See docs/decisions/0001-local-workload-identities.md.
 """
 
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -23,7 +25,8 @@ import msgspec
 
 from domain.template_specs import Security
 
-UNPRIVILEGED: Final = 65534  # nobody / nogroup
+# root, nobody, 16-bit (uid_t) -1 and 32-bit (uid_t) -1: never a workload's, whatever the range.
+RESERVED: Final = frozenset({0, 65534, 65535, 2**32 - 1})
 # Programs the replica's command may name without a path, wherever the service was started.
 _SYSTEM_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
 
@@ -38,24 +41,42 @@ class IsolationError(ValueError):
     """The replica cannot be started as isolated as this module promises."""
 
 
-def identity_for(security: Security | None) -> Identity | None:
-    """Who a replica runs as; None where the service cannot change users (it is not root)."""
-    if os.geteuid() != 0:
-        return None
-    # Only a custom source names ids; from the image or the identity provider, none is known here.
-    custom = security if security is not None and security.uid_gid_source == "custom" else None
-    uid = None if custom is None else custom.run_as_uid
-    gid = None if custom is None else custom.run_as_gid
-    if uid == 0 or gid == 0:
-        raise IsolationError("the local backend never runs a replica as root (runAsUid/runAsGid 0)")
-    groups = _groups(None if custom is None else custom.supplemental_groups)
-    if 0 in groups:
-        raise IsolationError("the local backend never runs a replica in group root")
-    return Identity(
-        uid=UNPRIVILEGED if uid is None else uid,
-        gid=UNPRIVILEGED if gid is None else gid,
-        groups=groups,
+class Wanted(msgspec.Struct, frozen=True, kw_only=True):
+    """The ids a replica's spec names; what it leaves out is its run's own id."""
+
+    uid: int | None = None
+    gid: int | None = None
+    groups: tuple[int, ...] = ()
+
+    def named(self) -> Iterator[tuple[str, int]]:
+        if self.uid is not None:
+            yield "runAsUid", self.uid
+        if self.gid is not None:
+            yield "runAsGid", self.gid
+        yield from (("supplementalGroups", group) for group in self.groups)
+
+    def identity(self, own: int) -> Identity:
+        uid = own if self.uid is None else self.uid
+        return Identity(uid=uid, gid=own if self.gid is None else self.gid, groups=self.groups)
+
+
+def wanted(security: Security | None, allowed: range) -> Wanted:
+    """The custom ids a spec names (only a custom source names any): each must lie in the
+    operator's range, or the replica is refused, naming the field."""
+    if security is None or security.uid_gid_source != "custom":
+        return Wanted()
+    found = Wanted(
+        uid=security.run_as_uid,
+        gid=security.run_as_gid,
+        groups=_groups(security.supplemental_groups),
     )
+    for field, number in found.named():
+        if number not in allowed or number in RESERVED:
+            raise IsolationError(
+                f"{field} {number} is not one the local backend runs workloads as "
+                f"(its range is {allowed.start}-{allowed.stop - 1})"
+            )
+    return found
 
 
 def _groups(listed: str | None) -> tuple[int, ...]:
@@ -65,6 +86,31 @@ def _groups(listed: str | None) -> tuple[int, ...]:
         return tuple(int(part) for part in listed.replace(" ", "").split(",") if part)
     except ValueError as error:
         raise IsolationError(f"supplementalGroups is not a list of ids: {listed!r}") from error
+
+
+class Taken(msgspec.Struct, frozen=True, kw_only=True):
+    """What this machine already gives ids to, as found at one moment."""
+
+    owners: frozenset[int] = frozenset()  # users, groups, and owners of the service's folders
+    subordinate: tuple[range, ...] = ()  # users' namespaces' ids (/etc/subuid, /etc/subgid)
+    running: frozenset[int] = frozenset()  # every id a live process runs under
+
+    def why(self, number: int) -> str | None:
+        if number in RESERVED or number in self.owners:
+            return "belongs to the service or to a user or group of this machine"
+        if any(number in ids for ids in self.subordinate):
+            return "is a subordinate id of a user of this machine"
+        if number in self.running:
+            return "is in use by a process of this machine"
+        return None
+
+
+def candidates(allowed: range, start: int) -> Iterator[int]:
+    """Every id of the range once, from `start` round to the one before it: a run's id comes
+    back only after the whole range has been handed out."""
+    offset = (start - allowed.start) % len(allowed)
+    yield from allowed[offset:]
+    yield from allowed[:offset]
 
 
 def environment(own: dict[str, str], home: Path) -> dict[str, str]:
@@ -79,20 +125,17 @@ def _path() -> str:
     return f"{here}:{_SYSTEM_PATH}"
 
 
-def prepare_run_dir(directory: Path, work_dir: Path, identity: Identity | None) -> None:
-    """Let the replicas' user pass through the run's directory and those above it: the backend's
-    own folders (from its work dir down) are opened for traversal, never for listing; a folder
-    above the work dir that the user cannot pass is an error naming it, never changed."""
-    if identity is None:
-        return
+def prepare_run_dir(directory: Path, work_dir: Path) -> None:
+    """The backend's folders from its work dir down to the run's are passed through, never
+    listed (0711); a folder above the work dir that a root service's replicas cannot pass is an
+    error naming it, never changed."""
     work_dir = work_dir.resolve()
     for folder in (directory.resolve(), *directory.resolve().parents):
-        mode = stat.S_IMODE(folder.stat().st_mode)
-        if mode & stat.S_IXOTH:
-            continue
         if folder == work_dir or work_dir in folder.parents:
-            folder.chmod(mode | stat.S_IXOTH)
-        else:
+            folder.chmod(0o711)
+            continue
+        mode = stat.S_IMODE(folder.stat().st_mode)
+        if os.geteuid() == 0 and not mode & stat.S_IXOTH:
             raise IsolationError(
                 f"{folder} (mode {mode:o}) cannot be traversed by the replicas' user: "
                 "choose a work dir whose parents others may pass (o+x)"

@@ -22,10 +22,10 @@ PRINT_RANK = "import os; print('rank', os.environ['RANK'], 'of', os.environ['WOR
 
 
 def test_a_workload_submitted_over_http_runs_locally_and_completes(
-    tmp_path: Path, replica_runtime: str
+    replica_work_dir: Path, replica_runtime: str
 ) -> None:
     port = free_port()
-    dev = start_dev(tmp_path / "data", port)
+    dev = start_dev(replica_work_dir / "data", port)
     api = f"http://127.0.0.1:{port}"
     try:
         wait_until_ready(f"{api}/readyz", dev, within_s=120)
@@ -35,7 +35,7 @@ def test_a_workload_submitted_over_http_runs_locally_and_completes(
             workload = submit(http)
             state = wait_for_phase(http, workload["workloadId"], "Completed", within_s=120)
             assert state["phase"] == "Completed", state
-            endpoints = json.loads((tmp_path / "data" / "endpoints.json").read_text())
+            endpoints = json.loads((replica_work_dir / "data" / "endpoints.json").read_text())
             projector = httpx.get(endpoints["metrics"]["projector"], timeout=5).text
             scraped = http.get("/metrics").text
             logs = {

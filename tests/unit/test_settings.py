@@ -35,3 +35,18 @@ def test_documented_variables_and_nested_ones_are_read_and_typed() -> None:
 def test_a_bad_value_fails_at_start_up_naming_the_setting() -> None:
     with pytest.raises(msgspec.ValidationError, match=r"\$\.relay\.batch_size"):
         Settings.from_env({"TRAINPLATE_RELAY__BATCH_SIZE": "many"})
+
+
+def test_local_workloads_ids_are_a_range_far_from_users_that_ends_before_minus_one() -> None:
+    assert Settings.from_env({}).submitter.local_ids == range(0x7000_0000, 0x7001_0000)
+    chosen = Settings.from_env(
+        {
+            "TRAINPLATE_SUBMITTER__LOCAL_ID_FIRST": "200000",
+            "TRAINPLATE_SUBMITTER__LOCAL_ID_COUNT": "10",
+        }
+    )
+    assert chosen.submitter.local_ids == range(200_000, 200_010)
+    with pytest.raises(msgspec.ValidationError, match=r"\$\.submitter\.local_id_first"):
+        Settings.from_env({"TRAINPLATE_SUBMITTER__LOCAL_ID_FIRST": "0"})
+    with pytest.raises(msgspec.ValidationError, match=r"past 4294967294 - at `\$\.submitter`"):
+        Settings.from_env({"TRAINPLATE_SUBMITTER__LOCAL_ID_FIRST": str(2**32 - 10)})
