@@ -19,9 +19,11 @@ from services import access, stamps
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, VersionConflictError
 from services.kinds import fold_as
 from services.ports import IdSequence, RuleHolders, Stream, Streams
+from services.races import decided_again
 from services.stamps import Stamped, Stamps
 
 
+@decided_again
 async def create_access_rule(
     cmd: CreateAccessRule, *, store: Streams, ids: IdSequence
 ) -> Stamped[AccessRule]:
@@ -115,6 +117,7 @@ def _grant_of(events: Sequence[Event], rule_id: int) -> int | None:
     )
 
 
+@decided_again
 async def delete_access_rule(
     cmd: DeleteAccessRule, *, store: Streams, holders: RuleHolders
 ) -> None:

@@ -20,6 +20,7 @@ from services.errors import FirstSecretGoneError, VersionConflictError
 from services.idempotency import first_creation
 from services.kinds import fold_as
 from services.ports import AppendResult, ApplicationRegistry, Stream, StreamLoader, Streams
+from services.races import decided_again
 from services.stamps import Stamped
 
 
@@ -38,6 +39,7 @@ class Registration(msgspec.Struct, frozen=True, kw_only=True):
     now: bool
 
 
+@decided_again
 async def create_application(
     cmd: CreateApplication, *, secret: str, registry: ApplicationRegistry
 ) -> Registration:
@@ -91,6 +93,7 @@ async def _first_answer(
     return Registration(secret=kept, now=False)
 
 
+@decided_again
 async def delete_application(cmd: DeleteApplication, *, registry: ApplicationRegistry) -> None:
     """Delete an application and destroy its secret; deleting it again is a no-op."""
     await require_admin(cmd.metadata, "delete service accounts", streams=registry)
@@ -102,6 +105,7 @@ async def delete_application(cmd: DeleteApplication, *, registry: ApplicationReg
         )
 
 
+@decided_again
 async def rotate_application_secret(
     cmd: RotateApplicationSecret, *, secret: str, registry: ApplicationRegistry
 ) -> AppendResult:
@@ -120,6 +124,7 @@ async def rotate_application_secret(
     )
 
 
+@decided_again
 async def set_application_enabled(
     cmd: SetApplicationEnabled, *, store: Streams
 ) -> Stamped[applications.Application]:

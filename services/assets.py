@@ -34,6 +34,7 @@ from services.errors import PreconditionFailedError
 from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, StreamLoader, StreamReader, Streams, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
+from services.races import decided_again
 from services.stamps import Stamped
 
 # Where a request names each kind of scope (Run:ai's asset meta).
@@ -45,6 +46,7 @@ SCOPE_FIELDS = {
 }
 
 
+@decided_again
 async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
     """Create the asset; return it as written."""
     kind = assets.kind_of(cmd.spec)
@@ -78,6 +80,7 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 
 
+@decided_again
 async def update_asset(
     cmd: UpdateAsset, *, streams: Streams, reads: StreamLoader | None = None
 ) -> Stamped[Asset]:
@@ -170,6 +173,7 @@ async def _update_events(
     return assets.update(current, current.id, name=name, description=description, spec=spec)
 
 
+@decided_again
 async def delete_asset(cmd: DeleteAsset, *, streams: Streams) -> None:
     """Delete the asset and free its name; refused while templates or other assets use it
     (decided in the deletion's own transaction); deleting it again is a no-op."""

@@ -27,9 +27,11 @@ from services.ports import (
     Uses,
 )
 from services.prefetch import Prefetched, prefetch
+from services.races import decided_again
 from services.stamps import Stamped
 
 
+@decided_again
 async def create_credential(
     cmd: CreateCredential, *, vault: CredentialVault
 ) -> Stamped[Credential]:
@@ -98,6 +100,7 @@ class Sealing:
         )
 
 
+@decided_again
 async def update_credential(
     cmd: UpdateCredential, *, vault: CredentialVault, reads: StreamLoader | None = None
 ) -> Stamped[Credential]:
@@ -146,6 +149,7 @@ async def require_visible(
     )
 
 
+@decided_again
 async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) -> None:
     """Refused while something uses it (decided in the deletion's own transaction); otherwise
     its values are destroyed with it."""

@@ -35,6 +35,7 @@ from services.errors import NotPermittedError
 from services.kinds import fold_as, live_scope
 from services.ports import NameClaim, NameHolder, Stream, StreamLoader, Streams, Uses, Written
 from services.prefetch import actor_stream, prefetch, scope_stream
+from services.races import decided_again
 from services.stamps import Stamped
 from services.tenant_settings import current as settings_of
 
@@ -43,6 +44,7 @@ KIND = "data-volume"  # the AssetKind of a data volume in a template's assets bl
 Refusal = Callable[[str, str], Exception]
 
 
+@decided_again
 async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stamped[DataVolume]:
     """Create the data volume; return it as written. Sent again under the same idempotency key,
     the first answer, with nothing written."""
@@ -92,6 +94,7 @@ async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stam
     return Stamped(state=state, stamps=creation.stamps)
 
 
+@decided_again
 async def describe_data_volume(cmd: DescribeDataVolume, *, streams: Streams) -> Stamped[DataVolume]:
     """A new description; none given: it stays."""
     stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "update", streams)
@@ -103,6 +106,7 @@ async def describe_data_volume(cmd: DescribeDataVolume, *, streams: Streams) -> 
     return await _written(streams, stream, events, cmd.metadata)
 
 
+@decided_again
 async def share_data_volume(
     cmd: ShareDataVolume, *, streams: Streams
 ) -> tuple[tuple[SharedScope, Written], ...]:
@@ -193,6 +197,7 @@ async def require_visible(datavolume_id: UUID, actor: EventMetadata, streams: St
     )
 
 
+@decided_again
 async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None:
     """Refused while a template mounts it (decided in the deletion's own transaction). Deleting
     it again is a no-op."""

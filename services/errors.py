@@ -27,14 +27,17 @@ class RegistryChangingError(ApplicationError):
 
 
 class VersionConflictError(ApplicationError):
-    """The stream moved on since the caller read it. `actual` is None when the store cannot tell."""
+    """The stream moved on since the caller read it. `actual` is None when the store cannot tell.
+    A use case decides again when it meets one (services/races.py); one that still reaches a
+    client lost every try to other writers."""
 
     slug = "version-conflict"
 
     def __init__(self, stream_id: UUID, *, expected: int | None, actual: int | None) -> None:
+        found = "a later version" if actual is None else f"version {actual}"
         super().__init__(
-            f"stream {stream_id} is at version {actual if actual is not None else 'unknown'}, "
-            f"not at the expected version {expected}"
+            f"{stream_id} was decided on at version {expected} and found at {found} when "
+            "written, each time it was tried: other writers kept changing it; try again"
         )
         self.stream_id = stream_id
         self.expected = expected

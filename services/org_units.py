@@ -23,9 +23,11 @@ from services import access, idempotency, stamps, uses
 from services.kinds import fold_as
 from services.ports import AppendResult, IdSequence, NameClaim, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
+from services.races import decided_again
 from services.stamps import Stamped, Stamps
 
 
+@decided_again
 async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
     """Create the cluster; when and by whom it was. Sent again under the same idempotency key,
     the first cluster's, with nothing written."""
@@ -49,6 +51,7 @@ async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
     return creation.stamps
 
 
+@decided_again
 async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResult:
     scope = ScopeRef("cluster", str(cmd.cluster_id))
     await _require_admin_on(scope, cmd.metadata, "rename clusters", streams)
@@ -65,6 +68,7 @@ async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResul
     )
 
 
+@decided_again
 async def create_department(
     cmd: CreateDepartment, *, streams: Streams, ids: IdSequence
 ) -> Stamped[str]:
@@ -103,6 +107,7 @@ async def create_department(
     return Stamped(state=department_id, stamps=creation.stamps)
 
 
+@decided_again
 async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequence) -> Stamped[str]:
     """Create the project under its department (or directly under its cluster); its new id,
     and when and by whom it was created. Sent again under the same idempotency key, the first
@@ -190,6 +195,7 @@ async def _keyed(
     return _Keyed(metadata, cmd.creation_id, unit_id, looked_up=not stream.version, first=first)
 
 
+@decided_again
 async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[org_units.OrgUnit]:
     """Replace the unit's updatable fields; return the unit as it now is."""
     await _require_admin_on(cmd.scope, cmd.metadata, f"update {cmd.scope.kind}s", streams)
@@ -219,6 +225,7 @@ async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[or
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
 
+@decided_again
 async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: Streams) -> None:
     """Refused while it holds units, templates, assets, credentials or workloads (decided in the
     deletion's transaction); frees the unit's name."""

@@ -22,6 +22,7 @@ from domain.values import ScopeRef
 from services import access
 from services.assets import placement
 from services.ports import Stream, StreamLoader, Streams, Written
+from services.races import decided_again
 from services.stamps import Stamps
 
 
@@ -49,12 +50,14 @@ def streams_of(lineage: tuple[ScopeRef, ...]) -> list[UUID]:
     return [policies.stream_of("distributed", scope) for scope in lineage]
 
 
+@decided_again
 async def apply_policy(cmd: ApplyPolicy, *, streams: Streams) -> Applied:
     return await _write(
         cmd.scope, cmd.name, cmd.metadata, cmd.validate_only, streams, lambda _: cmd.body
     )
 
 
+@decided_again
 async def change_policy(cmd: ChangePolicy, *, streams: Streams) -> Applied:
     return await _write(
         cmd.scope,
@@ -66,6 +69,7 @@ async def change_policy(cmd: ChangePolicy, *, streams: Streams) -> Applied:
     )
 
 
+@decided_again
 async def delete_policy(cmd: DeletePolicy, *, streams: Streams) -> None:
     lineage = await _permitted(cmd.scope, cmd.metadata, streams, at="/")
     stream_id = policies.stream_of("distributed", lineage[0])

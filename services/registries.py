@@ -26,12 +26,14 @@ from services.errors import RegistryChangingError
 from services.kinds import fold_as, live_scope
 from services.ports import CredentialVault, NameClaim, Stream, StreamLoader
 from services.prefetch import prefetch
+from services.races import decided_again
 from services.stamps import Stamped
 
 # How a refusal of a field is raised where the registry is named (a template's, a workload's).
 Refusal = Callable[[str, str], Exception]
 
 
+@decided_again
 async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
     """Create the registry, its password sealed with it; return it as written. Sent again under
     the same idempotency key, the first answer, with nothing written."""
@@ -71,6 +73,7 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
     return Stamped(state=state, stamps=creation.stamps)
 
 
+@decided_again
 async def update_registry(
     cmd: UpdateRegistry, *, vault: CredentialVault, reads: StreamLoader | None = None
 ) -> Stamped[Registry]:
@@ -103,6 +106,7 @@ async def update_registry(
     return await _written(vault, stream, events, cmd.metadata, values=values)
 
 
+@decided_again
 async def delete_registry(cmd: DeleteRegistry, *, vault: CredentialVault) -> None:
     """Refused while a template picks its image from it (decided in the deletion's own
     transaction); otherwise its password is destroyed with it. Deleting it again is a no-op."""

@@ -37,6 +37,7 @@ from services.errors import PreconditionFailedError
 from services.kinds import fold_as
 from services.ports import NameClaim, NameHolder, StreamLoader, StreamReader, Streams, Uses
 from services.prefetch import actor_stream, prefetch, scope_stream
+from services.races import decided_again
 from services.stamps import Stamps
 from services.tenant_settings import current as settings_of
 
@@ -57,6 +58,7 @@ class _Decided(idempotency.Decision, frozen=True, kw_only=True):
     found: dict[UUID, Asset]
 
 
+@decided_again
 async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateView:
     """Create the template; return it with its combined specs (built from the assets just
     checked, so they are not read twice)."""
@@ -133,6 +135,7 @@ def _same_template(first: Event, second: Event) -> bool:
     return request(first) == request(second)
 
 
+@decided_again
 async def update_template(cmd: UpdateTemplate, *, streams: Streams) -> TemplateView:
     """Replace the template's name, description and body; return it as it now is, combined
     from the asset versions just checked."""
@@ -145,6 +148,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: Streams) -> TemplateV
     )
 
 
+@decided_again
 async def patch_template(cmd: PatchTemplate, *, streams: Streams) -> TemplateView:
     """Apply a PATCH to the template as it stands (read once); return it as it now is."""
     return await _edit(
@@ -207,6 +211,7 @@ async def _edit(
     )
 
 
+@decided_again
 async def delete_template(cmd: DeleteTemplate, *, streams: Streams) -> None:
     stream = await streams.load(cmd.template_id)
     current = templates.live(templates.fold(stream.events), cmd.template_id)

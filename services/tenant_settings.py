@@ -15,6 +15,7 @@ from domain.tenant_settings import TenantSettings
 from domain.values import TENANT, Role
 from services import access
 from services.ports import StreamLoader, Streams
+from services.races import decided_again
 
 
 async def current(streams: StreamLoader) -> TenantSettings:
@@ -25,6 +26,7 @@ async def current(streams: StreamLoader) -> TenantSettings:
 CHANGES_SETTINGS: Final[Role] = "admin"
 
 
+@decided_again
 async def change_settings(
     changes: Sequence[tuple[str, bool]], *, metadata: EventMetadata, streams: Streams
 ) -> TenantSettings:

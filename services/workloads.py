@@ -33,11 +33,13 @@ from services.kinds import fold_as
 from services.policies import effective_in, streams_of
 from services.ports import NameClaim, NameHolders, Stream, StreamLoader, Streams, Uses
 from services.prefetch import actor_stream, prefetch
+from services.races import decided_again
 from services.stamps import Stamped, Stamps
 from services.templates import combined
 from services.tenant_settings import current as settings_of
 
 
+@decided_again
 async def request_workload(
     cmd: RequestWorkload, *, streams: Streams, holders: NameHolders
 ) -> Stamped[Workload]:
@@ -224,6 +226,7 @@ async def _decided(
     )
 
 
+@decided_again
 async def change_workload(cmd: ChangeWorkload, *, streams: Streams) -> Workload:
     """Suspend, resume or delete; asking for what already holds writes nothing."""
     stream = await streams.load(cmd.workload_id)

@@ -50,7 +50,21 @@ def described(document: dict[str, Any]) -> dict[str, Any]:
     components.update(exact)  # with the structs they name, under the same names
     info = document.setdefault("info", {})
     info["description"] = "\n\n".join(filter(None, (info.get("description"), STORE_LIMITS)))
+    for path in document.get("paths", {}).values():
+        for method, operation in path.items():
+            if method in WRITES and isinstance(operation, dict):
+                responses = operation.setdefault("responses", {})
+                responses.setdefault("503", {"description": _WRITE_UNAVAILABLE})
     return document
+
+
+WRITES: Final = frozenset({"post", "put", "patch", "delete"})
+# What any write may answer besides its own, as Run:ai documents 503 on every operation.
+_WRITE_UNAVAILABLE: Final = (
+    "The database or the broker is away, or the resource kept changing under the service's own"
+    " writers each time this request was decided (`version-conflict`, with the `expected` and"
+    " `actual` versions); retry after Retry-After"
+)
 
 
 def _anything(_: type) -> dict[str, Any]:

@@ -105,7 +105,8 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     # A registry changed a moment ago: asked again shortly, it answers (Retry-After).
     RegistryChangingError: 503,
     TokenSigningUnconfiguredError: 503,
-    VersionConflictError: 409,
+    # Lost every race to the service's own writers (an If-Match that no longer holds is 412).
+    VersionConflictError: 503,
     IdempotencyKeyReusedError: 422,
     StoreUnavailableError: 503,
     LoginThrottledError: 429,

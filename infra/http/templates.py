@@ -16,6 +16,7 @@ from uuid import UUID
 
 from litestar import Response, delete, get, patch, post, put
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
@@ -289,6 +290,15 @@ async def template_now(
     return wire_of(written(view)), view.template.version
 
 
+# An edit sent with If-Match, once the template has moved on from that version.
+IF_MATCH_FAILED: Final = {
+    412: ResponseSpec(
+        data_container=dict[str, Any],
+        media_type="application/problem+json",
+        description="If-Match named a version the template is no longer at (`expected`, `actual`)",
+    )
+}
+
 # A template the caller may not see is a 404 before the body of its PUT, PATCH or DELETE is read.
 visible_template: Final = visible_or_missing(
     use_cases.live_scope, TemplateNotFoundError, param="template_id"
@@ -296,7 +306,10 @@ visible_template: Final = visible_or_missing(
 
 
 @put(
-    f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"], guards=[visible_template]
+    f"{DISTRIBUTED}/{{template_id:uuid}}",
+    tags=["Distributed templates"],
+    guards=[visible_template],
+    responses=IF_MATCH_FAILED,
 )
 async def replace_template(
     request: Caller,
@@ -317,7 +330,10 @@ async def replace_template(
 
 
 @patch(
-    f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"], guards=[visible_template]
+    f"{DISTRIBUTED}/{{template_id:uuid}}",
+    tags=["Distributed templates"],
+    guards=[visible_template],
+    responses=IF_MATCH_FAILED,
 )
 async def patch_template(
     request: Caller,
@@ -353,7 +369,10 @@ async def patch_from(
 
 
 @delete(
-    f"{DISTRIBUTED}/{{template_id:uuid}}", tags=["Distributed templates"], guards=[visible_template]
+    f"{DISTRIBUTED}/{{template_id:uuid}}",
+    tags=["Distributed templates"],
+    guards=[visible_template],
+    responses=IF_MATCH_FAILED,
 )
 async def delete_template(
     request: Caller,

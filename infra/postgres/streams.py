@@ -55,6 +55,48 @@ class PostgresStreams(StreamReads, EachAppends):
         unused: InUse | None = None,
         checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
+        try:
+            return await self._append_asked(
+                stream_id,
+                events,
+                expected_version,
+                metadata,
+                event_ids,
+                name,
+                uses,
+                unused,
+                checked,
+            )
+        except VersionConflictError as conflict:
+            if conflict.actual is not None or isinstance(conflict, StaleReadError):
+                raise
+            # A race lost where the statement could not tell by how much: ask, once it is undone.
+            actual = await self._version_now(stream_id)
+            raise VersionConflictError(
+                stream_id, expected=conflict.expected, actual=actual
+            ) from conflict
+
+    async def _version_now(self, stream_id: UUID) -> int | None:
+        try:
+            found = await self._db.fetchval(
+                "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = $1", stream_id
+            )
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):  # the message only
+            return None
+        return int(found)
+
+    async def _append_asked(
+        self,
+        stream_id: UUID,
+        events: Sequence[Event],
+        expected_version: int | None,
+        metadata: EventMetadata,
+        event_ids: Sequence[UUID] | None,
+        name: NameClaim | Keep | None,
+        uses: Uses | None,
+        unused: InUse | None,
+        checked: Mapping[UUID, int] | None,
+    ) -> AppendResult:
         if (
             self._unit is None and not checked and name is KEEP and uses is None and unused is None
         ):  # events alone, outside a unit of work: most appends, and the cheapest way there

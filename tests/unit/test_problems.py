@@ -51,14 +51,15 @@ async def call(method: str, path: str, **kwargs: object) -> httpx.Response:
         return await client.request(method, path, **kwargs)  # type: ignore[arg-type]
 
 
-async def test_a_version_conflict_is_409_with_its_facts() -> None:
+async def test_a_version_conflict_that_reaches_a_client_is_503_with_its_versions() -> None:
     response = await call("GET", "/conflict")
-    assert response.status_code == 409
+    assert response.status_code == 503
     assert response.headers["content-type"] == "application/problem+json"
+    assert int(response.headers["retry-after"]) > 0
     body = response.json()
     assert body["type"] == "/problems/version-conflict"
-    assert (body["status"], body["code"]) == (409, 409)
-    assert "version 5" in body["message"]
+    assert (body["status"], body["code"]) == (503, 503)
+    assert "at version 3 and found at version 5" in body["message"]
     assert (body["expected"], body["actual"], body["stream_id"]) == (3, 5, str(STREAM))
 
 
