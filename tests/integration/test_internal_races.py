@@ -1,7 +1,8 @@
 """The service's own writers never race its users: against running processes (API, relay,
 projector with the fan-out, a submitter), a plain script with no If-Match, no sleeps and no
 retries deletes the workload it just submitted and edits a template while the environment it
-links changes, and gets its outcome every time. With If-Match, a version that has gone is 412.
+links changes, and gets its outcome every time; so does a script of the official client (runapy).
+With If-Match, a version that has gone is 412.
 
 TRAINPLATE_RACE_ROUNDS tries of each (default 200)."""
 
@@ -14,10 +15,12 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from runai.exceptions import ApiException
+from runai.models import DistributedCreationRequest
 
 from infra.cli.embedded import free_port
 from tests.api.support import AUTH, CREDENTIALS
-from tests.integration.test_runapy import SECRET, register_admin
+from tests.integration.test_runapy import SECRET, clients_over, register_admin
 from tests.processes import serve, wait_until_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -119,12 +122,35 @@ async def test_a_workload_deleted_right_after_its_submission_is_deleted(
             answers[deleted.status_code] += 1
             if deleted.status_code != 202:
                 print(deleted.text)
+        by_runapy = deleted_by_runapy(service, org, template_id)
     assert answers == {202: ROUNDS}
+    assert by_runapy == {202: ROUNDS}
     # The submitter did write to these streams meanwhile: the races were there to lose.
     submitted_events = await clean_pool.fetchval(
         "SELECT count(*) FROM events WHERE type = 'workload.submitted.v1'"
     )
     assert submitted_events > 0
+
+
+def deleted_by_runapy(url: str, org: dict[str, str], template_id: str) -> Counter[int]:
+    """The same with the official client, as its users write scripts."""
+    client = clients_over([url])
+    answers: Counter[int] = Counter()
+    for round_ in range(ROUNDS):
+        request = DistributedCreationRequest(
+            name=f"runapy-{round_}",
+            projectId=org["project"],
+            clusterId=org["cluster"],
+            templateId=template_id,
+        )
+        workload_id = client().workloads.distributed.create_distributed(request).data["workloadId"]
+        try:
+            deleted = client().workloads.distributed.delete_distributed(workload_id)
+            answers[deleted.status_code] += 1
+        except ApiException as refused:
+            answers[int(refused.status)] += 1
+            print(refused.body)
+    return answers
 
 
 async def test_a_template_edited_right_after_its_linked_environment_changed_is_edited(
