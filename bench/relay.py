@@ -88,7 +88,7 @@ async def main(rounds: int, events: int, streams: int) -> None:
         settings = NatsSettings(url=nats_url)
         nc = await connect_nats(settings, name="bench-relay")
         js = nc.jetstream()
-        relay = Relay(pool, js, settings, RelaySettings())
+        relay = Relay(pool, nc, settings, RelaySettings())
         freeze_start_up()  # as the relay process does before it starts
         figure = Figure(f"{len(entries):,} events, {streams:,} streams", target=0.7)
         for round_ in range(rounds):

@@ -163,7 +163,7 @@ async def main(rounds: int, count: int, submitters: int) -> None:
         nc = await connect_nats(settings, name="bench-submit")
         js = nc.jetstream()
         store = PostgresStreams(pool, DOMAIN_CODEC)
-        relay = Relay(pool, js, settings, RelaySettings())
+        relay = Relay(pool, nc, settings, RelaySettings())
         # The target: at least 0.3 of the raw rate, with the Trainer v2 rendering (the default).
         figure = Figure(f"{count:,} workloads, {submitters} submitter(s)", target=0.3)
         for round_ in range(rounds):

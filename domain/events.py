@@ -552,12 +552,16 @@ class WorkloadPodsChanged(Event, tag="workload.pods_changed.v1", frozen=True, kw
     pods are the last `workload.pods_observed.v1` set, if any, with every change since applied
     in order. Written instead of that whole set: a run of N replicas is reported about 2N
     times, and a whole set each time made a run's events grow with N squared (140 MB for 512
-    replicas, against 0.5 MB for their changes, the first report holding every replica)."""
+    replicas, against 0.5 MB for their changes, the first report holding every replica).
+    A report too large for one event is split: `parts` events, appended together in order,
+    this the `part`-th, each holding some of its pods and names."""
 
     workload_id: UUID
     run: int
     pods: tuple[PodObserved, ...]
     gone: tuple[str, ...] = ()
+    part: int = 1
+    parts: int = 1
 
 
 class WorkloadDeleted(Event, tag="workload.deleted.v1", frozen=True, kw_only=True):

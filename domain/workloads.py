@@ -281,7 +281,8 @@ def pods_observed(
 
 def changed(pods: tuple[PodObserved, ...], event: WorkloadPodsChanged) -> tuple[PodObserved, ...]:
     """A run's pods once `event` is applied to them, in name order."""
-    kept = {pod.name: pod for pod in pods if pod.name not in event.gone}
+    gone = frozenset(event.gone)  # (a tuple's `in` made a report of N names gone N squared)
+    kept = {pod.name: pod for pod in pods if pod.name not in gone}
     kept.update((pod.name, pod) for pod in event.pods)
     return tuple(pod for _, pod in sorted(kept.items()))
 

@@ -167,6 +167,18 @@ class RegistrySettings(msgspec.Struct, frozen=True, kw_only=True):
     allow_loopback: bool = False
 
 
+# How large an event and a request body may be (docs/decisions/0002-message-sizes.md): each
+# event is one NATS message, and the broker's limit (max_payload, 1 MiB unless configured
+# otherwise) must hold it and its headers with room to spare.
+EVENT_BYTES: Final = 512 * 1024
+BODY_BYTES: Final = 2 * 1024 * 1024
+
+
+class SizeSettings(msgspec.Struct, frozen=True, kw_only=True):
+    event_bytes: int = EVENT_BYTES  # one event, as stored and published (its JSON)
+    body_bytes: int = BODY_BYTES  # one request body; larger ones are a 413 before they are read
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     service_name: str = "trainplate"
     log_level: str = "INFO"
@@ -190,6 +202,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     credentials: CredentialSettings = msgspec.field(default_factory=CredentialSettings)
     submitter: SubmitterSettings = msgspec.field(default_factory=SubmitterSettings)
     registries: RegistrySettings = msgspec.field(default_factory=RegistrySettings)
+    sizes: SizeSettings = msgspec.field(default_factory=SizeSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
@@ -219,5 +232,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 _SHORT_FORMS = {"database_url": ("database", "url"), "nats_url": ("nats", "url")}
 _SECTIONS = {
     "database", "nats", "relay", "projector", "auth", "credentials", "submitter", "registries",
+    "sizes",
 }  # fmt: skip
 _TOP_LEVEL = {f.name for f in msgspec.structs.fields(Settings)} - _SECTIONS

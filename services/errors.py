@@ -167,3 +167,22 @@ class BackendRejectedError(ApplicationError):
         super().__init__(f"{job_name}: {reason}")
         self.job_name = job_name
         self.reason = reason
+
+
+class EventTooLargeError(ApplicationError):
+    """An event would encode to more bytes than one event may hold (its broker message would
+    be refused, and the relay stop there). Nothing is written. `field`: a JSON pointer to the
+    part of the event that holds most of it."""
+
+    slug = "too-large"
+
+    def __init__(self, field: str, *, event_type: str, size: int, limit: int) -> None:
+        where = f"{field}: " if field else ""
+        super().__init__(
+            f"{where}too large: the {event_type} event it makes would be {size} bytes, more than"
+            f" the {limit} bytes an event may hold"
+        )
+        self.field = field
+        self.event_type = event_type
+        self.size = size
+        self.limit = limit

@@ -167,6 +167,10 @@ class Streams(Protocol):
     also moves, in the same transaction, the name the stream holds and the streams it uses.
     `transaction()` is the unit of work of a command that writes several streams."""
 
+    # The most bytes one event may encode to: an append holding a larger one raises
+    # EventTooLargeError naming its largest part, and writes nothing.
+    max_event_bytes: int
+
     async def load(self, stream_id: UUID) -> Stream: ...
 
     async def load_many(

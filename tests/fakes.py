@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
+import msgspec
+
 from domain.commands import SubjectKind
 from domain.events import (
     ApplicationRoleGranted,
@@ -18,8 +20,11 @@ from domain.events import (
     event_tag,
 )
 from domain.specs import SecretRef
+from infra.postgres.event_sizes import largest_part
+from infra.settings import EVENT_BYTES
 from services.errors import (
     ClientIdTakenError,
+    EventTooLargeError,
     IdempotencyKeyReusedError,
     InvalidRequestError,
     NameTakenError,
@@ -44,7 +49,8 @@ class InMemoryStreams:
     """The Streams port in memory: a stream's events, its unique name and what it uses move with
     each append, all or nothing, as in PostgreSQL (tests/contract/test_streams.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_event_bytes: int = EVENT_BYTES) -> None:
+        self.max_event_bytes = max_event_bytes
         self._streams: dict[UUID, list[Event]] = {}
         self._written: dict[UUID, list[Written]] = {}  # per stream, per event
         self._by_event_id: dict[UUID, tuple[UUID, int, int]] = {}  # -> stream, version, position
@@ -138,6 +144,7 @@ class InMemoryStreams:
             if len(self._streams.get(read, ())) > version:
                 self.kept.pop(read, None)
                 raise StaleReadError(read)
+        self._check_sizes(events)
         current = self._streams.get(stream_id, [])
         if event_ids is not None and len(event_ids) != len(events):
             raise ValueError("one event id per event")
@@ -173,6 +180,17 @@ class InMemoryStreams:
             positions=tuple(positions),
             recorded_at=now.at,
         )
+
+    def _check_sizes(self, events: Sequence[Event]) -> None:
+        for event in events:
+            data = msgspec.json.encode(event)
+            if len(data) > self.max_event_bytes:
+                raise EventTooLargeError(
+                    largest_part(data.decode()),
+                    event_type=event_tag(type(event)),
+                    size=len(data),
+                    limit=self.max_event_bytes,
+                )
 
     def _replayed(self, stream_id: UUID, ids: Sequence[UUID]) -> AppendResult | None:
         stored = [self._by_event_id[i] for i in ids if i in self._by_event_id]

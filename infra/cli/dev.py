@@ -31,6 +31,7 @@ from infra.cli.embedded import (
     EmbeddedPostgres,
     EmbeddedServersMissingError,
     free_port,
+    max_payload_for,
     write_private,
 )
 from infra.cli.processes import PROCESSES
@@ -51,7 +52,9 @@ def run_dev(settings: Settings) -> int:
     data_dir.mkdir(parents=True, exist_ok=True)
     try:
         postgres = EmbeddedPostgres(data_dir / "postgres")
-        broker = EmbeddedNats(data_dir / "nats")
+        broker = EmbeddedNats(
+            data_dir / "nats", max_payload=max_payload_for(settings.sizes.event_bytes)
+        )
     except EmbeddedServersMissingError as exc:
         print(f"trainplate dev: {exc}", file=sys.stderr)
         return 2

@@ -32,6 +32,9 @@ INSTALL_HINT: Final = (
 PG_SYSTEM_USER: Final = "pgserver"  # PostgreSQL refuses to run as root
 PASSWORD_FILE: Final = "trainplate.password"
 NATS_USER: Final = "trainplate"
+# NATS's own default message size, written out: the relay refuses a broker whose messages
+# cannot hold the largest event and its headers (docs/decisions/0002-message-sizes.md).
+MAX_PAYLOAD: Final = 1024 * 1024
 # Every connection is a TCP one to 127.0.0.1 (the server opens no Unix socket) and proves the
 # password; single-user mode, which sets it, needs no connection at all.
 _PG_HBA: Final = """# Written by trainplate: a SCRAM-SHA-256 password for every connection.
@@ -223,10 +226,13 @@ def nats_server_binary() -> Path:
 class EmbeddedNats:
     """A nats-server with JetStream, storing in `data_dir`; restartable on the same port."""
 
-    def __init__(self, data_dir: Path, *, port: int | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, *, port: int | None = None, max_payload: int = MAX_PAYLOAD
+    ) -> None:
         self._binary = nats_server_binary()
         self.data_dir = data_dir.resolve()
         self.port = port or free_port()
+        self.max_payload = max_payload
         self._process: subprocess.Popen[bytes] | None = None
         self._password: str | None = None
 
@@ -251,6 +257,7 @@ class EmbeddedNats:
         write_private(
             config,
             f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n'
+            f"max_payload: {self.max_payload}\n"
             f'authorization {{ user: "{NATS_USER}", password: "{password}" }}\n',
         )
         log = (self.data_dir / "server.log").open("ab")
@@ -293,6 +300,11 @@ class EmbeddedNats:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def max_payload_for(event_bytes: int) -> int:
+    """A broker message size that holds an event of `event_bytes`, its headers and room."""
+    return max(MAX_PAYLOAD, 2 * event_bytes)
 
 
 @contextlib.contextmanager

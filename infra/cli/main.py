@@ -48,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     projections.add_argument("action", choices=["status", "rebuild", "skip"])
     projections.add_argument(
-        "name", nargs="?", help="with rebuild: the read model; with skip: the stuck one"
+        "name",
+        nargs="?",
+        help="with rebuild: the read model; with skip: the stuck one (or `relay`)",
     )
     return parser
 
@@ -135,16 +137,18 @@ async def _migrate(settings: Settings) -> None:
 
 async def _projections_status(settings: Settings) -> None:
     from infra.followers import fanout_runner
-    from infra.followers.lag import status
+    from infra.followers.lag import followers_status
     from projections import ALL
 
     conn = await asyncpg.connect(settings.database.url)
     try:
         names = [projection.name for projection in ALL] + [fanout_runner.NAME]
-        report = await status(conn, names)
+        followers = [("relay", _relay_checkpoint(settings))]
+        followers += [(name, f"projection:{name}") for name in names]
+        report = await followers_status(conn, followers)
     finally:
         await conn.close()
-    print(f"{'projection':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")
+    print(f"{'follower':28} {'position':>10} {'behind':>8} {'lag (s)':>8}")
     for line in report:
         print(f"{line.name:28} {line.position:>10} {line.behind:>8} {line.lag_s:>8.2f}")
     for line in report:
@@ -158,7 +162,11 @@ async def _skip(settings: Settings, name: str | None) -> int:
     if not name:
         print("trainplate projections skip: name the stuck projection", file=sys.stderr)
         return 2
-    checkpoint = name if ":" in name else f"projection:{name}"
+    relay = name == "relay"
+    if relay:
+        checkpoint = _relay_checkpoint(settings)
+    else:
+        checkpoint = name if ":" in name else f"projection:{name}"
     conn = await asyncpg.connect(settings.database.url)
     try:
         fault = await faults.skip(conn, checkpoint)
@@ -167,11 +175,18 @@ async def _skip(settings: Settings, name: str | None) -> int:
         return 1
     finally:
         await conn.close()
+    lacks = "JetStream never carries it" if relay else "its read model lacks it until a rebuild"
     print(
         f"{checkpoint} moved past position {fault.cursor.position} (event {fault.event_id},"
-        f" {fault.event_type}); its read model lacks that event until a rebuild"
+        f" {fault.event_type}); {lacks}"
     )
     return 0
+
+
+def _relay_checkpoint(settings: Settings) -> str:
+    from infra.jetstream.outbox_relay import checkpoint_name
+
+    return checkpoint_name(settings.relay)
 
 
 def _export_contract(settings: Settings, output: Path | None) -> None:

@@ -7,7 +7,8 @@ events one at a time, commits those before the culprit, records the culprit in
 `follower_faults` (which follower, the event's position, id and type, and why) and raises
 FollowerStuckError. The follower then retries every STUCK_RETRY_S, so a fixed projection,
 deployed and restarted, moves on by itself and clears the fault. Readiness (`/readyz`), the
-`trainplate_follower_stuck` gauge and `trainplate projections status` all read the table.
+`trainplate_follower_stuck` gauge and `trainplate projections status` all read the table. The
+relay records its own: an event it cannot publish (infra/jetstream/outbox_relay.py).
 
 The one other way out is `trainplate projections skip NAME`: it moves the checkpoint past
 exactly the recorded event, for an event no version of the projection could apply; the read

@@ -62,7 +62,7 @@ async def lag_exposition(conn: Connection, followers: Sequence[tuple[str, str]])
     )
     stuck = Gauge(
         "trainplate_follower_stuck",
-        "1 while the follower is stopped at an event it cannot apply (see /readyz), else 0.",
+        "1 while the follower is stopped at an event it cannot apply or publish (see /readyz).",
         ["follower"],
         registry=registry,
     )

@@ -84,7 +84,9 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         log.warning("no token signing key configured: POST /api/v1/token answers 503")
 
     def _wire(app: Litestar, opened: Resources) -> None:
-        streams = PostgresStreams(opened.pool, DOMAIN_CODEC)
+        streams = PostgresStreams(
+            opened.pool, DOMAIN_CODEC, max_event_bytes=settings.sizes.event_bytes
+        )
         tree = PostgresOrgTree(opened.pool)
         sessions = PostgresSignedOutSessions(opened.pool)
         adapters = Adapters(
@@ -165,7 +167,10 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         after_request=after_request,
         middleware=[
             # First: what the store cannot hold never reaches authentication or a handler.
-            EdgeGuardMiddleware,  # type: ignore[list-item]  # plain ASGI, loosely typed
+            DefineMiddleware(
+                EdgeGuardMiddleware,  # type: ignore[arg-type]  # plain ASGI, loosely typed
+                max_body_bytes=settings.sizes.body_bytes,
+            ),
             DefineMiddleware(
                 BearerAuthenticationMiddleware,
                 issuer=token_issuer,
@@ -175,6 +180,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             ),
         ],
         template_config=template_config(),
+        request_max_body_size=settings.sizes.body_bytes,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         logging_config=None,  # the process configured logging already (one line per record)
         debug=False,

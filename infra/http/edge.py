@@ -6,7 +6,8 @@ character in either (`\\u0000`), so an event carrying one would be accepted by t
 refused by every projection that applies it, for good. Integers past 64 bits fit no column, and
 JSON nested deeper than any request of the API's needs only costs the parser. So every request's
 path, query and read-your-writes header, and every body, is checked here first; a body must be
-JSON (415 otherwise), as every operation of the API takes.
+JSON (415 otherwise), as every operation of the API takes, and at most `max_body_bytes` (413
+otherwise; docs/decisions/0002-message-sizes.md).
 """
 
 import re
@@ -19,10 +20,10 @@ import msgspec
 from infra.http.consistency import MIN_POSITION
 from infra.http.numerals import natural
 from infra.http.problems import PROBLEM_JSON, problem_body
+from infra.settings import BODY_BYTES
 
 CONSOLE: Final = "/console"  # where the web console's pages are (infra/http/console/)
 FORM: Final = "application/x-www-form-urlencoded"
-MAX_BODY_BYTES: Final = 10 * 1024 * 1024
 MAX_DEPTH: Final = 32  # the deepest request body of the API nests 8 levels
 INT64: Final = range(-(2**63), 2**63)
 _INTEGER: Final = re.compile(r"[+-]?([0-9]+)")
@@ -54,8 +55,9 @@ class RefusedInputError(Exception):
 
 
 class EdgeGuardMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int = BODY_BYTES) -> None:
         self._app = app
+        self._max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -64,7 +66,7 @@ class EdgeGuardMiddleware:
         try:
             check_target(scope)
             if scope["method"] in _WITH_BODY:
-                body = await _read(receive)
+                body = await _read(receive, self._max_body_bytes)
                 if body:
                     check_body(body, _content_type(scope), forms=_takes_forms(scope))
                 receive = _replay(body, receive)
@@ -216,9 +218,9 @@ def _is_json(content_type: str) -> bool:
     )
 
 
-async def _read(receive: Receive) -> bytes:
-    """The whole body, up to MAX_BODY_BYTES (Litestar's own limit): a larger one is refused
-    before it is all in memory."""
+async def _read(receive: Receive, max_bytes: int) -> bytes:
+    """The whole body, up to `max_bytes` (Litestar's own limit is the same): a larger one is
+    refused before it is all in memory."""
     chunks, size = [], 0
     while True:
         message = await receive()
@@ -226,9 +228,9 @@ async def _read(receive: Receive) -> bytes:
             break
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > max_bytes:
             raise RefusedInputError(
-                f"the body is larger than {MAX_BODY_BYTES} bytes",
+                f"the body is larger than {max_bytes} bytes",
                 "",
                 "body",
                 status=413,

@@ -51,6 +51,7 @@ from services.errors import (
     ApplicationError,
     AuthenticationFailedError,
     ClientIdTakenError,
+    EventTooLargeError,
     FirstSecretGoneError,
     IdempotencyKeyReusedError,
     InvalidRequestError,
@@ -86,6 +87,7 @@ MESSAGES: Final[Mapping[int, str]] = {
     405: "Method not allowed",
     409: "Resource with this name already exists",
     412: "Precondition failed",
+    413: "Request entity too large",
     429: "Too many requests",
     422: "Unprocessable entity",
     500: "Something went wrong.",
@@ -100,6 +102,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     InvalidApplicationNameError: 400,
     NotAuthenticatedError: 401,
     InvalidRequestError: 400,
+    EventTooLargeError: 413,
     ClientIdTakenError: 409,
     FirstSecretGoneError: 409,
     # A registry changed a moment ago: asked again shortly, it answers (Retry-After).

@@ -34,7 +34,8 @@ class EachAppends(BoundStreams):
             raise RuntimeError("append_each runs inside the caller's transaction")
         ids = b"".join(a.event_id.bytes for a in appends)
         streams = [a.stream_id.bytes for a in appends]
-        batch = encode(self.codec, [a.event for a in appends], metadata, ids, streams)
+        events = [a.event for a in appends]
+        batch = encode(self.codec, events, metadata, ids, streams, max_bytes=self.max_event_bytes)
         carried_at = self.notifier.claim()
         async with translated("append"):
             row = await self._db.fetchrow(

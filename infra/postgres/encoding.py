@@ -8,8 +8,10 @@ from typing import Final, NamedTuple
 from uuid import UUID
 
 from domain.events import Event, EventMetadata, stream_type_of
+from infra.postgres import event_sizes
 from infra.postgres.hashchain import content_digests
 from infra.serialization import EncodedEvent, EventCodec, encode_metadata
+from infra.settings import EVENT_BYTES
 
 
 class Encoded(NamedTuple):
@@ -28,13 +30,16 @@ def encode(
     metadata: EventMetadata,
     ids: bytes,
     streams: Sequence[bytes],
+    *,
+    max_bytes: int = EVENT_BYTES,
 ) -> Encoded:
     """Encode `events`, the i-th with the id `ids[16i:16i+16]` for the stream of the i-th of
     `streams` (16 bytes each), and digest each (infra/postgres/hashchain.py). One append goes to
-    one stream type: the events' tags say which."""
+    one stream type: the events' tags say which; no event may pass `max_bytes`."""
     encoded = [codec.encode(event) for event in events]
     if not encoded:
         raise ValueError("an append has at least one event")
+    event_sizes.check(encoded, max_bytes)
     stream_type = stream_type_of(encoded[0].type)
     if len(encoded) > 1:  # (the tags of a batch are few: each is looked at once)
         stream_types = {stream_type_of(tag) for tag in {e.type for e in encoded}}
@@ -66,13 +71,16 @@ class StreamBatch(NamedTuple):
         events: Sequence[Event],
         metadata: EventMetadata,
         event_ids: Sequence[UUID] | None,
+        *,
+        max_bytes: int = EVENT_BYTES,
     ) -> "StreamBatch":
         if event_ids is None:
             ids = random_ids(len(events))
         else:
             ids = b"".join(event_id.bytes for event_id in event_ids)
         streams = [stream_id.bytes] * len(events)
-        return cls(stream_id, ids, *encode(codec, events, metadata, ids, streams))
+        encoded = encode(codec, events, metadata, ids, streams, max_bytes=max_bytes)
+        return cls(stream_id, ids, *encoded)
 
     def uuids(self) -> list[UUID]:
         return [UUID(bytes=self.ids[i : i + 16]) for i in range(0, len(self.ids), 16)]

@@ -148,7 +148,9 @@ class PostgresStreams(StreamReads, EachAppends):
             return AppendResult(stream_id=stream_id, version=expected_version or 0, positions=())
         if event_ids is not None and len(event_ids) != len(events):
             raise ValueError("one event id per event")
-        batch = StreamBatch.of(self.codec, stream_id, events, metadata, event_ids)
+        batch = StreamBatch.of(
+            self.codec, stream_id, events, metadata, event_ids, max_bytes=self.max_event_bytes
+        )
         expected = -1 if expected_version is None else expected_version
         known_head = self._heads.known(stream_id, expected_version)
         if event_ids is None and known_head is not None:
@@ -203,7 +205,10 @@ class PostgresStreams(StreamReads, EachAppends):
         """Create a stream with its first event, claim its name and record what it `uses`, in
         one statement (append_first_named.sql), unless a stream it was decided on (`checked`)
         has moved on."""
-        *args, caller = StreamBatch.of(self.codec, stream_id, [event], metadata, None).single(0)
+        batch = StreamBatch.of(
+            self.codec, stream_id, [event], metadata, None, max_bytes=self.max_event_bytes
+        )
+        *args, caller = batch.single(0)
         carried_at = self.notifier.claim()
         # The writer's standing, when still assumed, is checked by the statement itself.
         with writer_standing.carried() as standing:

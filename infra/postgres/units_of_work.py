@@ -22,6 +22,7 @@ from infra.postgres.positions import note_append
 from infra.postgres.remembered_streams import RememberedStreams
 from infra.postgres.stream_heads import StreamHeads
 from infra.serialization import EventCodec
+from infra.settings import EVENT_BYTES
 from services.ports import Stream
 
 _Args = ParamSpec("_Args")
@@ -52,9 +53,13 @@ class BoundStreams:
         codec: EventCodec,
         *,
         notifier: CommitNotices | None = None,
+        max_event_bytes: int = EVENT_BYTES,
     ) -> None:
         self._db = pool
         self.codec = codec
+        # An append holding a larger event is refused, writing nothing (infra/postgres/
+        # event_sizes.py); `Streams.max_event_bytes` tells its callers.
+        self.max_event_bytes = max_event_bytes
         self.notifier: CommitNotices = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()
         self._remembered = RememberedStreams()

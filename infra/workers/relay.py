@@ -1,18 +1,31 @@
 """The relay process: `trainplate serve relay`."""
 
 import asyncio
+import logging
 
 from infra.bootstrap import freeze_start_up, open_resources
 from infra.followers.log_follower import keep_following
-from infra.jetstream.outbox_relay import Relay
+from infra.jetstream.outbox_relay import BrokerLimitError, Relay
 from infra.postgres.migrate import apply_migrations
 from infra.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
     async with open_resources(settings, role="relay") as resources:
         async with resources.pool.acquire() as conn:
             await apply_migrations(conn)
-        relay = Relay(resources.pool, resources.js, settings.nats, settings.relay)
+        relay = Relay(
+            resources.pool,
+            resources.nc,
+            settings.nats,
+            settings.relay,
+            event_bytes=settings.sizes.event_bytes,
+        )
         freeze_start_up()
-        await keep_following(relay.run, stop, name="relay")
+        try:
+            await keep_following(relay.run, stop, name="relay")
+        except BrokerLimitError as error:  # restarting would not mend it: say why, and stop
+            log.error("the relay cannot start: %s", error)
+            raise SystemExit(1) from error

@@ -32,7 +32,9 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
     async with open_resources(settings, role="submitter") as resources:
         async with resources.pool.acquire() as conn:
             await apply_migrations(conn)
-        store = PostgresStreams(resources.pool, DOMAIN_CODEC)
+        store = PostgresStreams(
+            resources.pool, DOMAIN_CODEC, max_event_bytes=settings.sizes.event_bytes
+        )
         async with backend_for(settings, store) as (backend, watcher):
             worker = Submitter(
                 resources.js,

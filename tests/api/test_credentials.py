@@ -139,7 +139,7 @@ async def _relayed(pool: asyncpg.Pool, nats_url: str) -> list[bytes]:
     try:
         js = nc.jetstream()
         await ensure_stream(js, settings)
-        relay = Relay(pool, js, settings, RelaySettings(name="leak-check"))
+        relay = Relay(pool, nc, settings, RelaySettings(name="leak-check"))
         async with pool.acquire() as conn:
             cursor = await global_log.load_checkpoint(conn, relay.checkpoint_name)
             while True:

@@ -165,6 +165,36 @@ async def test_each_report_changes_the_pods_it_names_and_drops_those_gone(
     ]  # only what changed, each time
 
 
+async def test_a_report_split_into_several_events_shows_every_pod(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """As a report of 19,000 replicas is under the 512 KiB limit: here 300 under 16 KiB."""
+    found = await setup(app, admin)
+    workload = await submitted(app, admin, found, "wide")
+    workload_id = UUID(workload["workloadId"])
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC, max_event_bytes=16 * 1024)
+    pods = [pod("wide", "worker", i) for i in range(300)]
+    await pod_reports.observed(workload_id, 1, pods, store=store)
+    written = await clean_pool.fetch(
+        "SELECT (data::jsonb->>'part')::int AS part, (data::jsonb->>'parts')::int AS parts,"
+        " octet_length(data::text) AS size FROM events WHERE stream_id = $1"
+        " AND type = 'workload.pods_changed.v1' ORDER BY version",
+        workload_id,
+    )
+    assert len(written) > 1
+    assert [(row["part"], row["parts"]) for row in written] == [
+        (number, len(written)) for number in range(1, len(written) + 1)
+    ]
+    assert all(row["size"] <= 16 * 1024 for row in written)
+    await project_all(clean_pool)
+    count = "/api/v1/workloads/pods/count"
+    params = {"filterBy": f"workloadId=={workload_id}"}
+    assert (await call(app, "GET", count, admin, params=params)).json() == {"count": 300}
+    await pod_reports.observed(workload_id, 1, pods[:100], store=store)  # 200 gone at once
+    await project_all(clean_pool)
+    assert (await call(app, "GET", count, admin, params=params)).json() == {"count": 100}
+
+
 async def test_a_caller_sees_only_the_pods_of_the_projects_it_may_see(
     app: Litestar, admin: str, clean_pool: asyncpg.Pool
 ) -> None:

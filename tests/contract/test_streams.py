@@ -21,6 +21,7 @@ from domain.events import (
 from domain.specs import EnvironmentSpec
 from domain.values import AssetMeta
 from services.errors import (
+    EventTooLargeError,
     IdempotencyKeyReusedError,
     InvalidRequestError,
     NameTakenError,
@@ -42,7 +43,7 @@ from services.ports import (
     Written,
 )
 from tests.conftest import ACTOR
-from tests.sample_events import CounterIncremented, CounterOpened
+from tests.sample_events import CounterIncremented, CounterLabelled, CounterOpened
 
 
 async def test_a_new_stream_is_empty_at_version_zero(streams: Streams) -> None:
@@ -221,6 +222,32 @@ async def test_a_name_taken_in_its_namespace_is_refused_and_nothing_is_written(
         metadata=ACTOR,
         name=NameClaim(namespace="environment@project:7", name="pt"),
     )
+
+
+async def test_an_event_past_the_size_limit_is_refused_naming_its_largest_part(
+    streams: Streams,
+) -> None:
+    sid = uuid4()
+    await streams.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    big = CounterLabelled(labels={"team": "x", "notes": "n" * streams.max_event_bytes})
+    with pytest.raises(EventTooLargeError) as refused:
+        await streams.append(
+            sid, [CounterIncremented(by=1), big], expected_version=1, metadata=ACTOR
+        )
+    assert refused.value.field == "/labels/notes"
+    assert (refused.value.event_type, refused.value.limit) == (
+        "counter.labelled.v2",
+        streams.max_event_bytes,
+    )
+    assert refused.value.size > streams.max_event_bytes
+    assert (await streams.load(sid)).version == 1
+    # A named creation claims nothing.
+    other, huge = uuid4(), "i" * streams.max_event_bytes
+    large = msgspec.structs.replace(created(other, "pt"), spec=EnvironmentSpec(image=huge))
+    with pytest.raises(EventTooLargeError) as refused:
+        await streams.append(other, [large], expected_version=0, metadata=ACTOR, name=claim("pt"))
+    assert refused.value.field == "/spec/image"
+    await make(streams, "pt")
 
 
 async def test_a_rename_frees_the_old_name_and_a_deletion_frees_the_name(

@@ -103,7 +103,7 @@ async def test_every_event_arrives_once_and_in_order_when_the_broker_is_killed(
     stop = asyncio.Event()
     relay = Relay(
         clean_pool,
-        nc.jetstream(),
+        nc,
         nats_settings,
         RelaySettings(batch_size=500, poll_interval_s=0.05, name="faults"),
     )
@@ -212,8 +212,8 @@ async def test_one_relay_leads_and_a_standby_takes_over_where_it_stopped(
     nats_settings = _with_url(broker.url)
     nc = await connect_nats(nats_settings, name="relays")
     relay_settings = RelaySettings(poll_interval_s=0.05, name="ha")
-    first = Relay(clean_pool, nc.jetstream(), nats_settings, relay_settings)
-    second = Relay(clean_pool, nc.jetstream(), nats_settings, relay_settings)
+    first = Relay(clean_pool, nc, nats_settings, relay_settings)
+    second = Relay(clean_pool, nc, nats_settings, relay_settings)
     stop_first, stop_second = asyncio.Event(), asyncio.Event()
     first_task = asyncio.create_task(first.run(stop_first))
     try:
@@ -242,9 +242,7 @@ async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
 ) -> None:
     nats_settings = _with_url(broker.url)
     nc = await connect_nats(nats_settings, name="woken")
-    relay = Relay(
-        clean_pool, nc.jetstream(), nats_settings, RelaySettings(poll_interval_s=60, name="woken")
-    )
+    relay = Relay(clean_pool, nc, nats_settings, RelaySettings(poll_interval_s=60, name="woken"))
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
     store = PostgresStreams(clean_pool, CODEC)

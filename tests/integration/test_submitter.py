@@ -75,7 +75,7 @@ async def relaying(pool: asyncpg.Pool, url: str) -> AsyncIterator[JetStreamConte
     nats = NatsSettings(url=url)
     nc = await connect_nats(nats, name="relay")
     stop = asyncio.Event()
-    relay = Relay(pool, nc.jetstream(), nats, RelaySettings(name=f"relay-{uuid4()}"))
+    relay = Relay(pool, nc, nats, RelaySettings(name=f"relay-{uuid4()}"))
     task = asyncio.create_task(relay.run(stop))
     try:
         yield nc.jetstream()

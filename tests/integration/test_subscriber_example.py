@@ -66,7 +66,7 @@ async def write_templates(pool: asyncpg.Pool, nats_url: str) -> dict[str, Any]:
     nc = await connect_nats(settings, name="relay")
     try:
         await ensure_stream(nc.jetstream(), settings)
-        relay = Relay(pool, nc.jetstream(), settings, RelaySettings(name=f"r-{uuid4()}"))
+        relay = Relay(pool, nc, settings, RelaySettings(name=f"r-{uuid4()}"))
         async with pool.acquire() as conn:
             cursor = START
             while True:

@@ -1,18 +1,22 @@
 """Pod reports (services/pod_reports.py) against the in-memory store: a watcher that keeps
 what it folded reads only the events appended since, records what a watcher reading whole
-streams records, and meets another writer's events, a race included."""
+streams records, and meets another writer's events, a race included; a report too large for
+one event is written as several."""
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
+from domain import workloads
 from domain.events import (
+    ContainerObserved,
     Event,
     EventMetadata,
     PodObserved,
     WorkloadPodsChanged,
     WorkloadPodsObserved,
 )
+from infra.serialization import DOMAIN_CODEC
 from services import pod_reports
 from tests.fakes import InMemoryStreams
 from tests.workload_samples import requested_workload
@@ -122,3 +126,53 @@ async def test_a_stream_of_another_kind_records_nothing() -> None:
     other = uuid4()
     await pod_reports.observed(other, None, [pod(0, "Running")], store=store)
     assert (await store.load(other)).version == 0
+
+
+def replica(index: int) -> PodObserved:
+    """A replica as a cluster reports one (about 370 bytes of JSON)."""
+    return PodObserved(
+        name=f"ddp-run-3f2b8c1d-worker-{index}",
+        uid=UUID(int=index + 1),
+        role="worker",
+        phase="Running",
+        node_name=f"gpu-node-{index % 500}",
+        ip=f"10.{index // 65536}.{index // 256 % 256}.{index % 256}",
+        created_at=AT,
+        phase_changed_at=AT,
+        containers=(ContainerObserved(name="pytorch", image="nvcr.io/nvidia/pytorch:24.05-py3"),),
+    )
+
+
+def parts_of(events: tuple[Event, ...]) -> list[WorkloadPodsChanged]:
+    """The events of one report: numbered 1..n in order, each under the store's limit."""
+    found = [event for event in events if isinstance(event, WorkloadPodsChanged)]
+    assert len(found) == len(events)
+    for number, event in enumerate(found, start=1):
+        assert (event.part, event.parts) == (number, len(found))
+        assert len(DOMAIN_CODEC.encode(event).data.encode()) <= InMemoryStreams().max_event_bytes
+    return found
+
+
+async def test_a_report_of_19000_replicas_is_written_as_events_under_the_limit() -> None:
+    store = InMemoryStreams()
+    workload_id = await a_workload(store)
+    pods = [replica(i) for i in range(19_000)]
+    await pod_reports.observed(workload_id, None, pods, store=store)
+
+    written = parts_of((await store.load(workload_id)).events[1:])
+    assert len(written) > 1
+    assert sorted(p.name for event in written for p in event.pods) == sorted(p.name for p in pods)
+    state = workloads.fold((await store.load(workload_id)).events)
+    assert state is not None
+    assert {p.name: p for p in state.pods} == {p.name: p for p in pods}
+
+    # All of them gone at once: the names are split as well, and none is left.
+    before = (await store.load(workload_id)).version
+    await pod_reports.observed(workload_id, None, [], store=store)
+    gone = parts_of((await store.load(workload_id)).events[before:])
+    assert sorted(name for event in gone for name in event.gone) == sorted(p.name for p in pods)
+
+
+def test_a_change_that_fits_one_event_stays_one() -> None:
+    change = WorkloadPodsChanged(workload_id=uuid4(), run=1, pods=(replica(0),), gone=("x",))
+    assert pod_reports.in_parts([change], 512 * 1024) == [change]
