@@ -30,10 +30,10 @@ from infra.cli.embedded import (
     EmbeddedNats,
     EmbeddedPostgres,
     EmbeddedServersMissingError,
-    free_port,
     max_payload_for,
     write_private,
 )
+from infra.cli.kept_ports import kept_port
 from infra.cli.processes import PROCESSES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
@@ -51,9 +51,10 @@ def run_dev(settings: Settings) -> int:
     data_dir = Path(settings.data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     try:
-        postgres = EmbeddedPostgres(data_dir / "postgres")
+        ports = data_dir / "ports.json"  # kept across restarts, so subscribers' URLs hold
+        postgres = EmbeddedPostgres(data_dir / "postgres", ports=ports)
         broker = EmbeddedNats(
-            data_dir / "nats", max_payload=max_payload_for(settings.sizes.event_bytes)
+            data_dir / "nats", max_payload=max_payload_for(settings.sizes.event_bytes), ports=ports
         )
     except EmbeddedServersMissingError as exc:
         print(f"trainplate dev: {exc}", file=sys.stderr)
@@ -80,7 +81,7 @@ def run_dev(settings: Settings) -> int:
         asyncio.run(_migrate(postgres.url))
         admin_secret = asyncio.run(_bootstrap_admin(postgres.url, settings))
         api_url = f"http://{settings.api_host}:{settings.api_port}"
-        projector_port = free_port()
+        projector_port = kept_port(ports, "projector-metrics")
         metrics = {
             "api": f"{api_url}/metrics",
             "projector": f"http://127.0.0.1:{projector_port}/metrics",

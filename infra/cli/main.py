@@ -9,12 +9,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 import asyncpg
 import msgspec
+import nats.errors
 
+from infra.cli.endpoints import ServiceNotFoundError, located
 from infra.cli.processes import PROCESSES
-from infra.settings import Settings
+from infra.settings import Settings, redacted
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +65,35 @@ def main(argv: Sequence[str] | None = None) -> None:
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    needs = _NEEDS.get(args.command, ())
+    try:
+        settings = located(settings, os.environ, needs=needs)
+        _run(args, settings)
+    except ServiceNotFoundError as error:
+        print(f"trainplate: {error}", file=sys.stderr)
+        sys.exit(2)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, nats.errors.Error) as error:
+        if not needs:
+            raise
+        where = " and ".join(
+            redacted(settings.database.url if need == "database" else settings.nats.url)
+            for need in needs
+        )
+        print(f"trainplate: cannot reach {where}: {error}", file=sys.stderr)
+        sys.exit(1)
+
+
+# The servers each tool command talks to (infra/cli/endpoints.py finds the local ones).
+_NEEDS: Final = {
+    "migrate": ("database",),
+    "verify": ("database",),
+    "audit": ("database",),
+    "projections": ("database",),
+    "events": ("nats",),
+}
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> None:
     if args.command == "dev":
         from infra.cli.dev import run_dev
 

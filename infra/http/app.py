@@ -21,6 +21,7 @@ from infra.http.audit import AUDIT_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, settler
 from infra.http.console.routes import console_router, template_config
+from infra.http.console.sign_in import service_root
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.data_volumes import DATA_VOLUME_ROUTES
@@ -108,6 +109,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         app.state.resources = opened
         app.state.streams = adapters.streams
         app.state.access = adapters.access
+        app.state.admin_app_id = settings.admin_app_id  # named on the console's sign-in page
         app.state.logins = LoginThrottle(
             per_client=settings.auth.login_failures_per_client,
             per_address=settings.auth.login_failures_per_address,
@@ -129,6 +131,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
     return Litestar(
         route_handlers=[
             console_router(settings, token_issuer, external, settle),
+            service_root,
             healthz,
             readyz,
             metrics,

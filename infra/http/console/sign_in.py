@@ -27,9 +27,23 @@ async def console_home() -> Redirect:
     return Redirect(HOME, status_code=303)
 
 
+@get("/", exclude_from_auth=True, include_in_schema=False, name="root")
+async def service_root() -> Redirect:
+    """Registered at the service's root, outside the console's router: its address leads a
+    person to the console (the API lives under /api, /v1 and /schema)."""
+    return Redirect(HOME, status_code=303)
+
+
 @get("/sign-in", exclude_from_auth=True, include_in_schema=False)
 async def sign_in_page(request: Request[Any, Any, Any]) -> Template:
-    return page(request, "sign_in.html.j2", title="Sign in", error=None, client_id="")
+    return page(
+        request,
+        "sign_in.html.j2",
+        title="Sign in",
+        error=None,
+        client_id="",
+        admin=_admin(request),
+    )
 
 
 @post("/sign-in", exclude_from_auth=True, include_in_schema=False)
@@ -47,6 +61,7 @@ async def sign_in(
             title="Sign in",
             error=error,
             client_id=client_id,
+            admin=_admin(request),
             status_code=status,
         )
 
@@ -61,6 +76,11 @@ async def sign_in(
     # A fresh session replaces whatever the browser held: nothing carries over a sign-in.
     request.set_session({TOKEN: issued.access_token})
     return Redirect(HOME, status_code=303)
+
+
+def _admin(request: Request[Any, Any, Any]) -> str:
+    """The first administrator's client id (`TRAINPLATE_ADMIN_APP_ID`)."""
+    return str(getattr(request.app.state, "admin_app_id", "trainplate-admin"))
 
 
 @post("/sign-out", exclude_from_auth=True, include_in_schema=False)
