@@ -3,16 +3,21 @@
 Each case is the request an attacker or a fuzzer sent: a NUL character (which PostgreSQL's jsonb
 and text refuse, so an event carrying one would wedge every read model that applies it), numbers
 past 64 bits, JSON nested a thousand levels deep, a body that is not JSON, a 20-digit log position,
-a name of 3,000 characters or one that reads as another, at every edge that takes a name.
+a name of 3,000 characters or one that reads as another, at every edge that takes a name, and
+every sort key and filter field a list's document gives it.
 """
 
+import json
 from typing import Any
 
 import asyncpg
 import pytest
 from litestar import Litestar
 
-from tests.api.support import call, project_all
+from projections.list_grammar import OPERATORS
+from tests.api.client import client_for
+from tests.api.support import call, project_all, sent
+from tests.openapi import DOCUMENT
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -337,3 +342,89 @@ async def test_a_name_no_template_or_data_volume_could_have_is_not_said_to_be_av
         query = {"dataName": name, "clusterId": cluster["uuid"]}
         asked = await call(app, "GET", "/api/v1/datavolumes/name-availability", admin, params=query)
         problem_naming(asked, 400, "/dataName")
+
+
+def lists_by(document: Body, parameter: str) -> dict[str, tuple[list[Any], Body]]:
+    """Each list of the served document that takes `parameter`: its schema's enum (if any),
+    and the query parameters it requires (the first value each allows)."""
+    found = {}
+    for path, item in document["paths"].items():
+        given = {p["name"]: p for p in item.get("get", {}).get("parameters", [])}
+        if parameter in given:
+            required = {
+                name: p["schema"]["enum"][0]
+                for name, p in given.items()
+                if p.get("required") and p["in"] == "query"
+            }
+            found[path] = (given[parameter]["schema"].get("enum", []), required)
+    return found
+
+
+async def test_every_documented_sort_key_of_every_list_answers(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """Each `sortBy` value the served document gives a list, in each order, sorts it (ordering
+    by a constant, `currentNodepool` was a 500); a value it does not give is a 400 naming it."""
+    template = {
+        "meta": {"name": "t", "scopeType": "tenant"},
+        "spec": {"distributedFramework": "JAX"},
+    }
+    await call(app, "POST", "/api/v1/workload-templates/distributed", admin, json=template)
+    await project_all(clean_pool)
+    async with client_for(app) as client:
+        document = (await sent(client, "GET", "/schema/openapi.json", admin)).json()
+        walked = []
+        for path, (keys, required) in lists_by(document, "sortBy").items():
+            for key in [key for key in keys if key is not None]:
+                for order in ("asc", "desc"):
+                    query = {**required, "sortBy": key, "sortOrder": order}
+                    answered = await sent(client, "GET", path, admin, params=query)
+                    assert answered.status_code == 200, (path, key, answered.text)
+                walked.append(f"{path} {key}")
+            query = {**required, "sortBy": "nodepool"}
+            problem_naming(await sent(client, "GET", path, admin, params=query), 400, "sortBy")
+    assert "/api/v1/workloads/pods currentNodepool" in walked
+    assert len(walked) > 30
+
+
+# Each operator with a value text and numbers take; two that compare, with a time too.
+FILTER_CASES = [
+    *[(operator, "1") for operator in OPERATORS],
+    *[(operator, "2026-01-01T00:00:00Z") for operator in ("==", ">=")],
+]
+
+
+def documented_filters() -> dict[str, list[str]]:
+    """Each list's `filterBy` fields, as Run:ai's document gives them (in its item pattern)."""
+    document = json.loads(DOCUMENT.read_text())
+    shared = document["components"]["parameters"]
+    found = {}
+    for path, item in document["paths"].items():
+        for given in item.get("get", {}).get("parameters", []):
+            parameter = shared[given["$ref"].split("/")[-1]] if "$ref" in given else given
+            schema = parameter.get("schema", {})
+            pattern = schema.get("items", schema).get("pattern", "")
+            if parameter["name"] == "filterBy" and pattern.startswith("^("):
+                found[path] = pattern[2 : pattern.index(")")].split("|")
+    return found
+
+
+async def test_every_documented_filter_of_every_list_answers_or_names_the_item(
+    app: Litestar, admin: str
+) -> None:
+    """Each field Run:ai's document gives a list served here, with each operator, as a time and
+    as a number: an answer, or a 400 naming the item (a field not kept, a time for a number)."""
+    filters = documented_filters()
+    async with client_for(app) as client:
+        document = (await sent(client, "GET", "/schema/openapi.json", admin)).json()
+        served = lists_by(document, "filterBy")
+        # A count reads its list's filter as the list does: the lists are walked.
+        lists = {path: given for path, given in served.items() if not path.endswith("/count")}
+        assert len(lists) >= 8
+        for path, (_, required) in lists.items():
+            for field in filters.get(path, []):
+                for operator, value in FILTER_CASES:
+                    query = {**required, "filterBy": f"{field}{operator}{value}"}
+                    answered = await sent(client, "GET", path, admin, params=query)
+                    if answered.status_code != 200:
+                        problem_naming(answered, 400, "/filterBy/0")
