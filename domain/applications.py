@@ -7,13 +7,13 @@ Applications, layer by layer: domain/applications.py the rules, services/applica
 cases.
 """
 
-import re
 from collections.abc import Iterable
-from typing import Final, TypeGuard, assert_never
+from typing import TypeGuard, assert_never
 from uuid import UUID
 
 import msgspec
 
+from domain import name_rules
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
     ApplicationCreated,
@@ -26,9 +26,6 @@ from domain.events import (
     Event,
 )
 from domain.values import AccessRule, Grant, Role
-
-# Run:ai's rule for service-account names (ServiceAccountCreationRequest.name).
-NAME_PATTERN: Final = re.compile(r"^[a-z][-_a-z0-9]*[a-z0-9]$")
 
 
 class Application(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,18 +49,6 @@ class Application(msgspec.Struct, frozen=True, kw_only=True):
     def effective_grants(self) -> tuple[Grant, ...]:
         """The grants given at creation and by the access rules still in force."""
         return (*self.grants, *(rule.grant for rule in self.rules))
-
-
-class InvalidApplicationNameError(DomainError):
-    slug = "invalid-application-name"
-
-    def __init__(self, name: str) -> None:
-        super().__init__(
-            f"name {name!r} must start with a letter, end with a letter or digit, and contain "
-            "only lowercase letters, digits, '-' and '_'"
-        )
-        self.name = name
-        self.field = "/name"
 
 
 class ApplicationExistsError(DomainError):
@@ -164,8 +149,7 @@ def create(
     """Register an application. Names follow Run:ai's service-account rule."""
     if state is not None:
         raise ApplicationExistsError(application_id)
-    if not NAME_PATTERN.match(name):
-        raise InvalidApplicationNameError(name)
+    name_rules.check(name, "/name", name_rules.SERVICE_ACCOUNT)
     return [
         ApplicationCreated(
             application_id=application_id, name=name, client_id=client_id, grants=tuple(grants)

@@ -14,7 +14,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain import quantities
+from domain import name_rules, quantities
 from domain.data_sources import check_data_source
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
@@ -215,8 +215,7 @@ def delete(state: Asset | None, kind: AssetKind, asset_id: UUID) -> list[AssetEv
 
 def check_name(meta: AssetMeta) -> None:
     """Every asset kind's name and description rules."""
-    if not meta.name.strip():
-        raise InvalidAssetError("/meta/name", "must not be empty")
+    name_rules.check(meta.name, "/meta/name", refused=InvalidAssetError)
     if meta.description is not None and not 1 <= len(meta.description) <= DESCRIPTION_MAX:
         raise InvalidAssetError("/meta/description", f"must be 1 to {DESCRIPTION_MAX} characters")
 

@@ -15,6 +15,7 @@ from uuid import UUID
 
 import msgspec
 
+from domain import name_rules
 from domain.assets import AssetExistsError, AssetNotFoundError, InvalidAssetError
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
@@ -30,8 +31,8 @@ from domain.specs import DataVolumeSpec, SharedScope
 from domain.values import AssetMeta, ScopeRef
 
 KIND: Final = "datavolume"
-# Run:ai's own rules for the fields of a data volume (DatavolumeCreationFields).
-NAME: Final = re.compile(r"^[a-z][-a-z0-9]{0,62}$")
+# Run:ai's bound on a data volume's description (DatavolumeCreationFields; its name's rule is
+# domain/name_rules.py DATA_VOLUME).
 DESCRIPTION_MAX: Final = 127
 # The origin PVC is a Kubernetes object name (a DNS-1123 subdomain).
 PVC_NAME: Final = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -139,10 +140,9 @@ def create(
         raise AssetExistsError(datavolume_id)
     if meta.scope != "project" or meta.project_id is None or meta.cluster_id is None:
         raise InvalidAssetError("/projectId", "a data volume lives in a project")
-    if not NAME.match(meta.name):
-        raise InvalidAssetError("/name", f"must match {NAME.pattern}")
+    name_rules.check(meta.name, "/name", name_rules.DATA_VOLUME, refused=InvalidAssetError)
     check_description(meta.description)
-    if not PVC_NAME.match(spec.origin_pvc_name):
+    if not PVC_NAME.fullmatch(spec.origin_pvc_name):
         raise InvalidAssetError("/originPvcName", "a PVC name: lowercase DNS-1123, 1 to 253")
     if should_delete_original_volume:
         raise InvalidAssetError("/shouldDeleteOriginalVolume", "true is not supported")

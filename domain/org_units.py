@@ -15,6 +15,7 @@ from uuid import UUID, uuid5
 
 import msgspec
 
+from domain import name_rules
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
     ClusterCreated,
@@ -206,13 +207,13 @@ def create_cluster(
 ) -> list[OrgUnitEvent]:
     if state is not None:
         raise OrgUnitExistsError("cluster", str(cluster_id))
-    _require_name(name)
+    name_rules.check(name, "/name")
     return [ClusterCreated(cluster_id=cluster_id, name=name, domain=domain, version=version)]
 
 
 def rename_cluster(state: OrgUnit | None, cluster_id: UUID, *, name: str) -> list[OrgUnitEvent]:
     current = live(state, "cluster", str(cluster_id))
-    _require_name(name)
+    name_rules.check(name, "/name")
     return [] if current.name == name else [ClusterRenamed(cluster_id=cluster_id, name=name)]
 
 
@@ -227,7 +228,7 @@ def create_department(
 ) -> list[OrgUnitEvent]:
     if state is not None:
         raise OrgUnitExistsError("department", department_id)
-    _require_name(name)
+    name_rules.check(name, "/name")
     return [
         DepartmentCreated(
             department_id=department_id,
@@ -252,7 +253,7 @@ def create_project(
 ) -> list[OrgUnitEvent]:
     if state is not None:
         raise OrgUnitExistsError("project", project_id)
-    _require_name(name)
+    name_rules.check(name, "/name")
     if department is not None and department.cluster_id != cluster.cluster_id:
         raise UnknownScopeError("department", department.id, field="/parentId")
     return [
@@ -314,16 +315,3 @@ class OrgUnitExistsError(DomainError):
         super().__init__(f"{kind} {unit_id} exists already")
         self.kind = kind
         self.unit_id = unit_id
-
-
-class BlankNameError(DomainError):
-    slug = "invalid-name"
-
-    def __init__(self) -> None:
-        super().__init__("name must not be empty")
-        self.field = "/name"
-
-
-def _require_name(name: str) -> None:
-    if not name.strip():
-        raise BlankNameError()

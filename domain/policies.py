@@ -26,6 +26,7 @@ from uuid import UUID
 
 import msgspec
 
+from domain import name_rules
 from domain.combined import overlay
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import Event, PolicyApplied, PolicyDeleted
@@ -159,6 +160,7 @@ def apply(
 ) -> list[Event]:
     """The policy `body`, named `name`, for `scope`, whole; nothing when it is so already.
     `body` is checked (check) against the effective policy above the scope by the caller."""
+    name_rules.check(name, "/meta/name", refused=InvalidPolicyError)
     current = live(state)
     same = current is not None and (current.name, current.body) == (name, body)
     if same and current is not None and current.placement == placement:

@@ -5,6 +5,7 @@ from typing import Final
 
 import msgspec
 
+from domain import name_rules
 from domain.assets import InvalidAssetError, check_compute
 from domain.priorities import NAMES as PRIORITIES
 from domain.specs import POSIX_IDS, SUPPLEMENTAL_GROUPS, ids_out_of_range
@@ -83,8 +84,7 @@ def check_template(
     master_spec_same_as_worker: bool,
     master: MasterSection | None,
 ) -> None:
-    if not name.strip():
-        raise InvalidTemplateError("/meta/name", "must not be empty")
+    name_rules.check(name, "/meta/name", refused=InvalidTemplateError)
     if description is not None and not 1 <= len(description) <= DESCRIPTION_MAX:
         raise InvalidTemplateError("/meta/description", f"1 to {DESCRIPTION_MAX} characters")
     _check_framework(spec)

@@ -7,6 +7,7 @@ from uuid import UUID, uuid5
 
 import msgspec
 
+from domain import name_rules
 from domain.applications import AccessRuleNotFoundError
 from domain.errors import InvalidHistoryError
 from domain.events import Event, UserEvent, UserRoleGranted, UserRoleRevoked
@@ -50,6 +51,8 @@ def fold(events: Iterable[Event]) -> User | None:
 
 
 def grant_role(state: User | None, subject: str, rule: AccessRule) -> list[UserEvent]:
+    """A user's subject is named as a display name is (domain/name_rules.py)."""
+    name_rules.check(subject, "/subjectId")
     if state is not None and rule.grant in state.grants:
         return []
     return [UserRoleGranted(subject=subject, rule=rule)]

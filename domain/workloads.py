@@ -9,13 +9,13 @@ Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py 
 infra/http/workloads.py the HTTP routes.
 """
 
-import re
 from collections.abc import Iterable
 from typing import Final, Literal, assert_never
 from uuid import UUID
 
 import msgspec
 
+from domain import name_rules
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import (
     Event,
@@ -43,9 +43,6 @@ Phase = Literal[
 Outcome = Literal["running", "succeeded", "failed", "stopped"]
 FINISHED: Final = frozenset({"Completed", "Failed"})
 
-# A DNS-1035 label, short enough that `<job>-worker-<index>` still is one (63 characters).
-NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-NAME_MAX: Final = 40
 WORKLOAD_EVENTS: Final = (
     WorkloadRequested, WorkloadSubmitted, WorkloadRunning, WorkloadSucceeded, WorkloadFailed,
     WorkloadSuspended, WorkloadResumed, WorkloadStopped, WorkloadDeleted, WorkloadPodsObserved,
@@ -110,11 +107,7 @@ def job_name(name: str, workload_id: UUID) -> str:
 
 
 def check_name(name: str) -> None:
-    if len(name) > NAME_MAX or not NAME.match(name):
-        raise InvalidWorkloadError(
-            "/name",
-            f"lowercase letters, digits and '-', starting with a letter, at most {NAME_MAX}",
-        )
+    name_rules.check(name, "/name", name_rules.WORKLOAD, refused=InvalidWorkloadError)
 
 
 def evolve(state: Workload | None, event: WorkloadEvent) -> Workload:

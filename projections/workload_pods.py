@@ -32,13 +32,14 @@ _encode = msgspec.json.Encoder().encode
 _decode_pod = msgspec.json.Decoder(PodObserved).decode
 _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
 # filterBy fields (Run:ai's PodsFilter) and sortBy fields (PodsSort) as columns; a revision and
-# a node pool are not kept (there are neither here), so they read as empty.
+# a node pool are not kept (there are neither here), so they read as empty: cast, as ORDER BY
+# takes a bare constant for a column's position and refuses any other.
 COLUMNS: Final = {
     "clusterId": "cluster_id::text",
     "workloadId": "workload_id::text",
-    "revisionId": "''",
+    "revisionId": "''::text",
     "nodeName": "coalesce(node_name, '')",
-    "currentNodepool": "''",
+    "currentNodepool": "''::text",
     "createdAt": "created_at",
     "completedAt": "completed_at",
     "deletedAt": "deleted_at",

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
 
 from domain import access as grant_rules
-from domain import data_volumes, tenant_settings
-from domain.assets import AssetNotFoundError
+from domain import data_volumes, name_rules, tenant_settings
+from domain.assets import AssetNotFoundError, InvalidAssetError
 from domain.commands import (
     CreateDataVolume,
     DeleteDataVolume,
@@ -220,8 +220,10 @@ async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None
 async def check_name_available(
     cluster_id: UUID, name: str, actor: EventMetadata, *, streams: StreamLoader, holder: NameHolder
 ) -> None:
-    """NameTakenError (naming `/dataName`) when a data volume of the cluster holds `name`. A
-    cluster the actor may not see is answered as one that does not exist."""
+    """NameTakenError (naming `/dataName`) when a data volume of the cluster holds `name`,
+    InvalidAssetError when none could. A cluster the actor may not see is answered as one that
+    does not exist."""
+    name_rules.check(name, "/dataName", name_rules.DATA_VOLUME, refused=InvalidAssetError)
     await access.require_name_free(
         ScopeRef("cluster", str(cluster_id)),
         name_namespace(cluster_id),

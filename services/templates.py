@@ -11,7 +11,7 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, policies, templates, tenant_settings
+from domain import assets, name_rules, policies, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
@@ -350,9 +350,10 @@ async def check_name_available(
     fields: tuple[str, str],
 ) -> None:
     """UnknownScopeError (naming `fields[0]`) for a scope the actor may not see, NameTakenError
-    (naming `fields[1]`) when a template there holds `name`: from the write side, as a create
-    would decide it. A scope out of sight is answered as one that does not exist: its names are
-    not the actor's to know."""
+    (naming `fields[1]`) when a template there holds `name`, InvalidTemplateError (naming it
+    too) when no template could: from the write side, as a create would decide it. A scope out of
+    sight is answered as one that does not exist: its names are not the actor's to know."""
+    name_rules.check(name, fields[1], refused=InvalidTemplateError)
     await access.require_name_free(
         scope, name_namespace(scope), name, actor, streams=streams, holder=holder, fields=fields
     )

@@ -25,7 +25,7 @@ from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search, conditions_of
-from infra.http.openapi_document import NOT_NEGATIVE, ScopeOfRequest, never, only
+from infra.http.openapi_document import NOT_NEGATIVE, DisplayName, ScopeOfRequest, never, only
 from infra.http.permissions import Permission, permissions_of
 from projections import access_rules
 from projections.access_rules import AccessRuleRow
@@ -47,7 +47,7 @@ SubjectType = Literal["user", "app", "service-account", "group"]
 class AccessRuleCreationRequest(
     msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"
 ):
-    subject_id: str
+    subject_id: DisplayName
     subject_type: Annotated[SubjectType, never("group")]
     role_id: Annotated[int, only(*ROLE_IDS)]
     scope_id: str

@@ -9,7 +9,7 @@ import msgspec
 from litestar.params import FromQuery, QueryParameter
 
 from domain.specs import ComputeSpec, DistFramework, EnvironmentSpec, WorkloadSupportedTypes
-from infra.http.openapi_document import ScopeOfRequest
+from infra.http.openapi_document import DisplayName, ScopeOfRequest
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services.errors import InvalidRequestError
 
@@ -23,7 +23,7 @@ class RequestBody(
 
 
 class AssetCreationMeta(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
     description: str | None = None
     scope: ScopeOfRequest
     cluster_id: UUID | None = None
@@ -35,7 +35,7 @@ class AssetCreationMeta(RequestBody, frozen=True, kw_only=True):
 
 
 class AssetUpdateMeta(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
     description: str | None = None
 
 

@@ -30,6 +30,7 @@ from infra.http.asset_schemas import (
 )
 from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
 from infra.http.callers import Caller, actor, creation_id, guard_reads
+from infra.http.openapi_document import DisplayName
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
 from services import credentials as credential_use_cases
 from services.credentials import create_credential, delete_credential, update_credential
@@ -62,7 +63,7 @@ class CredentialCreationRequest(RequestBody, frozen=True, kw_only=True):
 
 
 class CredentialUpdateMeta(RequestBody, frozen=True, kw_only=True):
-    name: str | None = None
+    name: DisplayName | None = None
     description: str | None = None
 
 

@@ -30,6 +30,7 @@ from domain.commands import (
     ShareDataVolume,
 )
 from domain.data_volumes import DataVolume
+from domain.name_rules import DATA_VOLUME
 from domain.specs import SharedScope
 from domain.values import ScopeRef
 from infra.http import data_volume_queries as queries
@@ -53,7 +54,7 @@ SHARED: Final = f"{ONE}/sharedScopes"
 SHARED_AS_RUNAPY: Final = f"{ONE}/shared-scopes"
 TAGS: Final = ["Datavolumes"]
 
-Name = Annotated[str, Meta(max_length=63, pattern=data_volumes.NAME.pattern)]
+Name = Annotated[str, Meta(max_length=DATA_VOLUME.max_length, pattern=DATA_VOLUME.pattern)]
 Description = Annotated[str, Meta(max_length=data_volumes.DESCRIPTION_MAX)]
 ScopeType = Literal["cluster", "department", "project"]
 

@@ -19,6 +19,8 @@ from litestar import Request
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.params import QueryParameter
 
+from domain import name_rules
+
 STORE_LIMITS: Final = (
     "Anywhere in a request (path, query or body): strings must not hold NUL characters or"
     " unpaired surrogates, integers must fit 64 bits, and JSON must nest at most 32 levels;"
@@ -102,6 +104,23 @@ def never(*values: object) -> msgspec.Meta:
     that the refusal can say why (the system scope, which only built-in things have; groups)."""
     return msgspec.Meta(extra_json_schema={"not": {"enum": list(values)}})
 
+
+def named(rule: name_rules.NameRule) -> msgspec.Meta:
+    """The document says a name's rule (domain/name_rules.py), which the decoder leaves to the
+    domain, so that the refusal can say why (and name the field)."""
+    shape = {"pattern": rule.pattern} if rule.pattern else {}
+    said = f"At most {rule.max_length} characters{f': {rule.shape}' if rule.shape else ''}."
+    unseen = " No control, format (bidi, zero-width) or line separator characters."
+    return msgspec.Meta(
+        extra_json_schema={"minLength": 1, "maxLength": rule.max_length, **shape},
+        description=said + unseen,
+    )
+
+
+# What each kind of name may be (domain/name_rules.py).
+DisplayName = Annotated[str, named(name_rules.DISPLAY)]
+ServiceAccountName = Annotated[str, named(name_rules.SERVICE_ACCOUNT)]
+WorkloadName = Annotated[str, named(name_rules.WORKLOAD)]
 
 # A scope a request may create something in or grant a role on.
 ScopeOfRequest = Annotated[

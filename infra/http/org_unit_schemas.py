@@ -8,6 +8,7 @@ from uuid import UUID
 import msgspec
 
 from domain.values import NodePoolResources
+from infra.http.openapi_document import DisplayName
 from projections.org_units import OrgUnitRow
 
 TENANT_ID: Final = 1  # one tenant per service
@@ -19,17 +20,17 @@ class RequestBody(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
 
 class ClusterCreationRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
     domain: str | None = None
     version: str | None = None
 
 
 class ClusterUpdateRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
 
 
 class DepartmentCreationRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
     cluster_id: UUID
     description: str = ""
     resources: tuple[NodePoolResources, ...] = ()
@@ -41,7 +42,7 @@ class OrgUnitUpdateRequest(RequestBody, frozen=True, kw_only=True):
 
 
 class ProjectCreationRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
     cluster_id: UUID
     parent_id: str | None = None
     description: str = ""

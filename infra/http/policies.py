@@ -21,6 +21,7 @@ from litestar.params import JSONBody, QueryParameter
 from msgspec import Meta
 
 from domain.commands import ApplyPolicy, ChangePolicy, DeletePolicy
+from domain.name_rules import DISPLAY
 from domain.org_units import UnknownScopeError
 from domain.policies import Effective, Policy
 from domain.values import ScopeRef
@@ -29,6 +30,7 @@ from infra.http.adapters import Adapters
 from infra.http.asset_schemas import RequestBody
 from infra.http.callers import Caller, actor, visibility
 from infra.http.numerals import natural
+from infra.http.openapi_document import named
 from projections import policy_catalogue as catalogue
 from projections.policy_catalogue import PolicyRow
 from services import policies as use_cases
@@ -43,7 +45,7 @@ ScopeKind = Literal["tenant", "cluster", "department", "project"]
 
 
 class PolicyCreationFields(RequestBody, frozen=True, kw_only=True):
-    name: Annotated[str, Meta(min_length=1)] | None = None
+    name: Annotated[str, Meta(min_length=1), named(DISPLAY)] | None = None
     scope: ScopeKind
     # An integer in Run:ai's document; a string where its other ids are (runapy sends either).
     project_id: int | str | None = None

@@ -16,7 +16,6 @@ from litestar.exceptions import HTTPException, ValidationException
 from domain.applications import (
     AccessRuleNotFoundError,
     ApplicationNotFoundError,
-    InvalidApplicationNameError,
     LastTenantAdminError,
 )
 from domain.assets import AssetExistsError, AssetInUseError, AssetNotFoundError, InvalidAssetError
@@ -24,8 +23,8 @@ from domain.credentials import CredentialInUseError
 from domain.data_sources import InvalidDataSourceError
 from domain.data_volumes import DataVolumeInUseError
 from domain.errors import DomainError, TrainplateError
+from domain.name_rules import InvalidNameError
 from domain.org_units import (
-    BlankNameError,
     OrgUnitExistsError,
     OrgUnitNotEmptyError,
     OrgUnitNotFoundError,
@@ -99,7 +98,7 @@ MESSAGES: Final[Mapping[int, str]] = {
 STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AuthenticationFailedError: 401,
     NotPermittedError: 403,
-    InvalidApplicationNameError: 400,
+    InvalidNameError: 400,
     NotAuthenticatedError: 401,
     InvalidRequestError: 400,
     EventTooLargeError: 413,
@@ -117,7 +116,6 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     AccessRuleNotFoundError: 404,
     OrgUnitNotFoundError: 404,
     UnknownScopeError: 400,
-    BlankNameError: 400,
     OrgUnitExistsError: 409,
     OrgUnitNotEmptyError: 409,
     NameTakenError: 409,

@@ -25,6 +25,7 @@ from domain.commands import (
 from domain.values import TENANT
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id
+from infra.http.openapi_document import ServiceAccountName
 from projections import application_catalogue
 from services.access import require_held
 from services.applications import (
@@ -36,7 +37,7 @@ from services.applications import (
 
 
 class ServiceAccountCreationRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    name: str
+    name: ServiceAccountName
 
 
 class ServiceAccountPostResponse(msgspec.Struct, frozen=True, rename="camel"):

@@ -11,7 +11,7 @@ from domain.template_specs import (
     MasterTemplateSpec,
     TemplateAssets,
 )
-from infra.http.openapi_document import ScopeOfRequest
+from infra.http.openapi_document import DisplayName, ScopeOfRequest
 
 
 class RequestBody(
@@ -21,14 +21,14 @@ class RequestBody(
 
 
 class CreationMeta(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
     description: str | None = None
     scope_type: ScopeOfRequest
     scope_id: str | None = None
 
 
 class UpdateMeta(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: DisplayName
     description: str | None = None
 
 

@@ -8,11 +8,12 @@ from uuid import UUID
 import msgspec
 
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
+from infra.http.openapi_document import WorkloadName
 from infra.http.template_schemas import RequestBody
 
 
 class DistributedCreationRequest(RequestBody, frozen=True, kw_only=True):
-    name: str
+    name: WorkloadName
     use_given_name_as_prefix: bool = False
     project_id: str
     cluster_id: UUID

@@ -2,16 +2,22 @@
 
 Each case is the request an attacker or a fuzzer sent: a NUL character (which PostgreSQL's jsonb
 and text refuse, so an event carrying one would wedge every read model that applies it), numbers
-past 64 bits, JSON nested a thousand levels deep, a body that is not JSON, a 20-digit log position.
+past 64 bits, JSON nested a thousand levels deep, a body that is not JSON, a 20-digit log position,
+a name of 3,000 characters or one that reads as another, at every edge that takes a name, and
+every sort key and filter field a list's document gives it.
 """
 
+import json
 from typing import Any
 
 import asyncpg
 import pytest
 from litestar import Litestar
 
-from tests.api.support import call, project_all
+from projections.list_grammar import OPERATORS
+from tests.api.client import client_for
+from tests.api.support import call, project_all, sent
+from tests.openapi import DOCUMENT
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -130,8 +136,8 @@ async def test_a_log_position_past_64_bits_is_refused_even_unauthenticated(
 
 async def test_a_log_position_in_digits_other_than_ascii_is_refused(app: Litestar) -> None:
     """Latin-1's "²" is a digit to str.isdigit(), not to int()."""
-    for sent in (b"\xb2", b"1\xb9", b"\xbd"):
-        headers: Any = {"X-Trainplate-Min-Position": sent}
+    for digits in (b"\xb2", b"1\xb9", b"\xbd"):
+        headers: Any = {"X-Trainplate-Min-Position": digits}
         refused = await call(app, "GET", "/healthz", None, headers=headers)
         problem_naming(refused, 400, "X-Trainplate-Min-Position")
 
@@ -200,3 +206,225 @@ async def test_a_body_past_ten_mebibytes_is_413(app: Litestar, admin: str) -> No
     headers = {"content-type": "application/json"}
     refused = await call(app, "POST", ENVIRONMENTS, admin, headers=headers, content=huge)
     assert refused.status_code == 413, refused.text[:200]
+
+
+# A name past what a btree index holds: 3,000 distinct characters, 9,000 bytes that do not
+# compress (PostgreSQL refused such a one as "index row requires 12048 bytes": a 500); one past
+# every bound that any pattern takes; look-alikes: a bidi override, a zero-width space, a line
+# break.
+LONG = "".join(map(chr, range(0x4E00, 0x4E00 + 3000)))
+UNNAMEABLE = (LONG, "n" * 256, "ab\u202ecd", "a\u200bb", "a\nb")
+Body = dict[str, Any]
+
+
+async def named_edges(app: Litestar, admin: str) -> list[tuple[str, str, Any, str]]:
+    """Every create edge that takes a name: method, path, the body for a name, the pointer."""
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "c"})).json()
+    secret = {"meta": {"name": "s", "scope": "tenant"}, "spec": {"user": "u", "password": "p"}}
+    made = await call(app, "POST", "/api/v1/asset/credentials/password", admin, json=secret)
+    sources: dict[str, Body] = {
+        "nfs": {"server": "nfs.example.com", "path": "/exports", "mountPath": "/data"},
+        "pvc": {"path": "/ckpt", "claimInfo": {"size": "1Gi"}},
+        "s3": {"bucket": "datasets", "path": "/imagenet"},
+        "git": {"repository": "https://example.com/a.git", "path": "/code"},
+        "host-path": {"path": "/mnt/ssd", "mountPath": "/scratch"},
+        "config-map": {"configMap": "train-config", "mountPath": "/etc/train"},
+        "secrets": {"credentialAssetId": made.json()["meta"]["id"], "mountPath": "/secrets"},
+    }
+    credentials: dict[str, Body] = {
+        "access-key": {"accessKeyId": "a", "secretAccessKey": "b"},
+        "password": {"user": "u", "password": "p"},
+        "docker-registry": {"user": "u", "password": "p", "url": "nvcr.io"},
+        "generic-secret": {"keyValuePairs": [{"key": "k", "value": "v"}]},
+        "ngc-api-key": {"ngc_api_key": "k"},
+    }
+    registry = {"url": "https://r.example.com", "credentialKind": "password", "user": "u",
+                "password": "p"}  # fmt: skip
+    framework = {"distributedFramework": "PyTorch", "numWorkers": 2}
+    assets: dict[str, Body] = {
+        "environment": {"image": "python:3.12"},
+        "compute": {"gpuDevicesRequest": 1},
+        "registries": registry,
+        **{f"datasource/{kind}": spec for kind, spec in sources.items()},
+        **{f"credentials/{kind}": spec for kind, spec in credentials.items()},
+    }
+
+    def asset(spec: Body) -> Any:
+        return lambda name: {"meta": {"name": name, "scope": "tenant"}, "spec": spec}
+
+    unit = cluster["uuid"]
+    return [
+        ("POST", "/api/v1/workload-templates/distributed", lambda name: {
+            "meta": {"name": name, "scopeType": "tenant"}, "spec": framework}, "/meta/name"),
+        *[("POST", f"/api/v1/asset/{path}", asset(spec), "/meta/name")
+          for path, spec in assets.items()],
+        ("POST", "/api/v1/clusters", lambda name: {"name": name}, "/name"),
+        ("POST", "/api/v1/org-unit/departments", lambda n: {"name": n, "clusterId": unit}, "/name"),
+        ("POST", "/api/v1/org-unit/projects", lambda n: {"name": n, "clusterId": unit}, "/name"),
+        ("POST", "/api/v1/service-accounts", lambda name: {"name": name}, "/name"),
+        ("POST", "/api/v1/apps", lambda name: {"name": name}, "/name"),
+        ("POST", "/api/v1/authorization/access-rules", lambda name: {
+            "subjectId": name, "subjectType": "user", "roleId": 4, "scopeId": "tenant",
+            "scopeType": "tenant"}, "/subjectId"),
+        ("PUT", "/api/v2/policy/distributed", lambda name: {
+            "meta": {"name": name, "scope": "tenant"}, "policy": {}}, "/meta/name"),
+    ]  # fmt: skip
+
+
+async def test_a_name_too_long_or_with_unseen_characters_is_refused_at_every_create(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    edges = await named_edges(app, admin)
+    before = await events(clean_pool)
+    for method, path, body, pointer in edges:
+        for name in UNNAMEABLE:
+            refused = await call(app, method, path, admin, json=body(name))
+            problem_naming(refused, 400, pointer)
+    assert await events(clean_pool) == before
+    for i, (method, path, body, _) in enumerate(edges):  # each body is otherwise a valid one
+        made = await call(app, method, path, admin, json=body(f"ok-{i}"))
+        assert made.status_code < 300, (path, made.text)
+
+
+async def test_a_rename_is_held_to_the_same_rule(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    templates = "/api/v1/workload-templates/distributed"
+    framework = {"distributedFramework": "PyTorch", "numWorkers": 2}
+    nfs = {"server": "nfs.example.com", "path": "/exports", "mountPath": "/data"}
+    made = {
+        templates: {"meta": {"name": "t", "scopeType": "tenant"}, "spec": framework},
+        ENVIRONMENTS: ENVIRONMENT,
+        "/api/v1/asset/datasource/nfs": {"meta": {"name": "d", "scope": "tenant"}, "spec": nfs},
+        "/api/v1/asset/credentials/password": {
+            "meta": {"name": "p", "scope": "tenant"}, "spec": {"user": "u", "password": "p"}},
+        "/api/v1/asset/registries": {"meta": {"name": "r", "scope": "tenant"}, "spec": {
+            "url": "https://r.example.com", "credentialKind": "password", "user": "u",
+            "password": "p"}},
+        "/api/v1/clusters": {"name": "c"},
+    }  # fmt: skip
+    ids = {}
+    for path, body in made.items():
+        created = (await call(app, "POST", path, admin, json=body)).json()
+        ids[path] = created["uuid"] if "uuid" in created else created["meta"]["id"]
+    renames: list[tuple[str, str, Any, str]] = [
+        ("PUT", templates, lambda n: {"meta": {"name": n}, "spec": framework}, "/meta/name"),
+        ("PATCH", templates, lambda n: {"meta": {"name": n}}, "/meta/name"),
+        ("PUT", ENVIRONMENTS, lambda n: {"meta": {"name": n}, "spec": {"image": "i"}},
+         "/meta/name"),
+        ("PUT", "/api/v1/asset/datasource/nfs", lambda n: {"meta": {"name": n}, "spec": nfs},
+         "/meta/name"),
+        ("PUT", "/api/v1/asset/credentials/password", lambda n: {"meta": {"name": n}},
+         "/meta/name"),
+        ("PUT", "/api/v1/asset/registries", lambda n: {"meta": {"name": n}}, "/meta/name"),
+        ("PUT", "/api/v1/clusters", lambda n: {"name": n}, "/name"),
+    ]  # fmt: skip
+    before = await events(clean_pool)
+    for method, path, body, pointer in renames:
+        for name in UNNAMEABLE:
+            refused = await call(app, method, f"{path}/{ids[path]}", admin, json=body(name))
+            problem_naming(refused, 400, pointer)
+    assert await events(clean_pool) == before
+    for method, path, body, _ in renames:
+        renamed = await call(app, method, f"{path}/{ids[path]}", admin, json=body(f"{method}-ok"))
+        assert renamed.status_code < 300, (path, renamed.text)
+
+
+async def test_a_name_no_template_or_data_volume_could_have_is_not_said_to_be_available(
+    app: Litestar, admin: str
+) -> None:
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "c"})).json()
+    for name in UNNAMEABLE:
+        query = {"templateName": name, "scopeType": "tenant"}
+        asked = await call(app, "GET", "/api/v1/workload-templates/name-availability", admin,
+                           params=query)  # fmt: skip
+        problem_naming(asked, 400, "/templateName")
+        query = {"dataName": name, "clusterId": cluster["uuid"]}
+        asked = await call(app, "GET", "/api/v1/datavolumes/name-availability", admin, params=query)
+        problem_naming(asked, 400, "/dataName")
+
+
+def lists_by(document: Body, parameter: str) -> dict[str, tuple[list[Any], Body]]:
+    """Each list of the served document that takes `parameter`: its schema's enum (if any),
+    and the query parameters it requires (the first value each allows)."""
+    found = {}
+    for path, item in document["paths"].items():
+        given = {p["name"]: p for p in item.get("get", {}).get("parameters", [])}
+        if parameter in given:
+            required = {
+                name: p["schema"]["enum"][0]
+                for name, p in given.items()
+                if p.get("required") and p["in"] == "query"
+            }
+            found[path] = (given[parameter]["schema"].get("enum", []), required)
+    return found
+
+
+async def test_every_documented_sort_key_of_every_list_answers(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """Each `sortBy` value the served document gives a list, in each order, sorts it (ordering
+    by a constant, `currentNodepool` was a 500); a value it does not give is a 400 naming it."""
+    template = {
+        "meta": {"name": "t", "scopeType": "tenant"},
+        "spec": {"distributedFramework": "JAX"},
+    }
+    await call(app, "POST", "/api/v1/workload-templates/distributed", admin, json=template)
+    await project_all(clean_pool)
+    async with client_for(app) as client:
+        document = (await sent(client, "GET", "/schema/openapi.json", admin)).json()
+        walked = []
+        for path, (keys, required) in lists_by(document, "sortBy").items():
+            for key in [key for key in keys if key is not None]:
+                for order in ("asc", "desc"):
+                    query = {**required, "sortBy": key, "sortOrder": order}
+                    answered = await sent(client, "GET", path, admin, params=query)
+                    assert answered.status_code == 200, (path, key, answered.text)
+                walked.append(f"{path} {key}")
+            query = {**required, "sortBy": "nodepool"}
+            problem_naming(await sent(client, "GET", path, admin, params=query), 400, "sortBy")
+    assert "/api/v1/workloads/pods currentNodepool" in walked
+    assert len(walked) > 30
+
+
+# Each operator with a value text and numbers take; two that compare, with a time too.
+FILTER_CASES = [
+    *[(operator, "1") for operator in OPERATORS],
+    *[(operator, "2026-01-01T00:00:00Z") for operator in ("==", ">=")],
+]
+
+
+def documented_filters() -> dict[str, list[str]]:
+    """Each list's `filterBy` fields, as Run:ai's document gives them (in its item pattern)."""
+    document = json.loads(DOCUMENT.read_text())
+    shared = document["components"]["parameters"]
+    found = {}
+    for path, item in document["paths"].items():
+        for given in item.get("get", {}).get("parameters", []):
+            parameter = shared[given["$ref"].split("/")[-1]] if "$ref" in given else given
+            schema = parameter.get("schema", {})
+            pattern = schema.get("items", schema).get("pattern", "")
+            if parameter["name"] == "filterBy" and pattern.startswith("^("):
+                found[path] = pattern[2 : pattern.index(")")].split("|")
+    return found
+
+
+async def test_every_documented_filter_of_every_list_answers_or_names_the_item(
+    app: Litestar, admin: str
+) -> None:
+    """Each field Run:ai's document gives a list served here, with each operator, as a time and
+    as a number: an answer, or a 400 naming the item (a field not kept, a time for a number)."""
+    filters = documented_filters()
+    async with client_for(app) as client:
+        document = (await sent(client, "GET", "/schema/openapi.json", admin)).json()
+        served = lists_by(document, "filterBy")
+        # A count reads its list's filter as the list does: the lists are walked.
+        lists = {path: given for path, given in served.items() if not path.endswith("/count")}
+        assert len(lists) >= 8
+        for path, (_, required) in lists.items():
+            for field in filters.get(path, []):
+                for operator, value in FILTER_CASES:
+                    query = {**required, "filterBy": f"{field}{operator}{value}"}
+                    answered = await sent(client, "GET", path, admin, params=query)
+                    if answered.status_code != 200:
+                        problem_naming(answered, 400, "/filterBy/0")

@@ -131,6 +131,77 @@ def test_no_input_gets_a_server_error_or_an_undocumented_answer(
     assert not refused, "the document allows what the server refuses:\n" + "\n".join(refused)
 
 
+# What a generator rarely draws, sent on purpose: every sort key a list's document gives it, and
+# a name of 3,000 distinct characters (9,000 bytes past any index row) in every body with one.
+LONG = "".join(map(chr, range(0x4E00, 0x4E00 + 3000)))
+NAMED = 3  # generated bodies per operation that takes a name
+
+
+def test_every_sort_key_and_a_name_past_every_bound_get_no_server_error(
+    api: str, headers: dict[str, str]
+) -> None:
+    served = schemathesis.openapi.from_url(f"{api}/schema/openapi.json", headers=headers)
+    checks = [not_a_server_error, response_schema_conformance]
+    failures: list[str] = []
+    calls = {"sorted": 0, "named": 0}
+    for result in served.get_all_operations():
+        if isinstance(result, Err) or result.ok().label in ENDLESS:
+            continue
+        operation = result.ok()
+        parameters = {p.name: p.definition for p in operation.iter_parameters()}
+        for key in parameters.get("sortBy", {}).get("schema", {}).get("enum", []):
+            if key is None:
+                continue
+            calls["sorted"] += 1
+            required = {  # a list's required parameters are choices (the first one taken)
+                name: p["schema"]["enum"][0]
+                for name, p in parameters.items()
+                if p.get("required") and p["in"] == "query"
+            }
+            case = operation.Case(query={**required, "sortBy": key, "sortOrder": "desc"})
+            try:
+                case.validate_response(case.call(headers=headers, timeout=30), checks=checks)
+            except Exception as error:
+                failures.append(f"{operation.label} sortBy={key}: {str(error)[:500]}")
+        if operation.method.upper() not in ("POST", "PUT", "PATCH"):
+            continue
+        for case in _drawn(operation, NAMED):
+            if not _name(case.body, LONG):  # a body without a name
+                continue
+            calls["named"] += 1
+            try:
+                case.validate_response(case.call(headers=headers, timeout=30), checks=checks)
+            except Exception as error:
+                failures.append(f"{operation.label} with a long name: {str(error)[:500]}")
+    print(f"fuzz: {calls}")
+    assert calls["sorted"] > 30
+    assert calls["named"] > 30
+    assert not failures, "\n\n".join(failures)
+
+
+def _drawn(operation: Any, count: int) -> list[Any]:
+    """`count` valid cases of the operation, the same ones every run."""
+    drawn: list[Any] = []
+
+    @given(case=operation.as_strategy())
+    @settings(max_examples=count, derandomize=True, database=None, deadline=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
+    def draw(case: Any) -> None:
+        drawn.append(case)
+
+    draw()
+    return drawn
+
+
+def _name(body: Any, name: str) -> bool:
+    """Give the body `name` where it has one (at its top or in its `meta`); whether it had."""
+    for holder in (body, body.get("meta") if isinstance(body, dict) else None):
+        if isinstance(holder, dict) and isinstance(holder.get("name"), str):
+            holder["name"] = name
+            return True
+    return False
+
+
 def _refused_for_its_shape(response: Any) -> bool:
     """Refused by the request decoders (Litestar's validation of the handler's types), not by a
     domain rule or the store's limits that the document's description states: the document

@@ -3,13 +3,10 @@ from uuid import UUID, uuid4
 import pytest
 
 from domain import applications
-from domain.applications import (
-    ApplicationExistsError,
-    ApplicationNotFoundError,
-    InvalidApplicationNameError,
-)
+from domain.applications import ApplicationExistsError, ApplicationNotFoundError
 from domain.errors import InvalidHistoryError
 from domain.events import ApplicationCreated, ApplicationDeleted, ApplicationSecretRotated
+from domain.name_rules import InvalidNameError
 from domain.values import TENANT_ADMIN
 from tests.sample_events import CounterOpened
 
@@ -29,9 +26,9 @@ def test_creating_an_application_records_its_grants_and_no_secret() -> None:
     assert not any("secret" in field.lower() for field in event.__struct_fields__)
 
 
-@pytest.mark.parametrize("name", ["CI", "1bot", "bot-", "bot bot", "", "ünï"])
+@pytest.mark.parametrize("name", ["CI", "1bot", "bot-", "bot bot", "", "ünï", "bot\n", "b" * 64])
 def test_names_follow_run_ai_service_account_rules(name: str) -> None:
-    with pytest.raises(InvalidApplicationNameError) as refused:
+    with pytest.raises(InvalidNameError) as refused:
         applications.create(None, uuid4(), name=name, client_id=name, grants=[])
     assert refused.value.field == "/name"
 

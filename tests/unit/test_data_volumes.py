@@ -37,9 +37,12 @@ def test_a_creation_takes_run_ais_rules_and_names_the_field() -> None:
     for meta, spec, kw, field in [
         (AssetMeta(name="Corpus", scope="project", cluster_id=CLUSTER, project_id=3), SPEC, {},
          "/name"),
+        (AssetMeta(name="corpus\n", scope="project", cluster_id=CLUSTER, project_id=3), SPEC, {},
+         "/name"),
         (AssetMeta(name="corpus", scope="department", cluster_id=CLUSTER, department_id="2"),
          SPEC, {}, "/projectId"),
         (META, DataVolumeSpec(origin_pvc_name="PVC_A"), {}, "/originPvcName"),
+        (META, DataVolumeSpec(origin_pvc_name="pvc-a\n"), {}, "/originPvcName"),
         (META, SPEC, {"should_delete_original_volume": True}, "/shouldDeleteOriginalVolume"),
         (META, DataVolumeSpec(origin_pvc_name="pvc-a", use_original_volume=False), {},
          "/useOriginalVolume"),

@@ -82,7 +82,7 @@ def test_delete_frees_the_workload_and_a_deleted_one_is_not_found() -> None:
     assert fold_after(history).actual == "Stopped"
 
 
-@pytest.mark.parametrize("name", ["Upper", "1st", "a_b", "x" * 41, "trailing-"])
+@pytest.mark.parametrize("name", ["Upper", "1st", "a_b", "x" * 41, "trailing-", "line\n"])
 def test_a_name_that_cannot_be_a_kubernetes_name_is_refused(name: str) -> None:
     with pytest.raises(InvalidWorkloadError) as caught:
         workloads.request(None, requested(name))
