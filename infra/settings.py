@@ -80,6 +80,9 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # local backend: where replica logs and MPI hostfiles go (default: <data_dir>/workloads)
     work_dir: str = ""
     stop_grace_s: float = 10.0
+    # local backend: the most replica processes it runs at once; a larger run fails, naming
+    # both counts. 0: 32 per CPU, within the open-files limit (infra/backends/local_capacity.py).
+    local_max_processes: int = 0
     # How often every unsettled workload is reconciled, whatever the queue says (also at start).
     sweep_interval_s: float = 300.0
     # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config

@@ -6,11 +6,13 @@ machine's programs.
 
 A run starts at most once per machine: a marker file is created exclusively before any process
 starts, so a redelivered request (another submitter, or this one after a restart) finds it and
-starts nothing. The supervisor reports Running once every replica started; the first replica to
-exit non-zero stops its siblings (SIGTERM to its process group, SIGKILL after the spec's
-termination grace period); every replica then starts again while the spec's backoff limit
-allows, and after that the run fails, naming the replica and its exit code. All exiting zero is
-success. Each replica's output goes to `<work_dir>/<job>/run-<n>/<replica>.log`.
+starts nothing; a start that fails takes it away again (infra/backends/local_traces.py). At most a
+machine-sized number of replicas run at once (infra/backends/local_capacity.py). The supervisor
+reports Running once every replica started; the first replica to exit non-zero stops its siblings
+(SIGTERM to its process group, SIGKILL after the spec's termination grace period); every replica
+then starts again while the spec's backoff limit allows, and after that the run fails, naming the
+replica and its exit code. All exiting zero is success. Each replica's output goes to
+`<work_dir>/<job>/run-<n>/<replica>.log`.
 
 A submitter that dies leaves its runs' processes unsupervised (each runs in its own session);
 stopping the submitter cleanly stops them.
@@ -18,16 +20,20 @@ stopping the submitter cleanly stops them.
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import signal
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from domain.template_specs import Security
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
+from infra.backends import local_traces
+from infra.backends.local_capacity import Capacity, default_capacity
 from infra.backends.local_environment import LocalReplica, mpi_hostfile, replicas
 from infra.backends.local_isolation import (
     Identity,
@@ -38,10 +44,24 @@ from infra.backends.local_isolation import (
     prepare_run_dir,
 )
 from infra.backends.local_pods import Replicas
+from infra.errors import InfraError
 from services.errors import BackendRejectedError
 from services.ports import PodReports, Reports, Submission
 
 log = logging.getLogger(__name__)
+# A replica that cannot start for want of these may start later: the start is retried.
+_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM, errno.ENOSPC})
+
+
+class ReplicaStartError(InfraError):
+    """The machine could not start a replica now (out of processes, files or memory)."""
+
+    slug = "replica-start-failed"
+
+    def __init__(self, job_name: str, reason: str) -> None:
+        super().__init__(f"{job_name}: {reason}")
+        self.job_name = job_name
+        self.reason = reason
 
 
 class LocalBackend:
@@ -54,20 +74,42 @@ class LocalBackend:
         *,
         stop_grace_s: float = 10.0,
         pods: PodReports | None = None,
+        max_processes: int = 0,
     ) -> None:
+        """`max_processes`: the most replicas it runs at once (0: as many as the machine takes,
+        infra/backends/local_capacity.py)."""
         self._work_dir = work_dir
         self._reports = reports
         self._pods = pods
         self._grace = stop_grace_s
+        self._capacity = Capacity(max_processes or default_capacity())
         self._runs: dict[str, _Run] = {}
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
         directory = self.run_dir(plan)
-        directory.mkdir(parents=True, exist_ok=True)
-        try:
-            (directory / "started").open("x").close()
-        except FileExistsError:
+        if local_traces.started(directory):
             return Submission(backend=self.name)  # this run was started already
+        count = plan.total_replicas
+        self._capacity.take(plan.job_name, count)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            lock = local_traces.claim(directory)
+            if lock is None:
+                self._capacity.give_back(count)
+                return Submission(backend=self.name)  # started meanwhile, by another submitter
+            try:
+                run = await self._start(plan, directory, lock)
+            except BaseException:
+                local_traces.release(directory, lock)
+                raise
+        except BaseException:
+            self._capacity.give_back(count)
+            raise
+        self._runs[_key(plan)] = run
+        run.done(lambda: self._finished(plan, count))
+        return Submission(backend=self.name)
+
+    async def _start(self, plan: WorkloadPlan, directory: Path, lock: int) -> "_Run":
         hostfile = directory / "hostfile"
         if plan.framework == "MPI":
             hostfile.write_text(mpi_hostfile(plan))
@@ -93,9 +135,12 @@ class LocalBackend:
             self._grace if grace is None else grace,
             self._pods,
         )
-        self._runs[_key(plan)] = run
-        await run.start()
-        return Submission(backend=self.name)
+        await run.start(lock)
+        return run
+
+    def _finished(self, plan: WorkloadPlan, count: int) -> None:
+        self._runs.pop(_key(plan), None)
+        self._capacity.give_back(count)
 
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         run = self._runs.get(_key(plan))
@@ -104,7 +149,7 @@ class LocalBackend:
 
     async def close(self) -> None:
         """Stop every run this process supervises (the submitter is going away)."""
-        await asyncio.gather(*(run.stop(shutting_down=True) for run in self._runs.values()))
+        await asyncio.gather(*(run.stop(shutting_down=True) for run in list(self._runs.values())))
 
     def run_dir(self, plan: WorkloadPlan) -> Path:
         return self._work_dir / plan.job_name / f"run-{plan.run}"
@@ -139,6 +184,15 @@ def _working_dir(replica: LocalReplica, default: Path) -> Path:
     return Path(wanted) if wanted and Path(wanted).is_dir() else default
 
 
+def _start_error(job_name: str, replica: str, error: OSError) -> Exception:
+    """For good when the replica itself cannot start (its program, its folder); for now when
+    the machine is short of processes, files or memory (the queue delivers it again)."""
+    reason = f"{replica} could not start: {error}"
+    if error.errno in _EXHAUSTED:
+        return ReplicaStartError(job_name, reason)
+    return BackendRejectedError(job_name, reason)
+
+
 def _as(identity: Identity | None) -> dict[str, Any]:
     """The user, group and supplementary groups to start as (none inherited from the service)."""
     if identity is None:
@@ -169,10 +223,25 @@ class _Run:
         self._stopping = False
         self._shutting_down = False
         self._task: asyncio.Task[None] | None = None
+        self._lock = -1  # the supervisor lock (local_traces.claim), held while it supervises
 
-    async def start(self) -> None:
-        await self._spawn()
+    async def start(self, lock: int) -> None:
+        """Start every replica, or none: one that cannot start stops those started."""
+        await self._spawn_all()
+        self._lock = lock
         self._task = asyncio.create_task(self._supervise(), name=f"local:{self._plan.job_name}")
+
+    def done(self, then: Callable[[], None]) -> None:
+        """Call `then` once its outcome is reported."""
+        assert self._task is not None
+        self._task.add_done_callback(lambda _: then())
+
+    async def _spawn_all(self) -> None:
+        try:
+            await self._spawn()
+        except OSError as error:  # a replica's folder or log, before its process
+            await self._terminate()
+            raise _start_error(self._plan.job_name, "a replica", error) from error
 
     async def _spawn(self) -> None:
         """Start every replica (again, after a failure within the backoff limit)."""
@@ -199,9 +268,7 @@ class _Run:
                 )
             except OSError as error:
                 await self._terminate()
-                raise BackendRejectedError(
-                    self._plan.job_name, f"{replica.name} could not start: {error}"
-                ) from error
+                raise _start_error(self._plan.job_name, replica.name, error) from error
             finally:
                 os.close(log_fd)
         self._replicas.started()
@@ -217,10 +284,18 @@ class _Run:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _supervise(self) -> None:
-        """Report Running, then the outcome. A failed attempt restarts every replica while the
-        plan's backoff limit allows (as the operator recreates failed pods), then fails."""
+        """Report Running, then the outcome."""
+        try:
+            await self._report("running", None)
+            outcome, reason = await self._until_done()
+        finally:
+            os.close(self._lock)
+        await self._report(outcome, reason)
+
+    async def _until_done(self) -> tuple[Outcome, str | None]:
+        """Its outcome. A failed attempt restarts every replica while the plan's backoff limit
+        allows (as the operator recreates failed pods), then fails."""
         plan = self._plan
-        await self._report("running", None)
         restarts = 0
         while True:
             failure = await self._attempt()
@@ -229,23 +304,21 @@ class _Run:
             restarts += 1
             log.info("local run %s/%s: %s; restart %d", plan.job_name, plan.run, failure, restarts)
             try:
-                await self._spawn()
-            except BackendRejectedError as error:
+                await self._spawn_all()
+            except (BackendRejectedError, ReplicaStartError) as error:
                 failure = error.reason
                 break
         if self._stopping:  # as a cluster deletes a stopped job's pods
             self._replicas.gone()
             await self._report_pods()
-        if self._shutting_down:
-            await self._report("failed", "stopped with the submitter that ran it")
-        elif self._stopping:
-            await self._report("stopped", None)
-        elif failure is not None:
-            after = f" (after {restarts} restarts)" if restarts else ""
-            await self._report("failed", f"{failure}{after}")
-        else:
-            await self._report("succeeded", None)
         log.info("local run %s/%s finished: %s", plan.job_name, plan.run, failure or "ok")
+        if self._shutting_down:
+            return "failed", "stopped with the submitter that ran it"
+        if self._stopping:
+            return "stopped", None
+        if failure is not None:
+            return "failed", failure + (f" (after {restarts} restarts)" if restarts else "")
+        return "succeeded", None
 
     async def _attempt(self) -> str | None:
         """Wait for every replica; the first to fail stops its siblings. Returns why it failed."""

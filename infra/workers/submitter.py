@@ -88,7 +88,11 @@ async def backend_for(
     elif chosen.backend == "local":
         work_dir = Path(chosen.work_dir or Path(settings.data_dir) / "workloads")
         local = LocalBackend(
-            work_dir, reports_to(store), stop_grace_s=chosen.stop_grace_s, pods=pods_to(store)
+            work_dir,
+            reports_to(store),
+            stop_grace_s=chosen.stop_grace_s,
+            pods=pods_to(store),
+            max_processes=chosen.local_max_processes,
         )
         try:
             yield local, None
