@@ -12,10 +12,11 @@ reports Running once every replica started; the first replica to exit non-zero s
 (SIGTERM to its process group, SIGKILL after the spec's termination grace period); every replica
 then starts again while the spec's backoff limit allows, and after that the run fails, naming the
 replica and its exit code. All exiting zero is success. Each replica's output goes to
-`<work_dir>/<job>/run-<n>/<replica>.log`.
+`<work_dir>/<job>/run-<n>/<replica>.log`. The outcome is kept in the run's folder before it is
+reported, and a report that fails is tried again.
 
 A submitter that dies leaves its runs' processes unsupervised (each runs in its own session);
-stopping the submitter cleanly stops them.
+stopping the submitter cleanly stops them. `status` tells the next one what became of them.
 """
 
 import asyncio
@@ -46,9 +47,11 @@ from infra.backends.local_isolation import (
 from infra.backends.local_pods import Replicas
 from infra.errors import InfraError
 from services.errors import BackendRejectedError
-from services.ports import PodReports, Reports, Submission
+from services.ports import PodReports, Reports, RunStatus, Submission
 
 log = logging.getLogger(__name__)
+# Waits between the tries of an outcome's report; after the last, the sweep records it.
+REPORT_RETRIES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
 # A replica that cannot start for want of these may start later: the start is retried.
 _EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM, errno.ENOSPC})
 
@@ -84,6 +87,7 @@ class LocalBackend:
         self._grace = stop_grace_s
         self._capacity = Capacity(max_processes or default_capacity())
         self._runs: dict[str, _Run] = {}
+        self._late: set[asyncio.Task[None]] = set()  # reports tried again
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
         directory = self.run_dir(plan)
@@ -135,21 +139,37 @@ class LocalBackend:
             self._grace if grace is None else grace,
             self._pods,
         )
-        await run.start(lock)
+        await run.start(lock, self._report_later)
         return run
 
     def _finished(self, plan: WorkloadPlan, count: int) -> None:
         self._runs.pop(_key(plan), None)
         self._capacity.give_back(count)
 
+    def _report_later(self, report: "asyncio.Task[None]") -> None:
+        self._late.add(report)
+        report.add_done_callback(self._late.discard)
+
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         run = self._runs.get(_key(plan))
         if run is not None:
             await run.stop()
+        else:  # left by a submitter before this one, or done
+            await local_traces.stop_unsupervised(self.run_dir(plan), self._grace)
+
+    async def status(self, plan: WorkloadPlan) -> RunStatus | None:
+        run = self._runs.get(_key(plan))
+        if run is not None:
+            return RunStatus("running")  # supervised here: it reports the rest itself
+        return local_traces.status(self.run_dir(plan))
 
     async def close(self) -> None:
-        """Stop every run this process supervises (the submitter is going away)."""
+        """Stop every run this process supervises (the submitter is going away); outcomes not
+        reported yet are in their folders, for the next submitter's sweep."""
         await asyncio.gather(*(run.stop(shutting_down=True) for run in list(self._runs.values())))
+        for report in self._late:
+            report.cancel()
+        await asyncio.gather(*self._late, return_exceptions=True)
 
     def run_dir(self, plan: WorkloadPlan) -> Path:
         return self._work_dir / plan.job_name / f"run-{plan.run}"
@@ -224,15 +244,16 @@ class _Run:
         self._shutting_down = False
         self._task: asyncio.Task[None] | None = None
         self._lock = -1  # the supervisor lock (local_traces.claim), held while it supervises
+        self._report_later: Callable[[asyncio.Task[None]], None] = lambda _: None
 
-    async def start(self, lock: int) -> None:
+    async def start(self, lock: int, report_later: Callable[[asyncio.Task[None]], None]) -> None:
         """Start every replica, or none: one that cannot start stops those started."""
         await self._spawn_all()
-        self._lock = lock
+        self._lock, self._report_later = lock, report_later
         self._task = asyncio.create_task(self._supervise(), name=f"local:{self._plan.job_name}")
 
     def done(self, then: Callable[[], None]) -> None:
-        """Call `then` once its outcome is reported."""
+        """Call `then` once its outcome is kept (and reported, or to be reported later)."""
         assert self._task is not None
         self._task.add_done_callback(lambda _: then())
 
@@ -242,6 +263,7 @@ class _Run:
         except OSError as error:  # a replica's folder or log, before its process
             await self._terminate()
             raise _start_error(self._plan.job_name, "a replica", error) from error
+        local_traces.keep_pids(self._directory, {n: p.pid for n, p in self._processes.items()})
 
     async def _spawn(self) -> None:
         """Start every replica (again, after a failure within the backoff limit)."""
@@ -284,13 +306,17 @@ class _Run:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _supervise(self) -> None:
-        """Report Running, then the outcome."""
+        """Report Running, then the outcome, kept in the run's folder first; a report that
+        fails is tried again after a while, without holding up a stop."""
         try:
             await self._report("running", None)
             outcome, reason = await self._until_done()
+            with contextlib.suppress(OSError):  # then the reconcile finds no process behind it
+                local_traces.keep_outcome(self._directory, outcome, reason)
         finally:
             os.close(self._lock)
-        await self._report(outcome, reason)
+        if not await self._report(outcome, reason):
+            self._report_later(asyncio.create_task(self._report_until_recorded(outcome, reason)))
 
     async def _until_done(self) -> tuple[Outcome, str | None]:
         """Its outcome. A failed attempt restarts every replica while the plan's backoff limit
@@ -320,6 +346,13 @@ class _Run:
             return "failed", failure + (f" (after {restarts} restarts)" if restarts else "")
         return "succeeded", None
 
+    async def _report_until_recorded(self, outcome: Outcome, reason: str | None) -> None:
+        for wait in REPORT_RETRIES_S:
+            await asyncio.sleep(wait)
+            if await self._report(outcome, reason):
+                return
+        log.error("%s for %s is not recorded: the sweep will", outcome, self._plan.job_name)
+
     async def _attempt(self) -> str | None:
         """Wait for every replica; the first to fail stops its siblings. Returns why it failed."""
         waits = {
@@ -338,11 +371,15 @@ class _Run:
                     await self._terminate()
         return failure
 
-    async def _report(self, outcome: Outcome, reason: str | None) -> None:
+    async def _report(self, outcome: Outcome, reason: str | None) -> bool:
+        """Whether it is recorded. The run goes on regardless: its outcome is tried again,
+        and the sweep asks what became of it."""
         try:
             await self._reports(self._plan.workload_id, self._plan.run, outcome, reason)
-        except Exception:  # the run goes on; a later report or a restart reconciles it
-            log.exception("could not record %s for %s", outcome, self._plan.job_name)
+        except Exception as error:
+            log.warning("could not record %s for %s: %r", outcome, self._plan.job_name, error)
+            return False
+        return True
 
     async def _report_pods(self) -> None:
         if self._pods is None:

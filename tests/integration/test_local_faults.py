@@ -1,6 +1,7 @@
 """The local backend when things go wrong: a run larger than the machine takes is refused for
 good and one that does not fit beside the others for now, starting nothing; a replica that
-cannot start leaves nothing started and nothing recorded as submitted."""
+cannot start leaves nothing started and nothing recorded as submitted; and a run whose outcome
+could not be recorded is recorded by the next submitter, from what the run left behind."""
 
 import asyncio
 import time
@@ -14,13 +15,16 @@ import pytest
 
 from domain import workloads
 from domain.events import WorkloadSubmitted
-from domain.workloads import Workload
+from domain.workload_plans import WorkloadPlan, plan_for
+from domain.workloads import Outcome, Workload
 from infra.backends.local import LocalBackend
 from infra.backends.local_capacity import LocalBackendBusyError
+from infra.errors import StoreUnavailableError
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import reports_to
 from services import submitter
+from services.ports import RunStatus
 from tests.conftest import ACTOR
 from tests.workload_samples import requested_workload
 
@@ -57,6 +61,18 @@ async def until_phase(
         assert time.monotonic() < deadline, f"still {state.actual}: {state.reason}"
         await asyncio.sleep(0.05)
     return state
+
+
+async def until_status(
+    backend: LocalBackend, plan: WorkloadPlan, within_s: float = 30
+) -> RunStatus:
+    """What the backend says of the run, once that is more than "running"."""
+    deadline = time.monotonic() + within_s
+    while (seen := await backend.status(plan)) in (None, RunStatus("running")):
+        assert time.monotonic() < deadline, f"the run is still {seen}"
+        await asyncio.sleep(0.05)
+    assert seen is not None
+    return seen
 
 
 def running(token: str) -> list[int]:
@@ -138,3 +154,41 @@ async def test_a_replica_that_cannot_start_leaves_nothing_started_nor_submitted(
         assert running(token) == []  # the master was stopped, not left behind
     finally:
         await backend.close()
+
+
+class Unrecorded:
+    """Reports that cannot be recorded (the database is away), counted."""
+
+    def __init__(self) -> None:
+        self.tried: list[Outcome] = []
+
+    async def __call__(
+        self, workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
+    ) -> None:
+        self.tried.append(outcome)
+        raise StoreUnavailableError("append")
+
+
+async def test_an_outcome_that_could_not_be_recorded_is_recorded_by_the_next_submitter(
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
+) -> None:
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    reports = Unrecorded()
+    backend = LocalBackend(replica_work_dir, reports, stop_grace_s=5)
+    workload_id = await request(store, "sh -c 'exit 0'", workers=1)
+    await submitter.reconcile(workload_id, store=store, backend=backend)
+    plan = plan_for((await current(store, workload_id)).request)
+    assert await until_status(backend, plan) == RunStatus("succeeded")
+    await backend.close()  # the submitter goes away before it could record it
+    assert reports.tried[:2] == ["running", "succeeded"]
+    assert (await current(store, workload_id)).actual == "Pending"
+
+    after = LocalBackend(replica_work_dir, reports_to(store))  # the next submitter's sweep
+    for _ in range(2):
+        found = await submitter.reconcile_many(
+            [workload_id], store=store, backend=after, ask_backend=True
+        )
+        assert found == {}
+    assert (await current(store, workload_id)).actual == "Completed"
+    events = [type(e).__name__ for e in (await store.load(workload_id)).events]
+    assert events.count("WorkloadSucceeded") == 1
