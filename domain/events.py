@@ -577,6 +577,13 @@ class TenantSettingChanged(Event, tag="tenant.setting_changed.v1", frozen=True, 
     value: bool
 
 
+class TenantLimitChanged(Event, tag="tenant.limit_changed.v1", frozen=True, kw_only=True):
+    """A tenant setting that is a number (domain/tenant_settings.py LIMITS) was set."""
+
+    key: str
+    value: int
+
+
 WorkloadEvent = (
     WorkloadRequested
     | WorkloadSubmitted
@@ -628,6 +635,7 @@ DomainEvent = (
     | TemplateEvent
     | WorkloadEvent
     | TenantSettingChanged
+    | TenantLimitChanged
     | PolicyEvent
 )
 

@@ -12,6 +12,10 @@ Fixed keys, with Run:ai's defaults:
 And per cluster: `clusters.<clusterId>.distributedFrameworks.<Framework>` (on) refuses a framework
 for the templates and workloads of one cluster.
 
+And one number (LIMITS), recorded as its own event: `workloads.maxWorkers` (1,000, from 1 up to
+Run:ai's 10,000 for maxReplicas), the most workers (numWorkers, maxReplicas) a template or a
+workload may ask for.
+
 Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
 the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
 HTTP routes.
@@ -25,9 +29,9 @@ from uuid import UUID
 import msgspec
 
 from domain.errors import DomainError, InvalidHistoryError
-from domain.events import Event, TenantSettingChanged
+from domain.events import Event, TenantLimitChanged, TenantSettingChanged
 from domain.specs import ComputeSpec
-from domain.template_specs import ReplicaSpec
+from domain.template_specs import DistributedTemplateSpec, ReplicaSpec
 
 # The one stream that holds every tenant setting.
 STREAM: Final = UUID("0a7c3e55-2b1d-4f6e-9c8a-5d4e3f2a1b0c")
@@ -37,6 +41,7 @@ FLEXIBLE_TEMPLATES: Final = "workloads.flexibleTemplates"
 NGC_CATALOG: Final = "workloads.ngcCatalog"
 DATA_VOLUMES: Final = "workloads.dataVolumes"
 GPU_OPTIMIZATION: Final = "resources.gpuResourceOptimization"
+MAX_WORKERS: Final = "workloads.maxWorkers"
 _CLUSTER_KEY: Final = re.compile(
     r"^clusters\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
     r"\.distributedFrameworks\.(MPI|PyTorch|TF|XGBoost|JAX)$"
@@ -82,13 +87,37 @@ FIXED: Final[Mapping[str, SettingInfo]] = {
 }  # fmt: skip
 
 
+class LimitInfo(msgspec.Struct, frozen=True, kw_only=True):
+    default: int
+    low: int
+    high: int
+    category: str
+    label: str
+    description: str
+    stage: str = "GA"
+
+
+LIMITS: Final[Mapping[str, LimitInfo]] = {
+    MAX_WORKERS: LimitInfo(
+        default=1_000, low=1, high=10_000, category="Workloads", label="Maximum workers",
+        description="The most workers (numWorkers, maxReplicas) a template or workload may ask for",
+    ),
+}  # fmt: skip
+
+
 class TenantSettings(msgspec.Struct, frozen=True):
     values: dict[str, bool] = msgspec.field(default_factory=dict)
+    limits: dict[str, int] = msgspec.field(default_factory=dict)
 
     def get(self, key: str) -> bool:
         if key in self.values:
             return self.values[key]
         return info_of(key).default
+
+    def limit(self, key: str) -> int:
+        if key not in LIMITS:
+            raise UnknownSettingError(key)
+        return self.limits.get(key, LIMITS[key].default)
 
     def allows_framework(self, framework: str | None, cluster_id: UUID | None) -> bool:
         if framework is None:
@@ -109,6 +138,28 @@ class UnknownSettingError(DomainError):
         super().__init__(f"no tenant setting {key!r}")
         self.key = key
         self.field = "/key"
+
+
+class InvalidSettingValueError(DomainError):
+    slug = "invalid-setting-value"
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"tenant setting {key}: {reason}")
+        self.key = key
+        self.field = "/value"
+
+
+class LimitExceededError(DomainError):
+    """A request asks for more than a tenant limit allows; `field` points at what it asks."""
+
+    slug = "limit-exceeded"
+
+    def __init__(self, setting: str, field: str, asked: int, limit: int) -> None:
+        super().__init__(f"{field}: {asked} is more than {limit} (tenant setting {setting})")
+        self.setting = setting
+        self.field = field
+        self.asked = asked
+        self.limit = limit
 
 
 class FeatureDisabledError(DomainError):
@@ -138,17 +189,32 @@ def info_of(key: str) -> SettingInfo:
 
 def fold(events: Iterable[Event]) -> TenantSettings:
     values: dict[str, bool] = {}
+    limits: dict[str, int] = {}
     for event in events:
         match event:
             case TenantSettingChanged():
                 values[event.key] = event.value
+            case TenantLimitChanged():
+                limits[event.key] = event.value
             case _:
                 raise InvalidHistoryError(f"{type(event).__name__} in the settings stream")
-    return TenantSettings(values)
+    return TenantSettings(values, limits)
 
 
-def change(state: TenantSettings, key: str, value: bool) -> list[TenantSettingChanged]:
+def change(
+    state: TenantSettings, key: str, value: bool | int
+) -> list[TenantSettingChanged | TenantLimitChanged]:
+    """A switch takes true or false; a limit a whole number within its bounds."""
+    if key in LIMITS:
+        info = LIMITS[key]
+        if isinstance(value, bool) or not info.low <= value <= info.high:
+            raise InvalidSettingValueError(key, f"a whole number from {info.low} to {info.high}")
+        if state.limits.get(key) == value:
+            return []
+        return [TenantLimitChanged(key=key, value=value)]
     info_of(key)
+    if not isinstance(value, bool):
+        raise InvalidSettingValueError(key, "true or false")
     if state.get(key) == value and key in state.values:
         return []
     return [TenantSettingChanged(key=key, value=value)]
@@ -176,6 +242,15 @@ def check_compute(settings: TenantSettings, at: str, compute: ComputeSpec | None
         if getattr(compute, name) is not None:
             field = {"gpu_portion_limit": "gpuPortionLimit", "gpu_memory_limit": "gpuMemoryLimit"}
             raise FeatureDisabledError(GPU_OPTIMIZATION, f"{at}/{field[name]}", "GPU limits")
+
+
+def check_workers(settings: TenantSettings, at: str, spec: DistributedTemplateSpec) -> None:
+    """The workers a spec asks for, now (numWorkers) or at most (maxReplicas), within the
+    tenant's limit: each is a process or a pod to run."""
+    limit = settings.limit(MAX_WORKERS)
+    for field, asked in (("numWorkers", spec.num_workers), ("maxReplicas", spec.max_replicas)):
+        if asked is not None and asked > limit:
+            raise LimitExceededError(MAX_WORKERS, f"{at}/{field}", asked, limit)
 
 
 def check_framework(

@@ -85,6 +85,9 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # `local_id_first` on (docs/decisions/0001-local-workload-identities.md).
     local_id_first: Annotated[int, msgspec.Meta(ge=1, le=LAST_ID)] = 0x7000_0000
     local_id_count: Annotated[int, msgspec.Meta(ge=1)] = 65_536
+    # local backend: the most replica processes it runs at once; a larger run fails, naming
+    # both counts. 0: 32 per CPU, within the open-files limit (infra/backends/local_capacity.py).
+    local_max_processes: int = 0
     # How often every unsettled workload is reconciled, whatever the queue says (also at start).
     sweep_interval_s: float = 300.0
     # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config

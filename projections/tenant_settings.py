@@ -8,7 +8,7 @@ HTTP routes."""
 
 from typing import Final
 
-from domain.events import RecordedEvent, TenantSettingChanged
+from domain.events import RecordedEvent, TenantLimitChanged, TenantSettingChanged
 from domain.tenant_settings import TenantSettings
 from projections.executor import Executor
 
@@ -25,11 +25,22 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
                 " version = EXCLUDED.version WHERE tenant_settings.version < EXCLUDED.version",
                 e.key, e.value, recorded.version,
             )  # fmt: skip
+        case TenantLimitChanged() as e:
+            await conn.execute(
+                "INSERT INTO tenant_settings (key, value, number, version)"
+                " VALUES ($1, true, $2, $3)"
+                " ON CONFLICT (key) DO UPDATE SET number = EXCLUDED.number,"
+                " version = EXCLUDED.version WHERE tenant_settings.version < EXCLUDED.version",
+                e.key, e.value, recorded.version,
+            )  # fmt: skip
         case _:
             pass  # not an event this read model cares about
 
 
 async def current(conn: Executor) -> TenantSettings:
     """The settings as the read model holds them (one not set: its default)."""
-    rows = await conn.fetch("SELECT key, value FROM tenant_settings")
-    return TenantSettings({row["key"]: row["value"] for row in rows})
+    rows = await conn.fetch("SELECT key, value, number FROM tenant_settings")
+    return TenantSettings(
+        {row["key"]: row["value"] for row in rows if row["number"] is None},
+        {row["key"]: row["number"] for row in rows if row["number"] is not None},
+    )

@@ -157,3 +157,15 @@ async def unsettled(conn: Executor) -> list[UUID]:
         " ORDER BY created_at"
     )
     return [row["workload_id"] for row in rows]
+
+
+async def in_flight(conn: Executor, backend: str) -> list[UUID]:
+    """Workloads whose current run `backend` took and that are pending or running: what it may
+    have finished or lost without a report that arrived."""
+    rows = await conn.fetch(
+        "SELECT workload_id FROM workload_catalogue"
+        " WHERE desired_phase = 'Running' AND submitted_run = run"
+        " AND actual_phase IN ('Pending', 'Running') AND backend = $1 ORDER BY created_at",
+        backend,
+    )
+    return [row["workload_id"] for row in rows]

@@ -376,10 +376,18 @@ class Submission(msgspec.Struct, frozen=True, kw_only=True):
     manifests: tuple[dict[str, object], ...] = ()
 
 
+class RunStatus(msgspec.Struct, frozen=True):
+    """What a backend sees of a run it took: the outcome to record, and why."""
+
+    outcome: Outcome
+    reason: str | None = None
+
+
 class WorkloadBackend(Protocol):
-    """Where workloads run (local processes, Kubernetes, nowhere for a dry run). Both calls are
-    idempotent by the plan's job name: submitting what already runs succeeds and starts nothing,
-    stopping what is gone succeeds. What happens afterwards comes back through `Reports`."""
+    """Where workloads run (local processes, Kubernetes, nowhere for a dry run). Submitting and
+    stopping are idempotent by the plan's job name: submitting what already runs succeeds and
+    starts nothing, stopping what is gone succeeds. What happens afterwards comes back through
+    `Reports`, and `status` answers it again for a run whose report was lost."""
 
     name: str
 
@@ -390,6 +398,12 @@ class WorkloadBackend(Protocol):
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         """Stop the plan's run; `suspend`: the workload is to resume later (a backend that can
         keep what it made, suspended, does; the others stop it all the same)."""
+        ...
+
+    async def status(self, plan: WorkloadPlan) -> RunStatus | None:
+        """What became of the plan's run, which it took: running, its outcome, or failed when
+        nothing of it is left; None when it has nothing to add (under way elsewhere, or it
+        cannot tell)."""
         ...
 
 

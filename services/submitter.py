@@ -2,9 +2,11 @@
 
 It reconciles rather than replays: whichever workload event arrives (requested, suspended,
 resumed, deleted, in any order, any number of times), the handler loads the stream and does what
-the current state asks: submit the current run, or stop it. Backends are idempotent by job name
-and outcome events carry deterministic ids, so redeliveries and racing submitters write each
-outcome once.
+the current state asks: submit the current run, or stop it; and, asked to (the sweep), of a run
+the backend took that is not finished, it asks the backend what became of it (an outcome whose
+report was lost, a run with nothing left behind it). Backends are idempotent by job name and
+outcome events carry deterministic ids, so redeliveries and racing submitters write each outcome
+once.
 
 `reconcile_many` does the same for a batch of workloads at the cost of one read and one write
 for them all: the streams in one query, the backend calls side by side, the outcomes in one
@@ -51,11 +53,13 @@ async def reconcile(
     store: Streams,
     backend: WorkloadBackend,
     cluster: UUID | None = None,
+    ask_backend: bool = False,
 ) -> None:
     """Submit or stop the workload's current run, as its stream asks; then record it. With a
-    `cluster`, only a workload of that cluster: another's is its own submitter's."""
+    `cluster`, only a workload of that cluster: another's is its own submitter's. With
+    `ask_backend`, a run it took and has not finished is recorded as it now sees it."""
     stream = await store.load(workload_id)
-    step = await _act(workload_id, stream, backend, cluster)
+    step = await _act(workload_id, stream, backend, cluster, ask_backend)
     if step is None:
         return
     # The stream is still current, unless someone wrote meanwhile (then: read again).
@@ -71,6 +75,7 @@ async def reconcile_many(
     store: BatchAppender,
     backend: WorkloadBackend,
     cluster: UUID | None = None,
+    ask_backend: bool = False,
 ) -> dict[UUID, Exception]:
     """`reconcile` for each workload, with one read of all their streams and one append of all
     their outcomes (again for those another writer got to first). Returns the workloads it
@@ -78,7 +83,9 @@ async def reconcile_many(
     store raises (what it recorded before stays recorded: a redelivery finds it done)."""
     ids = sorted(set(workload_ids))  # one order of appends for every submitter: no deadlock
     streams = await store.load_many(ids)
-    acted = await _each(ids, lambda i: _act(i, streams.get(i, _EMPTY), backend, cluster))
+    acted = await _each(
+        ids, lambda i: _act(i, streams.get(i, _EMPTY), backend, cluster, ask_backend)
+    )
     failed = {i: r for i, r in acted.items() if isinstance(r, Exception)}
     steps = {i: r for i, r in acted.items() if isinstance(r, _Step)}
     after, lost = await _record_many(store, steps, streams)
@@ -100,7 +107,11 @@ async def report(
 
 
 async def _act(
-    workload_id: UUID, stream: Stream, backend: WorkloadBackend, cluster: UUID | None
+    workload_id: UUID,
+    stream: Stream,
+    backend: WorkloadBackend,
+    cluster: UUID | None,
+    ask_backend: bool = False,
 ) -> _Step | None:
     """Ask of the backend what the stream's current state asks; say what to record of it."""
     state = load_workload(stream.events)
@@ -125,6 +136,10 @@ async def _act(
         # (another submitter is at it) is stopped too.
         await backend.stop(plan_for(state.request, run), suspend=state.desired == "Stopped")
         return _reported(workload_id, run, "stopped", None)
+    if ask_backend and _in_flight(state, backend.name):
+        seen = await backend.status(plan_for(state.request, run))
+        if seen is not None:
+            return _reported(workload_id, run, seen.outcome, seen.reason)
     return None
 
 
@@ -157,6 +172,16 @@ def _wants_submission(state: Workload) -> bool:
         state.desired == "Running"
         and state.submitted_run < state.run
         and state.actual not in FINISHED
+    )
+
+
+def _in_flight(state: Workload, backend: str) -> bool:
+    """Its current run was taken by this backend, and is believed pending or running."""
+    return (
+        state.desired == "Running"
+        and state.submitted_run == state.run
+        and state.actual in ("Pending", "Running")
+        and state.backend == backend
     )
 
 

@@ -313,7 +313,7 @@ async def preview_asset_update(
 def _allowed(settings: TenantSettings, body: TemplateBody, cluster_id: UUID | None) -> None:
     """What the tenant settings allow: templates at all (flexible submission and templates),
     data volumes, the NGC catalog, GPU limits, the framework (tenant-wide and on the
-    template's cluster)."""
+    template's cluster), the number of workers."""
     if not settings.get(tenant_settings.FLEXIBLE_SUBMISSION):
         raise FeatureDisabledError(
             tenant_settings.FLEXIBLE_SUBMISSION,
@@ -329,6 +329,7 @@ def _allowed(settings: TenantSettings, body: TemplateBody, cluster_id: UUID | No
         tenant_settings.check_replica(settings, "/master/spec", body.master.spec)
     framework = body.spec.distributed_framework
     tenant_settings.check_framework(settings, "/spec/distributedFramework", framework, cluster_id)
+    tenant_settings.check_workers(settings, "/spec", body.spec)
 
 
 def name_claim(meta: TemplateMeta) -> NameClaim:

@@ -1,5 +1,5 @@
-"""Tenant settings: tenant admins turn them on and off; every use case that a setting governs
-reads them with its other inputs.
+"""Tenant settings: tenant admins turn them on and off, and set the limits; every use case that
+a setting governs reads them with its other inputs.
 
 Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
 the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
@@ -28,10 +28,11 @@ CHANGES_SETTINGS: Final[Role] = "admin"
 
 @decided_again
 async def change_settings(
-    changes: Sequence[tuple[str, bool]], *, metadata: EventMetadata, streams: Streams
+    changes: Sequence[tuple[str, bool | int]], *, metadata: EventMetadata, streams: Streams
 ) -> TenantSettings:
-    """Turn each setting on or off, in order, in one append: one refused (a key naming no
-    setting) writes none of them. A setting already as asked is not written again."""
+    """Turn each setting on or off (or set a limit), in order, in one append: one refused (a
+    key naming no setting, a value it cannot take) writes none of them. A setting already as
+    asked is not written again."""
     await access.require(
         metadata, (TENANT,), CHANGES_SETTINGS, "change tenant settings", streams=streams
     )

@@ -194,6 +194,8 @@ async def _decided(
         snapshot.spec.distributed_framework,
         project.cluster_id,
     )
+    # What would run, whether the template, the submission or the policy's defaults set it.
+    tenant_settings.check_workers(settings, "/spec", snapshot.spec)
     pull = await credentials.pulled_with(project.lineage, holders=holders, streams=loader)
     snapshot = msgspec.structs.replace(
         snapshot,

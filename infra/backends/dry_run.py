@@ -6,7 +6,7 @@ from domain.workload_plans import WorkloadPlan
 from infra.backends.manifests import render
 from infra.backends.scheduling import Scheduling
 from infra.settings import KubeflowApi
-from services.ports import Submission
+from services.ports import RunStatus, Submission
 
 
 class DryRunBackend:
@@ -23,3 +23,7 @@ class DryRunBackend:
 
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         """Nothing runs, so nothing stops."""
+
+    async def status(self, plan: WorkloadPlan) -> RunStatus | None:
+        """Nothing runs, so nothing happens to it: a dry run stays Pending."""
+        return None

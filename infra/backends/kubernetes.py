@@ -41,7 +41,7 @@ from infra.backends.manifests import render
 from infra.backends.scheduling import Scheduling
 from infra.settings import KubeflowApi
 from services.errors import BackendRejectedError
-from services.ports import PodReports, Reports, Submission
+from services.ports import PodReports, Reports, RunStatus, Submission
 
 log = logging.getLogger(__name__)
 PERMANENT = {
@@ -171,6 +171,22 @@ class KubernetesBackend:
             if error.status != HTTPStatus.NOT_FOUND:  # gone already, or never made: stopped
                 raise
 
+    async def status(self, plan: WorkloadPlan) -> RunStatus | None:
+        """The run's job as the API server has it now, read as the watch reads it; failed when
+        it is gone (deleted outside the service, or after it finished unseen)."""
+        group, version, plural = _job_kind(plan, self._api)
+        try:
+            job = await self._objects.get_namespaced_custom_object(
+                group, version, plan.namespace, plural, plan.job_name
+            )
+        except ApiException as error:
+            if error.status != HTTPStatus.NOT_FOUND:
+                raise
+            return RunStatus("failed", f"its job {plan.namespace}/{plan.job_name} is gone")
+        run = (job.get("metadata", {}).get("labels") or {}).get(RUN_LABEL, "1")
+        found = _outcome_of_job(job) if run == str(plan.run) else None
+        return None if found is None else RunStatus(*found)
+
     async def _create(self, plan: WorkloadPlan, manifest: dict[str, Any]) -> bool:
         """Whether it was made now (False: it existed)."""
         group, version = manifest["apiVersion"].split("/")
@@ -258,14 +274,17 @@ class KubernetesBackend:
             run = int(labels.get(RUN_LABEL, "1"))
         except (KeyError, ValueError):
             return
-        status = job.get("status") or {}
-        if job.get("kind") == "TrainJob":
-            found = train_job_outcome(status)
-        else:
-            found = outcome_of(status.get("conditions") or [])
+        found = _outcome_of_job(job)
         if found is not None:
             outcome, reason = found
             await self._reports(workload_id, run, outcome, reason)
+
+
+def _outcome_of_job(job: dict[str, Any]) -> tuple[Outcome, str | None] | None:
+    status = job.get("status") or {}
+    if job.get("kind") == "TrainJob":
+        return train_job_outcome(status)
+    return outcome_of(status.get("conditions") or [])
 
 
 def outcome_of(conditions: list[dict[str, Any]]) -> tuple[Outcome, str | None] | None:

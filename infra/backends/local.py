@@ -6,18 +6,22 @@ command runs with this machine's programs.
 
 A run starts at most once per machine: a marker file is created exclusively before any process
 starts, so a redelivered request (another submitter, or this one after a restart) finds it and
-starts nothing. The supervisor reports Running once every replica started; the first replica to
-exit non-zero stops its siblings (SIGTERM to its process group, SIGKILL after the spec's
-termination grace period); every replica then starts again while the spec's backoff limit
-allows, and after that the run fails, naming the replica and its exit code. All exiting zero is
-success. Each replica's output goes to `<work_dir>/<job>/run-<n>/<replica>.log`.
+starts nothing; a start that fails takes it away again (infra/backends/local_traces.py). At most a
+machine-sized number of replicas run at once (infra/backends/local_capacity.py). The supervisor
+reports Running once every replica started; the first replica to exit non-zero stops its siblings
+(SIGTERM to its process group, SIGKILL after the spec's termination grace period); every replica
+then starts again while the spec's backoff limit allows, and after that the run fails, naming the
+replica and its exit code. All exiting zero is success. Each replica's output goes to
+`<work_dir>/<job>/run-<n>/<replica>.log`. The outcome is kept in the run's folder before it is
+reported, and a report that fails is tried again.
 
 A submitter that dies leaves its runs' processes unsupervised (each runs in its own session);
-stopping the submitter cleanly stops them.
+stopping the submitter cleanly stops them. `status` tells the next one what became of them.
 """
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import signal
@@ -29,6 +33,8 @@ from typing import Any
 from domain.template_specs import Security
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
+from infra.backends import local_traces
+from infra.backends.local_capacity import Capacity, default_capacity
 from infra.backends.local_environment import LocalReplica, mpi_hostfile, replicas
 from infra.backends.local_identities import Identities
 from infra.backends.local_isolation import (
@@ -39,11 +45,27 @@ from infra.backends.local_isolation import (
     prepare_run_dir,
 )
 from infra.backends.local_pods import Replicas
+from infra.errors import InfraError
 from infra.settings import SubmitterSettings
 from services.errors import BackendRejectedError
-from services.ports import PodReports, Reports, Submission
+from services.ports import PodReports, Reports, RunStatus, Submission
 
 log = logging.getLogger(__name__)
+# Waits between the tries of an outcome's report; after the last, the sweep records it.
+REPORT_RETRIES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
+# A replica that cannot start for want of these may start later: the start is retried.
+_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM, errno.ENOSPC})
+
+
+class ReplicaStartError(InfraError):
+    """The machine could not start a replica now (out of processes, files or memory)."""
+
+    slug = "replica-start-failed"
+
+    def __init__(self, job_name: str, reason: str) -> None:
+        super().__init__(f"{job_name}: {reason}")
+        self.job_name = job_name
+        self.reason = reason
 
 
 class LocalBackend:
@@ -58,21 +80,44 @@ class LocalBackend:
         pods: PodReports | None = None,
         ids: range = SubmitterSettings().local_ids,
         service_dirs: Sequence[Path] = (),
+        max_processes: int = 0,
     ) -> None:
+        """`max_processes`: the most replicas it runs at once (0: as many as the machine takes,
+        infra/backends/local_capacity.py)."""
         self._work_dir = work_dir
         self._identities = Identities(work_dir, ids, service_dirs)
         self._reports = reports
         self._pods = pods
         self._grace = stop_grace_s
+        self._capacity = Capacity(max_processes or default_capacity())
         self._runs: dict[str, _Run] = {}
+        self._late: set[asyncio.Task[None]] = set()  # reports tried again
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
         directory = self.run_dir(plan)
-        directory.mkdir(parents=True, exist_ok=True)
-        try:
-            (directory / "started").open("x").close()
-        except FileExistsError:
+        if local_traces.started(directory):
             return Submission(backend=self.name)  # this run was started already
+        count = plan.total_replicas
+        self._capacity.take(plan.job_name, count)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            lock = local_traces.claim(directory)
+            if lock is None:
+                self._capacity.give_back(count)
+                return Submission(backend=self.name)  # started meanwhile, by another submitter
+            try:
+                run = await self._start(plan, directory, lock)
+            except BaseException:
+                local_traces.release(directory, lock)
+                raise
+        except BaseException:
+            self._capacity.give_back(count)
+            raise
+        self._runs[_key(plan)] = run
+        run.done(lambda: self._finished(plan, count))
+        return Submission(backend=self.name)
+
+    async def _start(self, plan: WorkloadPlan, directory: Path, lock: int) -> "_Run":
         hostfile = directory / "hostfile"
         if plan.framework == "MPI":
             hostfile.write_text(mpi_hostfile(plan))
@@ -105,22 +150,41 @@ class LocalBackend:
             self._pods,
             give_back,
         )
-        self._runs[_key(plan)] = run
         try:
-            await run.start()
+            await run.start(lock, self._report_later)
         except BaseException:
             give_back()
             raise
-        return Submission(backend=self.name)
+        return run
+
+    def _finished(self, plan: WorkloadPlan, count: int) -> None:
+        self._runs.pop(_key(plan), None)
+        self._capacity.give_back(count)
+
+    def _report_later(self, report: "asyncio.Task[None]") -> None:
+        self._late.add(report)
+        report.add_done_callback(self._late.discard)
 
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         run = self._runs.get(_key(plan))
         if run is not None:
             await run.stop()
+        else:  # left by a submitter before this one, or done
+            await local_traces.stop_unsupervised(self.run_dir(plan), self._grace)
+
+    async def status(self, plan: WorkloadPlan) -> RunStatus | None:
+        run = self._runs.get(_key(plan))
+        if run is not None:
+            return RunStatus("running")  # supervised here: it reports the rest itself
+        return local_traces.status(self.run_dir(plan))
 
     async def close(self) -> None:
-        """Stop every run this process supervises (the submitter is going away)."""
-        await asyncio.gather(*(run.stop(shutting_down=True) for run in self._runs.values()))
+        """Stop every run this process supervises (the submitter is going away); outcomes not
+        reported yet are in their folders, for the next submitter's sweep."""
+        await asyncio.gather(*(run.stop(shutting_down=True) for run in list(self._runs.values())))
+        for report in self._late:
+            report.cancel()
+        await asyncio.gather(*self._late, return_exceptions=True)
 
     def run_dir(self, plan: WorkloadPlan) -> Path:
         return self._work_dir / plan.job_name / f"run-{plan.run}"
@@ -155,6 +219,15 @@ def _working_dir(replica: LocalReplica, default: Path) -> Path:
     return Path(wanted) if wanted and Path(wanted).is_dir() else default
 
 
+def _start_error(job_name: str, replica: str, error: OSError) -> Exception:
+    """For good when the replica itself cannot start (its program, its folder); for now when
+    the machine is short of processes, files or memory (the queue delivers it again)."""
+    reason = f"{replica} could not start: {error}"
+    if error.errno in _EXHAUSTED:
+        return ReplicaStartError(job_name, reason)
+    return BackendRejectedError(job_name, reason)
+
+
 def _as(identity: Identity | None) -> dict[str, Any]:
     """The user, group and supplementary groups to start as (none inherited from the service)."""
     if identity is None:
@@ -187,11 +260,28 @@ class _Run:
         self._stopping = False
         self._shutting_down = False
         self._task: asyncio.Task[None] | None = None
+        self._lock = -1  # the supervisor lock (local_traces.claim), held while it supervises
+        self._report_later: Callable[[asyncio.Task[None]], None] = lambda _: None
 
-    async def start(self) -> None:
-        await self._spawn()
+    async def start(self, lock: int, report_later: Callable[[asyncio.Task[None]], None]) -> None:
+        """Start every replica, or none: one that cannot start stops those started."""
+        await self._spawn_all()
+        self._lock, self._report_later = lock, report_later
         self._task = asyncio.create_task(self._supervise(), name=f"local:{self._plan.job_name}")
         self._task.add_done_callback(lambda _: self._ended())
+
+    def done(self, then: Callable[[], None]) -> None:
+        """Call `then` once its outcome is kept (and reported, or to be reported later)."""
+        assert self._task is not None
+        self._task.add_done_callback(lambda _: then())
+
+    async def _spawn_all(self) -> None:
+        try:
+            await self._spawn()
+        except OSError as error:  # a replica's folder or log, before its process
+            await self._terminate()
+            raise _start_error(self._plan.job_name, "a replica", error) from error
+        local_traces.keep_pids(self._directory, {n: p.pid for n, p in self._processes.items()})
 
     async def _spawn(self) -> None:
         """Start every replica (again, after a failure within the backoff limit)."""
@@ -218,9 +308,7 @@ class _Run:
                 )
             except OSError as error:
                 await self._terminate()
-                raise BackendRejectedError(
-                    self._plan.job_name, f"{replica.name} could not start: {error}"
-                ) from error
+                raise _start_error(self._plan.job_name, replica.name, error) from error
             finally:
                 os.close(log_fd)
         self._replicas.started()
@@ -236,10 +324,22 @@ class _Run:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _supervise(self) -> None:
-        """Report Running, then the outcome. A failed attempt restarts every replica while the
-        plan's backoff limit allows (as the operator recreates failed pods), then fails."""
+        """Report Running, then the outcome, kept in the run's folder first; a report that
+        fails is tried again after a while, without holding up a stop."""
+        try:
+            await self._report("running", None)
+            outcome, reason = await self._until_done()
+            with contextlib.suppress(OSError):  # then the reconcile finds no process behind it
+                local_traces.keep_outcome(self._directory, outcome, reason)
+        finally:
+            os.close(self._lock)
+        if not await self._report(outcome, reason):
+            self._report_later(asyncio.create_task(self._report_until_recorded(outcome, reason)))
+
+    async def _until_done(self) -> tuple[Outcome, str | None]:
+        """Its outcome. A failed attempt restarts every replica while the plan's backoff limit
+        allows (as the operator recreates failed pods), then fails."""
         plan = self._plan
-        await self._report("running", None)
         restarts = 0
         while True:
             failure = await self._attempt()
@@ -248,23 +348,28 @@ class _Run:
             restarts += 1
             log.info("local run %s/%s: %s; restart %d", plan.job_name, plan.run, failure, restarts)
             try:
-                await self._spawn()
-            except BackendRejectedError as error:
+                await self._spawn_all()
+            except (BackendRejectedError, ReplicaStartError) as error:
                 failure = error.reason
                 break
         if self._stopping:  # as a cluster deletes a stopped job's pods
             self._replicas.gone()
             await self._report_pods()
-        if self._shutting_down:
-            await self._report("failed", "stopped with the submitter that ran it")
-        elif self._stopping:
-            await self._report("stopped", None)
-        elif failure is not None:
-            after = f" (after {restarts} restarts)" if restarts else ""
-            await self._report("failed", f"{failure}{after}")
-        else:
-            await self._report("succeeded", None)
         log.info("local run %s/%s finished: %s", plan.job_name, plan.run, failure or "ok")
+        if self._shutting_down:
+            return "failed", "stopped with the submitter that ran it"
+        if self._stopping:
+            return "stopped", None
+        if failure is not None:
+            return "failed", failure + (f" (after {restarts} restarts)" if restarts else "")
+        return "succeeded", None
+
+    async def _report_until_recorded(self, outcome: Outcome, reason: str | None) -> None:
+        for wait in REPORT_RETRIES_S:
+            await asyncio.sleep(wait)
+            if await self._report(outcome, reason):
+                return
+        log.error("%s for %s is not recorded: the sweep will", outcome, self._plan.job_name)
 
     async def _attempt(self) -> str | None:
         """Wait for every replica; the first to fail stops its siblings. Returns why it failed."""
@@ -284,11 +389,15 @@ class _Run:
                     await self._terminate()
         return failure
 
-    async def _report(self, outcome: Outcome, reason: str | None) -> None:
+    async def _report(self, outcome: Outcome, reason: str | None) -> bool:
+        """Whether it is recorded. The run goes on regardless: its outcome is tried again,
+        and the sweep asks what became of it."""
         try:
             await self._reports(self._plan.workload_id, self._plan.run, outcome, reason)
-        except Exception:  # the run goes on; a later report or a restart reconciles it
-            log.exception("could not record %s for %s", outcome, self._plan.job_name)
+        except Exception as error:
+            log.warning("could not record %s for %s: %r", outcome, self._plan.job_name, error)
+            return False
+        return True
 
     async def _report_pods(self) -> None:
         if self._pods is None:

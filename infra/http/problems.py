@@ -35,7 +35,12 @@ from domain.policies import InvalidPolicyError, PolicyNotFoundError
 from domain.registries import RegistryInUseError
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
-from domain.tenant_settings import FeatureDisabledError, UnknownSettingError
+from domain.tenant_settings import (
+    FeatureDisabledError,
+    InvalidSettingValueError,
+    LimitExceededError,
+    UnknownSettingError,
+)
 from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
 from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
 from infra.http.consistency import STALE, answered_stale
@@ -142,6 +147,8 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     PolicyNotFoundError: 404,
     FeatureDisabledError: 400,
     UnknownSettingError: 400,
+    InvalidSettingValueError: 400,
+    LimitExceededError: 400,
     WorkloadNotFoundError: 404,
     WorkloadStateError: 409,
     DomainError: 422,

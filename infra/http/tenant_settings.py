@@ -15,7 +15,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain.access import permits
-from domain.tenant_settings import FIXED, TenantSettings, info_of
+from domain.tenant_settings import FIXED, LIMITS, TenantSettings, info_of
 from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
@@ -42,7 +42,7 @@ class Setting(msgspec.Struct, frozen=True, kw_only=True):
 
 class SettingRequest(RequestBody, frozen=True, kw_only=True):
     key: str
-    value: bool | str
+    value: bool | int | str
 
 
 class SettingResponse(msgspec.Struct, frozen=True):
@@ -64,6 +64,21 @@ def _wire(key: str, value: bool) -> Setting:
     )
 
 
+def _wire_limit(key: str, value: int) -> Setting:
+    info = LIMITS[key]
+    return Setting(
+        key=key,
+        value=str(value),
+        active=True,
+        type="Integer",
+        category=info.category,
+        label=info.label,
+        description=info.description,
+        source="Tenant",
+        stage=info.stage,
+    )
+
+
 @get(BASE, tags=["Settings"])
 async def list_settings(
     adapters: NamedDependency[Adapters],
@@ -71,7 +86,8 @@ async def list_settings(
     """Every fixed setting, and every per-cluster one that was ever set."""
     settings = await switches(adapters)
     keys = [*FIXED, *sorted(k for k in settings.values if k not in FIXED)]
-    return [_wire(key, settings.get(key)) for key in keys]
+    limits = [_wire_limit(key, settings.limit(key)) for key in LIMITS]
+    return [*(_wire(key, settings.get(key)) for key in keys), *limits]
 
 
 @get(f"{BASE}/{{setting_key:str}}", tags=["Settings"])
@@ -79,7 +95,9 @@ async def get_setting(
     setting_key: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> bool:
-    return (await switches(adapters)).get(setting_key)
+    """Whether it is on; a limit, always in force, is: its number is the list's `value`."""
+    settings = await switches(adapters)
+    return settings.limit(setting_key) > 0 if setting_key in LIMITS else settings.get(setting_key)
 
 
 @put(BASE, tags=["Settings"])
@@ -95,13 +113,16 @@ async def put_setting(
 async def set_from(request: Caller, asked: Sequence[SettingRequest], adapters: Adapters) -> None:
     """Set settings (tenant admins only), all or none: the PUT's one, and those the console's
     settings page changes."""
-    changes = []
+    changes: list[tuple[str, bool | int]] = []
     for data in asked:
         value = data.value
-        if isinstance(value, str):
-            if value not in ("true", "false"):
-                raise InvalidRequestError("/value", "true or false")
-            value = value == "true"
+        if isinstance(value, str):  # Run:ai's wire form: "true", "false", or a number's digits
+            if data.key in LIMITS and value.isascii() and value.isdigit():
+                value = int(value)
+            elif value in ("true", "false"):
+                value = value == "true"
+            else:
+                raise InvalidRequestError("/value", "true or false, or a limit's whole number")
         changes.append((data.key, value))
     await change_settings(changes, metadata=actor(request), streams=adapters.streams)
 

@@ -143,17 +143,19 @@ class Submitter:
             log.warning("%d fetched messages not given back: %s", len(fetched), error)
 
     async def sweep(self) -> int:
-        """Reconcile every workload whose backend may lag what its users asked. Messages do that
-        as they come; the sweep catches what no message will (one dropped after its last
-        delivery, a stream purged). Idempotent, like every reconcile."""
+        """Reconcile what no message will (one dropped after its last delivery, a report that
+        failed, a run lost with its submitter): every unsettled workload, and every run the
+        backend took and has not finished. Idempotent. Returns how many were unsettled."""
         assert self._pool is not None
         async with self._pool.acquire() as conn:
             waiting = await workload_catalogue.unsettled(conn)
+            held = await workload_catalogue.in_flight(conn, self._backend.name)
+        todo = list(dict.fromkeys([*waiting, *held]))
         size = max(1, self._settings.fetch_batch)
-        for start in range(0, len(waiting), size):
-            chunk = waiting[start : start + size]
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
             try:
-                failed = await self._reconcile(chunk)
+                failed = await self._reconcile(chunk, ask_backend=True)
             except Exception:
                 log.exception("the sweep could not reconcile %d workloads", len(chunk))
                 continue
@@ -187,12 +189,15 @@ class Submitter:
                     retries.append(self._retry(message, workload_id, why))
         await asyncio.gather(*retries)
 
-    async def _reconcile(self, workload_ids: Iterable[UUID]) -> dict[UUID, Exception]:
+    async def _reconcile(
+        self, workload_ids: Iterable[UUID], *, ask_backend: bool = False
+    ) -> dict[UUID, Exception]:
         return await submitter.reconcile_many(
             workload_ids,
             store=self._batches,
             backend=self._backend,
             cluster=self._settings.cluster_id,
+            ask_backend=ask_backend,
         )
 
     async def _retry(self, message: Message, workload_id: UUID, error: Exception) -> None:

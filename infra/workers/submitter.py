@@ -96,6 +96,7 @@ async def backend_for(
             pods=pods_to(store),
             ids=chosen.local_ids,
             service_dirs=(Path(settings.data_dir),),
+            max_processes=chosen.local_max_processes,
         )
         try:
             yield local, None

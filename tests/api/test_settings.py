@@ -171,3 +171,57 @@ async def test_flexible_workload_submission_is_on_by_default_and_off_refuses_tem
     whole["spec"] = template(project, "x")["spec"]
     accepted = await call(app, "POST", "/api/v1/workloads/distributed", admin, json=whole)
     assert accepted.status_code == 202, accepted.text
+
+
+async def test_workers_are_bounded_by_a_tenant_limit_naming_the_field(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    """`workloads.maxWorkers` (1,000 unless set): templates created, replaced or patched and
+    workloads submitted with more workers are refused, naming the field, writing nothing."""
+    units = await org(app, admin)
+    project, cluster = units["project"], units["cluster"]["uuid"]
+    listed = {s["key"]: s for s in (await call(app, "GET", SETTINGS, admin)).json()}
+    assert_matches("Setting", listed["workloads.maxWorkers"])
+    assert (listed["workloads.maxWorkers"]["value"], listed["workloads.maxWorkers"]["type"]) == (
+        "1000",
+        "Integer",
+    )
+    made = await call(app, "POST", TEMPLATES, admin, json=template(project, "ten", numWorkers=10))
+    assert made.status_code == 202, made.text
+    path = f"{TEMPLATES}/{made.json()['meta']['id']}"
+    whole = {"name": "run", "projectId": project["id"], "clusterId": cluster,
+             "spec": template(project, "x", numWorkers=19_000)["spec"]}  # fmt: skip
+    from_template = {"name": "run", "projectId": project["id"], "clusterId": cluster,
+                     "templateId": made.json()["meta"]["id"]}  # fmt: skip
+    elastic = {"spec": {"maxReplicas": 5_000}}
+    before = await clean_pool.fetchval("SELECT count(*) FROM events")
+    for method, url, body, pointer in [
+        ("POST", TEMPLATES, template(project, "big", numWorkers=19_000), "/spec/numWorkers"),
+        ("PUT", path, {"meta": {"name": "ten"}, "spec": whole["spec"]}, "/spec/numWorkers"),
+        ("PATCH", path, {"spec": {"numWorkers": 25_000}}, "/spec/numWorkers"),
+        ("PATCH", path, elastic, "/spec/maxReplicas"),
+        ("POST", "/api/v1/workloads/distributed", whole, "/spec/numWorkers"),
+        ("POST", "/api/v1/workloads/distributed",
+         {**from_template, "spec": {"numWorkers": 1_001}}, "/spec/numWorkers"),
+    ]:  # fmt: skip
+        refused = await call(app, method, url, admin, json=body)
+        assert refused.status_code == 400, (method, url, refused.text)
+        assert [e["pointer"] for e in refused.json()["errors"]] == [pointer]
+        assert "workloads.maxWorkers" in refused.json()["message"]
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+
+    # The limit is the tenant's: its own bounds are Run:ai's 1 to 10,000.
+    for bad in (0, 10_001, True, "many", "-3"):
+        assert await turn(app, admin, "workloads.maxWorkers", bad) == 400, bad
+    assert await clean_pool.fetchval("SELECT count(*) FROM events") == before
+    assert await turn(app, admin, "workloads.maxWorkers", "8") == 200  # Run:ai's wire: a string
+    await project_all(clean_pool)
+    listed = {s["key"]: s for s in (await call(app, "GET", SETTINGS, admin)).json()}
+    assert listed["workloads.maxWorkers"]["value"] == "8"
+    # Lowered, it refuses the template's ten workers when submitted, and takes eight.
+    refused = await call(app, "POST", "/api/v1/workloads/distributed", admin, json=from_template)
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == ["/spec/numWorkers"]
+    eight = {**from_template, "spec": {"numWorkers": 8}}
+    accepted = await call(app, "POST", "/api/v1/workloads/distributed", admin, json=eight)
+    assert accepted.status_code == 202, accepted.text

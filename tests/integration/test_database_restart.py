@@ -1,5 +1,6 @@
 """A PostgreSQL crash and restart under load: appends are retried idempotently, the relay leads
-again, and nothing is lost or duplicated, in the table or in JetStream."""
+again, and nothing is lost or duplicated, in the table or in JetStream. And a local run that
+ends while the database is down has its outcome recorded once it is back."""
 
 import asyncio
 from pathlib import Path
@@ -7,16 +8,30 @@ from uuid import UUID, uuid4
 
 import pytest
 
+from domain import workloads
+from domain.workload_plans import plan_for
+from infra.backends.local import LocalBackend
 from infra.bootstrap import connect_nats, create_pool
 from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
 from infra.errors import StoreUnavailableError
 from infra.postgres.hashchain import verify_all
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
+from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, RelaySettings, Settings
 from infra.workers import relay as relay_worker
+from infra.workers.submitter import reports_to
+from services import submitter
 from services.event_ids import event_ids_for
+from services.ports import RunStatus
 from tests.conftest import ACTOR
+from tests.integration.test_local_faults import (
+    current,
+    request,
+    until_phase,
+    until_status,
+    waiting_for,
+)
 from tests.integration.test_relay import (
     _with_url,
     assert_exactly_once_in_order,
@@ -92,3 +107,30 @@ async def test_a_database_crash_loses_and_duplicates_nothing(server_dir: Path) -
             await nc.close()
         assert len(held) == STREAMS * EVENTS_PER_STREAM
         await pool.close()
+
+
+async def test_a_local_run_that_ends_while_the_database_is_down_is_recorded_once_it_is_back(
+    server_dir: Path, replica_work_dir: Path
+) -> None:
+    with EmbeddedPostgres(server_dir / "pg") as pg:
+        pool = await create_pool(DatabaseSettings(url=pg.url, pool_max=2), application_name="run")
+        async with pool.acquire() as conn:
+            await apply_migrations(conn)
+        store = PostgresStreams(pool, DOMAIN_CODEC)
+        backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
+        go = replica_work_dir / "go"
+        workload_id = await request(store, waiting_for(go), workers=1)
+        try:
+            await submitter.reconcile(workload_id, store=store, backend=backend)
+            await until_phase(store, workload_id, {"Running"})
+            plan = plan_for((await current(store, workload_id)).request)
+            pg.stop(mode="immediate")
+            go.touch()  # it succeeds, and its report fails
+            assert await until_status(backend, plan) == RunStatus("succeeded")
+            pg.start()
+            state = await until_phase(store, workload_id, workloads.FINISHED)
+        finally:
+            go.touch()
+            await backend.close()
+            await pool.close()
+    assert state.actual == "Completed"

@@ -21,6 +21,7 @@ from infra.backends.kubernetes import KubernetesBackend, outcome_of, train_job_o
 from infra.backends.scheduling import Scheduling
 from infra.jetstream.data_volume_withdrawals import DataVolumeCopies
 from services.errors import BackendRejectedError
+from services.ports import RunStatus
 from tests.kube_stand_in import KubeStandIn, serving
 from tests.workload_samples import requested_workload
 
@@ -474,3 +475,21 @@ async def test_withdrawing_a_data_volume_deletes_its_copies_in_every_namespace_a
     assert stand_in.objects[("v1", "persistentvolumes", "", "pv-corpus")] == pv
     await backend.withdraw_data_volume(withdrawn)  # again: nothing left, nothing refused
     assert copies(withdrawn) == []
+
+
+async def test_a_runs_status_is_its_job_as_the_api_server_has_it_now(
+    stand_in: KubeStandIn, api: client.ApiClient
+) -> None:
+    """What the sweep asks of a run recorded unfinished: its job read as the watch reads it,
+    and failed once the job is gone (a report that never came, a job deleted by hand)."""
+    backend = KubernetesBackend(api, Recorder(), kubeflow_api="v1")
+    job = plan()
+    await backend.submit(job)
+    assert await backend.status(job) is None  # nothing decided yet
+    done = {"type": "Succeeded", "status": "True", "reason": "PyTorchJobSucceeded"}
+    stand_in.set_conditions("pytorchjobs", "runai-team", job.job_name, [done])
+    assert await backend.status(job) == RunStatus("succeeded")
+    stand_in.objects.clear()
+    assert await backend.status(job) == RunStatus(
+        "failed", f"its job runai-team/{job.job_name} is gone"
+    )

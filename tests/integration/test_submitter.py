@@ -1,6 +1,7 @@
 """The submitter against real PostgreSQL and a real JetStream: requested workloads reach it
 through the relay, several submitters share one durable consumer, a killed one loses and doubles
-nothing, and a submission that keeps failing is retried, then dead-lettered and recorded."""
+nothing (and the runs it left are reconciled by the next), and a submission that keeps failing
+is retried, then dead-lettered and recorded."""
 
 import asyncio
 import contextlib
@@ -9,6 +10,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from uuid import UUID, uuid4
 
 import asyncpg
@@ -18,8 +20,9 @@ from nats.js import JetStreamContext
 
 from domain import workloads
 from domain.events import EventMetadata
-from domain.workload_plans import WorkloadPlan
+from domain.workload_plans import WorkloadPlan, plan_for
 from infra.backends.dry_run import DryRunBackend
+from infra.backends.local import LocalBackend
 from infra.bootstrap import connect_nats
 from infra.cli.embedded import EmbeddedNats
 from infra.jetstream.outbox_relay import Relay
@@ -27,12 +30,16 @@ from infra.jetstream.work_queue import DEAD_LETTER_STREAM, Submitter, ensure_con
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
+from infra.workers.submitter import reports_to
 from services import submitter
 from services.errors import BackendRejectedError
 from services.ports import OneAppend, Stream, Submission
 from services.workloads import load_workload
 from tests.api.support import project_all
 from tests.conftest import ACTOR
+from tests.integration.test_local_faults import current as local_state
+from tests.integration.test_local_faults import request as local_request
+from tests.integration.test_local_faults import until_phase, until_status, waiting_for
 from tests.processes import serve
 from tests.workload_samples import requested_workload
 
@@ -377,3 +384,55 @@ async def test_a_batch_of_every_kind_of_message_records_each_outcome_once(
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == events
     assert backend.submitted == Counter({job[fresh]: 1, job[other]: 1})
     assert backend.stopped == Counter({job[deleted]: 1})
+
+
+async def test_a_run_whose_submitter_was_killed_is_failed_once_nothing_runs_behind_it(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats, postgres_url: str, replica_work_dir: Path
+) -> None:
+    """A submitter killed with -9 while its local run goes on: the next one's sweep leaves the
+    run Running while its replicas live on, and fails it, saying why, once they are gone."""
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    go = replica_work_dir / "go"
+    workload_id = await local_request(store, waiting_for(go), workers=1)
+    await project_all(clean_pool)  # what its start-up sweep submits from
+    process = serve(
+        "submitter",
+        postgres_url,
+        broker.url,
+        SUBMITTER__BACKEND="local",
+        SUBMITTER__WORK_DIR=str(replica_work_dir),
+    )
+    try:
+        await until_phase(store, workload_id, {"Running"}, within_s=60)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    nats = NatsSettings(url=broker.url)
+    nc = await connect_nats(nats, name="next-submitter")
+    backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
+    try:
+        worker = Submitter(
+            nc.jetstream(),
+            store,
+            backend,
+            nats,
+            SubmitterSettings(),
+            batches=batches(clean_pool, store),
+            pool=clean_pool,
+        )
+        await project_all(clean_pool)
+        await worker.sweep()
+        assert (await local_state(store, workload_id)).actual == "Running"  # it runs on
+        go.touch()  # its replicas end, and no one sees how
+        plan = plan_for((await local_state(store, workload_id)).request)
+        assert (await until_status(backend, plan)).outcome == "failed"
+        await worker.sweep()
+    finally:
+        go.touch()
+        await backend.close()
+        await nc.close()
+    state = await local_state(store, workload_id)
+    assert (state.actual, state.reason) == (
+        "Failed",
+        "no process behind it after a submitter restart (its end was not seen)",
+    )

@@ -12,7 +12,7 @@ from domain.events import Event, EventMetadata, WorkloadFailed, WorkloadSubmitte
 from domain.workload_plans import WorkloadPlan
 from services import submitter
 from services.errors import BackendRejectedError, VersionConflictError
-from services.ports import OneAppend, Stream, Submission
+from services.ports import OneAppend, RunStatus, Stream, Submission
 from tests.conftest import ACTOR
 from tests.fakes import InMemoryBatchAppender, InMemoryStreams
 from tests.workload_samples import requested_workload
@@ -44,6 +44,9 @@ class RecordingBackend:
 
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         self.calls.append(("suspend" if suspend else "stop", plan.workload_id, plan.run))
+
+    async def status(self, plan: WorkloadPlan) -> RunStatus | None:
+        return None
 
 
 class CountingAppender(InMemoryBatchAppender):

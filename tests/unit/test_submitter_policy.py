@@ -7,7 +7,7 @@ from domain import workloads
 from domain.workload_plans import WorkloadPlan
 from services import submitter
 from services.errors import BackendRejectedError
-from services.ports import Submission
+from services.ports import RunStatus, Submission
 from tests.conftest import ACTOR
 from tests.fakes import InMemoryStreams
 from tests.workload_samples import requested_workload
@@ -21,6 +21,8 @@ class RecordingBackend:
     def __init__(self, refuse: bool = False) -> None:
         self.calls: list[tuple[str, int]] = []
         self.refuse = refuse
+        self.asked: list[int] = []  # the runs whose status it was asked
+        self.seen: RunStatus | None = None  # what it answers
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
         if self.refuse:
@@ -30,6 +32,10 @@ class RecordingBackend:
 
     async def stop(self, plan: WorkloadPlan, *, suspend: bool = False) -> None:
         self.calls.append(("suspend" if suspend else "stop", plan.run))
+
+    async def status(self, plan: WorkloadPlan) -> RunStatus | None:
+        self.asked.append(plan.run)
+        return self.seen
 
 
 async def requested(store: InMemoryStreams) -> None:
@@ -103,3 +109,44 @@ async def test_a_refusal_for_good_fails_the_workload_with_the_reason() -> None:
     await submitter.reconcile(ID, store=store, backend=RecordingBackend(refuse=True))
     failed = await state(store)
     assert (failed.actual, failed.reason) == ("Failed", "tf-3f2b8c1d: 403 Forbidden")
+
+
+async def test_a_run_the_backend_took_is_recorded_as_the_backend_now_sees_it() -> None:
+    """Asked to (the sweep), a run recorded as taken and unfinished is asked after: nothing
+    said, nothing written; its end seen (a report that was lost, a process gone), that is
+    recorded, once. A message's reconcile does not ask."""
+    store, backend = InMemoryStreams(), RecordingBackend()
+    await requested(store)
+    await submitter.reconcile(ID, store=store, backend=backend, ask_backend=True)
+    assert backend.asked == []  # just submitted: not asked
+    await submitter.reconcile(ID, store=store, backend=backend)
+    assert backend.asked == []
+    await submitter.reconcile(ID, store=store, backend=backend, ask_backend=True)
+    assert backend.asked == [1]
+    assert (await store.load(ID)).version == 2
+    backend.seen = RunStatus("running")
+    await submitter.reconcile(ID, store=store, backend=backend, ask_backend=True)
+    assert (await state(store)).actual == "Running"
+    backend.seen = RunStatus("failed", "no process behind it after a submitter restart")
+    for _ in range(2):
+        await submitter.reconcile(ID, store=store, backend=backend, ask_backend=True)
+    failed = await state(store)
+    assert (failed.actual, failed.reason) == (
+        "Failed",
+        "no process behind it after a submitter restart",
+    )
+    assert (await store.load(ID)).version == 4
+    assert backend.asked == [1, 1, 1]  # finished: not asked again
+    assert backend.calls == [("submit", 1)]
+
+
+async def test_a_run_taken_by_another_backend_is_not_asked_after() -> None:
+    store, backend = InMemoryStreams(), RecordingBackend()
+    await requested(store)
+    await submitter.reconcile(ID, store=store, backend=backend)
+    other = RecordingBackend()
+    other.name = "other"
+    other.seen = RunStatus("failed", "not mine")
+    await submitter.reconcile(ID, store=store, backend=other, ask_backend=True)
+    assert other.asked == []
+    assert (await state(store)).actual == "Pending"

@@ -8,7 +8,14 @@ import pytest
 from domain import tenant_settings
 from domain.events import EventMetadata, TenantSettingChanged
 from domain.template_specs import DistributedTemplateSpec
-from domain.tenant_settings import DEFAULTS, FeatureDisabledError, UnknownSettingError
+from domain.tenant_settings import (
+    DEFAULTS,
+    MAX_WORKERS,
+    FeatureDisabledError,
+    InvalidSettingValueError,
+    LimitExceededError,
+    UnknownSettingError,
+)
 from services.tenant_settings import change_settings
 from tests.fakes import InMemoryStreams
 
@@ -103,3 +110,34 @@ async def test_settings_changed_together_are_written_in_one_append_or_none_is() 
     assert (await streams.load(tenant_settings.STREAM)).version == 2
     await change_settings(asked, metadata=system, streams=streams)  # as asked already: no write
     assert (await streams.load(tenant_settings.STREAM)).version == 2
+
+
+def test_the_workers_limit_is_a_number_within_run_ais_bounds() -> None:
+    assert DEFAULTS.limit(MAX_WORKERS) == 1_000
+    (event,) = tenant_settings.change(DEFAULTS, MAX_WORKERS, 16)
+    after = tenant_settings.fold([event])
+    assert after.limit(MAX_WORKERS) == 16
+    assert tenant_settings.change(after, MAX_WORKERS, 16) == []
+    for bad in (0, 10_001, True):
+        with pytest.raises(InvalidSettingValueError):
+            tenant_settings.change(DEFAULTS, MAX_WORKERS, bad)
+    with pytest.raises(InvalidSettingValueError):
+        tenant_settings.change(DEFAULTS, "workloads.dataVolumes", 1)
+    with pytest.raises(UnknownSettingError):
+        DEFAULTS.limit("workloads.dataVolumes")
+
+
+def test_more_workers_than_the_limit_are_refused_naming_the_field() -> None:
+    limited = tenant_settings.TenantSettings(limits={MAX_WORKERS: 16})
+    tenant_settings.check_workers(limited, "/spec", DistributedTemplateSpec(num_workers=16))
+    for spec, field in (
+        (DistributedTemplateSpec(num_workers=17), "/spec/numWorkers"),
+        (DistributedTemplateSpec(num_workers=4, max_replicas=64), "/spec/maxReplicas"),
+    ):
+        with pytest.raises(LimitExceededError) as caught:
+            tenant_settings.check_workers(limited, "/spec", spec)
+        assert (caught.value.field, caught.value.setting, caught.value.limit) == (
+            field,
+            MAX_WORKERS,
+            16,
+        )
