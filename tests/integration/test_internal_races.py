@@ -187,10 +187,9 @@ async def test_a_template_edited_right_after_its_linked_environment_changed_is_e
             uri, json={"spec": {"numWorkers": 4}}, headers={"if-match": f'"{version}"'}
         )
         assert stale.status_code == 412, stale.text
-        assert (stale.json()["expected"], stale.json()["actual"]) == (
-            version,
-            int(moved.headers["etag"].strip('"')),
-        )
+        assert stale.json()["expected"] == version
+        # (the fan-out may still be writing the environment's change after the PATCH)
+        assert stale.json()["actual"] >= int(moved.headers["etag"].strip('"')) > version
     assert answers == {200: ROUNDS}
     fanned_out = await clean_pool.fetchval(
         "SELECT count(*) FROM events WHERE type = 'template.linked_asset_updated.v1'"
