@@ -30,6 +30,7 @@ from domain.events import (
     EnvironmentUpdated,
     Event,
 )
+from domain.mandatory_fields import pointer, unset
 from domain.specs import (
     POSIX_IDS,
     SUPPLEMENTAL_GROUPS,
@@ -238,6 +239,9 @@ def _check_meta(meta: AssetMeta, spec: AssetSpec) -> None:
 
 
 def _check_spec(spec: AssetSpec, meta: AssetMeta) -> None:
+    missing = unset(spec)
+    if missing is not None:
+        raise InvalidAssetError(pointer("/spec", missing[0]), missing[1])
     match spec:
         case EnvironmentSpec():
             _check_environment(spec)

@@ -29,41 +29,26 @@ class InvalidDataSourceError(DomainError):
         self.field = field
 
 
-def _require(spec: AnyDataSourceSpec, *fields: str) -> None:
-    for name in fields:
-        if getattr(spec, name) is None:
-            wire = name.split("_")[0] + "".join(part.title() for part in name.split("_")[1:])
-            raise InvalidDataSourceError(f"/spec/{wire}", "required")
-
-
 def check_data_source(spec: AnyDataSourceSpec) -> None:
+    """Its mandatory fields are checked with every asset's (domain/mandatory_fields.py)."""
     match spec:
-        case NfsSpec():
-            _require(spec, "server", "path", "mount_path")
-        case HostPathSpec():
-            _require(spec, "path", "mount_path")
-        case S3Spec():
-            _require(spec, "bucket", "path")
         case GitSpec():
-            _require(spec, "repository", "path")
             if spec.credential_id is not None and spec.password_asset_id is not None:
                 raise InvalidDataSourceError(
                     "/spec/passwordAssetId", "give credentialId (passwordAssetId is deprecated)"
                 )
-        case ConfigMapSpec():
-            _require(spec, "config_map", "mount_path")
-        case SecretVolumeSpec():
-            _require(spec, "credential_asset_id", "mount_path")
         case PvcSpec():
             _check_pvc(spec)
+        case NfsSpec() | HostPathSpec() | S3Spec() | ConfigMapSpec() | SecretVolumeSpec():
+            pass
         case _:
             assert_never(spec)
 
 
 def _check_pvc(spec: PvcSpec) -> None:
-    _require(spec, "path")
     if spec.existing_pvc:
-        _require(spec, "claim_name")
+        if spec.claim_name is None:
+            raise InvalidDataSourceError("/spec/claimName", "required with existingPvc true")
         if spec.claim_info is not None:
             raise InvalidDataSourceError(
                 "/spec/claimInfo", "only for a new PVC (existingPvc false)"

@@ -30,6 +30,8 @@ from domain import name_rules
 from domain.combined import overlay
 from domain.errors import DomainError, InvalidHistoryError
 from domain.events import Event, PolicyApplied, PolicyDeleted
+from domain.mandatory_fields import pointer as pointer_to
+from domain.mandatory_fields import unset
 from domain.policy_fields import FIELDS, replica_of
 from domain.policy_rules import (
     PolicyRule,
@@ -192,6 +194,7 @@ def delete(state: Policy | None, scope: ScopeRef) -> list[Event]:
 def changed(current: PolicyBody, given: PolicyBody, reset: Sequence[str]) -> PolicyBody:
     """A PATCH: `given`'s defaults laid over the current ones, its rules' members over the
     current rules' members; then every field under a `reset` path loses its default and rule."""
+    check_items(given)
     worker = _laid(current.worker_defaults, given.worker_defaults)
     master = _laid(current.master_defaults, given.master_defaults)
     rules = dict(current.rules)
@@ -256,6 +259,7 @@ def check(body: PolicyBody, above: Effective, scope: ScopeRef, at: str = "/polic
     """`body` as `scope`'s policy under `above` (the effective policy of the scopes above it),
     or InvalidPolicyError naming the field and, for a loosening, the rule. Returns the scope's
     effective policy."""
+    check_items(body, at)
     for path, rule in body.rules.items():
         pointer = f"{at}/rules/{path.replace('.', '/')}"
         _check_rule(path, rule, pointer)
@@ -267,6 +271,20 @@ def check(body: PolicyBody, above: Effective, scope: ScopeRef, at: str = "/polic
     merged = msgspec.structs.replace(merged, sources={**merged.sources, **kept})
     _check_defaults(merged, at)
     return merged
+
+
+def check_items(body: PolicyBody, at: str = "/policy") -> None:
+    """Each item of a defaults list is complete on its own: it is merged whole, by name. The
+    objects of defaults merge field by field with what lies over them, so may be partial."""
+    for replica, spec in (("worker", body.worker_defaults), ("master", body.master_defaults)):
+        missing = None if spec is None else unset(spec, items_only=True)
+        if missing is not None:
+            path, reason = missing
+            first = next(i for i, part in enumerate(path) if isinstance(part, int))
+            field = FIELDS.get(".".join(map(str, (replica, *path[:first]))))
+            if field is not None and field.kind == "items":  # the wire wraps them so
+                path = (*path[:first], "instances", *path[first:])
+            raise InvalidPolicyError(pointer_to(f"{at}/defaults/{replica}", path), reason)
 
 
 def _check_rule(path: str, rule: PolicyRule, pointer: str) -> None:

@@ -9,6 +9,7 @@ import msgspec
 
 from domain.combined import Combined, master_copy, overlay, with_workload_wide
 from domain.events import AssetVersion, WorkloadSnapshot
+from domain.mandatory_fields import pointer, unset
 from domain.template_rules import (
     InvalidTemplateError,
     check_complete,
@@ -43,6 +44,11 @@ def snapshot_of(
         check_master_copies(overrides.master_spec, "/masterSpec")
     except InvalidTemplateError as error:
         raise InvalidWorkloadError(error.field, str(error).split(": ", 1)[-1]) from None
+    # An item laid over the template's replaces it whole (by name): it is complete on its own.
+    for at, given in (("/spec", overrides.spec), ("/masterSpec", overrides.master_spec)):
+        missing = None if given is None else unset(given, items_only=True)
+        if missing is not None:
+            raise InvalidWorkloadError(pointer(at, missing[0]), missing[1])
     worker = msgspec.to_builtins(base.spec)
     if overrides.spec is not None:
         overlay(worker, msgspec.to_builtins(without_client_defaults(overrides.spec)))

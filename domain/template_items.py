@@ -4,11 +4,11 @@ refusal names the item's field as a JSON pointer. An item marked `exclude` only 
 inherited item, so it needs no more than its name."""
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 from domain.quantities import is_positive
-from domain.template_errors import InvalidTemplateError, camel
+from domain.template_errors import InvalidTemplateError
 from domain.template_specs import Annotation, Label, ReplicaSpec, Storage
 
 NODE_PORT_RANGE: Final = range(30000, 32768)
@@ -33,15 +33,6 @@ def check_items(spec: ReplicaSpec, at: str) -> None:
     _check_network(spec, at)
     if spec.storage is not None:
         _check_storage(spec.storage, f"{at}/storage")
-
-
-def _required(items: Iterable[object] | None, at: str, *fields: str) -> None:
-    for i, item in enumerate(items or ()):
-        if getattr(item, "exclude", None):
-            continue
-        for field in fields:
-            if getattr(item, field) is None:
-                raise InvalidTemplateError(f"{at}/{i}/{camel(field)}", "required")
 
 
 def _check_metadata(spec: ReplicaSpec, at: str) -> None:
@@ -86,34 +77,22 @@ def _check_variables(spec: ReplicaSpec, at: str) -> None:
 
 
 def _check_tolerations(spec: ReplicaSpec, at: str) -> None:
-    _required(spec.tolerations, f"{at}/tolerations", "operator", "effect")
     for i, t in enumerate(spec.tolerations or ()):
         where = f"{at}/tolerations/{i}"
         if t.seconds is not None and t.effect != "NoExecute":
             raise InvalidTemplateError(f"{where}/seconds", "only with effect NoExecute")
         if t.operator == "Exists" and t.value:
             raise InvalidTemplateError(f"{where}/value", "operator Exists takes no value")
-        if t.operator == "Equal" and not t.key:
-            raise InvalidTemplateError(f"{where}/key", "operator Equal needs a key")
 
 
 def _check_placement(spec: ReplicaSpec, at: str) -> None:
-    """Topology (pod affinity) names its type and label key; node-affinity expressions take
-    the values their operator needs, as Kubernetes has them."""
-    topology = spec.pod_affinity
-    if topology is not None:
-        if topology.type is None:
-            raise InvalidTemplateError(f"{at}/podAffinity/type", "required: Required or Preferred")
-        if not topology.key:
-            raise InvalidTemplateError(f"{at}/podAffinity/key", "required: a node label key")
+    """Node-affinity expressions take the values their operator needs, as Kubernetes has them."""
     affinity = spec.node_affinity_required
     for i, term in enumerate(affinity.node_selector_terms or () if affinity else ()):
         for j, expression in enumerate(term.match_expressions or ()):
             where = f"{at}/nodeAffinityRequired/nodeSelectorTerms/{i}/matchExpressions/{j}"
             values = expression.values or ()
             operator = expression.operator
-            if not expression.key:
-                raise InvalidTemplateError(f"{where}/key", "required: a node label key")
             if operator in ("In", "NotIn") and not values:
                 raise InvalidTemplateError(f"{where}/values", f"{operator} needs values")
             if operator in ("Exists", "DoesNotExist") and values:
@@ -123,9 +102,6 @@ def _check_placement(spec: ReplicaSpec, at: str) -> None:
 
 
 def _check_network(spec: ReplicaSpec, at: str) -> None:
-    _required(spec.ports, f"{at}/ports", "container", "service_type")
-    _required(spec.exposed_urls, f"{at}/exposedUrls", "container")
-    _required(spec.related_urls, f"{at}/relatedUrls", "url", "type")
     for i, port in enumerate(spec.ports or ()):
         if port.external is not None and port.external not in NODE_PORT_RANGE:
             raise InvalidTemplateError(
@@ -152,15 +128,6 @@ def _check_network(spec: ReplicaSpec, at: str) -> None:
 
 
 def _check_storage(storage: Storage, at: str) -> None:
-    _required(storage.nfs, f"{at}/nfs", "server", "path", "mount_path")
-    _required(storage.host_path, f"{at}/hostPath", "path", "mount_path")
-    _required(storage.s3, f"{at}/s3", "bucket", "path")
-    _required(storage.git, f"{at}/git", "repository", "path")
-    _required(storage.config_map_volume, f"{at}/configMapVolume", "config_map", "mount_path")
-    _required(storage.secret_volume, f"{at}/secretVolume", "secret", "mount_path")
-    _required(storage.data_volume, f"{at}/dataVolume", "id", "mount_path")
-    _required(storage.empty_dir_volume, f"{at}/emptyDirVolume", "path")
-    _required(storage.pvc, f"{at}/pvc", "path")
     for i, pvc in enumerate(storage.pvc or ()):
         if pvc.exclude:
             continue

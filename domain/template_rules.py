@@ -7,6 +7,7 @@ import msgspec
 
 from domain import name_rules
 from domain.assets import InvalidAssetError, check_compute
+from domain.mandatory_fields import pointer, unset
 from domain.priorities import NAMES as PRIORITIES
 from domain.specs import POSIX_IDS, SUPPLEMENTAL_GROUPS, ids_out_of_range
 from domain.template_errors import InvalidTemplateError, camel
@@ -195,6 +196,9 @@ def _check_loaded(assets: TemplateAssets | None, at: str) -> None:
 
 
 def _check_replica(spec: ReplicaSpec, at: str) -> None:
+    missing = unset(spec)
+    if missing is not None:
+        raise InvalidTemplateError(pointer(at, missing[0]), missing[1])
     if spec.compute is not None:
         try:
             check_compute(spec.compute, f"{at}/compute")

@@ -60,7 +60,9 @@ async def test_create_read_update_patch_delete_with_linked_assets(
         "ddp",
         project,
         linked,
-        tolerations=[{"name": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        tolerations=[
+            {"name": "gpu", "key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+        ],
     )
     assert_matches("DistributedTemplateCreationRequest", body)
     created = await call(app, "POST", TEMPLATES, admin, json=body)
@@ -202,7 +204,9 @@ async def test_each_framework_gets_its_defaults(
             {
                 "spec": {
                     "distributedFramework": "PyTorch",
-                    "tolerations": [{"operator": "Exists", "effect": "NoSchedule", "seconds": 5}],
+                    "tolerations": [
+                        {"key": "k", "operator": "Exists", "effect": "NoSchedule", "seconds": 5}
+                    ],
                 }
             },
             "/spec/tolerations/0/seconds",

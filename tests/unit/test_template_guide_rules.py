@@ -18,7 +18,7 @@ from domain.values import AssetMeta
 from domain.workloads import InvalidWorkloadError
 from tests.unit.test_template_rules import body, outcome
 
-TOLERATION = {"operator": "Exists", "effect": "NoSchedule"}
+TOLERATION = {"operator": "Exists", "key": "gpu", "effect": "NoSchedule"}
 CUSTOM_IDS = {"uidGidSource": "custom", "runAsUid": 1000, "runAsGid": 100}
 ONE_GPU = {"gpuDevicesRequest": 1}
 EXPRESSION = "/spec/nodeAffinityRequired/nodeSelectorTerms/0/matchExpressions/0"
@@ -34,20 +34,20 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
     (
         "toleration operator",
         {"tolerations": [TOLERATION]},
-        {"tolerations": [{"effect": "NoSchedule"}]},
+        {"tolerations": [{"key": "gpu", "effect": "NoSchedule"}]},
         "/spec/tolerations/0/operator",
     ),
     (
         "toleration effect",
         {"tolerations": [TOLERATION]},
-        {"tolerations": [{"operator": "Exists"}]},
+        {"tolerations": [{"operator": "Exists", "key": "gpu"}]},
         "/spec/tolerations/0/effect",
     ),
     (
         "an excluded toleration is a name only",
         {"tolerations": [{"name": "inherited", "exclude": True}]},
         {"tolerations": [{"name": "inherited"}]},
-        "/spec/tolerations/0/operator",
+        "/spec/tolerations/0/key",
     ),
     (
         "topology type",

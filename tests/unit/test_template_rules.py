@@ -133,8 +133,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
     ),
     (
         "toleration seconds only NoExecute",
-        {"tolerations": [{"operator": "Exists", "effect": "NoExecute", "seconds": 5}]},
-        {"tolerations": [{"operator": "Exists", "effect": "NoSchedule", "seconds": 5}]},
+        {"tolerations": [{"operator": "Exists", "key": "k", "effect": "NoExecute", "seconds": 5}]},
+        {"tolerations": [{"operator": "Exists", "key": "k", "effect": "NoSchedule", "seconds": 5}]},
         "/spec/tolerations/0/seconds",
     ),
     (
@@ -219,7 +219,12 @@ def test_master_section_follows_master_spec_same_as_worker() -> None:
 def test_linked_fields_are_the_assets_own() -> None:
     linked = {"environment": str(uuid4()), "compute": str(uuid4())}
     assert (
-        outcome(body({"tolerations": [{"operator": "Exists", "effect": "Any"}]}, assets=linked))
+        outcome(
+            body(
+                {"tolerations": [{"operator": "Exists", "key": "k", "effect": "Any"}]},
+                assets=linked,
+            )
+        )
         is None
     )
     assert outcome(body({"image": "x:1"}, assets=linked)) == "/spec/image"
