@@ -1,6 +1,6 @@
 """The fields Run:ai's reference marks "(mandatory)", one table per item type, and the walk that
 finds the first one a value leaves unset. Templates, assets, policies and submissions refuse
-through it alike (docs/decisions/0010-mandatory-fields.md)."""
+through it alike (docs/decisions/0004-mandatory-fields.md)."""
 
 from collections.abc import Iterator, Mapping
 from functools import cache
