@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck imports pytest bench clean
+.PHONY: run test lint typecheck imports docs pytest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/trainplate dev
 
-test: lint typecheck imports pytest
+test: lint typecheck imports docs pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -32,6 +32,11 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(BIN)/lint-imports
 
+# The docs site (mkdocs.yml) into site/: --strict fails on a broken link or an unlisted page.
+# Not --quiet: it hides the warnings --strict counts, and the build then passes.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # pytest exits 5 when it collects nothing; that is a failure here, as any other non-zero code.
 pytest: $(STAMP)
 	$(BIN)/pytest
@@ -42,4 +47,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.template_create
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info site

@@ -21,7 +21,7 @@ SortField = Literal[
 ]  # fmt: skip
 FIELDS: Final[tuple[str, ...]] = get_args(SortField)
 GRAMMAR: Final = Grammar(FIELDS, dates=("createdAt",))
-# Every data volume here is Ready once created (README, "Data volumes").
+# Every data volume here is Ready once created (docs/api/assets.md, "Data volumes").
 PHASE: Final = "Ready"
 
 

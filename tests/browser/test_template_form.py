@@ -70,7 +70,7 @@ def test_a_template_made_through_the_form_links_loads_and_has_its_own_master(
         page.get_by_role("button", name="Continue").click()
         expect(page.get_by_role("heading", name="Environment")).to_be_visible()
         expect(page.get_by_role("button", name="Load from existing").first).to_be_visible()
-        # The README's picture of the form (docs/console-new-template.png): what the first
+        # The console docs' picture of the form (docs/console-new-template.png): what the first
         # step chose, and Environment with its "Load from existing" button.
         j.step("after continue, the environment to load or set", full_page=False)
 

@@ -1,5 +1,5 @@
-"""The README's subscriber example, run as written against the embedded servers, and
-`trainplate events tail`."""
+"""The docs' subscriber example (docs/events.md), run as written against the embedded servers,
+and `trainplate events tail`."""
 
 import asyncio
 import contextlib
@@ -26,15 +26,15 @@ from tests.api.test_templates import IMAGE
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-README = Path(__file__).parents[2] / "README.md"
+EVENTS_PAGE = Path(__file__).parents[2] / "docs" / "events.md"
 
 
-def readme_example() -> Callable[..., Coroutine[Any, Any, None]]:
-    text = README.read_text()
+def docs_example() -> Callable[..., Coroutine[Any, Any, None]]:
+    text = EVENTS_PAGE.read_text()
     block = re.search(r"<!-- subscriber-example -->\n```python\n(.*?)```", text, re.S)
-    assert block is not None, "the README lost its subscriber example"
+    assert block is not None, "docs/events.md lost its subscriber example"
     namespace: dict[str, Any] = {}
-    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    exec(compile(block.group(1), "docs/events.md", "exec"), namespace)
     follow: Callable[..., Coroutine[Any, Any, None]] = namespace["follow_templates"]
     return follow
 
@@ -78,14 +78,14 @@ async def write_templates(pool: asyncpg.Pool, nats_url: str) -> dict[str, Any]:
     return {"project_a": ids["a"], "templates": templates}
 
 
-async def test_the_readme_subscriber_prints_one_projects_template_changes(
+async def test_the_docs_subscriber_prints_one_projects_template_changes(
     clean_pool: asyncpg.Pool, broker: EmbeddedNats
 ) -> None:
     written = await write_templates(clean_pool, broker.url)
-    follow = readme_example()
+    follow = docs_example()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        task = asyncio.create_task(follow(broker.url, written["project_a"], "readme-example"))
+        task = asyncio.create_task(follow(broker.url, written["project_a"], "docs-example"))
         for _ in range(100):
             if len(out.getvalue().splitlines()) >= 3:
                 break
