@@ -56,17 +56,20 @@ class PostgresStreams(StreamReads, EachAppends):
         checked: Mapping[UUID, int] | None = None,
     ) -> AppendResult:
         try:
-            return await self._append_asked(
-                stream_id,
-                events,
-                expected_version,
-                metadata,
-                event_ids,
-                name,
-                uses,
-                unused,
-                checked,
+            if (
+                self._unit is None
+                and not checked
+                and name is KEEP
+                and uses is None
+                and unused is None
+            ):  # events alone, outside a unit of work: most appends, and the cheapest way there
+                return await self._append_events(
+                    stream_id, events, expected_version, metadata, event_ids
+                )
+            asked = _Append(
+                stream_id, events, expected_version, metadata, event_ids, name, uses, unused
             )
+            return await self._append_asked(asked, checked)
         except VersionConflictError as conflict:
             if conflict.actual is not None or isinstance(conflict, StaleReadError):
                 raise
@@ -86,26 +89,8 @@ class PostgresStreams(StreamReads, EachAppends):
         return int(found)
 
     async def _append_asked(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None,
-        name: NameClaim | Keep | None,
-        uses: Uses | None,
-        unused: InUse | None,
-        checked: Mapping[UUID, int] | None,
+        self, asked: "_Append", checked: Mapping[UUID, int] | None
     ) -> AppendResult:
-        if (
-            self._unit is None and not checked and name is KEEP and uses is None and unused is None
-        ):  # events alone, outside a unit of work: most appends, and the cheapest way there
-            return await self._append_events(
-                stream_id, events, expected_version, metadata, event_ids
-            )
-        asked = _Append(
-            stream_id, events, expected_version, metadata, event_ids, name, uses, unused
-        )
         if checked and not asked.creates_named():
             # Only the creation of a named stream checks within its one statement; any other
             # append checks first, in its transaction.
