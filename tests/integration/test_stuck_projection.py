@@ -1,8 +1,8 @@
 """A read model that meets an event it cannot apply stops there loudly, never silently and never
 skipping it: readiness, the metrics and `trainplate projections status` all name it, and an
-operator can move it on. The event is the one the outside audit used: an environment whose
-image holds a NUL character (accepted by the log's `json`, refused by the read model's `jsonb`),
-appended past the HTTP edge, as an older release would have let it in."""
+operator can move it on. The event is an environment whose image holds a NUL character
+(accepted by the log's `json`, refused by the read model's `jsonb`), appended past the HTTP
+edge, as an older release would have let it in."""
 
 import os
 import subprocess

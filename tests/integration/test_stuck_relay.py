@@ -1,8 +1,8 @@
 """A relay that cannot publish an event stops there loudly, as a read model does
 (tests/integration/test_stuck_projection.py): readiness, the metrics and `trainplate projections
 status` name it, nothing behind it overtakes it, and an operator can move it on. The event is
-the one the outside audit used: one past the broker's message limit (1.1 MB), appended past
-the store's size check, as an older release let it in."""
+one past the broker's message limit (1.1 MB), appended past the store's size check, as an
+older release let it in."""
 
 import asyncio
 import contextlib
