@@ -16,7 +16,13 @@ import asyncpg
 import httpx
 import pytest
 from runai.exceptions import ApiException
-from runai.models import DistributedCreationRequest
+from runai.models import (
+    AssetUpdateRequest,
+    DistributedCreationRequest,
+    DistributedTemplatePatchRequest,
+    EnvironmentAssetSpec,
+    EnvironmentUpdateRequest,
+)
 
 from infra.cli.embedded import free_port
 from tests.api.support import AUTH, CREDENTIALS
@@ -176,6 +182,7 @@ async def test_a_template_edited_right_after_its_linked_environment_changed_is_e
             answers[patched.status_code] += 1
             if patched.status_code != 200:
                 print(patched.text)
+        by_runapy = edited_by_runapy(service, env, linked)
         # With If-Match, a version the fan-out has since moved past is refused.
         uri = f"/api/v1/workload-templates/distributed/{linked[0]}"
         version = int(http.get(uri).headers["etag"].strip('"'))
@@ -191,7 +198,32 @@ async def test_a_template_edited_right_after_its_linked_environment_changed_is_e
         # (the fan-out may still be writing the environment's change after the PATCH)
         assert stale.json()["actual"] >= int(moved.headers["etag"].strip('"')) > version
     assert answers == {200: ROUNDS}
+    assert by_runapy == {200: ROUNDS}
     fanned_out = await clean_pool.fetchval(
         "SELECT count(*) FROM events WHERE type = 'template.linked_asset_updated.v1'"
     )
     assert fanned_out > 0
+
+
+def edited_by_runapy(url: str, env: str, linked: list[str]) -> Counter[int]:
+    """The same rounds with the official client."""
+    client = clients_over([url])
+    answers: Counter[int] = Counter()
+    for round_ in range(ROUNDS):
+        client().workload_assets.environment.update_environment_asset_by_id(
+            env,
+            EnvironmentUpdateRequest(
+                meta=AssetUpdateRequest(name="torch"),
+                spec=EnvironmentAssetSpec(image=f"{IMAGE}-{round_}"),
+            ),
+        )
+        patch = DistributedTemplatePatchRequest.from_dict({"spec": {"numWorkers": 2 + round_ % 3}})
+        try:
+            patched = client().workloads.workload_templates.patch_distributed_template(
+                linked[round_ % TEMPLATES], patch
+            )
+            answers[patched.status_code] += 1
+        except ApiException as refused:
+            answers[int(refused.status)] += 1
+            print(refused.body)
+    return answers
