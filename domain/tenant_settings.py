@@ -48,12 +48,17 @@ _CLUSTER_KEY: Final = re.compile(
 )
 
 
-class SettingInfo(msgspec.Struct, frozen=True, kw_only=True):
-    default: bool
+class Described(msgspec.Struct, frozen=True, kw_only=True):
+    """What the settings list says of a setting, whatever its value's type."""
+
     category: str
     label: str
     description: str
     stage: str = "GA"
+
+
+class SettingInfo(Described, frozen=True, kw_only=True):
+    default: bool
 
 
 FIXED: Final[Mapping[str, SettingInfo]] = {
@@ -87,14 +92,10 @@ FIXED: Final[Mapping[str, SettingInfo]] = {
 }  # fmt: skip
 
 
-class LimitInfo(msgspec.Struct, frozen=True, kw_only=True):
+class LimitInfo(Described, frozen=True, kw_only=True):
     default: int
     low: int
     high: int
-    category: str
-    label: str
-    description: str
-    stage: str = "GA"
 
 
 LIMITS: Final[Mapping[str, LimitInfo]] = {

@@ -34,7 +34,7 @@ from domain.template_specs import Security
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
 from infra.backends import local_traces
-from infra.backends.local_capacity import Capacity, default_capacity
+from infra.backends.local_capacity import Capacity, LocalBackendBusyError, default_capacity
 from infra.backends.local_environment import LocalReplica, mpi_hostfile, replicas
 from infra.backends.local_identities import Identities
 from infra.backends.local_isolation import (
@@ -45,7 +45,6 @@ from infra.backends.local_isolation import (
     prepare_run_dir,
 )
 from infra.backends.local_pods import Replicas
-from infra.errors import InfraError
 from infra.settings import SubmitterSettings
 from services.errors import BackendRejectedError
 from services.ports import PodReports, Reports, RunStatus, Submission
@@ -57,15 +56,10 @@ REPORT_RETRIES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
 _EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM, errno.ENOSPC})
 
 
-class ReplicaStartError(InfraError):
+class ReplicaStartError(LocalBackendBusyError):
     """The machine could not start a replica now (out of processes, files or memory)."""
 
     slug = "replica-start-failed"
-
-    def __init__(self, job_name: str, reason: str) -> None:
-        super().__init__(f"{job_name}: {reason}")
-        self.job_name = job_name
-        self.reason = reason
 
 
 class LocalBackend:

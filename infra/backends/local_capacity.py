@@ -28,7 +28,7 @@ def default_capacity() -> int:
 
 
 class LocalBackendBusyError(InfraError):
-    """The run does not fit beside the runs under way: it may, later."""
+    """The run cannot start now (it does not fit beside the runs under way): it may, later."""
 
     slug = "local-backend-busy"
 

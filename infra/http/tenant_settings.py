@@ -15,7 +15,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain.access import permits
-from domain.tenant_settings import FIXED, LIMITS, TenantSettings, info_of
+from domain.tenant_settings import FIXED, LIMITS, Described, TenantSettings, info_of
 from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
@@ -50,27 +50,21 @@ class SettingResponse(msgspec.Struct, frozen=True):
 
 
 def _wire(key: str, value: bool) -> Setting:
-    info = info_of(key)
-    return Setting(
-        key=key,
-        value="true" if value else "false",
-        active=value,
-        type="Boolean",
-        category=info.category,
-        label=info.label,
-        description=info.description,
-        source="Tenant",
-        stage=info.stage,
-    )
+    return _described(key, info_of(key), "true" if value else "false", active=value)
 
 
 def _wire_limit(key: str, value: int) -> Setting:
-    info = LIMITS[key]
+    return _described(key, LIMITS[key], str(value), active=True, type_="Integer")
+
+
+def _described(
+    key: str, info: Described, value: str, *, active: bool, type_: str = "Boolean"
+) -> Setting:
     return Setting(
         key=key,
-        value=str(value),
-        active=True,
-        type="Integer",
+        value=value,
+        active=active,
+        type=type_,
         category=info.category,
         label=info.label,
         description=info.description,
