@@ -36,6 +36,13 @@ from tests.runners import every_runner
 
 AUTH = AuthSettings(signing_key="k" * 48, hash_time_cost=1, hash_memory_kib=8192)
 CREDENTIALS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")
+# The same keys and hashing for a `trainplate serve` process (tests/processes.py `serve`).
+SERVE_KEYS = {
+    "AUTH__SIGNING_KEY": AUTH.signing_key or "",
+    "AUTH__HASH_TIME_COST": str(AUTH.hash_time_cost),
+    "AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
+    "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key or "",
+}
 
 
 @asynccontextmanager

@@ -25,7 +25,7 @@ from runai.models import (
 )
 
 from infra.cli.embedded import free_port
-from tests.api.support import AUTH, CREDENTIALS
+from tests.api.support import SERVE_KEYS
 from tests.integration.test_runapy import SECRET, clients_over, register_admin
 from tests.processes import serve, wait_until_ready
 
@@ -41,10 +41,7 @@ def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Itera
     """The API, the relay, the projector (which runs the fan-out) and a dry-run submitter."""
     port = free_port()
     common = {
-        "AUTH__SIGNING_KEY": AUTH.signing_key or "",
-        "AUTH__HASH_TIME_COST": str(AUTH.hash_time_cost),
-        "AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
-        "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key or "",
+        **SERVE_KEYS,
         "PROJECTOR__POLL_INTERVAL_S": "0.02",
         "RELAY__POLL_INTERVAL_S": "0.02",
         "SUBMITTER__BACKEND": "dry-run",

@@ -59,7 +59,7 @@ from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from services import pod_reports
 from services.applications import create_application
-from tests.api.support import AUTH, CREDENTIALS
+from tests.api.support import AUTH, SERVE_KEYS
 from tests.oci_stand_in import OciStandIn, serving
 from tests.processes import serve, wait_until_ready
 
@@ -75,10 +75,7 @@ def service(postgres_url: str, nats_url: str, clean_pool: asyncpg.Pool) -> Itera
     """Two API processes and the projector, as the production entry points run them."""
     ports = [free_port(), free_port()]
     common = {
-        "AUTH__SIGNING_KEY": AUTH.signing_key or "",
-        "AUTH__HASH_TIME_COST": str(AUTH.hash_time_cost),
-        "AUTH__HASH_MEMORY_KIB": str(AUTH.hash_memory_kib),
-        "CREDENTIALS__ENCRYPTION_KEY": CREDENTIALS.encryption_key or "",
+        **SERVE_KEYS,
         "PROJECTOR__POLL_INTERVAL_S": "0.05",
         "REGISTRIES__ALLOW_LOOPBACK": "true",  # the stand-in registry
     }
