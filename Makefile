@@ -1,10 +1,11 @@
-# The two commands a new user needs: `make run` and `make test`. Everything else is a helper.
+# The commands a new user needs: `make run`, `make test` and, while editing, `make quick`.
+# Everything else is a helper.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck imports docs pytest bench clean
+.PHONY: run test quick lint typecheck imports docs pytest unit bench clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -20,7 +21,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/trainplate dev
 
-test: lint typecheck imports docs pytest
+# pytest's processes in `make test`; each starts its own embedded PostgreSQL and NATS.
+PYTEST_WORKERS ?= 3
+
+# Everything CI checks (.ci/run): the static checks run beside pytest, and -O prints each one's
+# output in one piece when it ends, so a failure is never interleaved with another's.
+test: $(STAMP)
+	@$(MAKE) --no-print-directory -j -O lint typecheck imports docs pytest
+
+# The loop while editing: the static checks and every test that needs no server, in seconds
+# (mypy reads .mypy_cache, so its first run is the slow one).
+quick: $(STAMP)
+	@$(MAKE) --no-print-directory -j -O lint typecheck imports unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -39,7 +51,12 @@ docs: $(STAMP)
 
 # pytest exits 5 when it collects nothing; that is a failure here, as any other non-zero code.
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
+# Tests marked neither `integration` nor `slow` need no server and no process of their own
+# (tests/conftest.py fails a test that asks for a server without the mark).
+unit: $(STAMP)
+	$(BIN)/pytest -q -m 'not integration and not slow' tests/unit tests/contract
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.append

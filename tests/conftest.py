@@ -45,8 +45,47 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"browser tier skipped: no Chromium at {CHROMIUM}")
 
 
+# A test reaches a server through one of these (or a fixture built on one, such as `pool`), and
+# must then be marked `integration`: that is the mark `make quick` leaves out.
+SERVER_FIXTURES = frozenset({"postgres_url", "nats_url", "server_dir", "broker"})
+_RUNNING = pytest.StashKey[pytest.Item]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.path.is_relative_to(BROWSER_TIER):
+            # One `trainplate dev` serves the whole tier (its `service`): one worker runs it all.
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.config.stash[_RUNNING] = item
+    _require_integration(item, SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+
+
+def _require_integration(item: pytest.Item, servers: set[str] | frozenset[str]) -> None:
+    if servers and item.get_closest_marker("integration") is None:
+        pytest.fail(
+            f"{item.nodeid} needs a server ({', '.join(sorted(servers))}): "
+            "mark it `integration` (pytestmark = pytest.mark.integration)",
+            pytrace=False,
+        )
+
+
+def _server_for(request: pytest.FixtureRequest, fixture: str) -> None:
+    """Refuse a server to a test not marked `integration` that asked for one at run time
+    (`request.getfixturevalue`), where the check at set-up cannot see it."""
+    if (item := request.config.stash.get(_RUNNING, None)) is not None:
+        _require_integration(item, {fixture})
+
+
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
+def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    _server_for(request, "postgres_url")
     if url := os.environ.get("TEST_DATABASE_URL"):
         yield url
         return
@@ -75,7 +114,10 @@ def server_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def nats_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    _server_for(request, "nats_url")
     if url := os.environ.get("TEST_NATS_URL"):
         yield url
         return

@@ -7,6 +7,7 @@ from uuid import uuid4
 
 import asyncpg
 import httpx
+import pytest
 from litestar import Litestar
 from litestar.middleware.session.client_side import ClientSideSessionBackend
 
@@ -15,6 +16,8 @@ from infra.http.console.authentication import TOKEN
 from infra.http.console.session import SESSION_COOKIE, session_config
 from tests.api.client import client_for
 from tests.api.support import AUTH, token_for
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 _CSRF = re.compile(r'name="_csrf_token" value="([^"]+)"')
 

@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import asyncpg
+import pytest
 from litestar import Litestar
 
 from domain import assets, tenant_settings
@@ -27,6 +28,8 @@ from tests.api.support import (
     token_for,
 )
 from tests.api.test_workloads import setup
+
+pytestmark = [pytest.mark.api, pytest.mark.integration]
 
 NFS = "/api/v1/asset/datasource/nfs"
 

@@ -29,6 +29,8 @@ from services.ports import OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
+pytestmark = pytest.mark.integration
+
 SYSTEM = EventMetadata(actor_subject="test", actor_kind="system")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import asyncpg
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,8 @@ from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings
 from services import assets, templates
 from tests.runners import every_runner
+
+pytestmark = pytest.mark.integration
 
 SYSTEM = EventMetadata(actor_subject="property", actor_kind="system")
 READ_MODELS = (
