@@ -8,6 +8,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -19,6 +20,7 @@ from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.settings import DatabaseSettings
 from services.ports import Streams
+from tests import parallel
 from tests.fakes import InMemoryStreams
 from tests.sample_events import CONTRACT_CODEC
 
@@ -49,6 +51,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # must then be marked `integration`: that is the mark `make quick` leaves out.
 SERVER_FIXTURES = frozenset({"postgres_url", "nats_url", "server_dir", "broker"})
 _RUNNING = pytest.StashKey[pytest.Item]()
+_RUN = pytest.StashKey[str]()
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
@@ -85,12 +88,28 @@ def _server_for(request: pytest.FixtureRequest, fixture: str) -> None:
 
 @pytest.fixture(scope="session")
 def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A database of this process's own: in a run spread over processes, one of the run's one
+    server (tests/parallel.py), as each process truncates its tables as it pleases."""
     _server_for(request, "postgres_url")
-    if url := os.environ.get("TEST_DATABASE_URL"):
-        yield url
-        return
-    with _outside_pytest() as data_dir, EmbeddedPostgres(data_dir) as server:
-        yield server.url
+    given = os.environ.get("TEST_DATABASE_URL")
+    if (name := parallel.worker()) is not None:
+        yield parallel.database_of(given or parallel.shared_postgres(), f"trainplate_test_{name}")
+    elif given:
+        yield given
+    else:
+        with _outside_pytest() as data_dir, EmbeddedPostgres(data_dir) as server:
+            yield server.url
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(xdist's controller) Keep the run's id, to stop its PostgreSQL at the end."""
+    node.config.stash[_RUN] = node.workerinput["testrunuid"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (run := config.stash.get(_RUN, None)) is not None:
+        parallel.stop_shared_postgres(run)
 
 
 @contextlib.contextmanager
@@ -119,6 +138,8 @@ def nats_url(
 ) -> Iterator[str]:
     _server_for(request, "nats_url")
     if url := os.environ.get("TEST_NATS_URL"):
+        if parallel.workers() > 1:  # their relays and consumers would take each other's messages
+            pytest.fail("TEST_NATS_URL serves one process: run without -n (PYTEST_WORKERS=0)")
         yield url
         return
     with EmbeddedNats(tmp_path_factory.mktemp("nats")) as server:
