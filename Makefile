@@ -21,8 +21,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/trainplate dev
 
-# pytest's processes in `make test` (0: none): a database each in one embedded PostgreSQL, a
-# nats-server each (tests/parallel.py).
+# pytest's processes in `make test` (0: none); each starts its own embedded PostgreSQL and NATS.
 PYTEST_WORKERS ?= 3
 
 # Everything CI checks (.ci/run): the static checks run beside pytest, and -O prints each one's

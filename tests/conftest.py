@@ -8,7 +8,6 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import asyncpg
 import pytest
@@ -20,7 +19,6 @@ from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.settings import DatabaseSettings
 from services.ports import Streams
-from tests import parallel
 from tests.fakes import InMemoryStreams
 from tests.sample_events import CONTRACT_CODEC
 
@@ -51,7 +49,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # must then be marked `integration`: that is the mark `make quick` leaves out.
 SERVER_FIXTURES = frozenset({"postgres_url", "nats_url", "server_dir", "broker"})
 _RUNNING = pytest.StashKey[pytest.Item]()
-_RUN = pytest.StashKey[str]()
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
@@ -88,28 +85,24 @@ def _server_for(request: pytest.FixtureRequest, fixture: str) -> None:
 
 @pytest.fixture(scope="session")
 def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A database of this process's own: in a run spread over processes, one of the run's one
-    server (tests/parallel.py), as each process truncates its tables as it pleases."""
+    """A server of this process's own, also in a run over processes (pytest-xdist): readers of
+    the log stop at the server's oldest open transaction (pg_snapshot_xmin), in any database."""
     _server_for(request, "postgres_url")
-    given = os.environ.get("TEST_DATABASE_URL")
-    if (name := parallel.worker()) is not None:
-        yield parallel.database_of(given or parallel.shared_postgres(), f"trainplate_test_{name}")
-    elif given:
-        yield given
-    else:
-        with _outside_pytest() as data_dir, EmbeddedPostgres(data_dir) as server:
-            yield server.url
+    if url := os.environ.get("TEST_DATABASE_URL"):
+        _alone("TEST_DATABASE_URL")
+        yield url
+        return
+    with _outside_pytest() as data_dir, EmbeddedPostgres(data_dir) as server:
+        yield server.url
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
-    """(xdist's controller) Keep the run's id, to stop its PostgreSQL at the end."""
-    node.config.stash[_RUN] = node.workerinput["testrunuid"]
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if (run := config.stash.get(_RUN, None)) is not None:
-        parallel.stop_shared_postgres(run)
+def _alone(variable: str) -> None:
+    """A server given in `variable` serves one process: several would wait on each other's
+    transactions (PostgreSQL) or take each other's messages (NATS)."""
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        pytest.fail(
+            f"{variable} serves one process: run without -n (PYTEST_WORKERS=0)", pytrace=False
+        )
 
 
 @contextlib.contextmanager
@@ -138,8 +131,7 @@ def nats_url(
 ) -> Iterator[str]:
     _server_for(request, "nats_url")
     if url := os.environ.get("TEST_NATS_URL"):
-        if parallel.workers() > 1:  # their relays and consumers would take each other's messages
-            pytest.fail("TEST_NATS_URL serves one process: run without -n (PYTEST_WORKERS=0)")
+        _alone("TEST_NATS_URL")
         yield url
         return
     with EmbeddedNats(tmp_path_factory.mktemp("nats")) as server:

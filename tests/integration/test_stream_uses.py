@@ -83,8 +83,8 @@ async def test_a_use_of_an_asset_deleted_after_it_was_checked_is_refused_where_i
 async def waiting_for_a_use_lock(pool: asyncpg.Pool) -> None:
     """Until a backend waits for an advisory lock (PostgreSQL says so); at most 10 s."""
     query = (
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-        " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
     )
     for _ in range(1000):
         if await pool.fetchval(query):
