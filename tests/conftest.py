@@ -56,9 +56,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
-        if item.path.is_relative_to(BROWSER_TIER):
-            # One `trainplate dev` serves the whole tier (its `service`): one worker runs it all.
-            item.add_marker(pytest.mark.xdist_group("browser"))
+        # Tests that start whole processes run one at a time, on one worker, as they did before
+        # (their readiness waits are tuned to that); the browser tier shares one `trainplate dev`.
+        if item.get_closest_marker("slow") or item.get_closest_marker("fuzz"):
+            item.add_marker(pytest.mark.xdist_group("processes"))
 
 
 @pytest.hookimpl(tryfirst=True)
