@@ -5,7 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test quick lint typecheck imports docs pytest unit bench clean
+.PHONY: run test quick lint typecheck imports docs pytest pytest-spread pytest-processes unit bench
+.PHONY: clean
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -21,8 +22,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/trainplate dev
 
-# pytest's processes in `make test` (0: none); each starts its own embedded PostgreSQL and NATS.
-PYTEST_WORKERS ?= 3
+# xdist processes for the tests that start no process of their own (0: none); each starts its
+# own embedded PostgreSQL and NATS.
+PYTEST_WORKERS ?= 2
 
 # Everything CI checks (.ci/run): the static checks run beside pytest, and -O prints each one's
 # output in one piece when it ends, so a failure is never interleaved with another's.
@@ -50,8 +52,21 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # pytest exits 5 when it collects nothing; that is a failure here, as any other non-zero code.
+# Two runs side by side (make -j): the tests that start whole processes (`slow`, `fuzz`) one
+# at a time, as their readiness waits expect; the rest spread over PYTEST_WORKERS processes.
+# A server given in TEST_DATABASE_URL or TEST_NATS_URL serves one pytest process.
+ifneq ($(TEST_DATABASE_URL)$(TEST_NATS_URL),)
 pytest: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest
+else
+pytest: pytest-spread pytest-processes
+endif
+
+pytest-spread: $(STAMP)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) -m 'not slow and not fuzz'
+
+pytest-processes: $(STAMP)
+	$(BIN)/pytest -m 'slow or fuzz'
 
 # Tests marked neither `integration` nor `slow` need no server and no process of their own
 # (tests/conftest.py fails a test that asks for a server without the mark).

@@ -51,17 +51,6 @@ SERVER_FIXTURES = frozenset({"postgres_url", "nats_url", "server_dir", "broker"}
 _RUNNING = pytest.StashKey[pytest.Item]()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        # Tests that start whole processes run one at a time, on one worker, as they did before
-        # (their readiness waits are tuned to that); the browser tier shares one `trainplate dev`.
-        if item.get_closest_marker("slow") or item.get_closest_marker("fuzz"):
-            item.add_marker(pytest.mark.xdist_group("processes"))
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.config.stash[_RUNNING] = item
@@ -101,9 +90,7 @@ def _alone(variable: str) -> None:
     """A server given in `variable` serves one process: several would wait on each other's
     transactions (PostgreSQL) or take each other's messages (NATS)."""
     if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
-        pytest.fail(
-            f"{variable} serves one process: run without -n (PYTEST_WORKERS=0)", pytrace=False
-        )
+        pytest.fail(f"{variable} serves one process: run pytest without -n", pytrace=False)
 
 
 @contextlib.contextmanager
