@@ -22,6 +22,7 @@ COVERED = (
     "infra/settings.py",
     "infra/errors.py",
     "infra/bootstrap.py",
+    "bench",
 )
 # Lines for the tools, not for readers: they neither count nor join two blocks into one.
 TOOL_PREFIXES = ("#!", "# type:", "# noqa", "# fmt:", "# pragma", "# -*-", "# SPDX-", "# Copyright")
