@@ -1,6 +1,6 @@
 """The relay: tails the events table and publishes every event to JetStream, in order per stream.
-The checkpoint passes only acknowledged publishes and `Nats-Msg-Id` drops republished copies, so
-nothing is lost or doubled; why and when it stops: docs/decisions/0013-delivery-to-jetstream.md."""
+The checkpoint passes only acknowledged publishes, so a crash republishes from it, and JetStream
+drops the copies by `Nats-Msg-Id`. When it stops: docs/decisions/0013-delivery-to-jetstream.md."""
 
 import asyncio
 import logging
