@@ -1,14 +1,6 @@
-"""Pod reports through a run's start and end: each of N replicas starts, then ends, and the
-backend reports the whole set each time (2N reports, each recorded as an event of what changed),
-as the submitter records them (services/pod_reports.py, with what its watcher keeps).
-
-    python -m bench.pod_reports [--rounds 3] [--replicas 256]
-
-Reports/s over the first and over the last quarter of the run, next to a bare asyncpg INSERT of
-the same events (each report's one change) measured in the same round. Target: the last
-quarter, when each workload's stream holds the most, within 0.8 x the first (what a report
-costs must not grow with the run).
-"""
+"""Pod reports through a run's start and end, as the submitter records them, next to a bare
+INSERT. Target: the last quarter within 0.8 x the first (a report must not cost more as the run
+grows). Method: docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio

@@ -1,17 +1,6 @@
-"""Submissions per second: `workload.requested` on JetStream -> `workload.submitted` committed, with
-the dry-run backend, vs the raw JetStream consume-and-ack rate of the same messages.
-
-    python -m bench.submit [--rounds 5] [--workloads 2000] [--submitters 1]
-
-Each round requests a fresh set of workloads (through the event store), relays them (and only
-them: the relay goes on from its checkpoint) to a fresh JetStream stream, then lets both sides
-consume the same messages on their own durable consumers. Ours is the Submitter as its process
-runs it (start-up heap frozen, one batch of FETCH_BATCH messages at a time, the next fetched
-meanwhile): each batch's streams read in one query, each workload planned and its Kubeflow
-objects rendered by the dry run (the default API's), the outcomes appended in one statement with
-their deterministic ids, then the messages acked; the clock stops when the last submission is
-committed. The baseline fetches as many at a time and acks each message.
-"""
+"""Submissions per second: `workload.requested` on JetStream to `workload.submitted` committed
+(dry-run backend), next to the raw JetStream consume-and-ack rate of the same messages. Method:
+docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio

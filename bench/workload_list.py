@@ -1,17 +1,6 @@
-"""A page of the workload list at catalogue sizes: what `GET /api/v1/workloads` asks the
-database and builds (projections/workload_list.py, then each row's wire form), next to a bare
-asyncpg select of the same page's rows from the same table, in the same run.
-
-    python -m bench.workload_list [--sizes 1000,20000] [--seconds 3] [--projects 20]
-
-Workloads are folded into the read model by its own projection (as the projector does), spread
-over `--projects` projects, a third of them deleted; the caller sees every project. Cases: the
-newest page (`limit=50`), a page filtered by name (`filterBy=name=^w0001`: a hundred rows at
-any size), and the count.
-
-Target (the verdict prints beside it): a page's p50 at the largest size <= 1.5 x its p50 at the
-smallest, i.e. a page costs a page, not the catalogue.
-"""
+"""A page of the workload list at catalogue sizes, next to a bare select of the same page's rows.
+Target: a page's p50 at the largest size <= 1.5 x at the smallest (a page costs a page). Method:
+docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio

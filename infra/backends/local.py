@@ -1,23 +1,6 @@
-"""The local backend: each replica of a run is an OS process on this machine, with the environment
-its Kubeflow operator would inject (infra/backends/local_environment.py) and nothing of the
-service's, under ids of its run's own where the service can choose them
-(infra/backends/local_isolation.py, local_identities.py). The image is not used: the replica's
-command runs with this machine's programs.
-
-A run starts at most once per machine: a marker file is created exclusively before any process
-starts, so a redelivered request (another submitter, or this one after a restart) finds it and
-starts nothing; a start that fails takes it away again (infra/backends/local_traces.py). At most a
-machine-sized number of replicas run at once (infra/backends/local_capacity.py). The supervisor
-reports Running once every replica started; the first replica to exit non-zero stops its siblings
-(SIGTERM to its process group, SIGKILL after the spec's termination grace period); every replica
-then starts again while the spec's backoff limit allows, and after that the run fails, naming the
-replica and its exit code. All exiting zero is success. Each replica's output goes to
-`<work_dir>/<job>/run-<n>/<replica>.log`. The outcome is kept in the run's folder before it is
-reported, and a report that fails is tried again.
-
-A submitter that dies leaves its runs' processes unsupervised (each runs in its own session);
-stopping the submitter cleanly stops them. `status` tells the next one what became of them.
-"""
+"""The local backend: each replica of a run is an OS process on this machine, given nothing of
+the service's (infra/backends/local_isolation.py). Why a run starts at most once per machine and
+how it is supervised to its outcome: docs/decisions/0010-local-backend-runs.md."""
 
 import asyncio
 import contextlib

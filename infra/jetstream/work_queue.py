@@ -1,15 +1,6 @@
-"""The submitter's JetStream side: a durable pull consumer, shared by every submitter process as
-a work queue, of the workload events that ask something of a backend.
-
-Messages are handled a fetched batch at a time: each workload once however many of its messages
-came, all their streams read in one query and all their outcomes appended in one statement
-(services/submitter.reconcile_many). Each message is acknowledged only after its workload's
-outcome is committed. A failure is retried with the configured backoff (a negative
-acknowledgement with a delay), message by message; the last allowed delivery that still fails
-records the workload as failed and copies the message to the dead-letter subject. A submitter
-killed mid-batch leaves its messages unacknowledged: JetStream redelivers them after
-`ack_wait`, and the reconciling handler does only what is still undone.
-"""
+"""The submitter's JetStream side: one durable pull consumer, shared by every submitter as a work
+queue, of the workload events that ask something of a backend. Batching, acknowledgement and
+retries: docs/decisions/0013-delivery-to-jetstream.md."""
 
 import asyncio
 import logging
