@@ -27,12 +27,13 @@ def passable(path: Path) -> bool:
 
 def default_work_dir(data_dir: Path) -> Path:
     """`<data dir>/workloads`, unless a root service's replicas could not reach it: then a folder
-    of its own under /var/lib/trainplate, named after the data dir."""
+    of its own under /var/lib/trainplate, named after the data dir, kept once it exists."""
     data_dir = data_dir.resolve()
-    if os.geteuid() != 0 or passable(data_dir):
-        return data_dir / "workloads"
     digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:12]
-    return _STATE_BASE / digest / "workloads"
+    elsewhere = _STATE_BASE / digest / "workloads"
+    if elsewhere.is_dir() or (os.geteuid() == 0 and not passable(data_dir)):
+        return elsewhere
+    return data_dir / "workloads"
 
 
 def programs(prefix: Path = Path(sys.prefix), mirrors: Path = _MIRRORS) -> dict[str, str]:

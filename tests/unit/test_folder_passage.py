@@ -35,4 +35,5 @@ def test_only_the_named_user_may_pass_and_no_one_may_list(replica_work_dir: Path
     listing = subprocess.run(["ls", str(home)], user=DATABASE, group=DATABASE, capture_output=True)
     assert listing.returncode != 0  # passing is all it may do
     grant_passage(data / "PG_VERSION", DATABASE, DATABASE)  # again: nothing more
-    assert reaches(DATABASE, data / "PG_VERSION") and not reaches(WORKLOAD, data / "PG_VERSION")
+    assert reaches(DATABASE, data / "PG_VERSION")
+    assert not reaches(WORKLOAD, data / "PG_VERSION")

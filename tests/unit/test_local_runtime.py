@@ -1,6 +1,7 @@
 """A root service's replicas must reach the Python they run without reaching the service's home."""
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,8 @@ def test_a_root_service_with_a_private_data_dir_keeps_its_workloads_where_replic
     assert chosen == default_work_dir(data)  # the same data dir, the same folder
     (replica_work_dir / "private").chmod(0o711)
     assert default_work_dir(data) == data.resolve() / "workloads"
+    chosen.mkdir(parents=True)  # runs went there: they stay there, passable or not
+    try:
+        assert default_work_dir(data) == chosen
+    finally:
+        shutil.rmtree(chosen.parent)
