@@ -32,7 +32,9 @@ def _passable_by(folder: Path, uid: int, gid: int) -> bool:
         return bool(found.st_mode & stat.S_IXUSR)
     if found.st_mode & stat.S_IXOTH or (found.st_gid == gid and found.st_mode & stat.S_IXGRP):
         return True
-    return any(tag == _USER and i == uid and p & _EXECUTE for tag, p, i in _entries(folder))
+    entries = _entries(folder)
+    mask = next((p for tag, p, _ in entries if tag == _MASK), 7)  # `chmod g-x` lowers it
+    return any(tag == _USER and i == uid and p & mask & _EXECUTE for tag, p, i in entries)
 
 
 def _allow(folder: Path, uid: int) -> None:

@@ -36,4 +36,8 @@ def test_only_the_named_user_may_pass_and_no_one_may_list(replica_work_dir: Path
     assert listing.returncode != 0  # passing is all it may do
     grant_passage(data / "PG_VERSION", DATABASE, DATABASE)  # again: nothing more
     assert reaches(DATABASE, data / "PG_VERSION")
+    home.chmod(0o700)  # masks the entry out
+    assert not reaches(DATABASE, data / "PG_VERSION")
+    grant_passage(data / "PG_VERSION", DATABASE, DATABASE)
+    assert reaches(DATABASE, data / "PG_VERSION")
     assert not reaches(WORKLOAD, data / "PG_VERSION")
