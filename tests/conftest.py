@@ -3,8 +3,6 @@
 import contextlib
 import os
 import shutil
-import stat
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -81,20 +79,6 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     with EmbeddedNats(tmp_path_factory.mktemp("nats")) as server:
         yield server.url
-
-
-@pytest.fixture(scope="session")
-def replica_runtime() -> str:
-    """This interpreter, reachable by the local backend's replicas, which a root service runs
-    under ids of their own: where its folders are private to root (a Python under /root), they
-    are opened for traversal only, as pgserver opens its own. Answers the interpreter."""
-    if os.geteuid() == 0:
-        for found in (Path(sys.executable), Path(sys.executable).resolve(), Path(sys.prefix)):
-            for folder in found.parents:
-                mode = stat.S_IMODE(folder.stat().st_mode)
-                if not mode & stat.S_IXOTH:
-                    folder.chmod(mode | stat.S_IXOTH)
-    return sys.executable
 
 
 @pytest.fixture

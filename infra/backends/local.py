@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from infra.backends.local_isolation import (
     prepare_run_dir,
 )
 from infra.backends.local_pods import Replicas
+from infra.backends.local_runtime import programs
 from infra.settings import SubmitterSettings
 from services.errors import BackendRejectedError
 from services.ports import PodReports, Reports, RunStatus, Submission
@@ -58,9 +60,11 @@ class LocalBackend:
         ids: range = SubmitterSettings().local_ids,
         service_dirs: Sequence[Path] = (),
         max_processes: int = 0,
+        python_prefix: Path = Path(sys.prefix),
     ) -> None:
         """`max_processes`: the most replicas it runs at once (0: as many as the machine takes,
-        infra/backends/local_capacity.py)."""
+        infra/backends/local_capacity.py); `python_prefix`: the Python installation they run."""
+        self._prefix = python_prefix
         self._work_dir = work_dir
         self._identities = Identities(work_dir, ids, service_dirs)
         self._reports = reports
@@ -68,6 +72,7 @@ class LocalBackend:
         self._grace = stop_grace_s
         self._capacity = Capacity(max_processes or default_capacity())
         self._runs: dict[str, _Run] = {}
+        self._programs: dict[str, str] | None = None  # how replicas find its Python, found once
         self._late: set[asyncio.Task[None]] = set()  # reports tried again
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
@@ -106,6 +111,8 @@ class LocalBackend:
                 plan.job_name, f"the local backend runs a command; {', '.join(missing)} has none"
             )
         try:
+            if self._programs is None:
+                self._programs = await asyncio.to_thread(programs, self._prefix)
             prepare_run_dir(directory, self._work_dir)
             held = self._identities.take(
                 directory, {r.name: _spec_security(plan, r) for r in planned}
@@ -126,6 +133,7 @@ class LocalBackend:
             self._grace if grace is None else grace,
             self._pods,
             give_back,
+            programs=self._programs,
         )
         try:
             await run.start(lock, self._report_later)
@@ -223,8 +231,11 @@ class _Run:
         grace: float,
         pods: PodReports | None = None,
         ended: Callable[[], None] = lambda: None,
+        *,
+        programs: dict[str, str],
     ) -> None:
         self._plan = plan
+        self._programs = programs
         self._ended = ended  # gives the run's identities back
         self._pods = pods
         self._replicas = Replicas(plan, planned)
@@ -275,7 +286,7 @@ class _Run:
             try:
                 self._processes[replica.name] = await asyncio.create_subprocess_exec(
                     *replica.argv,
-                    env=environment(replica.env, home),
+                    env=environment(replica.env, home, self._programs),
                     cwd=_working_dir(replica, home),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=log_fd,

@@ -4,8 +4,7 @@ a home of its run's own (docs/decisions/0001-local-workload-identities.md)."""
 
 import os
 import stat
-import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -101,16 +100,11 @@ def candidates(allowed: range, start: int) -> Iterator[int]:
     yield from allowed[:offset]
 
 
-def environment(own: dict[str, str], home: Path) -> dict[str, str]:
-    """The replica's whole environment: the minimal base, then its own variables."""
-    return {"PATH": _path(), "HOME": str(home), "LANG": "C.UTF-8", **own}
-
-
-def _path() -> str:
-    """This interpreter's folder first (the programs installed with the service, such as
-    `python`), then the system's; never the rest of the service's PATH."""
-    here = str(Path(sys.executable).parent)
-    return f"{here}:{_SYSTEM_PATH}"
+def environment(own: dict[str, str], home: Path, programs: Mapping[str, str]) -> dict[str, str]:
+    """The replica's whole environment: the minimal base, then its own variables. PATH holds
+    the service's Python (local_runtime.py), then the system's; never the rest of the service's."""
+    path = f"{programs['PATH']}:{_SYSTEM_PATH}"
+    return {**programs, "PATH": path, "HOME": str(home), "LANG": "C.UTF-8", **own}
 
 
 def prepare_run_dir(directory: Path, work_dir: Path) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from infra.cli.folder_passage import grant_passage
 from infra.cli.kept_ports import kept_port
 
 INSTALL_HINT: Final = (
@@ -141,13 +142,13 @@ class EmbeddedPostgres:
 
             from pgserver import utils
 
-            # The server runs as its own user, who must be able to reach the binaries and the
-            # data: as pgserver itself does, open the parent directories for traversal.
+            # The server runs as its own user: it alone may pass the folders above its binaries
+            # and data (pgserver would open them to everyone, /root included).
             utils.ensure_user_exists(self._user)
-            utils.ensure_prefix_permissions(self._bin)
-            utils.ensure_prefix_permissions(self.data_dir)
-            utils.ensure_folder_permissions(self._bin.parent, 0o055)
             entry = pwd.getpwnam(self._user)
+            grant_passage(self._bin, entry.pw_uid, entry.pw_gid)
+            grant_passage(self.data_dir, entry.pw_uid, entry.pw_gid)
+            utils.ensure_folder_permissions(self._bin.parent, 0o055)
             os.chown(self.data_dir, entry.pw_uid, entry.pw_gid)
         if not (self.data_dir / "PG_VERSION").exists():
             self._run(

@@ -23,6 +23,7 @@ from domain.commands import ChangeWorkload, RequestWorkload
 from domain.submissions import Overrides
 from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
+from infra.backends.local_runtime import default_work_dir
 from infra.http import workload_queries
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
@@ -292,10 +293,9 @@ async def logs(
 
 
 def _run_folder(row: WorkloadRow, adapters: Adapters, run: int | None) -> Path:
-    chosen = adapters.settings.submitter.work_dir or str(
-        Path(adapters.settings.data_dir) / "workloads"
-    )
-    return Path(chosen) / row.workload.request.job_name / f"run-{run or row.workload.run}"
+    chosen = adapters.settings.submitter.work_dir
+    work_dir = Path(chosen) if chosen else default_work_dir(Path(adapters.settings.data_dir))
+    return work_dir / row.workload.request.job_name / f"run-{run or row.workload.run}"
 
 
 def replica_logs(row: WorkloadRow, adapters: Adapters) -> dict[str, str]:

@@ -15,6 +15,7 @@ from domain.events import PodObserved
 from domain.workloads import Outcome
 from infra.backends.dry_run import DryRunBackend
 from infra.backends.local import LocalBackend
+from infra.backends.local_runtime import default_work_dir
 from infra.backends.scheduling import Scheduling
 from infra.bootstrap import freeze_start_up, open_resources
 from infra.followers.log_follower import keep_following
@@ -88,7 +89,9 @@ async def backend_for(
     if chosen.backend == "dry-run":
         yield DryRunBackend(kubeflow_api=chosen.kubeflow_api, scheduling=scheduling), None
     elif chosen.backend == "local":
-        work_dir = Path(chosen.work_dir or Path(settings.data_dir) / "workloads")
+        work_dir = (
+            Path(chosen.work_dir) if chosen.work_dir else default_work_dir(Path(settings.data_dir))
+        )
         local = LocalBackend(
             work_dir,
             reports_to(store),

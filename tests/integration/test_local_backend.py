@@ -5,7 +5,6 @@ run fails, naming it; a failure within the backoff limit restarts every replica.
 
 import asyncio
 import importlib.util
-import sys
 import time
 from pathlib import Path
 from uuid import UUID
@@ -45,7 +44,7 @@ async def request(
         "distributedFramework": "PyTorch",
         "numWorkers": 2,
         "image": "pytorch/pytorch:2.13.0",  # not used locally: this machine's python runs
-        "command": f"{sys.executable} {SCRIPT}",
+        "command": f"python {SCRIPT}",
         "environmentVariables": variables,
         "backoffLimit": backoff_limit,
         "terminationGracePeriodSeconds": 5,
@@ -67,7 +66,7 @@ async def finished(store: PostgresStreams, workload_id: UUID, within_s: float) -
 
 
 async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
-    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5, pods=pods_to(store))
@@ -106,7 +105,7 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
 
 
 async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
-    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
@@ -122,7 +121,7 @@ async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
 
 
 async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
-    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), pods=pods_to(store))
