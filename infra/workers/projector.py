@@ -93,6 +93,7 @@ async def _rebuild(settings: Settings, projection: Projection, stop: asyncio.Eve
     """Rebuild an outdated read model while its live runner keeps the old tables answering;
     again after the database went away; given up at stop, or on an event it cannot apply
     (recorded as the `rebuild:` follower's fault, and tried again at the next start)."""
+    log.info("%s: rows not made by version %d; rebuilding", projection.name, projection.version)
     backoff = 0.5
     while not stop.is_set():
         rebuilding = asyncio.ensure_future(
