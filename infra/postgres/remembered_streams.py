@@ -3,10 +3,11 @@
 A create reads the streams it is checked against (its actor's roles, its scope, the tenant's
 settings, the assets it names) before it appends; they change far less often than they are read.
 What is kept here may have moved on since, so a decision made on it appends with the versions it
-read as `checked` (services/ports.py), and the append's own statement refuses to write when one
-of them has moved (infra/postgres/sql/append_first_named.sql): nothing rests on an old stream
-unless it is still the stream's head when the decision is written. A stream with no events is
-kept too (version 0): most creates ask for a tenant's settings that were never changed.
+read as `checked` (services/ports/event_store.py `Append`), and the append's own statement
+refuses to write when one of them has moved (infra/postgres/sql/append_first_named.sql):
+nothing rests on an old stream unless it is still the stream's head when the decision is
+written. A stream with no events is kept too (version 0): most creates ask for a tenant's
+settings that were never changed.
 """
 
 from collections.abc import Iterable
@@ -14,7 +15,7 @@ from uuid import UUID
 
 from services.bounded import Bounded
 from services.kinds import forget_folds_of, keep_folds_of
-from services.ports import Stream
+from services.ports.event_store import Stream
 
 
 class RememberedStreams:

@@ -8,7 +8,8 @@ infra/postgres/each_appends.py) build on it.
 
 import contextlib
 import copy
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import ParamSpec, Self
 from uuid import UUID
@@ -21,11 +22,31 @@ from infra.postgres.connections import Connection, translated
 from infra.postgres.positions import note_append
 from infra.postgres.remembered_streams import RememberedStreams
 from infra.postgres.stream_heads import StreamHeads
+from infra.security.sealing import CredentialKeyUnconfiguredError, Sealer
+from infra.security.secret_hashing import SecretHasher
 from infra.serialization import EventCodec
 from infra.settings import EVENT_BYTES
-from services.ports import Stream
+from services.ports.event_store import Stream
 
 _Args = ParamSpec("_Args")
+
+# A row written beside an append's events, on its transaction's connection (Append.secret).
+RowWrite = Callable[[Connection], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SecretKeys:
+    """What seals and hashes the secrets kept beside the events; None: not configured (what
+    needs it raises CredentialKeyUnconfiguredError)."""
+
+    sealer: Sealer | None = None  # a credential's values
+    hasher: SecretHasher | None = None  # an application's secret
+    answers: Sealer | None = None  # an application's first secret, kept for retries
+
+    def require(self, key: Sealer | None) -> Sealer:
+        if key is None:
+            raise CredentialKeyUnconfiguredError()
+        return key
 
 
 class UnitOfWork:
@@ -54,11 +75,13 @@ class BoundStreams:
         *,
         notifier: CommitNotices | None = None,
         max_event_bytes: int = EVENT_BYTES,
+        keys: SecretKeys | None = None,
     ) -> None:
         self._db = pool
         self.codec = codec
+        self.keys = keys or SecretKeys()
         # An append holding a larger event is refused, writing nothing (infra/postgres/
-        # event_sizes.py); `Streams.max_event_bytes` tells its callers.
+        # event_sizes.py); `EventStore.max_event_bytes` tells its callers.
         self.max_event_bytes = max_event_bytes
         self.notifier: CommitNotices = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()

@@ -12,7 +12,7 @@ from domain.specs import EnvironmentSpec
 from domain.values import AssetMeta
 from infra.postgres.remembered_streams import RememberedStreams
 from services.kinds import fold_as, forget_folds_of, keep_folds_of
-from services.ports import Stream
+from services.ports.event_store import Stream
 
 
 def counted(folds: list[int]) -> Callable[[Iterable[Event]], assets.Asset | None]:
