@@ -22,7 +22,7 @@ from domain.events import (
     event_tag,
 )
 from domain.specs import SecretRef
-from infra.postgres.event_sizes import largest_part
+from infra.postgres.encoding import largest_part
 from infra.settings import EVENT_BYTES
 from services.errors import (
     ClientIdTakenError,

@@ -1,6 +1,6 @@
 """What an API process remembers of the streams its decisions read (infra/postgres/
-remembered_streams.py): answered from memory, however the stream moved since in another process,
-until a fresh read brings it up to date or this process appends to it."""
+units_of_work.py `RememberedStreams`): answered from memory, however the stream moved since in
+another process, until a fresh read brings it up to date or this process appends to it."""
 
 from uuid import uuid4
 
