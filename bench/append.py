@@ -19,6 +19,7 @@ from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import encode_metadata
 from infra.settings import DatabaseSettings
+from services.ports.event_store import Append
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
 EVENTS_PER_STREAM = 10
@@ -132,7 +133,7 @@ def ours(store: PostgresStreams, batch: int) -> Worker:
 
     async def append(n: int) -> int:
         stream, version = streams.next(batch)
-        await store.append(stream, events, expected_version=version, metadata=ACTOR)
+        await store.append(Append(stream, events, expected_version=version, metadata=ACTOR))
         return batch
 
     return append

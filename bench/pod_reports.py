@@ -27,6 +27,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC, encode_metadata
 from infra.settings import DatabaseSettings
 from services import pod_reports
+from services.ports.event_store import Append
 
 SETUP = EventMetadata(actor_subject="bench", actor_kind="system")
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -73,7 +74,7 @@ async def ours(store: PostgresStreams, kept: pod_reports.Observed, replicas: int
         project_id="1", project_name="team", namespace="runai-team",
         job_name=workloads.job_name("job", workload_id), snapshot=WorkloadSnapshot(spec=spec),
     )  # fmt: skip
-    await store.append(workload_id, [requested], expected_version=0, metadata=SETUP)
+    await store.append(Append(workload_id, [requested], expected_version=0, metadata=SETUP))
     stamps = [time.perf_counter()]
     for pods in sets(replicas):
         await pod_reports.observed(workload_id, None, pods, store=store, kept=kept)

@@ -28,6 +28,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL, template_catalogue
+from services.ports.event_store import Append
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="application")
 SETTINGS = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
@@ -54,10 +55,10 @@ async def write_backlog(store: PostgresStreams, count: int) -> None:
 
     async def one(index: int) -> None:
         template_id = uuid4()
-        await store.append(template_id, [created(template_id, index)], expected_version=0,
-                           metadata=ACTOR)  # fmt: skip
-        await store.append(template_id, [updated(template_id, index)], expected_version=1,
-                           metadata=ACTOR)  # fmt: skip
+        await store.append(Append(template_id, [created(template_id, index)], expected_version=0,
+                           metadata=ACTOR))  # fmt: skip
+        await store.append(Append(template_id, [updated(template_id, index)], expected_version=1,
+                           metadata=ACTOR))  # fmt: skip
 
     for start in range(0, count // 2, 64):
         await asyncio.gather(*(one(i) for i in range(start, min(count // 2, start + 64))))
@@ -111,8 +112,8 @@ async def lag_under_load(pool: asyncpg.Pool, rate: int, seconds: float) -> list[
         interval, next_at = 1 / rate, time.perf_counter()
         for index in range(int(rate * seconds)):
             template_id = uuid4()
-            result = await store.append(template_id, [created(template_id, index)],
-                                        expected_version=0, metadata=ACTOR)  # fmt: skip
+            result = await store.append(Append(template_id, [created(template_id, index)],
+                                        expected_version=0, metadata=ACTOR))  # fmt: skip
             appended.append((result.positions[-1], time.perf_counter()))
             next_at += interval
             await asyncio.sleep(max(0.0, next_at - time.perf_counter()))

@@ -33,7 +33,7 @@ from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, RelaySettings, SubmitterSettings
-from services.ports import OneAppend
+from services.ports.event_store import Append, OneAppend
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
 FETCH_BATCH = 256  # messages per fetch on both sides (so workloads per batch of the submitter)
@@ -53,7 +53,7 @@ async def request(store: PostgresStreams, count: int) -> None:
             job_name=workloads.job_name(f"w{index}", workload_id),
             snapshot=WorkloadSnapshot(spec=SPEC),
         )  # fmt: skip
-        await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
+        await store.append(Append(workload_id, [event], expected_version=0, metadata=ACTOR))
 
     for start in range(0, count, 64):
         await asyncio.gather(*(one(i) for i in range(start, min(count, start + 64))))

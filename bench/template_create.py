@@ -26,6 +26,7 @@ from infra.cli.embedded import free_port
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
@@ -106,16 +107,16 @@ async def setup(database_url: str) -> tuple[str, dict[str, str]]:
     try:
         async with pool.acquire() as conn:
             await apply_migrations(conn)
-        registry = PostgresApplicationRegistry(
-            PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
-        )
+        keys = SecretKeys(hasher=SecretHasher(AUTH))
+        app_store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+        registry = PostgresApplicationRegistry(app_store, pool, keys)
         command = CreateApplication(
             application_id=uuid4(),
             name="bench-admin",
             grants=(TENANT_ADMIN,),
             metadata=EventMetadata(actor_subject="bench", actor_kind="system"),
         )
-        await create_application(command, secret="bench-secret", registry=registry)
+        await create_application(command, secret="bench-secret", store=app_store, registry=registry)
     finally:
         await pool.close()
     return TokenIssuer(AUTH).issue(command.application_id, "bench-admin").access_token, {}

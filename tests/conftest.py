@@ -16,7 +16,7 @@ from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.settings import DatabaseSettings
-from services.ports import Streams
+from services.ports.event_store import EventStore
 from tests.fakes import InMemoryStreams
 from tests.sample_events import CONTRACT_CODEC
 
@@ -118,17 +118,17 @@ async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
 
 
 @pytest.fixture
-def memory_streams() -> Streams:
+def memory_streams() -> EventStore:
     return InMemoryStreams()
 
 
 @pytest.fixture
-def postgres_streams(clean_pool: asyncpg.Pool) -> Streams:
+def postgres_streams(clean_pool: asyncpg.Pool) -> EventStore:
     return PostgresStreams(clean_pool, CONTRACT_CODEC)
 
 
 @pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.integration)])
-def streams(request: pytest.FixtureRequest) -> Streams:
+def streams(request: pytest.FixtureRequest) -> EventStore:
     """Contract tests take this fixture and run once per implementation (keep it sync)."""
-    streams: Streams = request.getfixturevalue(f"{request.param}_streams")
+    streams: EventStore = request.getfixturevalue(f"{request.param}_streams")
     return streams

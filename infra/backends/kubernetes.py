@@ -24,7 +24,7 @@ from infra.backends.manifests import render
 from infra.backends.scheduling import Scheduling
 from infra.settings import KubeflowApi
 from services.errors import BackendRejectedError
-from services.ports import PodReports, Reports, RunStatus, Submission
+from services.ports.workload_backends import PodReports, Reports, RunStatus, Submission
 
 log = logging.getLogger(__name__)
 PERMANENT = {

@@ -12,7 +12,7 @@ from kubernetes_asyncio import client
 from domain.events import ContainerObserved, PodObserved, PodPhase
 from infra.backends.kubeflow_jobs import RUN_LABEL
 from infra.backends.kubeflow_pods import WORKLOAD_LABEL
-from services.ports import PodReports
+from services.ports.workload_backends import PodReports
 
 PHASES: dict[str, PodPhase] = {
     phase: phase for phase in ("Pending", "Running", "Succeeded", "Failed", "Unknown")

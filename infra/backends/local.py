@@ -32,7 +32,7 @@ from infra.backends.local_pods import Replicas
 from infra.backends.local_runtime import programs
 from infra.settings import SubmitterSettings
 from services.errors import BackendRejectedError
-from services.ports import PodReports, Reports, RunStatus, Submission
+from services.ports.workload_backends import PodReports, Reports, RunStatus, Submission
 
 log = logging.getLogger(__name__)
 # Waits between the tries of an outcome's report; after the last, the sweep records it.

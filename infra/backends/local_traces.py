@@ -15,7 +15,7 @@ from typing import Final
 import msgspec
 
 from domain.workloads import Outcome
-from services.ports import RunStatus
+from services.ports.workload_backends import RunStatus
 
 SUPERVISOR: Final = "supervisor"
 STARTED: Final = "started"

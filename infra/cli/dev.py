@@ -34,6 +34,7 @@ from infra.cli.processes import PROCESSES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, Settings, redacted
@@ -192,9 +193,9 @@ async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
         DatabaseSettings(url=url, pool_max=2), application_name="trainplate-dev"
     )
     try:
-        registry = PostgresApplicationRegistry(
-            PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(settings.auth)
-        )
+        keys = SecretKeys(hasher=SecretHasher(settings.auth))
+        store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+        registry = PostgresApplicationRegistry(store, pool, keys)
         secret = settings.admin_app_secret or secrets.token_urlsafe(32)
         command = CreateApplication(
             application_id=uuid4(),
@@ -203,7 +204,7 @@ async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
             metadata=EventMetadata(actor_subject="trainplate-dev", actor_kind="system"),
         )
         try:
-            await create_application(command, secret=secret, registry=registry)
+            await create_application(command, secret=secret, store=store, registry=registry)
         except ClientIdTakenError:
             return None  # created on an earlier start; its secret was shown then
         return None if settings.admin_app_secret else secret

@@ -19,7 +19,8 @@ from domain.applications import Application
 from domain.values import TENANT, Grant, ScopeRef
 from services import access
 from services.bounded import Bounded
-from services.ports import OrgTree, StreamLoader
+from services.ports.event_store import StreamLoader
+from services.ports.read_side import OrgTree
 
 _CALLERS: Final = 4096  # the callers kept; the least recently used go first
 _NONE: Final = object()  # kept for an application that does not exist

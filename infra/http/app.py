@@ -52,6 +52,7 @@ from infra.postgres.read_model_ports import PostgresOrgTree
 from infra.postgres.rule_holders import PostgresRuleHolders
 from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
 from infra.security.login_throttle import LoginThrottle
 from infra.security.sealing import Sealer
@@ -85,8 +86,9 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         log.warning("no token signing key configured: POST /api/v1/token answers 503")
 
     def _wire(app: Litestar, opened: Resources) -> None:
+        keys = SecretKeys(sealer=sealer, hasher=SecretHasher(settings.auth), answers=answers)
         streams = PostgresStreams(
-            opened.pool, DOMAIN_CODEC, max_event_bytes=settings.sizes.event_bytes
+            opened.pool, DOMAIN_CODEC, max_event_bytes=settings.sizes.event_bytes, keys=keys
         )
         tree = PostgresOrgTree(opened.pool)
         sessions = PostgresSignedOutSessions(opened.pool)
@@ -94,12 +96,10 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             settings=settings,
             token_issuer=token_issuer,
             resources=opened,
-            registry=PostgresApplicationRegistry(
-                streams, opened.pool, SecretHasher(settings.auth), answers=answers
-            ),
+            registry=PostgresApplicationRegistry(streams, opened.pool, keys),
             streams=streams,
             ids=PostgresIdSequence(opened.pool),
-            vault=PostgresCredentialVault(streams, opened.pool, sealer),
+            vault=PostgresCredentialVault(opened.pool, keys),
             access=AccessCache(streams, tree, sessions),
             sessions=sessions,
             rule_holders=PostgresRuleHolders(opened.pool),

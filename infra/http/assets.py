@@ -56,7 +56,7 @@ from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import StreamLoader, Streams
+from services.ports.event_store import EventStore, StreamLoader
 from services.stamps import Stamped
 
 
@@ -223,7 +223,7 @@ ASSET_ROUTES: Final = (
 
 
 async def create_from(
-    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: Streams
+    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: EventStore
 ) -> Stamped[Asset]:
     """Create an asset of the spec's kind from Run:ai's creation meta."""
     asset_id, keyed = creation_id(request, asset_rules.kind_of(spec))
@@ -266,7 +266,7 @@ async def update_from(
     asset_id: UUID,
     meta: AssetUpdateMeta,
     spec: AssetSpec,
-    streams: Streams,
+    streams: EventStore,
     *,
     expected_version: int | None = None,
 ) -> AssetRow:
@@ -283,7 +283,9 @@ async def update_from(
     return written(await assets.update_asset(command, streams=streams, reads=guard_reads(request)))
 
 
-async def delete_from(request: Caller, kind: AssetKind, asset_id: UUID, streams: Streams) -> None:
+async def delete_from(
+    request: Caller, kind: AssetKind, asset_id: UUID, streams: EventStore
+) -> None:
     """Delete an asset of this kind (refused while a template uses it)."""
     command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
     await assets.delete_asset(command, streams=streams)
@@ -315,7 +317,9 @@ async def one_visible(request: Caller, kind: str, asset_id: UUID, resources: Res
     return row
 
 
-async def one_now(request: Caller, kind: AssetKind, asset_id: UUID, streams: Streams) -> AssetRow:
+async def one_now(
+    request: Caller, kind: AssetKind, asset_id: UUID, streams: EventStore
+) -> AssetRow:
     """One asset as the write side has it now (what a form's change is made on); unknown and
     out of the caller's sight are one 404."""
     return written(await assets.visible_asset(kind, asset_id, actor(request), streams))

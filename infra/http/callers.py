@@ -17,7 +17,7 @@ from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
 from infra.postgres import writer_standing
 from services import access, idempotency
-from services.ports import StreamLoader
+from services.ports.event_store import StreamLoader
 from services.prefetch import actor_stream, prefetch
 
 Caller = Request[Principal, dict[str, Any], State]

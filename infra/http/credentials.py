@@ -189,7 +189,9 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         data: JSONBody[CredentialCreationRequest],
         adapters: NamedDependency[Adapters],
     ) -> CredentialAsset:
-        created = await create_credential(_command(kind, request, data), vault=adapters.vault)
+        created = await create_credential(
+            _command(kind, request, data), store=adapters.streams, vault=adapters.vault
+        )
         return _asset(written(created))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
@@ -234,7 +236,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         )
         return _asset(
             written(
-                await update_credential(command, vault=adapters.vault, reads=guard_reads(request))
+                await update_credential(command, store=adapters.streams, reads=guard_reads(request))
             )
         )
 
@@ -244,7 +246,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> None:
         command = DeleteCredential(asset_id=asset_id, kind=kind, metadata=actor(request))
-        await delete_credential(command, vault=adapters.vault)
+        await delete_credential(command, store=adapters.streams)
 
     async def remove_accepted(
         request: Caller,

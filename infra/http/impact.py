@@ -22,7 +22,7 @@ from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.consistency import READS
 from projections import template_catalogue
 from services.assets import check_update, require_visible
-from services.ports import Streams
+from services.ports.event_store import EventStore
 from services.templates import preview_asset_update
 
 
@@ -48,7 +48,7 @@ async def impact_of(
     asset_id: UUID,
     meta: AssetUpdateMeta,
     spec: Any,
-    streams: Streams,
+    streams: EventStore,
     resources: Resources,
 ) -> ImpactReport:
     """Which of the templates the caller may see this update would change, and how (the API's

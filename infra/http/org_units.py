@@ -52,7 +52,7 @@ from infra.http.org_unit_schemas import (
 from projections import org_units as read_model
 from projections.org_units import OrgUnitRow
 from services import org_units
-from services.ports import Streams
+from services.ports.event_store import EventStore
 
 
 @post("/api/v1/clusters", status_code=201, tags=["Clusters"])
@@ -356,7 +356,7 @@ async def _update(
     kind: ScopeKind,
     unit_id: str,
     data: OrgUnitUpdateRequest,
-    streams: Streams,
+    streams: EventStore,
 ) -> OrgUnitRow:
     command = UpdateOrgUnit(
         scope=ScopeRef(kind, unit_id),

@@ -35,7 +35,7 @@ from projections import policy_catalogue as catalogue
 from projections.policy_catalogue import PolicyRow
 from services import policies as use_cases
 from services.errors import InvalidRequestError
-from services.ports import Written
+from services.ports.event_store import Written
 from services.stamps import Stamps
 
 PATH: Final = "/api/v2/policy/distributed"

@@ -117,7 +117,8 @@ async def create(
         password=SecretValues({"password": data.spec.password}),
         metadata=actor(request),
     )
-    return _shown(written(await create_registry(command, vault=adapters.vault)))
+    created = await create_registry(command, store=adapters.streams, vault=adapters.vault)
+    return _shown(written(created))
 
 
 @get(PATH, tags=TAGS, operation_id="list_registries")
@@ -161,7 +162,11 @@ async def update(
         metadata=actor(request),
     )
     return _shown(
-        written(await update_registry(command, vault=adapters.vault, reads=guard_reads(request)))
+        written(
+            await update_registry(
+                command, store=adapters.streams, vault=adapters.vault, reads=guard_reads(request)
+            )
+        )
     )
 
 
@@ -170,7 +175,7 @@ async def remove(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> None:
     command = DeleteRegistry(asset_id=asset_id, metadata=actor(request))
-    await delete_registry(command, vault=adapters.vault)
+    await delete_registry(command, store=adapters.streams)
 
 
 @get(f"{ONE}/repositories", tags=TAGS, operation_id="get_repositories")

@@ -73,7 +73,10 @@ async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID
         keyed=keyed,
     )
     registration = await create_application(
-        command, secret=secrets.token_urlsafe(32), registry=adapters.registry
+        command,
+        secret=secrets.token_urlsafe(32),
+        store=adapters.streams,
+        registry=adapters.registry,
     )
     return command.application_id, registration.secret
 
@@ -97,14 +100,14 @@ async def found(request: Caller, account_id: UUID, adapters: Adapters) -> Servic
 async def removed(request: Caller, account_id: UUID, adapters: Adapters) -> None:
     """The credential is destroyed with it, so its secret logs in no more."""
     command = DeleteApplication(application_id=account_id, metadata=actor(request))
-    await delete_application(command, registry=adapters.registry)
+    await delete_application(command, store=adapters.streams)
 
 
 async def new_secret(request: Caller, account_id: UUID, adapters: Adapters) -> str:
     """The new secret, shown in this answer only; the old one logs in no more."""
     secret = secrets.token_urlsafe(32)
     command = RotateApplicationSecret(application_id=account_id, metadata=actor(request))
-    await rotate_application_secret(command, secret=secret, registry=adapters.registry)
+    await rotate_application_secret(command, secret=secret, store=adapters.streams)
     return secret
 
 

@@ -54,7 +54,7 @@ from infra.postgres.names import name_holder
 from projections import template_catalogue, template_queries
 from services import templates as use_cases
 from services.errors import InvalidRequestError
-from services.ports import Streams
+from services.ports.event_store import EventStore
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -190,7 +190,7 @@ async def count_templates(
 
 async def list_page(
     request: Caller,
-    streams: Streams,
+    streams: EventStore,
     servers: Resources,
     query: ListQuery,
     offset: int,

@@ -53,7 +53,7 @@ from services import org_units as org_unit_use_cases
 from services import workloads as use_cases
 from services.errors import InvalidRequestError
 from services.history import workload_history
-from services.ports import Streams
+from services.ports.event_store import EventStore
 
 BASE: Final = "/api/v1/workloads"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -165,7 +165,7 @@ async def _change(
     request: Caller,
     workload_id: UUID,
     action: Literal["suspend", "resume", "delete"],
-    streams: Streams,
+    streams: EventStore,
 ) -> Response[Accepted]:
     command = ChangeWorkload(workload_id=workload_id, action=action, metadata=actor(request))
     await use_cases.change_workload(command, streams=streams)

@@ -18,7 +18,8 @@ from infra.jetstream.outbox_relay import ensure_stream
 from infra.settings import NatsSettings, SubmitterSettings
 from projections import workload_catalogue
 from services import submitter
-from services.ports import BatchAppender, Streams, WorkloadBackend
+from services.ports.event_store import EventStore
+from services.ports.workload_backends import WorkloadBackend
 from services.workloads import load_workload
 
 log = logging.getLogger(__name__)
@@ -70,12 +71,12 @@ class Submitter:
     def __init__(
         self,
         js: JetStreamContext,
-        store: Streams,
+        store: EventStore,
         backend: WorkloadBackend,
         nats: NatsSettings,
         settings: SubmitterSettings,
         *,
-        batches: BatchAppender,
+        batches: EventStore,
         pool: asyncpg.Pool | None = None,
     ) -> None:
         # `batches` commits each append_each by itself: a message is acked after it returns.
@@ -223,7 +224,7 @@ class Submitter:
         await message.term()
 
 
-async def _current_run(store: Streams, workload_id: UUID) -> int:
+async def _current_run(store: EventStore, workload_id: UUID) -> int:
     state = load_workload((await store.load(workload_id)).events)
     return state.run if state is not None else 1
 

@@ -26,7 +26,8 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from services import pod_reports, submitter
-from services.ports import PodReports, Reports, Streams, WorkloadBackend
+from services.ports.event_store import EventStore
+from services.ports.workload_backends import PodReports, Reports, WorkloadBackend
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
@@ -61,7 +62,7 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                     )
 
 
-def reports_to(store: Streams) -> Reports:
+def reports_to(store: EventStore) -> Reports:
     async def record(
         workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
     ) -> None:
@@ -70,7 +71,7 @@ def reports_to(store: Streams) -> Reports:
     return record
 
 
-def pods_to(store: Streams) -> PodReports:
+def pods_to(store: EventStore) -> PodReports:
     kept = pod_reports.Observed()  # the process's watchers' workloads, between their reports
 
     async def record(workload_id: UUID, run: int | None, pods: Sequence[PodObserved]) -> None:
@@ -81,7 +82,7 @@ def pods_to(store: Streams) -> PodReports:
 
 @contextlib.asynccontextmanager
 async def backend_for(
-    settings: Settings, store: Streams
+    settings: Settings, store: EventStore
 ) -> AsyncIterator[tuple[WorkloadBackend, Callable[[asyncio.Event], Awaitable[None]] | None]]:
     """The configured backend, and the task that follows its jobs (when it has one)."""
     chosen = settings.submitter

@@ -20,6 +20,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import pods_to, reports_to
 from services import submitter
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.workload_samples import requested_workload
 
@@ -51,7 +52,7 @@ async def request(
     }
     event = requested_workload(spec, name="ddp", master=spec)
     store = PostgresStreams(pool, DOMAIN_CODEC)
-    await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+    await store.append(Append(event.workload_id, [event], expected_version=0, metadata=ACTOR))
     return event.workload_id
 
 

@@ -27,6 +27,7 @@ from infra.serialization import DOMAIN_CODEC
 from infra.settings import SubmitterSettings
 from infra.workers.submitter import reports_to
 from services import submitter
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.integration.test_local_backend import finished
 from tests.workload_samples import requested_workload
@@ -72,7 +73,7 @@ async def start(store: PostgresStreams, backend: LocalBackend, command: str, **s
         {"distributedFramework": "PyTorch", "numWorkers": 1, "command": command, **spec},
         name="probe",
     )
-    await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+    await store.append(Append(event.workload_id, [event], expected_version=0, metadata=ACTOR))
     await submitter.reconcile(event.workload_id, store=store, backend=backend)
     return event.workload_id
 

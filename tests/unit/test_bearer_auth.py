@@ -17,6 +17,7 @@ from infra.http.problems import EXCEPTION_HANDLERS
 from infra.postgres.read_marks import Standing
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings
+from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
 
 AUTH = AuthSettings(signing_key="k" * 48)
@@ -42,10 +43,10 @@ async def applications(*, rotated: bool = False) -> InMemoryStreams:
     created = ApplicationCreated(
         application_id=APP_ID, name="ci-bot", client_id="ci-bot", grants=()
     )
-    await store.append(APP_ID, [created], expected_version=0, metadata=SETUP)
+    await store.append(Append(APP_ID, [created], expected_version=0, metadata=SETUP))
     if rotated:
         rotation = ApplicationSecretRotated(application_id=APP_ID)
-        await store.append(APP_ID, [rotation], expected_version=1, metadata=SETUP)
+        await store.append(Append(APP_ID, [rotation], expected_version=1, metadata=SETUP))
     return store
 
 
