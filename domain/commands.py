@@ -68,7 +68,7 @@ class RenameCluster(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateDepartment(msgspec.Struct, frozen=True, kw_only=True):
     """`keyed` as CreateAsset's, for `creation_id`: the department's own id is a number, issued
-    once for a keyed creation (services/ports.py `IdSequence`)."""
+    once for a keyed creation (services/ports/name_lookups.py `IdSequence`)."""
 
     cluster_id: UUID
     creation_id: UUID = msgspec.field(default_factory=uuid4)

@@ -204,7 +204,7 @@ def share(
 
 def delete(state: DataVolume | None, datavolume_id: UUID) -> list[DataVolumeEvent]:
     """A deleted data volume is a no-op. Whether a template still mounts it is decided where
-    the deletion is written, in its transaction (services/ports.py `Uses`)."""
+    the deletion is written, in its transaction (services/ports/event_store.py `Uses`)."""
     if state is not None and state.deleted:
         return []
     live(state, datavolume_id)
