@@ -17,17 +17,15 @@ from litestar import delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain.access import ROLE_DESCRIPTIONS, ROLE_IDS, granted_scope
+from domain.access import ROLE_DESCRIPTIONS, ROLE_IDS
 from domain.applications import AccessRuleNotFoundError
 from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
-from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.openapi_document import NOT_NEGATIVE, DisplayName, ScopeOfRequest, never, only
 from infra.http.permissions import Permission, permissions_of
-from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from projections.list_grammar import (
     Grammar,
@@ -35,6 +33,8 @@ from projections.list_grammar import (
     matches,
     searched,
 )
+from projections.queries import Reads
+from projections.queries import access_rule_reads as queries
 from services.access_rules import create_access_rule, delete_access_rule
 from services.errors import InvalidRequestError
 
@@ -204,7 +204,7 @@ async def list_rules(
 ) -> AccessRuleList:
     """The rules on the scopes the caller sees; `filterBy` (`roleName==viewer`,
     `createdAt>=2026-01-01T00:00:00Z`) and `search` (subject, role or scope name) narrow them."""
-    chosen = await _chosen(request, adapters.resources, filter_by, search)
+    chosen = await _chosen(request, adapters.reads, filter_by, search)
     chosen = [
         rule
         for rule in chosen
@@ -224,14 +224,14 @@ async def count_rules(
     include_deleted: IncludeDeleted = False,
 ) -> Count:
     """How many rules the list shows for the same `filterBy` and `search`."""
-    return Count(len(await _chosen(request, adapters.resources, filter_by, search)))
+    return Count(len(await _chosen(request, adapters.reads, filter_by, search)))
 
 
 async def _chosen(
-    request: Caller, resources: Resources, filter_by: list[str] | None, search: str | None
+    request: Caller, reads: Reads, filter_by: list[str] | None, search: str | None
 ) -> list[AccessRuleResponse]:
     conditions = conditions_of(_GRAMMAR, filter_by)
-    rules = [_wire(row) for row in await _visible(request, resources)]
+    rules = [_wire(row) for row in await _visible(request, reads)]
     return [
         rule
         for rule in rules
@@ -261,7 +261,7 @@ async def get_rule(
     rule_id: FromPath[int],
     adapters: NamedDependency[Adapters],
 ) -> AccessRuleResponse:
-    rows = await _visible(request, adapters.resources)
+    rows = await _visible(request, adapters.reads)
     row = next((r for r in rows if r.rule_id == rule_id), None)
     if row is None:
         raise AccessRuleNotFoundError(rule_id)
@@ -289,16 +289,8 @@ ACCESS_RULE_ROUTES: Final = (
 )
 
 
-async def _visible(request: Caller, resources: Resources) -> list[AccessRuleRow]:
-    seen = await seen_scopes(request)
-    async with resources.pool.acquire() as conn:
-        rows = await access_rules.list_rules(conn)
-    return [
-        row
-        for row in rows
-        if granted_scope(Grant(role=row.role, scope_kind=row.scope_kind, scope_id=row.scope_id))
-        in seen
-    ]
+async def _visible(request: Caller, reads: Reads) -> list[AccessRuleRow]:
+    return await queries.visible(reads, await seen_scopes(request))
 
 
 def _wire(row: AccessRuleRow, subject_type: str | None = None) -> AccessRuleResponse:

@@ -11,7 +11,6 @@ HTTP routes.
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from functools import partial
 from typing import Annotated, Final, Literal
 from uuid import UUID
 
@@ -39,10 +38,9 @@ from infra.http.asset_schemas import RequestBody
 from infra.http.callers import Caller, actor, creation_id, guarded, visibility
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE
-from infra.postgres.names import name_holder
-from projections import data_volume_catalogue as catalogue
-from projections import org_units as unit_names
 from projections.data_volume_catalogue import DataVolumeRow, SharedRow
+from projections.queries import data_volume_reads as read
+from projections.queries import org_unit_reads as unit_names
 from services import data_volumes as use_cases
 from services import org_units as org_unit_use_cases
 from services.stamps import Stamped
@@ -212,7 +210,7 @@ async def name_availability(
         data_name,
         actor(request),
         streams=adapters.streams,
-        holder=partial(name_holder, adapters.resources.pool),
+        holder=adapters.name_holder,
     )
 
 
@@ -339,9 +337,7 @@ async def _chosen(
 ) -> tuple[list[DataVolumeRow], dict[str, str]]:
     """The rows a list or count selects, and the names of their projects."""
     seen, lineages = await visibility(request)
-    async with adapters.resources.pool.acquire() as conn:
-        rows = await catalogue.list_all(conn)
-        names = await unit_names.names_of(conn, "project", {row.project_id for row in rows})
+    rows, names = await read.every(adapters.reads)
     chosen = queries.select(
         rows,
         request_type=request_type,
@@ -360,8 +356,7 @@ async def _visible(
 ) -> tuple[DataVolumeRow, set[ScopeRef]]:
     """One data volume the caller may see; unknown and out of sight are one 404."""
     seen, _ = await visibility(request)
-    async with adapters.resources.pool.acquire() as conn:
-        row = await catalogue.get_one(conn, datavolume_id)
+    row = await read.one(adapters.reads, datavolume_id)
     if row is None or not queries.visible(row, seen):
         raise AssetNotFoundError(data_volumes.KIND, datavolume_id)
     return row, seen
@@ -377,13 +372,7 @@ async def _names(
     """The names of these org units, from the read model; for a write's answer (`written`),
     from a unit's own stream when it is too new for the read model, as the answer names what
     the write just found. A read names no unit the read model lacks yet ("")."""
-    found: dict[ScopeRef, str] = {}
-    async with adapters.resources.pool.acquire() as conn:
-        for kind in ("cluster", "department", "project"):
-            ids = {ref.id for ref in refs if ref.kind == kind}
-            if ids:
-                named = await unit_names.names_of(conn, kind, ids)
-                found.update({ScopeRef(kind, i): n for i, n in named.items()})
+    found = await unit_names.names(adapters.reads, refs)
     for ref in refs:
         if ref not in found:
             found[ref] = (

@@ -8,7 +8,6 @@ rule from the access rules read model, its id and when and by whom it was grante
 read model holds it; a role an application was created with has no rule, and no id.
 """
 
-from collections import defaultdict
 from datetime import datetime
 from typing import Annotated, Final
 
@@ -18,16 +17,15 @@ from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 
 from domain.access import ROLE_IDS
-from domain.values import Grant, ScopeKind
+from domain.values import Grant
 from infra.http.access_rules import TENANT_ID, ShownRule
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.lists import Count, Search
 from infra.http.openapi_document import NOT_NEGATIVE
-from projections import access_rules, org_units
 from projections.access_rules import AccessRuleRow
-from projections.executor import Executor
 from projections.list_grammar import searched
+from projections.queries import access_rule_reads as queries
 
 PATH: Final = "/api/v1/authorization/me/access-rules"
 _ROLE_IDS: Final = {role: role_id for role_id, role in ROLE_IDS.items()}
@@ -80,9 +78,9 @@ async def _mine(request: Caller, adapters: Adapters, search: str | None) -> list
     principal = request.user
     user = principal.kind == "user"
     subject_type = "user" if user else "app"
-    async with adapters.resources.pool.acquire() as conn:
-        rows = await access_rules.rules_of(conn, subject_type, principal.subject)
-        names = await _scope_names(conn, principal.grants)
+    rows, names = await queries.held_by(
+        adapters.reads, subject_type, principal.subject, principal.grants
+    )
     unclaimed = list(rows)
     found: list[MeAccessRule] = []
     for grant in principal.grants:
@@ -110,18 +108,3 @@ async def _mine(request: Caller, adapters: Adapters, search: str | None) -> list
 
 def _grant_of(row: AccessRuleRow) -> Grant:
     return Grant(role=row.role, scope_kind=row.scope_kind, scope_id=row.scope_id)
-
-
-async def _scope_names(
-    conn: Executor, grants: tuple[Grant, ...]
-) -> dict[tuple[ScopeKind, str], str]:
-    """The names of the granted scopes (the tenant's is `tenant`), one query per kind."""
-    ids: dict[ScopeKind, set[str]] = defaultdict(set)
-    for grant in grants:
-        if grant.scope_kind != "tenant":
-            ids[grant.scope_kind].add(grant.scope_id)
-    names: dict[tuple[ScopeKind, str], str] = {("tenant", "tenant"): "tenant"}
-    for kind, wanted in ids.items():
-        for unit_id, name in (await org_units.names_of(conn, kind, wanted)).items():
-            names[(kind, unit_id)] = name
-    return names

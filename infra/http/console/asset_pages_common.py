@@ -141,9 +141,7 @@ async def previewed_or_saved(
     if action == "save" and previewed == digest(body):
         await update_from(request, asset_id, meta, spec, adapters.streams, expected_version=version)
         return Redirect(f"{base}/{asset_id}?saved=1", status_code=303)
-    report = await impact_of(
-        request, kind, asset_id, meta, spec, adapters.streams, adapters.resources
-    )
+    report = await impact_of(request, kind, asset_id, meta, spec, adapters.streams, adapters.reads)
     shown.impact, shown.previewed = impact_rows(report), digest(body)
     if action == "save":
         shown.note = "The settings changed since their preview: review this one, then save."

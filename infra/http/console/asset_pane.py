@@ -72,7 +72,7 @@ async def pane_items(
     rows = (
         []
         if wanted is None
-        else await visible_rows(request, ("environment", "compute"), wanted, adapters.resources)
+        else await visible_rows(request, ("environment", "compute"), wanted, adapters.reads)
     )
     return {
         "environment": tuple(

@@ -64,8 +64,8 @@ def _summary(spec: Any) -> str:
 
 @get(LIST, include_in_schema=False)
 async def compute_resources(request: Caller, adapters: NamedDependency[Adapters]) -> Template:
-    rows = await visible_assets(request, ("compute",), AssetFilter(), adapters.resources)
-    usage = await usage_of(request, adapters.resources, rows, True) or {}
+    rows = await visible_assets(request, ("compute",), AssetFilter(), adapters.reads)
+    usage = await usage_of(request, adapters.reads, rows, True) or {}
     scopes = {c.value: c.label for c in await visible_scopes(request, adapters)}
     listed = [
         {
@@ -106,7 +106,7 @@ async def _render(
     row: AssetRow | None = None,
     status: int = 200,
 ) -> Template:
-    usage = await usage_of(request, adapters.resources, [row], True) if row else None
+    usage = await usage_of(request, adapters.reads, [row], True) if row else None
     scopes = await visible_scopes(request, adapters)
     groups = await _groups(adapters, shown.values)
     return page(
@@ -171,7 +171,7 @@ async def compute_resource(
     adapters: NamedDependency[Adapters],
     saved: FromQuery[bool] = False,
 ) -> Template:
-    row = await one_visible(request, "compute", asset_id, adapters.resources)
+    row = await one_visible(request, "compute", asset_id, adapters.reads)
     shown = Shown(values=_values_of(row), note="Saved." if saved else "")
     return await _render(request, adapters, shown, row)
 

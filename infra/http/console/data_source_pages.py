@@ -63,8 +63,8 @@ def _base(kind: AssetKind) -> str:
 
 @get(LIST, include_in_schema=False)
 async def data_sources(request: Caller, adapters: NamedDependency[Adapters]) -> Template:
-    rows = await visible_assets(request, tuple(KINDS), AssetFilter(), adapters.resources)
-    usage = await usage_of(request, adapters.resources, rows, True) or {}
+    rows = await visible_assets(request, tuple(KINDS), AssetFilter(), adapters.reads)
+    usage = await usage_of(request, adapters.reads, rows, True) or {}
     scopes = {c.value: c.label for c in await visible_scopes(request, adapters)}
     listed = [
         {
@@ -111,7 +111,7 @@ async def _render(
     row: AssetRow | None = None,
     status: int = 200,
 ) -> Template:
-    usage = await usage_of(request, adapters.resources, [row], True) if row else None
+    usage = await usage_of(request, adapters.reads, [row], True) if row else None
     scopes = await visible_scopes(request, adapters)
     label = KIND_LABELS[kind]
     return page(
@@ -182,7 +182,7 @@ async def data_source(
     saved: FromQuery[bool] = False,
 ) -> Template:
     kind = _kind(segment)
-    row = await one_visible(request, kind, asset_id, adapters.resources)
+    row = await one_visible(request, kind, asset_id, adapters.reads)
     shown = Shown(values=_values_of(kind, row), note="Saved." if saved else "")
     return await _render(request, adapters, kind, shown, row)
 

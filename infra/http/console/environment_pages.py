@@ -45,8 +45,8 @@ ONE: Final = "/environments/{asset_id:uuid}"
 
 @get(LIST, include_in_schema=False)
 async def environments(request: Caller, adapters: NamedDependency[Adapters]) -> Template:
-    rows = await visible_assets(request, ("environment",), AssetFilter(), adapters.resources)
-    usage = await usage_of(request, adapters.resources, rows, True) or {}
+    rows = await visible_assets(request, ("environment",), AssetFilter(), adapters.reads)
+    usage = await usage_of(request, adapters.reads, rows, True) or {}
     scopes = {c.value: c.label for c in await visible_scopes(request, adapters)}
     listed = [
         {
@@ -70,7 +70,7 @@ async def _render(
     row: AssetRow | None = None,
     status: int = 200,
 ) -> Template:
-    usage = await usage_of(request, adapters.resources, [row], True) if row else None
+    usage = await usage_of(request, adapters.reads, [row], True) if row else None
     scopes = await visible_scopes(request, adapters)
     meta = (*META_FIELDS, *(() if row else NEW_FIELDS))
     return page(
@@ -133,7 +133,7 @@ async def environment(
     adapters: NamedDependency[Adapters],
     saved: FromQuery[bool] = False,
 ) -> Template:
-    row = await one_visible(request, "environment", asset_id, adapters.resources)
+    row = await one_visible(request, "environment", asset_id, adapters.reads)
     shown = Shown(values=_values_of(row), note="Saved." if saved else "")
     return await _render(request, adapters, shown, row)
 

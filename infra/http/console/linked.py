@@ -48,7 +48,7 @@ async def usable_registries(
     wanted = usable_at(kind, scope_id)
     if wanted is None:
         return ()
-    rows = await visible_rows(request, (registries.KIND,), wanted, adapters.resources)
+    rows = await visible_rows(request, (registries.KIND,), wanted, adapters.reads)
     return tuple((str(r.asset_id), r.meta.name) for r in rows)
 
 
@@ -56,7 +56,7 @@ async def registry_name(request: Caller, adapters: Adapters, registry_id: UUID) 
     """A registry's name, read as the API's GET of one registry reads it; one the caller may
     not see (or one since deleted) is said so, with its id, as the API answers both alike."""
     try:
-        row = await one_visible(request, registries.KIND, registry_id, adapters.resources)
+        row = await one_visible(request, registries.KIND, registry_id, adapters.reads)
     except AssetNotFoundError:
         return f"Not visible to you ({registry_id})"
     return row.meta.name
@@ -64,7 +64,7 @@ async def registry_name(request: Caller, adapters: Adapters, registry_id: UUID) 
 
 async def loadable(request: Caller, adapters: Adapters) -> list[AssetRow]:
     """Every environment, compute resource and data source the caller may see, by name."""
-    return await visible_rows(request, LOADABLE, AssetFilter(), adapters.resources)
+    return await visible_rows(request, LOADABLE, AssetFilter(), adapters.reads)
 
 
 async def asset_names(request: Caller, adapters: Adapters) -> dict[UUID, str]:

@@ -36,7 +36,7 @@ async def visible_scopes(request: Caller, adapters: Adapters) -> list[ScopeChoic
     tenant = ScopeRef("tenant") in await seen_scopes(request)
     found = [ScopeChoice("tenant", "Tenant", "tenant", "")] if tenant else []
     for kind, title in LEVELS:
-        units = await visible_units(request, kind, adapters.resources)
+        units = await visible_units(request, kind, adapters.reads)
         for unit in sorted(units, key=lambda u: u.name):
             found.append(
                 ScopeChoice(

@@ -43,7 +43,7 @@ def _switch(key: str, label: str, description: str, on: bool, stage: str = "GA")
 
 async def _clusters(request: Caller, adapters: Adapters) -> list[tuple[str, str]]:
     """The clusters the caller sees (the API's own org-unit read), by id and name."""
-    units = await visible_units(request, "cluster", adapters.resources)
+    units = await visible_units(request, "cluster", adapters.reads)
     return [(unit.id, unit.name) for unit in sorted(units, key=lambda u: u.name)]
 
 

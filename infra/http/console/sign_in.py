@@ -1,7 +1,7 @@
 """Signing in with an application's client id and secret (the API's own token grant), and out.
 
 Each sign-in is a session of its own, named in the token it gets; signing out forgets that
-session on the server (infra/postgres/signed_out.py), so the cookie, or the token in it, replayed
+session on the server (the store's signed_out.py), so the cookie, or the token in it, replayed
 afterwards is refused, while the application's other sessions and tokens stay good."""
 
 from typing import Any

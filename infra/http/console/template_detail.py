@@ -208,7 +208,7 @@ async def template_page_of(
         {"name": named(d.id), "kind": d.kind, "overrides": d.overrides}
         for d in (assets.datasources or () if assets else ())
     ]
-    projects = [(u.id, u.name) for u in await visible_units(request, "project", adapters.resources)]
+    projects = [(u.id, u.name) for u in await visible_units(request, "project", adapters.reads)]
     registry_names = await _registries(
         request, adapters, wire.combined_spec, wire.combined_master_spec
     )

@@ -1,9 +1,11 @@
-"""The Litestar application factory; the lifespan opens (or is handed) the process's resources."""
+"""The Litestar application factory: the HTTP layer's routes wired to the store's adapters; the
+lifespan opens (or is handed) the process's resources."""
 
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from functools import partial
+from typing import Any, Final
 
 from litestar import Litestar, Request
 from litestar.di import Provide
@@ -11,6 +13,7 @@ from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 
 from infra.bootstrap import Resources, freeze_start_up, open_resources
+from infra.followers.fanout_runner import NAME as FANOUT
 from infra.http.access_cache import AccessCache
 from infra.http.access_rules import ACCESS_RULE_ROUTES
 from infra.http.adapters import Adapters
@@ -27,7 +30,6 @@ from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.data_volumes import DATA_VOLUME_ROUTES
 from infra.http.edge import CONSOLE, EdgeGuardMiddleware
 from infra.http.event_contract import CONTRACT_ROUTES
-from infra.http.health import healthz, metrics, readyz
 from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
 from infra.http.me import ME_ROUTES
@@ -46,9 +48,13 @@ from infra.http.token_grant import grant_token
 from infra.http.workload_pods import POD_ROUTES
 from infra.http.workloads import WORKLOAD_ROUTES
 from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.postgres.chain_checks import PostgresChainChecks
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.names import PostgresIdSequence
+from infra.postgres.names import PostgresIdSequence, name_holder, names_held_in
+from infra.postgres.positions import last_position
 from infra.postgres.read_model_ports import PostgresOrgTree
+from infra.postgres.reads import PostgresReads
+from infra.postgres.request_standing import PostgresStandings
 from infra.postgres.rule_holders import PostgresRuleHolders
 from infra.postgres.signed_out import PostgresSignedOutSessions
 from infra.postgres.streams import PostgresStreams
@@ -57,9 +63,16 @@ from infra.security.login_throttle import LoginThrottle
 from infra.security.sealing import Sealer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
+from infra.server.health import healthz, metrics, readyz
 from infra.settings import Settings
+from projections import ALL
 
 log = logging.getLogger(__name__)
+
+# The checkpoints a read waits for: every follower for the caller's own events, the read models
+# for what the fan-out made of them (infra/postgres/read_marks.py).
+READ_MODELS: Final = [f"projection:{projection.name}" for projection in ALL]
+FOLLOWERS: Final = [*READ_MODELS, f"projection:{FANOUT}"]
 
 
 def _adapters(request: Request[Any, Any, Any]) -> Adapters:
@@ -93,7 +106,6 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         adapters = Adapters(
             settings=settings,
             token_issuer=token_issuer,
-            resources=opened,
             registry=PostgresApplicationRegistry(
                 streams, opened.pool, SecretHasher(settings.auth), answers=answers
             ),
@@ -103,10 +115,15 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             access=AccessCache(streams, tree, sessions),
             sessions=sessions,
             rule_holders=PostgresRuleHolders(opened.pool),
+            name_holder=partial(name_holder, opened.pool),
+            name_holders=partial(names_held_in, opened.pool),
+            reads=PostgresReads(opened.pool),
+            chains=PostgresChainChecks(opened.pool),
         )
         app.state.adapters = adapters
         # What middleware and guards, which take no dependencies, read off the state.
-        app.state.resources = opened
+        app.state.resources = opened  # for the health checks
+        app.state.standings = PostgresStandings(opened.pool, FOLLOWERS, READ_MODELS)
         app.state.streams = adapters.streams
         app.state.access = adapters.access
         app.state.admin_app_id = settings.admin_app_id  # named on the console's sign-in page
@@ -167,7 +184,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             "adapters": Provide(_adapters, sync_to_thread=False),
             "asset_filter": Provide(provide_asset_filter, sync_to_thread=False),
         },
-        after_request=after_request,
+        after_request=after_request(last_position.get),
         middleware=[
             # First: what the store cannot hold never reaches authentication or a handler.
             DefineMiddleware(

@@ -1,10 +1,11 @@
 """Liveness and readiness: is the process up, and can it serve (database, broker, schema)?"""
 
 import asyncio
+from typing import Any
 
 import asyncpg
 import msgspec
-from litestar import Response, get
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.status_codes import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 from nats.js.errors import NotFoundError
@@ -40,13 +41,15 @@ def healthz() -> dict[str, str]:
 
 @get("/readyz", include_in_schema=False, exclude_from_auth=True)
 async def readyz(
+    request: Request[Any, Any, Any],
     adapters: NamedDependency[Adapters],
 ) -> Response[Readiness]:
-    database, migrations, followers = await _database_checks(adapters.resources.pool)
+    resources = _resources(request)
+    database, migrations, followers = await _database_checks(resources.pool)
     checks = {
         "database": database,
         "migrations": migrations,
-        "broker": await _broker(adapters.resources, adapters.settings),
+        "broker": await _broker(resources, adapters.settings),
         "followers": followers,
     }
     ready = all(check.ready for check in checks.values())
@@ -54,6 +57,11 @@ async def readyz(
         Readiness("ready" if ready else "not ready", checks),
         status_code=HTTP_200_OK if ready else HTTP_503_SERVICE_UNAVAILABLE,
     )
+
+
+def _resources(request: Request[Any, Any, Any]) -> Resources:
+    resources: Resources = request.app.state.resources  # the wiring's (infra/server/app.py)
+    return resources
 
 
 async def _database_checks(pool: asyncpg.Pool) -> tuple[Check, Check, Check]:
@@ -86,12 +94,13 @@ async def _broker(resources: Resources, settings: Settings) -> Check:
 
 @get("/metrics", include_in_schema=False, exclude_from_auth=True)
 async def metrics(
+    request: Request[Any, Any, Any],
     adapters: NamedDependency[Adapters],
 ) -> Response[bytes]:
     """Prometheus text: how far the relay (the outbox backlog) and each read model trail the
     log, in events and seconds. No secret is in it, so scrapers need no token."""
     followers = [("relay", f"relay:{adapters.settings.relay.name}")]
     followers += [(name, f"projection:{name}") for name in (*(p.name for p in ALL), FANOUT)]
-    async with adapters.resources.pool.acquire() as conn:
+    async with _resources(request).pool.acquire() as conn:
         body = await lag_exposition(conn, followers)
     return Response(body + generate_latest(STALE_READS), media_type=CONTENT_TYPE)
