@@ -13,6 +13,8 @@ from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 
 from infra.bootstrap import Resources, freeze_start_up, open_resources
+from infra.console.routes import console_router, template_config
+from infra.console.sign_in import service_root
 from infra.followers.fanout_runner import NAME as FANOUT
 from infra.http.access_cache import AccessCache
 from infra.http.access_rules import ACCESS_RULE_ROUTES
@@ -23,8 +25,6 @@ from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, settler
-from infra.http.console.routes import console_router, template_config
-from infra.http.console.sign_in import service_root
 from infra.http.credentials import CREDENTIAL_ROUTES
 from infra.http.data_sources import DATA_SOURCE_ROUTES
 from infra.http.data_volumes import DATA_VOLUME_ROUTES

@@ -12,9 +12,9 @@ from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.response import Redirect, Template
 
+from infra.console.authentication import TOKEN
+from infra.console.pages_common import SIGN_IN, page
 from infra.http.adapters import Adapters
-from infra.http.console.authentication import TOKEN
-from infra.http.console.pages_common import SIGN_IN, page
 from infra.http.token_grant import issue_token
 from infra.security.login_throttle import LoginThrottledError
 from services.errors import AuthenticationFailedError

@@ -15,10 +15,10 @@ from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
 from domain.tenant_settings import FIXED, FRAMEWORKS, TenantSettings
+from infra.console.pages_common import page
+from infra.console.template_form import said
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.console.pages_common import page
-from infra.http.console.template_form import said
 from infra.http.org_units import visible_units
 from infra.http.problems import status_for
 from infra.http.tenant_settings import SettingRequest, may_change, set_from, switches

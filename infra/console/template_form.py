@@ -21,11 +21,9 @@ from domain.errors import TrainplateError
 from domain.org_units import UnknownScopeError
 from domain.tenant_settings import check_framework
 from domain.values import ScopeKind
-from infra.http.adapters import Adapters
-from infra.http.callers import Caller
-from infra.http.console.form_document import Built, build, decode_pointer, decoded, field_of
-from infra.http.console.form_fields import Field
-from infra.http.console.form_state import (
+from infra.console.form_document import Built, build, decode_pointer, decoded, field_of
+from infra.console.form_fields import Field
+from infra.console.form_state import (
     LINKED_AT_FIRST,
     LOADS,
     Form,
@@ -38,10 +36,12 @@ from infra.http.console.form_state import (
     to_copy,
     with_uses,
 )
-from infra.http.console.labels import label_of
-from infra.http.console.linked import copied_now
-from infra.http.console.pages_common import page
-from infra.http.console.scopes import scope_of
+from infra.console.labels import label_of
+from infra.console.linked import copied_now
+from infra.console.pages_common import page
+from infra.console.scopes import scope_of
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
 from infra.http.problems import status_for
 from infra.http.templates import check_name_free, create_from
 from services.errors import NameTakenError

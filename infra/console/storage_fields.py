@@ -4,9 +4,9 @@ of its own, the guide's "Volume")."""
 
 from typing import Final
 
-from infra.http.console.form_fields import NEW, Group, numbered, spec_field
-from infra.http.console.form_rows import Rows, rows_of
-from infra.http.console.image_choices import Options
+from infra.console.form_fields import NEW, Group, numbered, spec_field
+from infra.console.form_rows import Rows, rows_of
+from infra.console.image_choices import Options
 
 MEDIA: Final = (("", "Disk-backed storage"), ("Memory", "Memory-backed storage"))
 # A new volume's access modes, each a member of the spec's claimInfo.accessModes.

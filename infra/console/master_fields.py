@@ -9,7 +9,7 @@ them)."""
 from collections.abc import Mapping
 from typing import Final
 
-from infra.http.console.form_fields import (
+from infra.console.form_fields import (
     NEW,
     Group,
     compute_fields,
@@ -17,9 +17,9 @@ from infra.http.console.form_fields import (
     metadata_fields,
     scheduling_fields,
 )
-from infra.http.console.form_rows import Rows
-from infra.http.console.image_choices import CUSTOM, Options
-from infra.http.console.storage_fields import storage_fields
+from infra.console.form_rows import Rows
+from infra.console.image_choices import CUSTOM, Options
+from infra.console.storage_fields import storage_fields
 
 MASTER: Final = "/master/spec"
 

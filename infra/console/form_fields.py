@@ -10,9 +10,9 @@ from typing import Final, Literal, get_args
 import msgspec
 
 from domain.specs import Capability
-from infra.http.console.form_rows import Rows, rows_of
-from infra.http.console.image_choices import CUSTOM, Options
-from infra.http.console.labels import label_of
+from infra.console.form_rows import Rows, rows_of
+from infra.console.image_choices import CUSTOM, Options
+from infra.console.labels import label_of
 
 # "list": text holding a list, its items separated by commas
 Kind = Literal["text", "number", "select", "checkbox", "multi", "radio", "list"]

@@ -13,10 +13,10 @@ from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
+from infra.console.pages_common import page
+from infra.console.template_detail import template_page_of
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.console.pages_common import page
-from infra.http.console.template_detail import template_page_of
 from infra.http.problems import status_for
 from infra.http.workload_schemas import DistributedCreationRequest
 from infra.http.workloads import project_cluster, replica_logs, submit_from, visible_workload

@@ -10,10 +10,10 @@ from typing import Any, Final
 import msgspec
 
 from domain.pointers import pointer_in
-from infra.http.console.form_fields import KEPT_SOURCES, VARIABLE_SOURCES, Field
-from infra.http.console.form_rows import at_pointer, rows_through, with_unshown
-from infra.http.console.scopes import scope_of
-from infra.http.console.storage_fields import ACCESS_MODES
+from infra.console.form_fields import KEPT_SOURCES, VARIABLE_SOURCES, Field
+from infra.console.form_rows import at_pointer, rows_through, with_unshown
+from infra.console.scopes import scope_of
+from infra.console.storage_fields import ACCESS_MODES
 from infra.http.numerals import natural
 from infra.http.template_schemas import CreationRequest
 from services.errors import InvalidRequestError

@@ -9,10 +9,10 @@ from typing import Any, Final
 
 import msgspec
 
-from infra.http.console.environment_form import creation_meta, field_at
-from infra.http.console.form_fields import Field, compute_fields
-from infra.http.console.form_rows import rows_in, with_unshown
-from infra.http.console.template_detail import flattened, shown
+from infra.console.environment_form import creation_meta, field_at
+from infra.console.form_fields import Field, compute_fields
+from infra.console.form_rows import rows_in, with_unshown
+from infra.console.template_detail import flattened, shown
 from infra.http.numerals import natural
 
 AT: Final = "/spec/compute"

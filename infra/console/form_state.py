@@ -12,11 +12,9 @@ import msgspec
 
 from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION, NGC_CATALOG
 from domain.values import AssetKind
-from infra.http.adapters import Adapters
-from infra.http.callers import Caller
-from infra.http.console.asset_pane import pane_items
-from infra.http.console.form_document import SOURCES
-from infra.http.console.form_fields import (
+from infra.console.asset_pane import pane_items
+from infra.console.form_document import SOURCES
+from infra.console.form_fields import (
     VARIABLE_SOURCES,
     Field,
     Group,
@@ -25,13 +23,15 @@ from infra.http.console.form_fields import (
     general_fields,
     scheduling_fields,
 )
-from infra.http.console.form_rows import Rows, rows_in
-from infra.http.console.image_choices import NONE, Images, image_choices
-from infra.http.console.linked import as_template_values, loadable, usable_registries
-from infra.http.console.master_fields import master_fields
-from infra.http.console.scopes import scope_of, visible_scopes
-from infra.http.console.storage_fields import storage_fields
-from infra.http.console.template_detail import flattened, shown
+from infra.console.form_rows import Rows, rows_in
+from infra.console.image_choices import NONE, Images, image_choices
+from infra.console.linked import as_template_values, loadable, usable_registries
+from infra.console.master_fields import master_fields
+from infra.console.scopes import scope_of, visible_scopes
+from infra.console.storage_fields import storage_fields
+from infra.console.template_detail import flattened, shown
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
 from infra.http.tenant_settings import switches
 from projections.asset_catalogue import AssetRow
 

@@ -12,12 +12,12 @@ from litestar.params import FromPath, QueryParameter
 from litestar.response import Template
 
 from domain.template_rules import COMPUTE_FIELDS, ENVIRONMENT_FIELDS, camel
+from infra.console.labels import label_of
+from infra.console.linked import loadable, registry_name
+from infra.console.pages_common import page, person
+from infra.console.scopes import choice_value, visible_scopes
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.console.labels import label_of
-from infra.http.console.linked import loadable, registry_name
-from infra.http.console.pages_common import page, person
-from infra.http.console.scopes import choice_value, visible_scopes
 from infra.http.history import VersionWire, template_changes, template_versions
 from infra.http.numerals import natural
 from infra.http.org_units import visible_units

@@ -23,11 +23,9 @@ from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
 from domain.template_rules import camel
-from infra.http.adapters import Adapters
-from infra.http.callers import Caller
-from infra.http.console.form_document import Built, Values, build, decode_pointer
-from infra.http.console.form_fields import Field
-from infra.http.console.form_state import (
+from infra.console.form_document import Built, Values, build, decode_pointer
+from infra.console.form_fields import Field
+from infra.console.form_state import (
     LINKED_AT_FIRST,
     LOADS,
     Form,
@@ -41,10 +39,12 @@ from infra.http.console.form_state import (
     variable_sources,
     with_uses,
 )
-from infra.http.console.linked import copied_now
-from infra.http.console.scopes import choice_value
-from infra.http.console.template_detail import flattened
-from infra.http.console.template_form import refused_at, refused_choices, render_form, said
+from infra.console.linked import copied_now
+from infra.console.scopes import choice_value
+from infra.console.template_detail import flattened
+from infra.console.template_form import refused_at, refused_choices, render_form, said
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
 from infra.http.numerals import natural
 from infra.http.problems import status_for
 from infra.http.template_schemas import DistributedTemplate, UpdateRequest

@@ -11,20 +11,20 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
+from infra.console.authentication import Verifiers, console_authentication
+from infra.console.compute_pages import COMPUTE_ROUTES
+from infra.console.data_source_pages import DATA_SOURCE_ROUTES
+from infra.console.environment_pages import ENVIRONMENT_ROUTES
+from infra.console.pages_common import EXCEPTION_HANDLERS
+from infra.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
+from infra.console.settings_page import SETTINGS_ROUTES
+from infra.console.sign_in import SIGN_IN_ROUTES
+from infra.console.template_detail import template_page
+from infra.console.template_edit import EDIT_ROUTES
+from infra.console.template_form import FORM_ROUTES
+from infra.console.template_list import templates_grid
+from infra.console.workload_pages import WORKLOAD_ROUTES
 from infra.http import consistency
-from infra.http.console.authentication import Verifiers, console_authentication
-from infra.http.console.compute_pages import COMPUTE_ROUTES
-from infra.http.console.data_source_pages import DATA_SOURCE_ROUTES
-from infra.http.console.environment_pages import ENVIRONMENT_ROUTES
-from infra.http.console.pages_common import EXCEPTION_HANDLERS
-from infra.http.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
-from infra.http.console.settings_page import SETTINGS_ROUTES
-from infra.http.console.sign_in import SIGN_IN_ROUTES
-from infra.http.console.template_detail import template_page
-from infra.http.console.template_edit import EDIT_ROUTES
-from infra.http.console.template_form import FORM_ROUTES
-from infra.http.console.template_list import templates_grid
-from infra.http.console.workload_pages import WORKLOAD_ROUTES
 from infra.http.edge import CONSOLE
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
 from infra.settings import Settings

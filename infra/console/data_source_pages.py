@@ -17,12 +17,7 @@ from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
 from domain.values import AssetKind
-from infra.http.adapters import Adapters
-from infra.http.asset_schemas import AssetCreationMeta, AssetUpdateMeta
-from infra.http.assets import create_from, one_now, one_visible, update_from, usage_of
-from infra.http.assets import visible_rows as visible_assets
-from infra.http.callers import Caller
-from infra.http.console.asset_pages_common import (
+from infra.console.asset_pages_common import (
     Shown,
     deleted_or_refused,
     form_values,
@@ -30,7 +25,7 @@ from infra.http.console.asset_pages_common import (
     refusal,
     scope_name,
 )
-from infra.http.console.data_source_form import (
+from infra.console.data_source_form import (
     BY_SEGMENT,
     KIND_LABELS,
     META_FIELDS,
@@ -40,9 +35,14 @@ from infra.http.console.data_source_form import (
     spec_of,
     values_of,
 )
-from infra.http.console.environment_form import creation_meta, field_at
-from infra.http.console.pages_common import page
-from infra.http.console.scopes import visible_scopes
+from infra.console.environment_form import creation_meta, field_at
+from infra.console.pages_common import page
+from infra.console.scopes import visible_scopes
+from infra.http.adapters import Adapters
+from infra.http.asset_schemas import AssetCreationMeta, AssetUpdateMeta
+from infra.http.assets import create_from, one_now, one_visible, update_from, usage_of
+from infra.http.assets import visible_rows as visible_assets
+from infra.http.callers import Caller
 from infra.http.data_sources import KINDS, spec_as
 from projections.asset_catalogue import AssetFilter, AssetRow
 

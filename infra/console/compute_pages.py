@@ -16,12 +16,7 @@ from litestar.response import Redirect, Template
 from domain.errors import TrainplateError
 from domain.specs import ComputeSpec
 from domain.tenant_settings import GPU_OPTIMIZATION
-from infra.http.adapters import Adapters
-from infra.http.asset_schemas import ComputeCreationRequest, ComputeUpdateRequest
-from infra.http.assets import create_from, one_now, one_visible, usage_of
-from infra.http.assets import visible_rows as visible_assets
-from infra.http.callers import Caller
-from infra.http.console.asset_pages_common import (
+from infra.console.asset_pages_common import (
     Shown,
     deleted_or_refused,
     form_values,
@@ -30,7 +25,7 @@ from infra.http.console.asset_pages_common import (
     refusal,
     scope_name,
 )
-from infra.http.console.compute_form import (
+from infra.console.compute_form import (
     META_FIELDS,
     creation_body,
     field_of,
@@ -39,9 +34,14 @@ from infra.http.console.compute_form import (
     update_body,
     values_of,
 )
-from infra.http.console.form_fields import Field
-from infra.http.console.pages_common import page
-from infra.http.console.scopes import visible_scopes
+from infra.console.form_fields import Field
+from infra.console.pages_common import page
+from infra.console.scopes import visible_scopes
+from infra.http.adapters import Adapters
+from infra.http.asset_schemas import ComputeCreationRequest, ComputeUpdateRequest
+from infra.http.assets import create_from, one_now, one_visible, usage_of
+from infra.http.assets import visible_rows as visible_assets
+from infra.http.callers import Caller
 from infra.http.tenant_settings import switches
 from projections.asset_catalogue import AssetFilter, AssetRow
 

@@ -13,12 +13,7 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
-from infra.http.adapters import Adapters
-from infra.http.asset_schemas import EnvironmentCreationRequest, EnvironmentUpdateRequest
-from infra.http.assets import create_from, one_now, one_visible, usage_of
-from infra.http.assets import visible_rows as visible_assets
-from infra.http.callers import Caller
-from infra.http.console.asset_pages_common import (
+from infra.console.asset_pages_common import (
     Shown,
     deleted_or_refused,
     form_values,
@@ -27,7 +22,7 @@ from infra.http.console.asset_pages_common import (
     refusal,
     scope_name,
 )
-from infra.http.console.environment_form import (
+from infra.console.environment_form import (
     META_FIELDS,
     NEW_FIELDS,
     SPEC_FIELDS,
@@ -35,8 +30,13 @@ from infra.http.console.environment_form import (
     field_at,
     update_body,
 )
-from infra.http.console.pages_common import page
-from infra.http.console.scopes import visible_scopes
+from infra.console.pages_common import page
+from infra.console.scopes import visible_scopes
+from infra.http.adapters import Adapters
+from infra.http.asset_schemas import EnvironmentCreationRequest, EnvironmentUpdateRequest
+from infra.http.assets import create_from, one_now, one_visible, usage_of
+from infra.http.assets import visible_rows as visible_assets
+from infra.http.callers import Caller
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LIST: Final = "/environments"

@@ -10,9 +10,9 @@ from typing import Any, Final
 import msgspec
 
 from domain.tenant_settings import FRAMEWORKS
-from infra.http.console.form_fields import PULL_POLICIES, Field
-from infra.http.console.labels import label_of
-from infra.http.console.scopes import scope_of
+from infra.console.form_fields import PULL_POLICIES, Field
+from infra.console.labels import label_of
+from infra.console.scopes import scope_of
 
 SCOPE_IDS: Final = {"cluster": "clusterId", "department": "departmentId", "project": "projectId"}
 # Where the body says what the form's scope became.

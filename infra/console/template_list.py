@@ -9,11 +9,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromQuery, QueryParameter
 from litestar.response import Template
 
+from infra.console.linked import asset_names
+from infra.console.pages_common import page, person
+from infra.console.scopes import choice_value, visible_scopes
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.console.linked import asset_names
-from infra.http.console.pages_common import page, person
-from infra.http.console.scopes import choice_value, visible_scopes
 from infra.http.template_views import ListQuery, count_of
 from infra.http.templates import list_page
 

@@ -11,15 +11,15 @@ from litestar.response import Redirect, Template
 
 from domain.errors import TrainplateError
 from domain.values import AssetKind
+from infra.console.environment_form import digest
+from infra.console.form_document import decode_pointer
+from infra.console.labels import label_of
+from infra.console.scopes import choice_value
+from infra.console.template_detail import shown
+from infra.console.template_form import said
 from infra.http.adapters import Adapters
 from infra.http.assets import delete_from, one_now, update_from
 from infra.http.callers import Caller
-from infra.http.console.environment_form import digest
-from infra.http.console.form_document import decode_pointer
-from infra.http.console.labels import label_of
-from infra.http.console.scopes import choice_value
-from infra.http.console.template_detail import shown
-from infra.http.console.template_form import said
 from infra.http.impact import ImpactReport, impact_of
 from infra.http.numerals import natural
 from infra.http.problems import status_for

@@ -7,10 +7,10 @@ so what is linked or copied is decided exactly as when the select is used."""
 import msgspec
 
 from domain.specs import ComputeSpec, EnvironmentSpec
+from infra.console.linked import usable_at
 from infra.http.adapters import Adapters
 from infra.http.assets import visible_rows
 from infra.http.callers import Caller
-from infra.http.console.linked import usable_at
 from projections.asset_catalogue import AssetRow
 
 

@@ -10,7 +10,7 @@ from typing import Any, Final
 import msgspec
 
 from domain.values import AssetKind
-from infra.http.console.form_fields import Field
+from infra.console.form_fields import Field
 from infra.http.data_sources import KINDS
 
 KIND_LABELS: Final[dict[AssetKind, str]] = {
