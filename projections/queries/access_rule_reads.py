@@ -1,13 +1,15 @@
 """The access rules a caller may see, chosen and paged in SQL (Run:ai's `filterBy` and
 `search`), and the caller's own with the names of their scopes."""
 
-from collections import defaultdict
 from collections.abc import Sequence, Set
 from typing import Final
 
+import asyncpg
+import msgspec
+
 from domain.access import ROLE_IDS, granted_scope
-from domain.values import TENANT, Grant, ScopeKind, ScopeRef
-from projections import access_rules, org_units
+from domain.values import TENANT, Grant, ScopeRef
+from projections import access_rules
 from projections.access_rules import AccessRuleRow
 from projections.list_grammar import Condition, Grammar
 from projections.list_sql import Where
@@ -111,22 +113,102 @@ def _scope(row: AccessRuleRow) -> ScopeRef:
     return granted_scope(Grant(role=row.role, scope_kind=row.scope_kind, scope_id=row.scope_id))
 
 
-ScopeNames = dict[tuple[ScopeKind, str], str]
+class Held(msgspec.Struct, frozen=True, kw_only=True):
+    """One of a subject's grants, the name of its scope, and the rule it holds it by (None:
+    none yet in the read model)."""
+
+    grant: Grant
+    scope_name: str
+    rule: AccessRuleRow | None
 
 
-async def held_by(
-    reads: Reads, subject_type: str, subject: str, grants: tuple[Grant, ...]
-) -> tuple[list[AccessRuleRow], ScopeNames]:
-    """The subject's rules, and the names of the scopes of its grants (the tenant's is
-    `tenant`), one query per kind."""
-    ids: dict[ScopeKind, set[str]] = defaultdict(set)
-    for grant in grants:
-        if grant.scope_kind != "tenant":
-            ids[grant.scope_kind].add(grant.scope_id)
-    names: ScopeNames = {("tenant", "tenant"): "tenant"}
+# A subject's grants in the order it holds them, each paired with the k-th of its rules alike
+# when it is the k-th grant alike (one rule for each grant, should two be alike), named by the
+# org tree's read model (else by id; the tenant's is `tenant`).
+_HELD: Final = """
+WITH grants AS (
+  SELECT g.ord, g.role, g.kind, g.id,
+         row_number() OVER (PARTITION BY g.role, g.kind, g.id ORDER BY g.ord) AS k
+    FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS g(role, kind, id, ord)
+), rules AS (
+  SELECT r.*, row_number() OVER (PARTITION BY r.role, r.scope_kind, r.scope_id
+                                 ORDER BY r.rule_id) AS k
+    FROM access_rules r WHERE r.subject_type = $4 AND r.subject_id = $5
+), held AS (
+  SELECT g.ord, g.role, g.kind, g.id,
+         CASE WHEN g.kind = 'tenant' AND g.id = 'tenant' THEN 'tenant'
+              ELSE coalesce(o.name, g.id) END AS scope_name,
+         r.rule_id, r.created_at, r.created_by
+    FROM grants g
+    LEFT JOIN rules r ON r.role = g.role AND r.scope_kind = g.kind AND r.scope_id = g.id
+                     AND r.k = g.k
+    LEFT JOIN org_units o ON g.kind <> 'tenant' AND o.kind = g.kind AND o.id = g.id
+)
+SELECT * FROM held
+"""
+
+
+def _held(subject_type: str, subject: str, grants: Sequence[Grant], search: str | None) -> Where:
+    query = Where({}, {})
+    query.param([g.role for g in grants])
+    query.param([g.scope_kind for g in grants])
+    query.param([g.scope_id for g in grants])
+    query.param(subject_type)
+    subject_param = query.param(subject)
+    if search:
+        query.search(search, (f"{subject_param}::text", "role", "scope_name"))
+    return query
+
+
+async def held_page(
+    reads: Reads,
+    subject_type: str,
+    subject: str,
+    grants: Sequence[Grant],
+    *,
+    search: str | None,
+    offset: int,
+    limit: int,
+) -> tuple[list[Held], int]:
+    """A page of the subject's grants the search selects, in the order it holds them, and how
+    many it selects in all."""
+    query = _held(subject_type, subject, grants, search)
+    chosen = f"{_HELD} WHERE {query.clause}"
     async with reads.connection() as conn:
-        rows = await access_rules.rules_of(conn, subject_type, subject)
-        for kind, wanted in ids.items():
-            for unit_id, name in (await org_units.names_of(conn, kind, wanted)).items():
-                names[(kind, unit_id)] = name
-    return rows, names
+        total = await conn.fetchrow(f"SELECT count(*) FROM ({chosen}) c", *query.params)
+        rows = await conn.fetch(
+            f"{chosen} ORDER BY ord OFFSET {query.param(offset)} LIMIT {query.param(limit)}",
+            *query.params,
+        )
+    assert total is not None  # an aggregate always answers
+    return [_held_of(row, subject_type, subject) for row in rows], int(total[0])
+
+
+async def held_count(
+    reads: Reads, subject_type: str, subject: str, grants: Sequence[Grant], *, search: str | None
+) -> int:
+    query = _held(subject_type, subject, grants, search)
+    async with reads.connection() as conn:
+        row = await conn.fetchrow(
+            f"SELECT count(*) FROM ({_HELD} WHERE {query.clause}) c", *query.params
+        )
+    assert row is not None  # an aggregate always answers
+    return int(row[0])
+
+
+def _held_of(row: asyncpg.Record, subject_type: str, subject: str) -> Held:
+    grant = Grant(role=row["role"], scope_kind=row["kind"], scope_id=row["id"])
+    rule = None
+    if row["rule_id"] is not None:
+        rule = AccessRuleRow(
+            rule_id=row["rule_id"],
+            subject_type=subject_type,
+            subject_id=subject,
+            role=grant.role,
+            scope_kind=grant.scope_kind,
+            scope_id=grant.scope_id,
+            scope_name=row["scope_name"],
+            created_at=row["created_at"],
+            created_by=row["created_by"],
+        )
+    return Held(grant=grant, scope_name=row["scope_name"], rule=rule)
