@@ -32,8 +32,3 @@ async def names(reads: Reads, refs: Iterable[ScopeRef]) -> dict[ScopeRef, str]:
                 named = await org_units.names_of(conn, kind, ids)
                 found.update({ScopeRef(kind, i): n for i, n in named.items()})
     return found
-
-
-async def names_of(reads: Reads, kind: ScopeKind, ids: Iterable[str]) -> dict[str, str]:
-    async with reads.connection() as conn:
-        return await org_units.names_of(conn, kind, ids)
