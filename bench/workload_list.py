@@ -23,10 +23,10 @@ from domain.events import (
 from domain.template_specs import DistributedTemplateSpec
 from infra.bootstrap import create_pool
 from infra.http.workload_queries import GRAMMAR
-from infra.http.workload_views import department_names, workload_of
+from infra.http.workload_views import workload_of
 from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings
-from projections import workload_catalogue, workload_list
+from projections import org_units, workload_catalogue, workload_list
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 META = EventMetadata(actor_subject="bench", actor_kind="user")
@@ -103,7 +103,8 @@ async def run(url: str, sizes: list[int], seconds: float, projects: int) -> None
                 rows, _ = await workload_list.page(
                     conn, seen, conditions, deleted=False, search=None, offset=0, limit=50
                 )
-                departments = await department_names(conn, rows)
+                ids = {d for r in rows if (d := r.workload.request.department_id) is not None}
+                departments = await org_units.names_of(conn, "department", ids)
                 [workload_of(row, departments) for row in rows]
 
             async def bare() -> None:

@@ -197,7 +197,7 @@ def update(
 
 def delete(state: Asset | None, kind: AssetKind, asset_id: UUID) -> list[AssetEvent]:
     """A deleted asset is a no-op. Whether something still uses it is decided where the
-    deletion is written, in its transaction (AssetInUseError, services/ports/event_store.py `Uses`)."""
+    deletion is written, in its transaction (AssetInUseError, `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     live(state, kind, asset_id)

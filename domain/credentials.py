@@ -172,7 +172,7 @@ def update(
 
 def delete(state: Credential | None, kind: CredentialKind, asset_id: UUID) -> list[CredentialEvent]:
     """A deleted credential is a no-op. Whether something still reads it is decided where the
-    deletion is written, in its transaction (CredentialInUseError, services/ports/event_store.py `Uses`)."""
+    deletion is written, in its transaction (CredentialInUseError, `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     live(state, kind, asset_id)

@@ -284,7 +284,7 @@ def update_unit(
 def delete_unit(state: OrgUnit | None, kind: ScopeKind, unit_id: str) -> list[OrgUnitEvent]:
     """Deleting a deleted unit is a no-op. Whether the unit still holds units, templates,
     assets or workloads is decided where the deletion is written, in its transaction
-    (OrgUnitNotEmptyError, services/ports/event_store.py `Uses`)."""
+    (OrgUnitNotEmptyError, `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     current = live(state, kind, unit_id)

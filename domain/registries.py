@@ -123,7 +123,7 @@ def update(
 
 def delete(state: Registry | None, asset_id: UUID) -> list[RegistryEvent]:
     """A deleted registry is a no-op. Whether a template still names it is decided where the
-    deletion is written, in its transaction (RegistryInUseError, services/ports/event_store.py `Uses`)."""
+    deletion is written, in its transaction (RegistryInUseError, `Uses`)."""
     if state is not None and state.deleted:
         return []
     live(state, asset_id)

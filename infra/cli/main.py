@@ -143,7 +143,7 @@ def serve_process(process: str, settings: Settings) -> None:
     if process == "api":
         import uvicorn
 
-        from infra.http.app import create_app
+        from infra.server.app import create_app
 
         uvicorn.run(
             create_app(settings),

@@ -2,7 +2,7 @@
 
 A caller's standing (its token still current, its grants) is folded from its own stream, and
 the org tree's lineages are read from their read model; both are kept here under the epoch they
-were read at (migration 0017), and the request's one standing query (infra/postgres/read_marks.py
+were read at (migration 0017), and the request's one standing query (the store's read_marks.py
 `standing`) says whether that epoch still holds. A grant, a revocation, a rotated secret or a
 disabling moves the write side's epoch in its own transaction, so the next request anywhere
 reloads: nothing is applied later than when the stream was read on every request. A console

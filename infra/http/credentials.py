@@ -200,7 +200,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialListResponse:
-        rows = await visible_rows(request, (kind,), AssetFilter(), adapters.resources)
+        rows = await visible_rows(request, (kind,), AssetFilter(), adapters.reads)
         return CredentialListResponse([_asset(row, usage_info) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -210,7 +210,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialAsset:
-        row = await one_visible(request, kind, asset_id, adapters.resources)
+        row = await one_visible(request, kind, asset_id, adapters.reads)
         return _asset(row, usage_info)
 
     @put(
@@ -275,7 +275,7 @@ async def list_credentials(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
-    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), adapters.resources)
+    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), adapters.reads)
     entries = []
     for row in rows:
         single = _asset(row, usage_info)

@@ -125,9 +125,7 @@ async def create(
 async def list_all(
     request: Caller, adapters: NamedDependency[Adapters], name: FromQuery[str | None] = None
 ) -> RegistryList:
-    rows = await visible_rows(
-        request, (registries.KIND,), AssetFilter(name=name), adapters.resources
-    )
+    rows = await visible_rows(request, (registries.KIND,), AssetFilter(name=name), adapters.reads)
     return RegistryList([_shown(row) for row in rows])
 
 
@@ -135,7 +133,7 @@ async def list_all(
 async def get_one(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> RegistryAsset:
-    return _shown(await one_visible(request, registries.KIND, asset_id, adapters.resources))
+    return _shown(await one_visible(request, registries.KIND, asset_id, adapters.reads))
 
 
 @put(
@@ -215,7 +213,7 @@ async def _asking(
     """How to ask the registry the caller may see: a client, where its API is, and its login
     from the vault, which must be the one that registry was given (the vault is written with
     the event, the read model after it)."""
-    row = await one_visible(request, registries.KIND, asset_id, adapters.resources)
+    row = await one_visible(request, registries.KIND, asset_id, adapters.reads)
     assert isinstance(row.spec, RegistrySpec)
     password = await registry_use_cases.password_of(row.asset_id, row.spec, vault=adapters.vault)
     client = DistributionClient(adapters.settings.registries)

@@ -26,7 +26,8 @@ from domain.values import TENANT
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id
 from infra.http.openapi_document import ServiceAccountName
-from projections import application_catalogue
+from projections.application_catalogue import ApplicationSummary
+from projections.queries import service_account_reads as queries
 from services.access import require_held
 from services.applications import (
     create_application,
@@ -84,14 +85,12 @@ async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID
 async def listed(request: Caller, adapters: Adapters) -> list[ServiceAccount]:
     # A read: the caller's grants as authentication read them, not its stream again.
     require_held(request.user.grants, (TENANT,), "admin", "list service accounts")
-    async with adapters.resources.pool.acquire() as conn:
-        return [_wire(a) for a in await application_catalogue.list_applications(conn)]
+    return [_wire(a) for a in await queries.every(adapters.reads)]
 
 
 async def found(request: Caller, account_id: UUID, adapters: Adapters) -> ServiceAccount:
     require_held(request.user.grants, (TENANT,), "admin", "read service accounts")
-    async with adapters.resources.pool.acquire() as conn:
-        summary = await application_catalogue.get_application(conn, account_id)
+    summary = await queries.one(adapters.reads, account_id)
     if summary is None:
         raise applications.ApplicationNotFoundError(account_id)
     return _wire(summary)
@@ -132,7 +131,7 @@ async def enabled_or_not(
     )
 
 
-def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:
+def _wire(summary: ApplicationSummary) -> ServiceAccount:
     return ServiceAccount(
         id=str(summary.application_id),
         name=summary.name,

@@ -16,13 +16,13 @@ from domain.values import TENANT_ADMIN, Grant
 from infra.bootstrap import Resources, connect_nats
 from infra.followers.global_log import load_checkpoint
 from infra.followers.log_runner import LogRunner
-from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.streams import PostgresStreams
 from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
+from infra.server.app import create_app
 from infra.settings import (
     AuthSettings,
     CredentialSettings,

@@ -12,13 +12,13 @@ from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN, Grant
 from infra.bootstrap import Resources, connect_nats
-from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.streams import PostgresStreams
 from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
+from infra.server.app import create_app
 from infra.settings import AuthSettings, NatsSettings, Settings
 from services.applications import create_application
 from tests.api.client import client_for

@@ -62,6 +62,25 @@ async def settled(connection: object, subject: str) -> Standing:
     return Standing(access_epoch=None, org_epoch=None, ready=True)
 
 
+class ReadsOnly:
+    """The store's side of a request's standing, for requests that write nothing."""
+
+    def begin(self) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+    def expect(self, assumed: Standing, recheck: object) -> None:
+        raise AssertionError("no request here writes")
+
+    def unchecked(self) -> bool:
+        return False
+
+    async def confirm(self) -> None:
+        pass
+
+
 def app(issuer: TokenIssuer | None, registry: InMemoryStreams) -> Litestar:
     return Litestar(
         route_handlers=[open_route, closed_route],
@@ -69,7 +88,7 @@ def app(issuer: TokenIssuer | None, registry: InMemoryStreams) -> Litestar:
             DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer, settle=settled)
         ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        state=State({"access": AccessCache(registry, NoOrgTree())}),
+        state=State({"access": AccessCache(registry, NoOrgTree()), "standings": ReadsOnly()}),
     )
 
 
@@ -168,7 +187,12 @@ async def test_a_console_sessions_token_is_refused_once_the_session_is_signed_ou
             DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer, settle=settled)
         ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        state=State({"access": AccessCache(await applications(), NoOrgTree(), SignedOut(gone))}),
+        state=State(
+            {
+                "access": AccessCache(await applications(), NoOrgTree(), SignedOut(gone)),
+                "standings": ReadsOnly(),
+            }
+        ),
     )
     transport = httpx.ASGITransport(app=served)  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
