@@ -1,14 +1,6 @@
-"""Append throughput: PostgresStreams.append vs a bare asyncpg INSERT into an equivalent table.
-
-    python -m bench.append [--rounds 5] [--seconds 3] [--batch 1|100]
-
-Modes: 1 event per transaction on 1 and on 8 connections, and 100 events per transaction. The
-baseline table has the same columns and indexes as `events` and takes the same ~200-byte payloads;
-its INSERT checks no version, extends no hash chain and notifies no one. Rounds interleave ours and
-the baseline against the same server, on tables truncated before each round. Each side's CPU per
-event is printed too, this process's and the database server's, so a ratio can be told apart into
-the client's cost (encoding, digests, the driver) and the statement's.
-"""
+"""Append throughput: PostgresStreams.append next to a bare asyncpg INSERT into an equivalent
+table, with each side's CPU per event, client and server. Method:
+docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
@@ -27,6 +19,7 @@ from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import encode_metadata
 from infra.settings import DatabaseSettings
+from services.ports.event_store import Append
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
 EVENTS_PER_STREAM = 10
@@ -140,7 +133,7 @@ def ours(store: PostgresStreams, batch: int) -> Worker:
 
     async def append(n: int) -> int:
         stream, version = streams.next(batch)
-        await store.append(stream, events, expected_version=version, metadata=ACTOR)
+        await store.append(Append(stream, events, expected_version=version, metadata=ACTOR))
         return batch
 
     return append

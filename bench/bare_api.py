@@ -1,19 +1,6 @@
-"""The raw baselines of the HTTP benchmarks: a bare Litestar app with asyncpg and nothing else
-(no authentication, no rules, none of our code but one statement's SQL). Its first POST decodes
-the JSON body with msgspec and INSERTs it (bench/template_create.py). A second POST writes what
-a template's creation writes in the database: the body as the event, in the very statement our
-creates send (infra/postgres/sql/append_first_named.sql: the name claimed in its scope, the uses
-of the environment and compute resource held and their versions checked, the hash chain
-linked), with nothing around it but the body's digest. (Ours also checks the versions of the
-other streams its rules read: the caller's and the tenant settings'.) A third POST writes the
-same rows and nothing else, in one statement that checks nothing and chains no hash: the
-fewest rows a create that keeps its name and its uses must write, the floor under any
-implementation of it. Its GETs select the rows our reads select from the template read model,
-by id and a page of 50 by name, and send them as they are stored (bench/read.py). Run under the
-same uvicorn settings as the API.
-
-    BARE_DATABASE_URL=... python -m bench.bare_api <port>
-"""
+"""The raw baselines of the HTTP benchmarks: a bare Litestar app with asyncpg and none of our
+code but one statement's SQL, so a ratio to it is our own cost. Run as `BARE_DATABASE_URL=...
+python -m bench.bare_api <port>`; endpoints: docs/decisions/0011-benchmark-methods.md."""
 
 import hashlib
 import os

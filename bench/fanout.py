@@ -1,21 +1,6 @@
-"""Linked-asset fan-out: one environment linked by N templates (10,000) is updated; the time until
-every template's read model records the new version (so shows the new combined spec) and every
-resulting event is acknowledged by JetStream.
-
-    python -m bench.fanout [--rounds 3] [--templates 10000] [--edits 0]
-
-Ours: the update is appended, then the projector's fan-out appends one
-`template.linked_asset_updated.v1` per template (in batches, each with its checkpoint), the template
-catalogue applies them and the relay publishes them, all running concurrently as in production:
-the fan-out and the catalogue in this process (as in `trainplate serve projector`), the relay in a
-process of its own (`trainplate serve relay`).
-Baselines, measured in the same round: a bare batched insert of N event rows (asyncpg
-`copy_records_to_table` into a table shaped like `events`), and a bare pipelined publish of the same
-N messages (nats-py, gather windows of 500). Target: under 3 s, and within 3x the sum of both.
-`--edits N` updates the environment N times before the measured rounds (not timed), so each
-template's stream holds N more events: an update must not cost more to fan out for the edits
-before it. The followers run through the whole benchmark, as in production.
-"""
+"""Linked-asset fan-out: the time from one environment update until its N linked templates' read
+models show it and every resulting event is on JetStream. Target: under 3 s, within 3x bare.
+Method: docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio

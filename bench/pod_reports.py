@@ -1,14 +1,6 @@
-"""Pod reports through a run's start and end: each of N replicas starts, then ends, and the
-backend reports the whole set each time (2N reports, each recorded as an event of what changed),
-as the submitter records them (services/pod_reports.py, with what its watcher keeps).
-
-    python -m bench.pod_reports [--rounds 3] [--replicas 256]
-
-Reports/s over the first and over the last quarter of the run, next to a bare asyncpg INSERT of
-the same events (each report's one change) measured in the same round. Target: the last
-quarter, when each workload's stream holds the most, within 0.8 x the first (what a report
-costs must not grow with the run).
-"""
+"""Pod reports through a run's start and end, as the submitter records them, next to a bare
+INSERT. Target: the last quarter within 0.8 x the first (a report must not cost more as the run
+grows). Method: docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
@@ -35,6 +27,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC, encode_metadata
 from infra.settings import DatabaseSettings
 from services import pod_reports
+from services.ports.event_store import Append
 
 SETUP = EventMetadata(actor_subject="bench", actor_kind="system")
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -81,7 +74,7 @@ async def ours(store: PostgresStreams, kept: pod_reports.Observed, replicas: int
         project_id="1", project_name="team", namespace="runai-team",
         job_name=workloads.job_name("job", workload_id), snapshot=WorkloadSnapshot(spec=spec),
     )  # fmt: skip
-    await store.append(workload_id, [requested], expected_version=0, metadata=SETUP)
+    await store.append(Append(workload_id, [requested], expected_version=0, metadata=SETUP))
     stamps = [time.perf_counter()]
     for pods in sets(replicas):
         await pod_reports.observed(workload_id, None, pods, store=store, kept=kept)

@@ -1,23 +1,6 @@
-"""Projections: throughput over a backlog, and lag under a steady write load.
-
-    python -m bench.projection [--rounds 3] [--backlog 20000] [--rate 500] [--seconds 10]
-
-Throughput: a backlog of template creations and updates is applied from position zero by the
-template catalogue's runner (read a batch of 500 from the log, decode, apply, commit with the
-checkpoint), next to a raw baseline in the same round: the same batches read from the log by bare
-asyncpg and one row per event written with one `executemany` per batch, committed per batch.
-
-Lag: a writer appends template events at a steady rate while every read model and the fan-out
-follow the log, as the projector process runs them (sharing one tap of the log and one writer of
-idle checkpoints); each event's lag is the time from its append returning to the moment the
-template catalogue's checkpoint passed it (the checkpoint is read every 5 ms). Reported as p50 /
-p99 / max.
-
-The read models commit without waiting for the WAL flush (infra/followers/projection_runner.py:
-they are the log's, and a crash replays them from their checkpoints); the baseline commits each
-batch as a plain insert does. Targets (printed beside the figures): throughput >= 0.5 x the bare
-read + insert; lag p99 <= 25 ms.
-"""
+"""Projections: throughput over a backlog next to a bare read + insert, and lag under a steady
+write load. Targets: >= 0.5 x bare, lag p99 <= 25 ms. Method:
+docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
@@ -45,6 +28,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL, template_catalogue
+from services.ports.event_store import Append
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="application")
 SETTINGS = ProjectorSettings(batch_size=500, poll_interval_s=0.05)
@@ -71,10 +55,10 @@ async def write_backlog(store: PostgresStreams, count: int) -> None:
 
     async def one(index: int) -> None:
         template_id = uuid4()
-        await store.append(template_id, [created(template_id, index)], expected_version=0,
-                           metadata=ACTOR)  # fmt: skip
-        await store.append(template_id, [updated(template_id, index)], expected_version=1,
-                           metadata=ACTOR)  # fmt: skip
+        await store.append(Append(template_id, [created(template_id, index)], expected_version=0,
+                           metadata=ACTOR))  # fmt: skip
+        await store.append(Append(template_id, [updated(template_id, index)], expected_version=1,
+                           metadata=ACTOR))  # fmt: skip
 
     for start in range(0, count // 2, 64):
         await asyncio.gather(*(one(i) for i in range(start, min(count // 2, start + 64))))
@@ -128,8 +112,8 @@ async def lag_under_load(pool: asyncpg.Pool, rate: int, seconds: float) -> list[
         interval, next_at = 1 / rate, time.perf_counter()
         for index in range(int(rate * seconds)):
             template_id = uuid4()
-            result = await store.append(template_id, [created(template_id, index)],
-                                        expected_version=0, metadata=ACTOR)  # fmt: skip
+            result = await store.append(Append(template_id, [created(template_id, index)],
+                                        expected_version=0, metadata=ACTOR))  # fmt: skip
             appended.append((result.positions[-1], time.perf_counter()))
             next_at += interval
             await asyncio.sleep(max(0.0, next_at - time.perf_counter()))

@@ -1,19 +1,6 @@
-"""Reads through the HTTP API at catalogue sizes, next to a bare Litestar + asyncpg endpoint that
-selects the same rows from the same read model (bench/bare_api.py), in the same run.
-
-    python -m bench.read [--sizes 1000,10000] [--rounds 3] [--seconds 3] [--connections 32]
-
-For each size (templates created through the API, the projector following as in production):
-GET by id (random ids) and a list page (`limit=50`; and `filterBy=name=^x`, `sortBy=name`; and
-`complyToProject` of a project whose policy every template breaks, so each row of the page is
-combined over the policy's defaults and judged), throughput and p50/p99, ours next to the
-baseline (the compliance list next to the same bare list page). Then what read-your-writes
-costs a caller with nothing pending: the check's own query timed alone, next to a bare
-`SELECT 1` round trip.
-
-Targets (the figures print beside them): GET throughput >= 0.7 x bare; list p50 at the largest
-size <= 1.5 x its p50 at the smallest; the read-your-writes check <= 1 ms at p50.
-"""
+"""Reads through the HTTP API at catalogue sizes (GET by id, list pages, read-your-writes), next
+to bare selects of the same rows (bench/bare_api.py). Targets: >= 0.7 x bare, pages flat in size,
+check <= 1 ms. Method: docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio

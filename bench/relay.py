@@ -1,13 +1,5 @@
-"""Relay throughput: events from the table to acknowledged JetStream publishes, vs bare nats-py.
-
-    python -m bench.relay [--rounds 5] [--events 20000] [--streams 2000]
-
-Ours: the Relay reads the log in batches (gap-safe cursor), publishes with CloudEvents headers and
-Nats-Msg-Id, chained per stream and pipelined across streams, and checkpoints after the acks.
-Baseline: the same messages (subjects, headers, bodies), already in memory, published by bare
-nats-py in gather windows of 500 `js.publish()` calls, the fastest pattern on this machine. Each
-round starts from a fresh JetStream stream, so de-duplication never short-cuts a publish.
-"""
+"""Relay throughput: events from the table to acknowledged JetStream publishes, next to bare
+nats-py publishing the same messages. Method: docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio

@@ -1,17 +1,6 @@
-"""Submissions per second: `workload.requested` on JetStream -> `workload.submitted` committed, with
-the dry-run backend, vs the raw JetStream consume-and-ack rate of the same messages.
-
-    python -m bench.submit [--rounds 5] [--workloads 2000] [--submitters 1]
-
-Each round requests a fresh set of workloads (through the event store), relays them (and only
-them: the relay goes on from its checkpoint) to a fresh JetStream stream, then lets both sides
-consume the same messages on their own durable consumers. Ours is the Submitter as its process
-runs it (start-up heap frozen, one batch of FETCH_BATCH messages at a time, the next fetched
-meanwhile): each batch's streams read in one query, each workload planned and its Kubeflow
-objects rendered by the dry run (the default API's), the outcomes appended in one statement with
-their deterministic ids, then the messages acked; the clock stops when the last submission is
-committed. The baseline fetches as many at a time and acks each message.
-"""
+"""Submissions per second: `workload.requested` on JetStream to `workload.submitted` committed
+(dry-run backend), next to the raw JetStream consume-and-ack rate of the same messages. Method:
+docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
@@ -44,7 +33,7 @@ from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, RelaySettings, SubmitterSettings
-from services.ports import OneAppend
+from services.ports.event_store import Append, OneAppend
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
 FETCH_BATCH = 256  # messages per fetch on both sides (so workloads per batch of the submitter)
@@ -64,7 +53,7 @@ async def request(store: PostgresStreams, count: int) -> None:
             job_name=workloads.job_name(f"w{index}", workload_id),
             snapshot=WorkloadSnapshot(spec=SPEC),
         )  # fmt: skip
-        await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
+        await store.append(Append(workload_id, [event], expected_version=0, metadata=ACTOR))
 
     for start in range(0, count, 64):
         await asyncio.gather(*(one(i) for i in range(start, min(count, start + 64))))

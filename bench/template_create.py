@@ -1,23 +1,6 @@
-"""Template creates per second through the HTTP API, next to a bare Litestar + asyncpg insert
-endpoint (bench/bare_api.py) measured in the same run with the same client.
-
-    python -m bench.template_create [--rounds 5] [--seconds 5] [--connections 64] [--edits 0]
-
-Both servers run as their own uvicorn processes with one pool of 10 connections; the client keeps
-`--connections` requests in flight over keep-alive connections. Ours authenticates the bearer
-token, checks the scope and the caller's role, loads and checks the linked environment and compute
-resource, claims the name, records what it uses and appends the event; the baseline decodes and
-inserts the body. A second baseline writes what ours writes in the database, in the statement
-ours sends, and nothing else (bench/bare_api.py): next to it, the ratio is the service's own
-work alone, and the edges' cost is printed as one ratio of the two baselines. A third writes
-the same rows in one statement that checks nothing and links no hash: its ratio to bare is the
-ceiling of any implementation that keeps a create's name and uses in its transaction, before
-authentication, rules or tamper evidence. Targets: >= 0.7 x bare, p99 <= 2 x bare p99. Each
-server's own CPU time per create is printed too: both run on one core each at most, so the
-ratio of rates follows the ratio of what a create costs each process. `--edits N` edits the
-environment N times first: what a create costs must not grow with the history of the assets it
-links.
-"""
+"""Template creates per second through the HTTP API, next to bare Litestar + asyncpg baselines
+(bench/bare_api.py) in the same run. Targets: >= 0.7 x bare, p99 <= 2 x bare p99. Method:
+docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
@@ -43,6 +26,7 @@ from infra.cli.embedded import free_port
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
@@ -123,16 +107,16 @@ async def setup(database_url: str) -> tuple[str, dict[str, str]]:
     try:
         async with pool.acquire() as conn:
             await apply_migrations(conn)
-        registry = PostgresApplicationRegistry(
-            PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
-        )
+        keys = SecretKeys(hasher=SecretHasher(AUTH))
+        app_store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+        registry = PostgresApplicationRegistry(app_store, pool, keys)
         command = CreateApplication(
             application_id=uuid4(),
             name="bench-admin",
             grants=(TENANT_ADMIN,),
             metadata=EventMetadata(actor_subject="bench", actor_kind="system"),
         )
-        await create_application(command, secret="bench-secret", registry=registry)
+        await create_application(command, secret="bench-secret", store=app_store, registry=registry)
     finally:
         await pool.close()
     return TokenIssuer(AUTH).issue(command.application_id, "bench-admin").access_token, {}

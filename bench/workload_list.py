@@ -1,17 +1,6 @@
-"""A page of the workload list at catalogue sizes: what `GET /api/v1/workloads` asks the
-database and builds (projections/workload_list.py, then each row's wire form), next to a bare
-asyncpg select of the same page's rows from the same table, in the same run.
-
-    python -m bench.workload_list [--sizes 1000,20000] [--seconds 3] [--projects 20]
-
-Workloads are folded into the read model by its own projection (as the projector does), spread
-over `--projects` projects, a third of them deleted; the caller sees every project. Cases: the
-newest page (`limit=50`), a page filtered by name (`filterBy=name=^w0001`: a hundred rows at
-any size), and the count.
-
-Target (the verdict prints beside it): a page's p50 at the largest size <= 1.5 x its p50 at the
-smallest, i.e. a page costs a page, not the catalogue.
-"""
+"""A page of the workload list at catalogue sizes, next to a bare select of the same page's rows.
+Target: a page's p50 at the largest size <= 1.5 x at the smallest (a page costs a page). Method:
+docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
@@ -34,10 +23,10 @@ from domain.events import (
 from domain.template_specs import DistributedTemplateSpec
 from infra.bootstrap import create_pool
 from infra.http.workload_queries import GRAMMAR
-from infra.http.workload_views import department_names, workload_of
+from infra.http.workload_views import workload_of
 from infra.postgres.migrate import apply_migrations
 from infra.settings import DatabaseSettings
-from projections import workload_catalogue, workload_list
+from projections import org_units, workload_catalogue, workload_list
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 META = EventMetadata(actor_subject="bench", actor_kind="user")
@@ -114,7 +103,8 @@ async def run(url: str, sizes: list[int], seconds: float, projects: int) -> None
                 rows, _ = await workload_list.page(
                     conn, seen, conditions, deleted=False, search=None, offset=0, limit=50
                 )
-                departments = await department_names(conn, rows)
+                ids = {d for r in rows if (d := r.workload.request.department_id) is not None}
+                departments = await org_units.names_of(conn, "department", ids)
                 [workload_of(row, departments) for row in rows]
 
             async def bare() -> None:

@@ -1,10 +1,6 @@
-"""Who may do what where: roles granted on a scope cover it and everything below it.
-
-The roles nest: admin ⊇ editor (manage assets and templates) ⊇ submitter (submit workloads) ⊇
-viewer. Pure: the caller supplies the grants and the scopes' lineages.
-
-Access, layer by layer: domain/access.py the rules, services/access.py the use cases.
-"""
+"""Who may do what where: roles granted on a scope cover it and everything below, and nest (admin
+⊇ editor ⊇ submitter ⊇ viewer). Pure: the caller supplies the grants and the scopes' lineages.
+Also: services/access.py."""
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final

@@ -1,11 +1,6 @@
-"""Applications (service accounts): who may call the API, and with which roles on which scopes.
-
-An application's secret never enters the domain: only the write side's credential store sees it,
-as a slow salted hash. Pure: no clock, no ids made here.
-
-Applications, layer by layer: domain/applications.py the rules, services/applications.py the use
-cases.
-"""
+"""Applications (service accounts): who may call the API, with which roles on which scopes. Their
+secret never enters the domain: only the write side's credential store sees it, as a slow salted
+hash. Also: services/applications.py."""
 
 from collections.abc import Iterable
 from typing import TypeGuard, assert_never

@@ -1,12 +1,6 @@
-"""Assets: environments and compute resources, each its own stream.
-
-An asset's scope is fixed at creation; updates replace its name, description and spec. The rules
-that relate one field to another live here (single-field ranges and patterns are in
-domain/specs.py); every refusal names the offending field as a JSON pointer into the request.
-
-Assets, layer by layer: domain/assets.py the rules, services/assets.py the use cases,
-infra/http/assets.py the HTTP routes.
-"""
+"""Assets: environments and compute resources, a stream each, scope fixed at creation. Rules
+relating fields live here (one field's alone in domain/specs.py), each refusal naming a JSON
+pointer into the request. Also: services/assets.py, infra/http/assets.py."""
 
 from collections.abc import Iterable, Sequence
 from typing import Final, TypeGuard, assert_never, cast
@@ -203,7 +197,7 @@ def update(
 
 def delete(state: Asset | None, kind: AssetKind, asset_id: UUID) -> list[AssetEvent]:
     """A deleted asset is a no-op. Whether something still uses it is decided where the
-    deletion is written, in its transaction (AssetInUseError, services/ports.py `Uses`)."""
+    deletion is written, in its transaction (AssetInUseError, `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     live(state, kind, asset_id)

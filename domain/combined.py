@@ -1,12 +1,6 @@
-"""A template's combined specs: its linked and loaded assets, overlaid by its own spec, with the
-defaults filled in (reference §7, §8, §15), and whether it can be submitted as it is.
-
-Precedence, lowest first: the service's defaults, a project's policy defaults (for a workload,
-or a template's compliance), asset values, the template's spec. Itemized lists merge by
-item name (a template item replaces the asset's item of the same name; `exclude` drops it).
-The fields of the whole workload (backoff, grace period, auto-deletion, priority,
-preemptibility) are the worker spec's, in the combined master spec too: that is what runs.
-"""
+"""A template's combined specs: its assets overlaid by its own spec over the defaults (reference
+§7, §8, §15), and whether it can be submitted as it is. The workload-wide fields are the worker
+spec's, in the master's too, since that is what runs (docs/decisions/0016-domain-shapes.md)."""
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -96,12 +90,9 @@ def combine(
     master_defaults: Mapping[str, Any] = _NONE,
     copy_master: bool = True,
 ) -> Combined:
-    """`assets` holds every asset the template refers to that still exists, by id. A project's
-    policy defaults (domain/policies.py, in the spec's wire shape), when given, lie beneath the
-    assets' values, above the service's own defaults: a workload of that project, or a
-    template's compliance with its policy. `copy_master` False: the master of
-    `masterSpecSameAsWorker` is left out (None), for a store that keeps the worker spec and
-    makes the copy when it is read (master_of)."""
+    """`assets`: every asset the template refers to that still exists, by id. A project's policy
+    defaults, if given, lie beneath the assets, above ours. `copy_master` False leaves the
+    same-as-worker master out (None), for a store that copies it when read."""
     problems: list[str] = []
     worker = _resolve(body.assets, body.spec, assets, problems, worker_defaults)
     framework = worker.get("distributedFramework")

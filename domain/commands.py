@@ -68,7 +68,7 @@ class RenameCluster(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateDepartment(msgspec.Struct, frozen=True, kw_only=True):
     """`keyed` as CreateAsset's, for `creation_id`: the department's own id is a number, issued
-    once for a keyed creation (services/ports.py `IdSequence`)."""
+    once for a keyed creation (services/ports/name_lookups.py `IdSequence`)."""
 
     cluster_id: UUID
     creation_id: UUID = msgspec.field(default_factory=uuid4)
@@ -108,10 +108,9 @@ class DeleteOrgUnit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CreateAsset(msgspec.Struct, frozen=True, kw_only=True):
-    """Create an environment or compute resource (the spec's type says which) in `scope`.
-    `cluster_id` is the cluster the request named, checked against the scope's own. `keyed`: the id
-    came from the caller's Idempotency-Key, so a retry reaches what its first attempt made
-    (services/idempotency.py); else it was minted for this request, and no stream holds it yet."""
+    """Create an environment or compute resource in `scope`; `cluster_id` is the one the request
+    named. `keyed`: the id came from the caller's Idempotency-Key, so a retry reaches what its
+    first attempt made (services/idempotency.py); else it is new, and no stream holds it yet."""
 
     asset_id: UUID
     keyed: bool = False

@@ -1,13 +1,6 @@
-"""Credentials: shared secrets of a scope (access keys, passwords, registry logins, generic
-secrets, NGC API keys).
-
-The domain sees which values a request carries (to check that the right ones are there) but never
-keeps them: the events hold the public part and a reference to the sealed values. A credential's
-values are fixed at creation; only its name and description change.
-
-Credentials, layer by layer: domain/credentials.py the rules, services/credentials.py the use cases,
-infra/http/credentials.py the HTTP routes.
-"""
+"""Credentials: shared secrets of a scope. The domain sees which values a request carries but
+never keeps them: events hold the public part and a reference to the sealed values, fixed at
+creation. Also: services/credentials.py, infra/http/credentials.py."""
 
 from collections.abc import Iterable, Mapping
 from typing import Final, assert_never
@@ -179,7 +172,7 @@ def update(
 
 def delete(state: Credential | None, kind: CredentialKind, asset_id: UUID) -> list[CredentialEvent]:
     """A deleted credential is a no-op. Whether something still reads it is decided where the
-    deletion is written, in its transaction (CredentialInUseError, services/ports.py `Uses`)."""
+    deletion is written, in its transaction (CredentialInUseError, `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     live(state, kind, asset_id)

@@ -1,9 +1,6 @@
-"""Rules of the data-source assets that relate fields (reference §5.7 and §13.1). Credentials a
-data source reads are checked by the use case, which can look them up.
-
-Data sources, layer by layer: domain/data_sources.py the rules, infra/http/data_sources.py the HTTP
-routes.
-"""
+"""Rules of the data-source assets that relate fields (reference §5.7, §13.1); the credentials a
+data source reads are the use case's to check, since it can look them up. Also:
+infra/http/data_sources.py."""
 
 from typing import assert_never
 

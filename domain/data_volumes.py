@@ -1,12 +1,6 @@
 """Data volumes: the data of one PVC of a project, shared read-only with other scopes (reference
-§13.2), each its own stream. A data volume lives in the project whose namespace holds its origin
-PVC; it is usable there and in every scope it is shared with, and below them. Sharing stays
-within the data volume's cluster: a PVC is never seen by another cluster.
-
-Data volumes, layer by layer: domain/data_volumes.py the rules, services/data_volumes.py the
-use cases, projections/data_volume_catalogue.py the read model, infra/http/data_volumes.py the
-HTTP routes.
-"""
+§13.2) within its cluster, since a PVC is never seen by another. Also: services/data_volumes.py,
+projections/data_volume_catalogue.py, infra/http/data_volumes.py."""
 
 import re
 from collections.abc import Iterable, Sequence
@@ -210,7 +204,7 @@ def share(
 
 def delete(state: DataVolume | None, datavolume_id: UUID) -> list[DataVolumeEvent]:
     """A deleted data volume is a no-op. Whether a template still mounts it is decided where
-    the deletion is written, in its transaction (services/ports.py `Uses`)."""
+    the deletion is written, in its transaction (services/ports/event_store.py `Uses`)."""
     if state is not None and state.deleted:
         return []
     live(state, datavolume_id)

@@ -34,11 +34,8 @@ ActorKind = Literal["application", "user", "system"]
 
 class Event(msgspec.Struct, frozen=True, tag_field="type", rename="camel"):
     """A fact that happened. Payload only: position, version and time live in `RecordedEvent`.
-
-    Subclasses set an explicit tag `"<stream_type>.<fact>.v<N>"` and repeat `frozen=True,
-    kw_only=True`. Payloads are camelCase on the wire and in storage, so the relay can publish the
-    stored JSON as it is.
-    """
+    Subclasses set a tag `"<stream_type>.<fact>.v<N>"` and repeat `frozen=True, kw_only=True`;
+    payloads are camelCase, so the relay publishes the stored JSON as it is."""
 
 
 class EventMetadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
@@ -421,15 +418,9 @@ class DataVolumeClaim(msgspec.Struct, frozen=True, kw_only=True, rename="camel")
 
 
 class WorkloadSnapshot(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """Everything a workload is run from, resolved at request time: the template and asset
-    versions it came from, and the specs after the submission's overrides. Running the same
-    snapshot again yields the same workload.
-
-    `template_specs` are the template version's own specs, before the overrides: what a
-    backend that keeps one object per template version (a Trainer v2 TrainingRuntime) renders,
-    leaving the workload's own values to the job. Absent when they are the workload's own (its
-    overrides changed nothing of them, or the template cannot run without them), for a
-    submission without a template, and in workloads requested before they were kept."""
+    """Everything a workload is run from, resolved at request time, so running it again yields
+    the same workload. `template_specs`: the template version's own specs before the overrides,
+    for a backend keeping one object per version; absent when they are the workload's own."""
 
     template_id: UUID | None = None
     template_version: int | None = None
@@ -547,14 +538,9 @@ class WorkloadPodsObserved(Event, tag="workload.pods_observed.v1", frozen=True, 
 
 
 class WorkloadPodsChanged(Event, tag="workload.pods_changed.v1", frozen=True, kw_only=True):
-    """The replicas of run `run` changed: those new or changed since the last report (`pods`,
-    each as the backend now sees it, by name) and the names of those gone (`gone`). The run's
-    pods are the last `workload.pods_observed.v1` set, if any, with every change since applied
-    in order. Written instead of that whole set: a run of N replicas is reported about 2N
-    times, and a whole set each time made a run's events grow with N squared (140 MB for 512
-    replicas, against 0.5 MB for their changes, the first report holding every replica).
-    A report too large for one event is split: `parts` events, appended together in order,
-    this the `part`-th, each holding some of its pods and names."""
+    """The replicas of run `run` changed: the pods new or changed since the last report and the
+    names of those `gone`, applied in order over the last `workload.pods_observed.v1`. A report
+    too large for one event is split into `parts` events appended together, this the `part`-th."""
 
     workload_id: UUID
     run: int

@@ -1,9 +1,6 @@
-"""Event shapes that are superseded but still in storage, and `upcast`, which turns each into its
-current successor when it is read. Empty until an event's shape changes in a way that is not an
-added field with a default: then the old class moves here (keeping its tag), the new one takes
-the next version tag (`template.created.v2`), and `upcast` maps old to new. The contract test
-(tests/unit/test_event_contract.py) accepts a removed tag only when it is listed here.
-"""
+"""Event shapes superseded but still in storage, and `upcast` to their successors when read: a
+change other than a field added with a default moves the old class here, tag kept, and the new
+one takes the next tag. The contract test accepts a removed tag only if it is here."""
 
 from typing import Final
 

@@ -1,8 +1,6 @@
-"""What a name may be, by what it names: Run:ai's pattern and length where its document states
-them, else a display name's bound; and in no name a character that cannot be seen or that turns
-the text around it (docs/decisions/0003-name-rules.md). Every decision that takes a name applies
-it; the served document says it (infra/http/openapi_document.py `named`).
-"""
+"""What a name may be, by what it names: Run:ai's pattern and length where stated, else a display
+name's bound, and no character that hides or turns text (docs/decisions/0003-name-rules.md). The
+served document states it (infra/http/openapi_document.py)."""
 
 import re
 import unicodedata

@@ -1,13 +1,6 @@
-"""The org tree: tenant -> clusters -> departments -> projects, each unit its own stream.
-
-A cluster's stream id is its id; departments and projects have Run:ai's small numeric ids, and
-their stream ids are derived from those (uuid5), so a unit's stream is found from its id alone.
-Names are unique among a cluster's departments, among a cluster's projects, and among clusters
-(the write side enforces that with the namespaces below). Parents never change.
-
-Org units, layer by layer: domain/org_units.py the rules, services/org_units.py the use cases,
-projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
-"""
+"""The org tree (tenant, clusters, departments, projects), a stream per unit, found from its id
+alone: departments' and projects' stream ids are uuid5 of Run:ai's numeric ids. Parents never
+change. Also: services/org_units.py, projections/org_units.py, infra/http/org_units.py."""
 
 from collections.abc import Iterable, Sequence
 from typing import Final, assert_never
@@ -291,7 +284,7 @@ def update_unit(
 def delete_unit(state: OrgUnit | None, kind: ScopeKind, unit_id: str) -> list[OrgUnitEvent]:
     """Deleting a deleted unit is a no-op. Whether the unit still holds units, templates,
     assets or workloads is decided where the deletion is written, in its transaction
-    (OrgUnitNotEmptyError, services/ports.py `Uses`)."""
+    (OrgUnitNotEmptyError, `Uses`)."""
     if state is not None and state.deleted and state.kind == kind:
         return []
     current = live(state, kind, unit_id)

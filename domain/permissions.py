@@ -1,10 +1,6 @@
 """What each role lets its holder do to each kind of resource, in Run:ai's resource-type and
-action names: the catalogue the use cases' checks follow (services/ asks for these roles), and
-what it permits where, for a holder of some grants.
-
-Permissions, layer by layer: domain/permissions.py the catalogue, infra/http/permissions.py the
-HTTP routes that answer from it.
-"""
+action names: the catalogue the use cases' checks follow, and where it permits what. Also:
+infra/http/permissions.py, the routes that answer from it."""
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
@@ -60,11 +56,9 @@ def permitted_scopes(
     resource: str,
     action: Action,
 ) -> set[ScopeRef]:
-    """The live scopes where the grants permit the action on the resource type: where they
-    carry the role it needs (a grant there or above). Reading is permitted wherever the grants
-    show things, as every list shows them (their ancestors too, domain/access.py
-    `visible_scopes`), unless it needs more than a viewer. `lineages` maps every live scope,
-    the tenant included, to its lineage."""
+    """The live scopes where the grants carry the role the action needs (there or above). Reading
+    is also permitted wherever lists show things (domain/access.py `visible_scopes`) unless it
+    needs more than a viewer. `lineages`: every live scope's, the tenant's too."""
     resource = ALIASES.get(resource, resource)
     needed = CATALOGUE.get(resource, {}).get(action)
     if needed is None:

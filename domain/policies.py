@@ -1,23 +1,6 @@
-"""Workload policies: what an administrator sets for the distributed workloads of a scope
-(tenant, cluster, department or project), each scope's policy one stream.
-
-A policy holds **defaults** (values filled in where a workload leaves a field empty) and
-**rules** per field (domain/policy_fields.py says which rules each kind of field takes). A
-scope's **effective** policy merges the policies of its lineage, tenant first:
-- defaults: a lower scope's value replaces an upper one's (itemized lists merge by key);
-- rules, member by member, the tighter wins: `required` if any says so, `canEdit: false` if any
-  says so, the greatest `min` and the least `max`, `options` the values all allow, `canAdd:
-  false` if any says so, `locked` the keys any locks; `step` the lower scope's when it is a
-  multiple of the upper's, else the upper's.
-So the effective policy never loosens what an upper scope set, whatever order the policies were
-written in. Writing one that tries to (a lower `min`, a `required: false`, an option above
-does not allow, ...) is refused naming the rule; so is a default that breaks a rule in force,
-and `canEdit: false` with no default (what would the value be).
-
-Policies, layer by layer: domain/policies.py the rules, domain/policy_compliance.py a spec
-against them, services/policies.py the use cases, projections/policy_catalogue.py the read
-model, infra/http/policies.py the HTTP routes.
-"""
+"""Workload policies: a scope's defaults and rules, merged down its lineage so the tighter rule
+wins (docs/api/policies.md). Also: domain/policy_compliance.py, services/policies.py,
+projections/policy_catalogue.py, infra/http/policies.py."""
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence

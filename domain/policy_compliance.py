@@ -1,14 +1,6 @@
 """A workload's specs against a project's effective policy (domain/policies.py): Run:ai's
-`complianceIssues` of a template, and the refusal of a submission that breaks a rule.
-
-What is checked is what would run: the combined specs with the policy's defaults beneath them
-(domain/combined.py lays them under the assets and the template's own values). Per ruled field:
-- `required`: set (an array or itemized list: not empty);
-- `canEdit: false`: the value is the policy's default;
-- `min`, `max`, `step`, `options`: the value keeps them (domain/policy_rules.py);
-- `canAdd: false`: no item beyond the default's; `locked`: each locked item there, as given.
-The master's rules apply to the master's spec: the worker's copy when the master is the same.
-"""
+`complianceIssues` of a template, and the refusal of a submission. What is checked is what would
+run: the combined specs over the policy's defaults (domain/combined.py)."""
 
 from typing import Any
 

@@ -1,18 +1,6 @@
-"""The fields a distributed policy governs, and of what kind each is: the paths of Run:ai's
-`DistributedPolicyRulesV2` ("worker.compute.gpuDevicesRequest", "master.image"), read off the
-template spec's own types, so a field the spec gains is governed with no second list to keep.
-
-A field's kind says which rules it takes (reference §7; Run:ai's IntegerRules, NumberRules,
-QuantityRules, StringRules, BooleanRules, ArrayRules, ItemRules, ArbitraryRules):
-- integer, number: required, canEdit, min, max, step;
-- quantity ("20Gi"): required, canEdit, min, max;
-- string: required, canEdit, options (an enumerated field's options are of its values);
-- boolean: required, canEdit;
-- array (of strings): required, canEdit, options (each item one of them);
-- items (an itemized list: variables, labels, tolerations, storage, ...): canAdd and locked
-  on its `instances`, the items named by their key;
-- object (affinity, probes): required, canEdit, as a whole.
-"""
+"""The fields a distributed policy governs, as paths of Run:ai's `DistributedPolicyRulesV2`, and
+each one's kind (which rules it takes: docs/api/policies.md). Read off the template spec's own
+types, so a field the spec gains is governed with no second list to keep."""
 
 from collections.abc import Mapping
 from typing import Final, Literal

@@ -1,9 +1,6 @@
-"""The workload priority dictionary (reference §15.1): the names a template or workload may give
-as `priorityClass`, each with its Kubernetes priority value. Fixed data, as Run:ai ships it; the
-ids are constants so a client that keeps one finds the same priority on every install.
-
-Priorities, layer by layer: domain/priorities.py the dictionary, infra/http/priorities.py the
-HTTP route that reads it."""
+"""The workload priority dictionary (reference §15.1): the `priorityClass` names and their
+Kubernetes values, as Run:ai ships them, with constant ids so a client finds the same priority on
+every install. Also: infra/http/priorities.py, the route that reads it."""
 
 from typing import Final
 from uuid import UUID

@@ -1,11 +1,6 @@
 """Registries: the container registries a scope's templates pick images from (the guide's "NGC
-private registry"), each its own stream. A registry is an asset of its scope: its base URL and
-the login (user and password) that lists its repositories and tags. The domain sees whether a
-password is given but never keeps it: the events hold a reference to the sealed value.
-
-Registries, layer by layer: domain/registries.py the rules, services/registries.py the use cases,
-infra/http/registries.py the HTTP routes.
-"""
+private registry"), a stream each; the password is never kept, only a reference to the sealed
+value. Also: services/registries.py, infra/http/registries.py."""
 
 from collections.abc import Iterable
 from typing import Final, assert_never
@@ -128,7 +123,7 @@ def update(
 
 def delete(state: Registry | None, asset_id: UUID) -> list[RegistryEvent]:
     """A deleted registry is a no-op. Whether a template still names it is decided where the
-    deletion is written, in its transaction (RegistryInUseError, services/ports.py `Uses`)."""
+    deletion is written, in its transaction (RegistryInUseError, `Uses`)."""
     if state is not None and state.deleted:
         return []
     live(state, asset_id)

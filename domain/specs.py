@@ -1,9 +1,6 @@
-"""The specs of the environment and compute-resource assets, in Run:ai's wire shapes.
-
-They are the published contract (events, API and, later, templates share them), so their
-spelling is part of the stored schema. Ranges and patterns that one field alone decides are
-declared here and enforced at decoding; rules that relate fields live in domain/assets.py.
-"""
+"""The environment and compute-resource specs, in Run:ai's wire shapes: the published contract,
+so their spelling is part of the stored schema. One field's ranges and patterns are enforced at
+decoding; rules that relate fields live in domain/assets.py."""
 
 import re
 from typing import Annotated, Final, Literal
@@ -174,10 +171,8 @@ CredentialKind = Literal["accessKey", "password", "dockerRegistry", "genericSecr
 
 
 class SecretRef(Spec, frozen=True, kw_only=True):
-    """Where a credential's values are and what they were, without them: the id of the key that
-    sealed them, and a keyed fingerprint (HMAC, so it cannot be guessed offline from a list of
-    likely values; over the asset's id too, so equal values of two assets fingerprint apart and
-    one asset's cannot confirm a guess of another's) that tells two versions apart."""
+    """Where a credential's values are and what they were, without them: the sealing key's id and
+    an HMAC fingerprint over the values and the asset's id, so no guess can be confirmed with it."""
 
     key_id: int
     fingerprint: str

@@ -1,6 +1,5 @@
-"""The rules of a template's itemized members (reference §5.1, §5.2, §5.5-§5.7, §17 items
-11-13): labels and annotations, variables, tolerations, placement, connections and storage. Each
-refusal names the item's field as a JSON pointer. An item marked `exclude` only drops an
+"""The rules of a template's itemized members (reference §5.1, §5.2, §5.5-§5.7, §17 items 11-13),
+each refusal naming the item's field as a JSON pointer. An item marked `exclude` only drops an
 inherited item, so it needs no more than its name."""
 
 import re
@@ -13,10 +12,8 @@ from domain.template_specs import Annotation, Label, ReplicaSpec, Storage
 
 NODE_PORT_RANGE: Final = range(30000, 32768)
 _INTEGER: Final = re.compile(r"^[+-]?[0-9]+$")
-# Labels and annotations are Kubernetes' (the guide: "Kubernetes labels are key-value pairs
-# attached to the workload"): a name is a qualified name, an optional DNS-subdomain prefix and
-# a slash before a name part; a label's value is empty or a name part, up to 63 characters. The
-# API server refuses a pod with any other, so the workload could never start.
+# Labels and annotations are Kubernetes' (a qualified name; a label's value empty or a name part of
+# at most 63): the API server refuses a pod with any other, so the workload could never start.
 _NAME_PART: Final = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 QUALIFIED_NAME: Final = re.compile(
     rf"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME_PART}"
@@ -156,11 +153,9 @@ def _check_storage(storage: Storage, at: str) -> None:
 
 
 def check_one_time_storage(spec: ReplicaSpec | None, at: str) -> None:
-    """What a template may configure itself, once: NFS, S3, Git, host paths, EmptyDir and new
-    volumes. ConfigMaps, Secrets, existing PVCs and data volumes come from assets only
-    (the guide: "PVCs, Secrets, ConfigMaps and Data volumes cannot be added as a one-time
-    configuration"), so they are refused in the template's own spec; the same kinds brought
-    by a loaded data source are the combined spec's, not the template's."""
+    """A template may configure NFS, S3, Git, host paths, EmptyDir and new volumes itself;
+    ConfigMaps, Secrets, existing PVCs and data volumes come from assets only (the guide), so
+    they are refused here. A loaded data source's are the combined spec's."""
     storage = spec.storage if spec is not None else None
     if storage is None:
         return

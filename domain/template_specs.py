@@ -1,9 +1,6 @@
-"""The distributed template's spec in Run:ai's wire shape (DistributedTemplateSpec and
-MasterTemplateSpec): the published contract, shared by events and API.
-
-Single-field ranges and patterns are declared here and enforced at decoding; rules relating
-fields live in domain/template_rules.py.
-"""
+"""The distributed template's spec in Run:ai's wire shape (DistributedTemplateSpec,
+MasterTemplateSpec): the published contract, shared by events and API. One field's rules are
+enforced at decoding; rules relating fields live in domain/template_rules.py."""
 
 from typing import Annotated, Literal
 from uuid import UUID
@@ -249,10 +246,9 @@ class ReplicaSpec(Spec, frozen=True, kw_only=True):
     environment_variables: tuple[TemplateEnvironmentVariable, ...] | None = None
     exposed_urls: tuple[ExposedUrl, ...] | None = None
     image: NonEmpty | None = None
-    # How the image was chosen (the guide's "Custom image", "Select from the NGC catalog" or
-    # "Select from the NGC private registry"): not in Run:ai's schema, which holds the image
-    # alone. The NGC catalog setting governs the catalog; a private registry's pick names the
-    # registry asset it came from, which the template's scope must be able to use.
+    # How the image was chosen (the guide's custom image, NGC catalog or NGC private registry),
+    # which Run:ai's schema lacks: the NGC catalog setting governs the catalog, and a registry pick
+    # names the asset, which the template's scope must be able to use.
     image_source: ImageSource | None = None
     image_registry_id: UUID | None = None
     image_pull_policy: Literal["Always", "Never", "IfNotPresent"] | None = None

@@ -1,12 +1,6 @@
-"""Distributed templates: each one a stream. Its scope is fixed at creation; a PUT replaces
-its name, description and body, a PATCH is merged by the caller into a whole new body first.
-
-Assets the template links are checked by the use case (existence, scope, fit) and their versions
-recorded here, so the combined spec can always be rebuilt as it was.
-
-Templates, layer by layer: domain/templates.py the rules, services/templates.py the use cases,
-infra/http/templates.py the HTTP routes.
-"""
+"""Distributed templates, a stream each, scope fixed at creation. Linked assets' versions are
+recorded here so that the combined spec can always be rebuilt as it was. Also:
+services/templates.py (checks the links; merges a PATCH), infra/http/templates.py."""
 
 from collections.abc import Iterable
 from typing import assert_never

@@ -1,25 +1,6 @@
-"""Tenant settings that change what templates (and workloads) may contain (reference §16), each a
-boolean recorded as an event in the tenant's settings stream.
-
-Fixed keys, with Run:ai's defaults:
-- `workloads.flexibleWorkloadSubmission` (on): off refuses submitting from a template, and
-  creating and changing templates (they apply only to flexible submission);
-- `workloads.flexibleTemplates` (on): off refuses creating and changing templates;
-- `workloads.ngcCatalog` (off): off refuses `imageSource: ngcCatalog` in a template;
-- `workloads.dataVolumes` (on): off refuses `storage.dataVolume` items;
-- `resources.gpuResourceOptimization` (off): GPU portion and memory *limits* need it;
-- `workloads.distributedFrameworks.<Framework>` (on): off refuses that framework everywhere.
-And per cluster: `clusters.<clusterId>.distributedFrameworks.<Framework>` (on) refuses a framework
-for the templates and workloads of one cluster.
-
-And one number (LIMITS), recorded as its own event: `workloads.maxWorkers` (1,000, from 1 up to
-Run:ai's 10,000 for maxReplicas), the most workers (numWorkers, maxReplicas) a template or a
-workload may ask for.
-
-Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
-the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
-HTTP routes.
-"""
+"""Tenant settings that change what templates and workloads may contain (reference §16): boolean
+keys with Run:ai's defaults and `workloads.maxWorkers` (docs/api/organization.md). Also:
+services/tenant_settings.py, projections/tenant_settings.py, infra/http/tenant_settings.py."""
 
 import re
 from collections.abc import Iterable, Mapping

@@ -1,10 +1,6 @@
 """What a backend must start for one run of a workload: the replica groups of its framework, each
-with its resolved container spec, and the workload-wide run policy. Pure, from the recorded
-snapshot alone, so every backend (and every redelivery) starts exactly the same thing.
-
-Roles follow the Kubeflow operators: PyTorch and XGBoost have a Master, TF a Chief, MPI a
-Launcher; JAX has workers only, so a master that is the worker's copy is one more worker.
-"""
+with its resolved container spec, and the run policy. Pure, from the recorded snapshot alone, so
+every backend and redelivery starts exactly the same (docs/decisions/0016-domain-shapes.md)."""
 
 from typing import Final, Literal
 from uuid import UUID

@@ -1,13 +1,6 @@
-"""Distributed workloads: each one a stream, started from a template snapshot.
-
-What a user wants (`desired`: Running, Stopped, Deleted) and what the backend reports (`actual`,
-in Run:ai's phase names) are kept apart. Each start of the workload is a numbered `run` (1, then
-one more per resume); a backend report names its run, so a late report from an earlier run
-cannot move the current one.
-
-Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py the use cases,
-infra/http/workloads.py the HTTP routes.
-"""
+"""Distributed workloads, a stream each: what a user wants (`desired`) apart from what the
+backend reports (`actual`), and each start a numbered `run`, so a late report of an earlier run
+cannot move the current one. Also: services/workloads.py, infra/http/workloads.py."""
 
 from collections.abc import Iterable
 from typing import Final, Literal, assert_never

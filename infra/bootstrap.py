@@ -32,22 +32,9 @@ class Resources:
 
 
 class FairPool(asyncpg.Pool):
-    """A pool that hands its connections out in the order they were asked for (`create_pool`
-    builds every pool so).
-
-    asyncpg's pool wakes its longest waiter when a connection comes back, but a coroutine that asks
-    before the woken one has run takes the connection first (the queue is not empty for it), and the
-    woken waiter goes back to the end of the line. Under load, with new requests arriving between
-    every release and the wake-up, some waiters lose that race again and again: template creates
-    with 64 requests in flight on a pool of 10 had a p99 of 4.5 x their p50, and of 1.4 x once
-    connections were handed over in order (bench/template_create.py). Here every acquire first takes
-    a turn from a first-come, first-served semaphore of as many turns as the pool has connections,
-    so whoever holds a turn finds a connection free and nobody overtakes anybody; the turn is given
-    back with the connection.
-
-    The first connection a write request is handed comes with its writer's standing checked
-    (infra/postgres/writer_standing.py): nothing of the request reaches the database before.
-    """
+    """Hands connections out in the order they were asked for: asyncpg's pool lets a late asker
+    overtake a woken waiter (docs/decisions/0012-process-tuning.md). A write request's first
+    connection comes with its writer's standing checked (infra/postgres/writer_standing.py)."""
 
     __slots__ = ("_holding", "_turns")
 
@@ -227,20 +214,16 @@ async def open_resources(settings: Settings, *, role: str) -> AsyncIterator[Reso
         yield Resources(pool=pool, nc=nc, js=nc.jetstream())
 
 
-# A young collection after this many more containers made than freed, not CPython's 700: a batch
-# of events decoded, folded and written keeps some 15 objects an event alive until it commits,
-# so at 700 the projector collected every 46 events, 15% of its CPU for nothing (the objects
-# were live). Garbage in cycles waits longer to be freed: at most that many containers' worth.
+# A young collection after this many more containers made than freed, not CPython's 700, which
+# collected live batches for nothing; cycles wait at most that long
+# (docs/decisions/0012-process-tuning.md).
 YOUNG_COLLECTION_AFTER: Final = 50_000
 
 
 def freeze_start_up() -> None:
-    """Leave what start-up made (modules, classes, clients, the app and its document: tens of
-    thousands of objects, there for the whole process) out of every later garbage collection.
-    A busy process keeps enough alive across young collections that full collections come
-    often, and walking the start-up objects each time measured as over a tenth of the
-    submitter's CPU in bench/submit, and as 15% of the projection's in bench/projection. Every
-    process freezes them once its resources (and the API its app) are made."""
+    """Leave what start-up made (tens of thousands of objects, kept for good) out of later
+    garbage collections: walking them cost a busy process a tenth of its CPU or more
+    (docs/decisions/0012-process-tuning.md). Called once a process's resources are made."""
     gc.collect()  # what is garbage already is freed, not kept for good
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION_AFTER, *gc.get_threshold()[1:])

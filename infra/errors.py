@@ -4,7 +4,21 @@ Each layer names its own errors: domain/errors.py what a business rule refuses, 
 what a use case reports, infra/errors.py what an adapter reports.
 """
 
+from typing import Final
+
+import asyncpg
+
 from domain.errors import TrainplateError
+
+# What a lost or refused database connection raises where a read reaches the pool itself: the
+# store being away, never the request's fault nor a bug (the HTTP layer answers 503).
+CONNECTION_LOST: Final = (
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.TooManyConnectionsError,
+)
 
 
 class InfraError(TrainplateError):

@@ -92,11 +92,9 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     sweep_interval_s: float = 300.0
     # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config
     kubeconfig: str = ""
-    # kubernetes and dry-run backends, per cluster (one submitter serves one cluster).
-    # Which Kubeflow API the cluster runs: trainer-v2 is a TrainingRuntime per template version
-    # and a TrainJob per workload (Kubeflow Trainer v2.2 or later, with JobSet); v1 is the
-    # Training Operator's PyTorchJob, TFJob, XGBoostJob, JAXJob (v1.7 or later) and MPIJob
-    # v2beta1 (MPI Operator v0.4 or later).
+    # kubernetes and dry-run backends, per cluster: trainer-v2 (a TrainingRuntime per template
+    # version, a TrainJob per workload; Trainer v2.2+ with JobSet) or v1 (Training Operator v1.7+,
+    # MPI Operator v0.4+).
     kubeflow_api: KubeflowApi = "trainer-v2"
     # Whose queues a project's workloads join: runai (Run:ai's scheduler), kai (the KAI
     # scheduler) or kueue; the scheduler name defaults to the one they are scheduled by.
@@ -209,12 +207,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "Settings":
-        """`TRAINPLATE_API_PORT=9000` sets `api_port`; `TRAINPLATE_RELAY__BATCH_SIZE` a nested one.
-
-        `TRAINPLATE_DATABASE_URL` and `TRAINPLATE_NATS_URL` are the documented short forms of
-        `..._DATABASE__URL` and `..._NATS__URL`. Unknown names are ignored; bad values fail here,
-        at start-up, with the path of the offending setting.
-        """
+        """`TRAINPLATE_API_PORT` sets `api_port`, `TRAINPLATE_RELAY__BATCH_SIZE` a nested one,
+        and `TRAINPLATE_DATABASE_URL` stands for `..._DATABASE__URL` (NATS alike). Unknown names
+        are ignored; bad values fail here, at start-up, naming the setting."""
         tree: dict[str, Any] = {}
         for key, value in env.items():
             if not key.startswith(PREFIX):

@@ -36,6 +36,9 @@ class Projection:
     # Optional: the stream types whose events it applies (None: every one). The runner decodes
     # no other event, and passes it by all the same: the checkpoint moves over it.
     streams: frozenset[str] | None = None
+    # Which rows `apply` makes: raised whenever a change to it (or to the tables) should reach
+    # the rows already there. The projector then rebuilds the read model, blue/green.
+    version: int = 1
 
 
 ALL: tuple[Projection, ...] = (
@@ -44,42 +47,49 @@ ALL: tuple[Projection, ...] = (
         application_catalogue.apply,
         (application_catalogue.NAME,),
         streams=frozenset({"application"}),
+        version=1,
     ),
     Projection(
         org_units.NAME,
         org_units.apply,
         (org_units.NAME, "org_units_epoch"),
         streams=frozenset({"cluster", "department", "project"}),
+        version=1,
     ),
     Projection(
         asset_catalogue.NAME,
         asset_catalogue.apply,
         (asset_catalogue.NAME,),
         streams=frozenset({"compute", "credential", "datasource", "environment", "registry"}),
+        version=1,
     ),
     Projection(
         access_rules.NAME,
         access_rules.apply,
         (access_rules.NAME,),
         streams=frozenset({"application", "user"}),
+        version=1,
     ),
     Projection(
         data_volume_catalogue.NAME,
         data_volume_catalogue.apply,
         (data_volume_catalogue.NAME,),
         streams=frozenset({"datavolume"}),
+        version=1,
     ),
     Projection(
         policy_catalogue.NAME,
         policy_catalogue.apply,
         (policy_catalogue.NAME,),
         streams=frozenset({"policy"}),
+        version=1,
     ),
     Projection(
         tenant_settings.NAME,
         tenant_settings.apply,
         (tenant_settings.NAME,),
         streams=frozenset({"tenant"}),
+        version=1,
     ),
     Projection(
         template_catalogue.NAME,
@@ -87,12 +97,14 @@ ALL: tuple[Projection, ...] = (
         (template_catalogue.NAME, "template_asset_states"),
         template_catalogue.apply_batch,
         template_catalogue.STREAMS,
+        version=1,
     ),
     Projection(
         workload_catalogue.NAME,
         workload_catalogue.apply,
         (workload_catalogue.NAME, "workload_pods"),
         streams=frozenset({"workload"}),
+        version=1,
     ),
-    Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES),  # every event
+    Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES, version=1),  # every event
 )

@@ -67,7 +67,7 @@ async def _insert(
 
 
 # The scope's name comes from the org units read model at read time: names can change.
-_SELECT: Final = """
+SELECT: Final = """
 SELECT r.rule_id, r.subject_type, r.subject_id, r.role, r.scope_kind, r.scope_id,
        coalesce(o.name, r.scope_id) AS scope_name, r.created_at, r.created_by
   FROM access_rules r
@@ -75,26 +75,26 @@ SELECT r.rule_id, r.subject_type, r.subject_id, r.role, r.scope_kind, r.scope_id
 """
 
 
-def _row(record: asyncpg.Record) -> AccessRuleRow:
+def row_of(record: asyncpg.Record) -> AccessRuleRow:
     return AccessRuleRow(**dict(record))
 
 
 async def list_rules(conn: Executor) -> list[AccessRuleRow]:
-    return [_row(r) for r in await conn.fetch(f"{_SELECT} ORDER BY r.rule_id")]
+    return [row_of(r) for r in await conn.fetch(f"{SELECT} ORDER BY r.rule_id")]
 
 
 async def get_rule(conn: Executor, rule_id: int) -> AccessRuleRow | None:
     if not 0 < rule_id < 2**31:  # rule ids are positive int4: no rule has another
         return None
-    row = await conn.fetchrow(f"{_SELECT} WHERE r.rule_id = $1", rule_id)
-    return None if row is None else _row(row)
+    row = await conn.fetchrow(f"{SELECT} WHERE r.rule_id = $1", rule_id)
+    return None if row is None else row_of(row)
 
 
 async def rules_of(conn: Executor, subject_type: str, subject_id: str) -> list[AccessRuleRow]:
     """The rules one subject holds (`app` or `user`), oldest first."""
     rows = await conn.fetch(
-        f"{_SELECT} WHERE r.subject_type = $1 AND r.subject_id = $2 ORDER BY r.rule_id",
+        f"{SELECT} WHERE r.subject_type = $1 AND r.subject_id = $2 ORDER BY r.rule_id",
         subject_type,
         subject_id,
     )
-    return [_row(r) for r in rows]
+    return [row_of(r) for r in rows]

@@ -1,6 +1,6 @@
 """Read model of data volumes: one row per live data volume, with the scopes it is shared with
-(each stamped with when and by whom it was shared). Lists read it whole and select, sort and
-page in the API (infra/http/data_volume_queries.py): a tenant holds few data volumes."""
+(each stamped with when and by whom it was shared). Lists select, sort and page it in SQL
+(projections/queries/data_volume_reads.py)."""
 
 from datetime import datetime
 from typing import Final
@@ -101,12 +101,12 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
             pass  # not an event this read model cares about
 
 
-_COLUMNS: Final = """datavolume_id, name, description, project_id, department_id, cluster_id,
+COLUMNS: Final = """datavolume_id, name, description, project_id, department_id, cluster_id,
     origin_pvc_name, use_original_volume, shared_scopes::text AS shared_scopes, created_at,
     created_by, updated_at, updated_by, version"""
 
 
-def _row(record: asyncpg.Record) -> DataVolumeRow:
+def row_of(record: asyncpg.Record) -> DataVolumeRow:
     return DataVolumeRow(
         datavolume_id=record["datavolume_id"],
         name=record["name"],
@@ -127,13 +127,13 @@ def _row(record: asyncpg.Record) -> DataVolumeRow:
 
 async def list_all(conn: Executor) -> list[DataVolumeRow]:
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM data_volume_catalogue ORDER BY name, datavolume_id"
+        f"SELECT {COLUMNS} FROM data_volume_catalogue ORDER BY name, datavolume_id"
     )
-    return [_row(r) for r in rows]
+    return [row_of(r) for r in rows]
 
 
 async def get_one(conn: Executor, datavolume_id: UUID) -> DataVolumeRow | None:
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM data_volume_catalogue WHERE datavolume_id = $1", datavolume_id
+        f"SELECT {COLUMNS} FROM data_volume_catalogue WHERE datavolume_id = $1", datavolume_id
     )
-    return None if row is None else _row(row)
+    return None if row is None else row_of(row)

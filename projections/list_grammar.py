@@ -1,11 +1,10 @@
 """Run:ai's `filterBy` grammar: `<field><operator><value>` items (`name=^ddp`,
 `createdAt>=2026-01-01T00:00:00Z`), over the fields one kind of list is filtered by.
 
-Parsed here for every list. The template catalogue decides the conditions in SQL
-(projections/template_pages.py) as the lists that are read whole (access rules, org units,
-workloads) decide them row by row with `holds`: text compares by code point, a missing value
-reads as the empty string, a time is compared as a time. The pods' read model decides its own
-in SQL (projections/workload_pods.py).
+Parsed here for every list, and decided in SQL by projections/list_sql.py for all but the
+org units, still decided row by row with `holds` (which the tests keep as the grammar's
+oracle): text compares by code point, a missing value reads as the empty string, a time is
+compared as a time.
 """
 
 import re
@@ -67,7 +66,7 @@ class Grammar:
         field, operator, wanted = match.groups()
         if field in self._dates:
             return Condition(field, operator, _moment(index, operator, wanted))
-        if field in self._numbers and operator in _COMPARING and _number(wanted) is None:
+        if field in self._numbers and operator in _COMPARING and number(wanted) is None:
             raise InvalidFilterError(index, f"{field} is a number; {wanted!r} is not")
         return Condition(field, operator, wanted)
 
@@ -102,7 +101,7 @@ def in_utc(moment: datetime) -> datetime | None:
         return None
 
 
-def _number(text: str) -> float | None:
+def number(text: str) -> float | None:
     try:
         number = float(text)
     except ValueError:
@@ -132,7 +131,7 @@ def holds(condition: Condition, value: Value) -> bool:
         return test(value.isoformat(), condition.value)
     is_number = isinstance(value, int | float) and not isinstance(value, bool)
     if is_number and condition.operator in _COMPARING:
-        wanted = _number(condition.value)
+        wanted = number(condition.value)
         return wanted is not None and test(value, wanted)
     if isinstance(value, bool):
         return test(str(value).lower(), condition.value)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from projections.list_grammar import Condition
+from projections.list_grammar import Condition, number
 
 _TEXT_TESTS: Final = {
     # By code point as the other tests (the same answer, collations here being deterministic),
@@ -23,16 +23,29 @@ _TEXT_TESTS: Final = {
     "=$": "right({e}, length({v})) = {v}",
 }
 _DATE_TESTS: Final = {"==": "=", "!=": "<>", "<=": "<=", ">=": ">="}
+_DISTINCT_DATE_TESTS: Final = {**_DATE_TESTS, "!=": "IS DISTINCT FROM"}
+_NUMBER_TESTS: Final = _DATE_TESTS
 
 
 class Where:
     """The conditions of one query and their parameters, numbered as they are added. `text`
     maps each text field to its SQL expression (never NULL), `dates` each time field to its
-    column."""
+    column, `numbers` each number field to its expression (compared as a number by ==, !=, <=
+    and >=, read as its text by the others); with `missing_time_differs`, `!=` holds of a
+    missing time (the pods' list)."""
 
-    def __init__(self, text: Mapping[str, str], dates: Mapping[str, str]) -> None:
-        self._text = text
+    def __init__(
+        self,
+        text: Mapping[str, str],
+        dates: Mapping[str, str],
+        *,
+        numbers: Mapping[str, str] | None = None,
+        missing_time_differs: bool = False,
+    ) -> None:
+        self._numbers = numbers or {}
+        self._text = {**text, **{f: f"({e})::text" for f, e in self._numbers.items()}}
         self._dates = dates
+        self._date_tests = _DISTINCT_DATE_TESTS if missing_time_differs else _DATE_TESTS
         self.params: list[Any] = []
         self.where: list[str] = []
 
@@ -46,9 +59,16 @@ class Where:
 
     def condition(self, condition: Condition) -> None:
         if isinstance(condition.value, datetime):
-            test = _DATE_TESTS[condition.operator]
+            test = self._date_tests[condition.operator]
             column = self._dates[condition.field]
             self.where.append(f"{column} {test} {self.param(condition.value)}::timestamptz")
+            return
+        if condition.field in self._numbers and condition.operator in _NUMBER_TESTS:
+            wanted = number(condition.value)
+            assert wanted is not None  # the grammar refuses any other
+            test = _NUMBER_TESTS[condition.operator]
+            column = self._numbers[condition.field]
+            self.where.append(f"({column}) {test} {self.param(wanted)}::float8")
             return
         expression = self._text[condition.field]
         if condition.operator == "=^":

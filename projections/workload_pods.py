@@ -26,6 +26,7 @@ from domain.events import (
 )
 from domain.template_specs import ReplicaSpec
 from projections.executor import Executor
+from projections.list_sql import Where
 from projections.template_queries import Condition
 
 _encode = msgspec.json.Encoder().encode
@@ -175,41 +176,28 @@ class Query(msgspec.Struct, frozen=True, kw_only=True):
     search: str | None = None
 
 
-_TESTS: Final = {
-    "==": "{e} = {v}",
-    "!=": "{e} IS DISTINCT FROM {v}",
-    "<=": "{e} <= {v}",
-    ">=": "{e} >= {v}",
-    "=@": "strpos({e}, {v}) > 0",
-    "!@": "strpos({e}, {v}) = 0",
-    "=^": "left({e}, length({v})) = {v}",
-    "=$": "right({e}, length({v})) = {v}",
-}
+_TEXT: Final = {field: column for field, column in COLUMNS.items() if field not in DATES}
+_DATES: Final = {field: column for field, column in COLUMNS.items() if field in DATES}
 
 
 def _where(query: Query) -> tuple[str, list[Any]]:
-    params: list[Any] = [query.project_ids, query.deleted]
-    where = ["($1::text[] IS NULL OR project_id = ANY($1))", "(deleted_at IS NOT NULL) = $2"]
-
-    def param(value: Any) -> str:
-        params.append(value)
-        return f"${len(params)}"
-
+    """The list grammar's conditions (projections/list_sql.py), a missing time differing from
+    every time, with the pods' own: the projects, deleted or not, one workload, completed."""
+    where = Where(_TEXT, _DATES, missing_time_differs=True)
+    projects, deleted = where.param(query.project_ids), where.param(query.deleted)
+    where.where += [
+        f"({projects}::text[] IS NULL OR project_id = ANY({projects}))",
+        f"(deleted_at IS NOT NULL) = {deleted}",
+    ]
     if query.workload_id is not None:
-        where.append(f"workload_id = {param(query.workload_id)}")
+        where.where.append(f"workload_id = {where.param(query.workload_id)}")
     for condition in query.conditions:
-        column = COLUMNS[condition.field]
-        cast = "::timestamptz" if condition.field in DATES else "::text"
-        test = _TESTS[condition.operator]
-        where.append(test.format(e=column, v=param(condition.value) + cast))
+        where.condition(condition)
     if query.completed is not None:
-        where.append(f"(phase IN ('Succeeded', 'Failed')) = {param(query.completed)}")
+        where.where.append(f"(phase IN ('Succeeded', 'Failed')) = {where.param(query.completed)}")
     if query.search:
-        needle = param(query.search.lower())
-        where.append(
-            f"(strpos(lower(name), {needle}) > 0 OR strpos(lower(workload_name), {needle}) > 0)"
-        )
-    return " AND ".join(where), params
+        where.search(query.search, ("name", "workload_name"))
+    return where.clause, where.params
 
 
 async def page(

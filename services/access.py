@@ -13,7 +13,8 @@ from domain.events import Event, EventMetadata
 from domain.values import TENANT, Grant, Role, ScopeRef
 from services.errors import NameTakenError, NotPermittedError
 from services.kinds import fold_as
-from services.ports import NameHolder, Stream, StreamLoader, StreamReader
+from services.ports.event_store import Stream, StreamLoader, StreamReader
+from services.ports.name_lookups import NameHolder
 from services.prefetch import actor_stream, prefetch
 
 

@@ -18,14 +18,15 @@ from domain.values import TENANT, AccessRule
 from services import access, stamps
 from services.errors import IdempotencyKeyReusedError, InvalidRequestError, VersionConflictError
 from services.kinds import fold_as
-from services.ports import IdSequence, RuleHolders, Stream, Streams
+from services.ports.event_store import Append, EventStore, Stream
+from services.ports.name_lookups import IdSequence, RuleHolders
 from services.races import decided_again
 from services.stamps import Stamped, Stamps
 
 
 @decided_again
 async def create_access_rule(
-    cmd: CreateAccessRule, *, store: Streams, ids: IdSequence
+    cmd: CreateAccessRule, *, store: EventStore, ids: IdSequence
 ) -> Stamped[AccessRule]:
     """Grant the role, and say when and by whom it was granted; granting what the subject
     already holds returns that rule, as it was granted. Sent again under its key, the rule it
@@ -53,7 +54,7 @@ async def create_access_rule(
 async def _grant(
     cmd: CreateAccessRule,
     keyed_id: int | None,
-    store: Streams,
+    store: EventStore,
     ids: IdSequence,
     stream: Stream | None = None,
 ) -> Stamped[AccessRule]:
@@ -77,7 +78,7 @@ async def _grant(
         state = fold_as(applications.fold, stream.events)
         events.extend(applications.grant_role(state, UUID(cmd.subject_id), rule))
     result = await store.append(
-        stream_id, events, expected_version=stream.version, metadata=cmd.metadata
+        Append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
     )
     granted = stamps.appended(stream, result, cmd.metadata).updated
     return Stamped(state=rule, stamps=Stamps(created=granted, updated=granted))
@@ -119,7 +120,7 @@ def _grant_of(events: Sequence[Event], rule_id: int) -> int | None:
 
 @decided_again
 async def delete_access_rule(
-    cmd: DeleteAccessRule, *, store: Streams, holders: RuleHolders
+    cmd: DeleteAccessRule, *, store: EventStore, holders: RuleHolders
 ) -> None:
     """Revoke the rule, from the stream of the subject that holds it."""
     holder = await holders.holder(cmd.rule_id)
@@ -147,7 +148,9 @@ async def delete_access_rule(
     else:
         state = fold_as(applications.fold, stream.events)
         events.extend(applications.revoke_role(state, UUID(subject_id), cmd.rule_id))
-    await store.append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
+    await store.append(
+        Append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata)
+    )
 
 
 def _stream_of(kind: str, subject_id: str) -> UUID:

@@ -19,7 +19,13 @@ from services import access, stamps
 from services.errors import FirstSecretGoneError, VersionConflictError
 from services.idempotency import first_creation
 from services.kinds import fold_as
-from services.ports import AppendResult, ApplicationRegistry, Stream, StreamLoader, Streams
+from services.ports.event_store import Append, AppendResult, EventStore, Stream, StreamLoader
+from services.ports.kept_secrets import (
+    ApplicationRegistry,
+    ApplicationSecret,
+    ApplicationSecretDestroyed,
+    ApplicationSecretReplaced,
+)
 from services.races import decided_again
 from services.stamps import Stamped
 
@@ -41,13 +47,13 @@ class Registration(msgspec.Struct, frozen=True, kw_only=True):
 
 @decided_again
 async def create_application(
-    cmd: CreateApplication, *, secret: str, registry: ApplicationRegistry
+    cmd: CreateApplication, *, secret: str, store: EventStore, registry: ApplicationRegistry
 ) -> Registration:
     """Register an application whose client id is its name; the secret is shown to the caller
     once, by the caller, and kept here only as a hash (and, for a create under an
     Idempotency-Key, sealed, to answer its retries: services/idempotency.py)."""
-    await require_admin(cmd.metadata, "create service accounts", streams=registry)
-    stream = await registry.load(cmd.application_id)
+    await require_admin(cmd.metadata, "create service accounts", streams=store)
+    stream = await store.load(cmd.application_id)
     if cmd.keyed and stream.version:
         return await _first_answer(registry, cmd, stream)
     events = applications.create(
@@ -58,18 +64,20 @@ async def create_application(
         grants=cmd.grants,
     )
     try:
-        await registry.register(
-            cmd.application_id,
-            events,
-            expected_version=stream.version,
-            client_id=cmd.name,
-            secret=secret,
-            metadata=cmd.metadata,
-            kept_for_retries=cmd.keyed,
+        await store.append(
+            Append(
+                cmd.application_id,
+                events,
+                expected_version=stream.version,
+                metadata=cmd.metadata,
+                secret=ApplicationSecret(
+                    client_id=cmd.name, secret=secret, kept_for_retries=cmd.keyed
+                ),
+            )
         )
     except VersionConflictError:
         # A concurrent attempt under the same key may have won: then its answer is ours.
-        stream = await registry.load(cmd.application_id)
+        stream = await store.load(cmd.application_id)
         if not cmd.keyed or not stream.version:
             raise
         return await _first_answer(registry, cmd, stream)
@@ -94,39 +102,47 @@ async def _first_answer(
 
 
 @decided_again
-async def delete_application(cmd: DeleteApplication, *, registry: ApplicationRegistry) -> None:
+async def delete_application(cmd: DeleteApplication, *, store: EventStore) -> None:
     """Delete an application and destroy its secret; deleting it again is a no-op."""
-    await require_admin(cmd.metadata, "delete service accounts", streams=registry)
-    stream = await registry.load(cmd.application_id)
+    await require_admin(cmd.metadata, "delete service accounts", streams=store)
+    stream = await store.load(cmd.application_id)
     events = applications.delete(fold_as(applications.fold, stream.events), cmd.application_id)
     if events:
-        await registry.unregister(
-            cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
+        await store.append(
+            Append(
+                cmd.application_id,
+                events,
+                expected_version=stream.version,
+                metadata=cmd.metadata,
+                secret=ApplicationSecretDestroyed(),
+            )
         )
 
 
 @decided_again
 async def rotate_application_secret(
-    cmd: RotateApplicationSecret, *, secret: str, registry: ApplicationRegistry
+    cmd: RotateApplicationSecret, *, secret: str, store: EventStore
 ) -> AppendResult:
     """Give a live application a new secret; the old one stops working at once."""
-    await require_admin(cmd.metadata, "regenerate service account secrets", streams=registry)
-    stream = await registry.load(cmd.application_id)
+    await require_admin(cmd.metadata, "regenerate service account secrets", streams=store)
+    stream = await store.load(cmd.application_id)
     events = applications.rotate_secret(
         fold_as(applications.fold, stream.events), cmd.application_id
     )
-    return await registry.replace_secret(
-        cmd.application_id,
-        events,
-        expected_version=stream.version,
-        secret=secret,
-        metadata=cmd.metadata,
+    return await store.append(
+        Append(
+            cmd.application_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            secret=ApplicationSecretReplaced(secret),
+        )
     )
 
 
 @decided_again
 async def set_application_enabled(
-    cmd: SetApplicationEnabled, *, store: Streams
+    cmd: SetApplicationEnabled, *, store: EventStore
 ) -> Stamped[applications.Application]:
     """Disable (or enable again) an application; return it as it now is."""
     await require_admin(cmd.metadata, "update service accounts", streams=store)
@@ -138,6 +154,6 @@ async def set_application_enabled(
     if not events:
         return Stamped(state=updated, stamps=stamps.loaded(stream))
     result = await store.append(
-        cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata
+        Append(cmd.application_id, events, expected_version=stream.version, metadata=cmd.metadata)
     )
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))

@@ -32,7 +32,14 @@ from domain.values import AssetKind, AssetMeta, ScopeRef
 from services import access, idempotency, stamps, tenant_settings, uses
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as, live_scope
-from services.ports import NameClaim, StreamLoader, StreamReader, Streams, Uses
+from services.ports.event_store import (
+    Append,
+    EventStore,
+    NameClaim,
+    StreamLoader,
+    StreamReader,
+    Uses,
+)
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.races import decided_again
 from services.stamps import Stamped
@@ -47,7 +54,7 @@ SCOPE_FIELDS = {
 
 
 @decided_again
-async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
+async def create_asset(cmd: CreateAsset, *, streams: EventStore) -> Stamped[Asset]:
     """Create the asset; return it as written."""
     kind = assets.kind_of(cmd.spec)
 
@@ -82,7 +89,7 @@ async def create_asset(cmd: CreateAsset, *, streams: Streams) -> Stamped[Asset]:
 
 @decided_again
 async def update_asset(
-    cmd: UpdateAsset, *, streams: Streams, reads: StreamLoader | None = None
+    cmd: UpdateAsset, *, streams: EventStore, reads: StreamLoader | None = None
 ) -> Stamped[Asset]:
     """Replace the asset's name, description and spec; return it as it now is. `reads`: the
     streams the request read a moment before to check the asset is visible (`require_visible`,
@@ -107,12 +114,14 @@ async def update_asset(
         return Stamped(state=current, stamps=stamps.loaded(stream))
     updated = _after(stream.events, events)
     result = await streams.append(
-        cmd.asset_id,
-        events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=name_claim(kind, updated.meta),
-        uses=uses_of(kind, updated.meta, cmd.spec),
+        Append(
+            cmd.asset_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=name_claim(kind, updated.meta),
+            uses=uses_of(kind, updated.meta, cmd.spec),
+        )
     )
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
@@ -154,7 +163,7 @@ async def check_update(
     description: str | None,
     spec: AssetSpec,
     *,
-    streams: Streams,
+    streams: EventStore,
 ) -> None:
     """Refuse what an update to these values would refuse, writing nothing: the rules of the
     asset and its spec, the credentials it reads, the settings it needs; so a preview of the
@@ -174,7 +183,7 @@ async def _update_events(
 
 
 @decided_again
-async def delete_asset(cmd: DeleteAsset, *, streams: Streams) -> None:
+async def delete_asset(cmd: DeleteAsset, *, streams: EventStore) -> None:
     """Delete the asset and free its name; refused while templates or other assets use it
     (decided in the deletion's own transaction); deleting it again is a no-op."""
     stream = await streams.load(cmd.asset_id)
@@ -189,13 +198,15 @@ async def delete_asset(cmd: DeleteAsset, *, streams: Streams) -> None:
     events = assets.delete(state, cmd.kind, cmd.asset_id)
     if events:
         await streams.append(
-            cmd.asset_id,
-            events,
-            expected_version=stream.version,
-            metadata=cmd.metadata,
-            name=None,
-            uses=Uses(user=f"{cmd.kind} {state.meta.name}"),
-            unused=lambda users: assets.AssetInUseError(cmd.kind, cmd.asset_id, users),
+            Append(
+                cmd.asset_id,
+                events,
+                expected_version=stream.version,
+                metadata=cmd.metadata,
+                name=None,
+                uses=Uses(user=f"{cmd.kind} {state.meta.name}"),
+                unused=lambda users: assets.AssetInUseError(cmd.kind, cmd.asset_id, users),
+            )
         )
 
 

@@ -5,7 +5,7 @@ Credentials, layer by layer: domain/credentials.py the rules, services/credentia
 infra/http/credentials.py the HTTP routes.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from uuid import UUID
 
 from domain import credentials
@@ -17,15 +17,13 @@ from domain.values import AssetMeta, ScopeRef
 from services import access, idempotency, stamps, uses
 from services.assets import in_scope, placed, placing
 from services.kinds import live_scope
-from services.ports import (
-    AppendResult,
+from services.ports.event_store import Append, EventStore, NameClaim, StreamLoader
+from services.ports.kept_secrets import (
+    CredentialValues,
+    CredentialValuesDestroyed,
     CredentialVault,
-    NameClaim,
-    NameHolders,
-    Stream,
-    StreamLoader,
-    Uses,
 )
+from services.ports.name_lookups import NameHolders
 from services.prefetch import Prefetched, prefetch
 from services.races import decided_again
 from services.stamps import Stamped
@@ -33,7 +31,7 @@ from services.stamps import Stamped
 
 @decided_again
 async def create_credential(
-    cmd: CreateCredential, *, vault: CredentialVault
+    cmd: CreateCredential, *, store: EventStore, vault: CredentialVault
 ) -> Stamped[Credential]:
     """Create the credential, its values sealed with it; return it as written. Sent again
     under the same idempotency key, the first answer, with nothing written."""
@@ -41,7 +39,7 @@ async def create_credential(
     given = {name: value for name, value in values.items() if value is not None}
 
     async def decide(remembered: bool) -> idempotency.Decision:
-        loader = await prefetch(vault, placing(cmd), remembered=remembered)
+        loader = await prefetch(store, placing(cmd), remembered=remembered)
         meta = await placed(cmd, "create credentials", streams=loader)
         secret = vault.reference(cmd.asset_id, given) if given else None
         return idempotency.Decision(
@@ -54,60 +52,26 @@ async def create_credential(
         )
 
     _, creation = await idempotency.create_decided(
-        Sealing(vault, given or None),
+        store,
         cmd.asset_id,
         decide,
         request=cmd,
         secrets=vault.reference(cmd.asset_id, given) if given and cmd.keyed else None,
         keyed=cmd.keyed,
         metadata=cmd.metadata,
+        secret=CredentialValues(given) if given else None,
     )
     return Stamped(state=_after((), creation.events), stamps=creation.stamps)
 
 
-class Sealing:
-    """The vault as a create appends through it (services/idempotency.py): the first events
-    with `values` sealed beside them, in their transaction."""
-
-    def __init__(self, vault: CredentialVault, values: Mapping[str, str] | None) -> None:
-        self._vault = vault
-        self._values = values
-
-    async def load(self, stream_id: UUID, /) -> Stream:
-        return await self._vault.load(stream_id)
-
-    async def append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        /,
-        *,
-        expected_version: int,
-        metadata: EventMetadata,
-        name: NameClaim | None,
-        uses: Uses | None = None,
-        checked: Mapping[UUID, int] | None = None,
-    ) -> AppendResult:
-        return await self._vault.append(
-            stream_id,
-            events,
-            expected_version=expected_version,
-            metadata=metadata,
-            name=name,
-            values=self._values,
-            uses=uses,
-            checked=checked,
-        )
-
-
 @decided_again
 async def update_credential(
-    cmd: UpdateCredential, *, vault: CredentialVault, reads: StreamLoader | None = None
+    cmd: UpdateCredential, *, store: EventStore, reads: StreamLoader | None = None
 ) -> Stamped[Credential]:
     """Rename (no name given: it stays) or re-describe; the values stay as they were. `reads`:
     what the request's visibility check read a moment before (services/assets.py
     `update_asset`)."""
-    loader = reads or vault
+    loader = reads or store
     stream = await loader.load(cmd.asset_id)
     current = credentials.live(credentials.fold(stream.events), cmd.kind, cmd.asset_id)
     name = current.meta.name if cmd.name is None else cmd.name
@@ -125,12 +89,14 @@ async def update_credential(
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))
     updated = _after(stream.events, events)
-    result = await vault.append(
-        cmd.asset_id,
-        events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=_claim(updated.meta),
+    result = await store.append(
+        Append(
+            cmd.asset_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=_claim(updated.meta),
+        )
     )
     return Stamped(state=updated, stamps=stamps.appended(stream, result, cmd.metadata))
 
@@ -150,10 +116,10 @@ async def require_visible(
 
 
 @decided_again
-async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) -> None:
+async def delete_credential(cmd: DeleteCredential, *, store: EventStore) -> None:
     """Refused while something uses it (decided in the deletion's own transaction); otherwise
     its values are destroyed with it."""
-    stream = await vault.load(cmd.asset_id)
+    stream = await store.load(cmd.asset_id)
     state = credentials.fold(stream.events)
     if state is None or state.kind != cmd.kind:
         raise AssetNotFoundError(cmd.kind, cmd.asset_id)
@@ -163,17 +129,18 @@ async def delete_credential(cmd: DeleteCredential, *, vault: CredentialVault) ->
         state.meta.lineage,
         "editor",
         "delete credentials",
-        streams=vault,
+        streams=store,
         unseen=AssetNotFoundError(cmd.kind, cmd.asset_id),
     )
     await uses.delete_unused(
-        vault,
+        store,
         cmd.asset_id,
         stream,
         credentials.delete(state, cmd.kind, cmd.asset_id),
         metadata=cmd.metadata,
         user=f"{cmd.kind} {state.meta.name}",
         in_use=lambda users: credentials.CredentialInUseError(cmd.asset_id, users),
+        secret=CredentialValuesDestroyed(),
     )
 
 

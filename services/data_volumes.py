@@ -33,7 +33,16 @@ from services import access, idempotency, stamps, uses
 from services.assets import placement
 from services.errors import NotPermittedError
 from services.kinds import fold_as, live_scope
-from services.ports import NameClaim, NameHolder, Stream, StreamLoader, Streams, Uses, Written
+from services.ports.event_store import (
+    Append,
+    EventStore,
+    NameClaim,
+    Stream,
+    StreamLoader,
+    Uses,
+    Written,
+)
+from services.ports.name_lookups import NameHolder
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.races import decided_again
 from services.stamps import Stamped
@@ -45,7 +54,7 @@ Refusal = Callable[[str, str], Exception]
 
 
 @decided_again
-async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stamped[DataVolume]:
+async def create_data_volume(cmd: CreateDataVolume, *, streams: EventStore) -> Stamped[DataVolume]:
     """Create the data volume; return it as written. Sent again under the same idempotency key,
     the first answer, with nothing written."""
     project = ScopeRef("project", cmd.project_id)
@@ -95,7 +104,9 @@ async def create_data_volume(cmd: CreateDataVolume, *, streams: Streams) -> Stam
 
 
 @decided_again
-async def describe_data_volume(cmd: DescribeDataVolume, *, streams: Streams) -> Stamped[DataVolume]:
+async def describe_data_volume(
+    cmd: DescribeDataVolume, *, streams: EventStore
+) -> Stamped[DataVolume]:
     """A new description; none given: it stays."""
     stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "update", streams)
     if cmd.description is None:
@@ -108,7 +119,7 @@ async def describe_data_volume(cmd: DescribeDataVolume, *, streams: Streams) -> 
 
 @decided_again
 async def share_data_volume(
-    cmd: ShareDataVolume, *, streams: Streams
+    cmd: ShareDataVolume, *, streams: EventStore
 ) -> tuple[tuple[SharedScope, Written], ...]:
     """Share and unshare as asked; the scopes the data volume is then shared with, each with
     when and by whom the event that shared it last was written. Each scope added or removed
@@ -139,12 +150,14 @@ async def share_data_volume(
         return _shared(stream)
     unsharing = any(isinstance(e, DataVolumeUnshared) for e in events)
     result = await streams.append(
-        cmd.datavolume_id,
-        events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=_claim(current.meta),
-        unused=_in_use(cmd.datavolume_id, "unshared") if unsharing else None,
+        Append(
+            cmd.datavolume_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=_claim(current.meta),
+            unused=_in_use(cmd.datavolume_id, "unshared") if unsharing else None,
+        )
     )
     now = stamps.appended(stream, result, cmd.metadata).updated
     after = Stream(
@@ -198,7 +211,7 @@ async def require_visible(datavolume_id: UUID, actor: EventMetadata, streams: St
 
 
 @decided_again
-async def delete_data_volume(cmd: DeleteDataVolume, *, streams: Streams) -> None:
+async def delete_data_volume(cmd: DeleteDataVolume, *, streams: EventStore) -> None:
     """Refused while a template mounts it (decided in the deletion's own transaction). Deleting
     it again is a no-op."""
     stream = await streams.load(cmd.datavolume_id)
@@ -272,7 +285,7 @@ async def _enabled(streams: StreamLoader, field: str) -> None:
 
 
 async def _managed(
-    datavolume_id: UUID, metadata: EventMetadata, action: str, streams: Streams
+    datavolume_id: UUID, metadata: EventMetadata, action: str, streams: EventStore
 ) -> tuple[Stream, DataVolume]:
     stream = await streams.load(datavolume_id)
     current = data_volumes.live(_fold(stream.events), datavolume_id)
@@ -313,7 +326,7 @@ def name_namespace(cluster_id: UUID) -> str:
 
 
 async def _written(
-    streams: Streams,
+    streams: EventStore,
     stream: Stream,
     events: Sequence[Event],
     metadata: EventMetadata,
@@ -324,11 +337,13 @@ async def _written(
     state = data_volumes.fold((*stream.events, *events))
     assert state is not None
     result = await streams.append(
-        state.id,
-        events,
-        expected_version=stream.version,
-        metadata=metadata,
-        name=_claim(state.meta),
-        uses=uses,
+        Append(
+            state.id,
+            events,
+            expected_version=stream.version,
+            metadata=metadata,
+            name=_claim(state.meta),
+            uses=uses,
+        )
     )
     return Stamped(state=state, stamps=stamps.appended(stream, result, metadata))

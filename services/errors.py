@@ -46,7 +46,7 @@ class VersionConflictError(ApplicationError):
 
 class StaleReadError(VersionConflictError):
     """A stream a decision rested on had moved on by the time its append was written
-    (`Streams.append`'s `checked`): nothing was written, and the decision is to be made again
+    (`EventStore.append`'s `checked`): nothing was written, and the decision is to be made again
     from the streams as they now are."""
 
     slug = "version-conflict"

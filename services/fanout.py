@@ -37,7 +37,8 @@ from domain.events import (
 )
 from services.bounded import Bounded
 from services.errors import VersionConflictError
-from services.ports import BatchAppender, LinkIndex, OneAppend
+from services.ports.event_store import EventStore, OneAppend
+from services.ports.read_side import LinkIndex
 
 ACTOR = "linked-asset-fanout"
 BATCH = 500  # templates read and written per statement
@@ -81,7 +82,7 @@ async def handle(
     recorded: RecordedEvent,
     *,
     index: LinkIndex,
-    store: BatchAppender,
+    store: EventStore,
     followed: Followed | None = None,
 ) -> int:
     """Act on one event of the log; returns how many template events it appended. `followed`:
@@ -121,7 +122,7 @@ async def _follow(
     template_ids: Sequence[UUID],
     asset_id: UUID,
     version: int,
-    store: BatchAppender,
+    store: EventStore,
     followed: Followed,
 ) -> int:
     """Move each template on to the asset's version: one read and one write for them all, then

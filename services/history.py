@@ -23,7 +23,8 @@ from domain.templates import Template, TemplateNotFoundError
 from domain.workloads import WORKLOAD_EVENTS, Workload
 from services.errors import InvalidRequestError
 from services.kinds import fold_as
-from services.ports import RecordedHistory, StreamLoader
+from services.ports.event_store import StreamLoader
+from services.ports.read_side import RecordedHistory
 from services.templates import combined
 
 

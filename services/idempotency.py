@@ -2,9 +2,9 @@
 
 The new stream's id is derived from the caller and the key (`creation_id`), so a retry reaches
 the stream its first attempt made (a department or project, whose id Run:ai numbers, is issued
-its number for that id once: services/ports.py `IdSequence`). A keyed creation's events carry
-its request digested (`request_digest`, in their metadata; a workload's in its first event,
-services/workloads.py), and a retry looks the stream up before it decides anything
+its number for that id once: services/ports/name_lookups.py `IdSequence`). A keyed creation's
+events carry its request digested (`request_digest`, in their metadata; a workload's in its
+first event, services/workloads.py), and a retry looks the stream up before it decides anything
 (`create_decided`): the same digest, and the answer is the first result, with nothing written,
 whatever has changed since (a setting turned off, an asset edited); another, and the key was
 reused for another request (422). A stream written before requests were digested is answered
@@ -13,7 +13,7 @@ where those events also hold what the create resolved from other streams, which 
 on, only the request is compared (a template's assets' versions are left out,
 services/templates.py). Two attempts racing
 each other meet on the stream's version (and the name claim): the loser reads the winner's
-events and answers them, inside a unit of work too (Streams.transaction: a refused append undoes
+events and answers them, inside a unit of work too (EventStore.transaction: a refused append undoes
 only itself there). Without a key the id is fresh, and nothing is looked up. A service
 account's first answer also shows its secret, which is not in its events: created under a key,
 it is kept sealed for the retries, for a day at most (services/applications.py,
@@ -35,7 +35,8 @@ from domain.commands import SecretValues
 from domain.events import Event, EventMetadata
 from services import stamps
 from services.errors import IdempotencyKeyReusedError, NameTakenError, VersionConflictError
-from services.ports import CreationStore, NameClaim, Stream, Uses, Written
+from services.ports.event_store import Append, EventStore, NameClaim, Stream, Uses, Written
+from services.ports.kept_secrets import SecretRow
 from services.prefetch import decided
 from services.stamps import Stamps
 
@@ -106,7 +107,7 @@ class Creation(msgspec.Struct, frozen=True, kw_only=True):
 
 
 async def create_once(
-    streams: CreationStore,
+    streams: EventStore,
     stream_id: UUID,
     events: Sequence[Event],
     *,
@@ -117,6 +118,7 @@ async def create_once(
     same: Same = _equal,
     checked: Mapping[UUID, int] | None = None,
     looked_up: bool = False,
+    secret: SecretRow | None = None,
 ) -> Creation:
     """Append a creation's `events` as the stream's first (with its name claim and uses, and
     what it was decided on `checked`) unless an earlier attempt under the same key did; the
@@ -124,7 +126,7 @@ async def create_once(
     is not read again before the append (an attempt that got there since is met at the
     append, as any race is). A keyed creation's `metadata` carries its request digest
     (`digested`): a retry is told by it first, by comparing events only where the stream has
-    none."""
+    none. `secret`: kept beside the events (Append.secret)."""
     if (
         keyed
         and not looked_up
@@ -133,13 +135,16 @@ async def create_once(
         return found
     try:
         result = await streams.append(
-            stream_id,
-            events,
-            expected_version=0,
-            metadata=metadata,
-            name=name,
-            uses=uses,
-            checked=checked,
+            Append(
+                stream_id,
+                events,
+                expected_version=0,
+                metadata=metadata,
+                name=name,
+                uses=uses,
+                checked=checked,
+                secret=secret,
+            )
         )
     except (VersionConflictError, NameTakenError):
         if not keyed:
@@ -168,7 +173,7 @@ Decided = TypeVar("Decided", bound=Decision)
 
 
 async def create_decided(
-    streams: CreationStore,
+    streams: EventStore,
     stream_id: UUID,
     decide: Callable[[bool], Awaitable[Decided]],
     *,
@@ -178,6 +183,7 @@ async def create_decided(
     metadata: EventMetadata,
     same: Same = _equal,
     looked_up: bool = False,
+    secret: SecretRow | None = None,
 ) -> tuple[Decided | None, Creation]:
     """`create_once` what `decide` decides, on remembered streams first (`decided`); the
     decision written, and the creation. Sent under a key (`request` is the command), the
@@ -185,7 +191,8 @@ async def create_decided(
     without deciding anything again (no decision, then), so a retry answers the first result
     even when the create would now be refused. `request` None: the events carry the request
     themselves, and the caller has looked the stream up (a workload's). `secrets`: what the
-    digest takes in place of the request's secret values (`request_digest`)."""
+    digest takes in place of the request's secret values (`request_digest`), and `secret`
+    what the append keeps beside the events (Append.secret)."""
     if keyed and request is not None:
         metadata = digested(metadata, request_digest(request, secrets))
         if not looked_up:
@@ -206,6 +213,7 @@ async def create_decided(
             same=same,
             checked=decision.checked,
             looked_up=looked_up,
+            secret=secret,
         )
         return decision, creation
 

@@ -3,7 +3,7 @@ stream): the state, or None when the events are another kind's; and where a thin
 lives, as a check of who may see it asks.
 
 A store that hands the same events out again (the streams it remembers, infra/postgres/
-remembered_streams.py, handed out as the same tuple until they move on) says so with
+units_of_work.py `RememberedStreams`, handed out as the same tuple until they move on) says so with
 `keep_folds_of`, and the folds of that tuple are kept until it says `forget_folds_of`: a create
 that links an environment edited a thousand times folds it once rather than on every request
 (it was 40% of a create's CPU in the API process, bench/template_create.py --edits 1000). A

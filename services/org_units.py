@@ -21,14 +21,22 @@ from domain.events import EventMetadata
 from domain.values import TENANT, ScopeKind, ScopeRef
 from services import access, idempotency, stamps, uses
 from services.kinds import fold_as
-from services.ports import AppendResult, IdSequence, NameClaim, StreamLoader, Streams, Uses
+from services.ports.event_store import (
+    Append,
+    AppendResult,
+    EventStore,
+    NameClaim,
+    StreamLoader,
+    Uses,
+)
+from services.ports.name_lookups import IdSequence
 from services.prefetch import actor_stream, prefetch
 from services.races import decided_again
 from services.stamps import Stamped, Stamps
 
 
 @decided_again
-async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
+async def create_cluster(cmd: CreateCluster, *, streams: EventStore) -> Stamps:
     """Create the cluster; when and by whom it was. Sent again under the same idempotency key,
     the first cluster's, with nothing written."""
 
@@ -52,7 +60,7 @@ async def create_cluster(cmd: CreateCluster, *, streams: Streams) -> Stamps:
 
 
 @decided_again
-async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResult:
+async def rename_cluster(cmd: RenameCluster, *, streams: EventStore) -> AppendResult:
     scope = ScopeRef("cluster", str(cmd.cluster_id))
     await _require_admin_on(scope, cmd.metadata, "rename clusters", streams)
     stream = await streams.load(cmd.cluster_id)
@@ -60,17 +68,19 @@ async def rename_cluster(cmd: RenameCluster, *, streams: Streams) -> AppendResul
         fold_as(org_units.fold, stream.events), cmd.cluster_id, name=cmd.name
     )
     return await streams.append(
-        cmd.cluster_id,
-        events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=_claim("cluster", None, cmd.name),
+        Append(
+            cmd.cluster_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=_claim("cluster", None, cmd.name),
+        )
     )
 
 
 @decided_again
 async def create_department(
-    cmd: CreateDepartment, *, streams: Streams, ids: IdSequence
+    cmd: CreateDepartment, *, streams: EventStore, ids: IdSequence
 ) -> Stamped[str]:
     """Create the department; its new id, and when and by whom it was created. Sent again
     under the same idempotency key, the first department's, with nothing written."""
@@ -108,7 +118,9 @@ async def create_department(
 
 
 @decided_again
-async def create_project(cmd: CreateProject, *, streams: Streams, ids: IdSequence) -> Stamped[str]:
+async def create_project(
+    cmd: CreateProject, *, streams: EventStore, ids: IdSequence
+) -> Stamped[str]:
     """Create the project under its department (or directly under its cluster); its new id,
     and when and by whom it was created. Sent again under the same idempotency key, the first
     project's, with nothing written."""
@@ -174,7 +186,7 @@ class _Keyed(NamedTuple):
 async def _keyed(
     cmd: CreateDepartment | CreateProject,
     kind: Literal["department", "project"],
-    streams: Streams,
+    streams: EventStore,
     ids: IdSequence,
 ) -> _Keyed:
     """Under a key: the id an earlier attempt was issued, and the unit it made, found by its
@@ -196,7 +208,7 @@ async def _keyed(
 
 
 @decided_again
-async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[org_units.OrgUnit]:
+async def update_org_unit(cmd: UpdateOrgUnit, *, streams: EventStore) -> Stamped[org_units.OrgUnit]:
     """Replace the unit's updatable fields; return the unit as it now is."""
     await _require_admin_on(cmd.scope, cmd.metadata, f"update {cmd.scope.kind}s", streams)
     stream_id = org_units.stream_of(cmd.scope)
@@ -214,11 +226,13 @@ async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[or
         return Stamped(state=unit, stamps=stamps.loaded(stream))
     assert state is not None
     result = await streams.append(
-        stream_id,
-        events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=_claim(state.kind, state, state.name),
+        Append(
+            stream_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=_claim(state.kind, state, state.name),
+        )
     )
     updated = fold_as(org_units.fold, (*stream.events, *events))
     assert updated is not None
@@ -226,7 +240,7 @@ async def update_org_unit(cmd: UpdateOrgUnit, *, streams: Streams) -> Stamped[or
 
 
 @decided_again
-async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: Streams) -> None:
+async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: EventStore) -> None:
     """Refused while it holds units, templates, assets, credentials or workloads (decided in the
     deletion's transaction); frees the unit's name."""
     stream_id = org_units.stream_of(cmd.scope)
@@ -243,15 +257,17 @@ async def delete_org_unit(cmd: DeleteOrgUnit, *, streams: Streams) -> None:
     events = org_units.delete_unit(state, cmd.scope.kind, cmd.scope.id)
     if events:
         await streams.append(
-            stream_id,
-            events,
-            expected_version=stream.version,
-            metadata=cmd.metadata,
-            name=None,
-            uses=Uses(user=f"{state.kind} {state.name}"),
-            unused=lambda holds: org_units.OrgUnitNotEmptyError(
-                cmd.scope.kind, cmd.scope.id, holds
-            ),
+            Append(
+                stream_id,
+                events,
+                expected_version=stream.version,
+                metadata=cmd.metadata,
+                name=None,
+                uses=Uses(user=f"{state.kind} {state.name}"),
+                unused=lambda holds: org_units.OrgUnitNotEmptyError(
+                    cmd.scope.kind, cmd.scope.id, holds
+                ),
+            )
         )
 
 
@@ -274,7 +290,7 @@ async def cluster_of(scope: ScopeRef, *, streams: StreamLoader) -> UUID | None:
 
 
 async def _require_admin_on(
-    scope: ScopeRef, metadata: EventMetadata, action: str, streams: Streams
+    scope: ScopeRef, metadata: EventMetadata, action: str, streams: EventStore
 ) -> None:
     """Admin on the unit itself (or above). A unit that does not exist is a 404, not a 400."""
     try:

@@ -26,7 +26,7 @@ from domain.events import EventMetadata, PodObserved, WorkloadEvent, WorkloadPod
 from domain.workloads import Workload, WorkloadNotFoundError
 from services.bounded import Bounded
 from services.errors import VersionConflictError
-from services.ports import Streams
+from services.ports.event_store import Append, EventStore
 
 OBSERVER = EventMetadata(actor_subject="submitter", actor_kind="system")
 ATTEMPTS = 5
@@ -57,7 +57,7 @@ async def observed(
     run: int | None,
     pods: Sequence[PodObserved],
     *,
-    store: Streams,
+    store: EventStore,
     kept: Observed | None = None,
 ) -> None:
     """Record run `run`'s replicas (None: the current run's). A workload the stream does not
@@ -77,7 +77,7 @@ async def observed(
         assert state is not None
         try:
             await store.append(
-                workload_id, events, expected_version=state.version, metadata=OBSERVER
+                Append(workload_id, events, expected_version=state.version, metadata=OBSERVER)
             )
         except VersionConflictError:
             continue  # someone wrote meanwhile: decide again on what is there now
@@ -86,7 +86,7 @@ async def observed(
     raise VersionConflictError(workload_id, expected=None, actual=None)
 
 
-async def _current(workload_id: UUID, store: Streams, kept: Observed) -> Workload | None:
+async def _current(workload_id: UUID, store: EventStore, kept: Observed) -> Workload | None:
     """The workload as its stream now is: what `kept` holds, and the events appended since."""
     known = kept.folded(workload_id)
     after = await store.load_after({workload_id: 0 if known is None else known.version})

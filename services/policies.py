@@ -21,7 +21,7 @@ from domain.policies import Effective, Placement, Policy, PolicyBody
 from domain.values import ScopeRef
 from services import access
 from services.assets import placement
-from services.ports import Stream, StreamLoader, Streams, Written
+from services.ports.event_store import Append, EventStore, Stream, StreamLoader, Written
 from services.races import decided_again
 from services.stamps import Stamps
 
@@ -51,14 +51,14 @@ def streams_of(lineage: tuple[ScopeRef, ...]) -> list[UUID]:
 
 
 @decided_again
-async def apply_policy(cmd: ApplyPolicy, *, streams: Streams) -> Applied:
+async def apply_policy(cmd: ApplyPolicy, *, streams: EventStore) -> Applied:
     return await _write(
         cmd.scope, cmd.name, cmd.metadata, cmd.validate_only, streams, lambda _: cmd.body
     )
 
 
 @decided_again
-async def change_policy(cmd: ChangePolicy, *, streams: Streams) -> Applied:
+async def change_policy(cmd: ChangePolicy, *, streams: EventStore) -> Applied:
     return await _write(
         cmd.scope,
         cmd.name,
@@ -70,13 +70,13 @@ async def change_policy(cmd: ChangePolicy, *, streams: Streams) -> Applied:
 
 
 @decided_again
-async def delete_policy(cmd: DeletePolicy, *, streams: Streams) -> None:
+async def delete_policy(cmd: DeletePolicy, *, streams: EventStore) -> None:
     lineage = await _permitted(cmd.scope, cmd.metadata, streams, at="/")
     stream_id = policies.stream_of("distributed", lineage[0])
     stream = await streams.load(stream_id)
     events = policies.delete(policies.fold(stream.events), cmd.scope)
     await streams.append(
-        stream_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None
+        Append(stream_id, events, expected_version=stream.version, metadata=cmd.metadata, name=None)
     )
 
 
@@ -85,7 +85,7 @@ async def _write(
     name: str | None,
     metadata: EventMetadata,
     validate_only: bool,
-    streams: Streams,
+    streams: EventStore,
     body_of: Callable[[PolicyBody], PolicyBody],
 ) -> Applied:
     lineage = await _permitted(scope, metadata, streams, at="/meta/")
@@ -110,7 +110,7 @@ async def _write(
     written = stream
     if events:
         result = await streams.append(
-            stream_id, events, expected_version=stream.version, metadata=metadata, name=None
+            Append(stream_id, events, expected_version=stream.version, metadata=metadata, name=None)
         )
         assert result.recorded_at is not None
         now = Written(result.recorded_at, metadata.actor_subject)

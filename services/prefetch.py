@@ -9,7 +9,7 @@ from domain.errors import DomainError
 from domain.events import EventMetadata
 from domain.values import ScopeRef
 from services.errors import ApplicationError
-from services.ports import Stream, StreamReader
+from services.ports.event_store import Stream, StreamReader
 
 Decision = TypeVar("Decision")
 Outcome = TypeVar("Outcome")
@@ -29,7 +29,7 @@ class Prefetched:
 
     @property
     def checked(self) -> dict[UUID, int] | None:
-        """What an append decided on these streams must find unmoved (`Streams.append`), when
+        """What an append decided on these streams must find unmoved (`EventStore.append`), when
         they may be old (read `remembered`); None when they were read from the store now."""
         if not self._remembered:
             return None

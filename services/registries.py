@@ -21,10 +21,14 @@ from domain.template_specs import ReplicaSpec
 from domain.values import AssetMeta, ScopeRef
 from services import access, idempotency, stamps, uses
 from services.assets import in_scope, placed, placing
-from services.credentials import Sealing
 from services.errors import RegistryChangingError
 from services.kinds import fold_as, live_scope
-from services.ports import CredentialVault, NameClaim, Stream, StreamLoader
+from services.ports.event_store import Append, EventStore, NameClaim, Stream, StreamLoader
+from services.ports.kept_secrets import (
+    CredentialValues,
+    CredentialValuesDestroyed,
+    CredentialVault,
+)
 from services.prefetch import prefetch
 from services.races import decided_again
 from services.stamps import Stamped
@@ -34,13 +38,15 @@ Refusal = Callable[[str, str], Exception]
 
 
 @decided_again
-async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Stamped[Registry]:
+async def create_registry(
+    cmd: CreateRegistry, *, store: EventStore, vault: CredentialVault
+) -> Stamped[Registry]:
     """Create the registry, its password sealed with it; return it as written. Sent again under
     the same idempotency key, the first answer, with nothing written."""
     values = _given(cmd.password.reveal())
 
     async def decide(remembered: bool) -> idempotency.Decision:
-        loader = await prefetch(vault, placing(cmd), remembered=remembered)
+        loader = await prefetch(store, placing(cmd), remembered=remembered)
         meta = await placed(
             cmd,
             "create registries",
@@ -60,13 +66,14 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
         )
 
     _, creation = await idempotency.create_decided(
-        Sealing(vault, values),
+        store,
         cmd.asset_id,
         decide,
         request=cmd,
         secrets=vault.reference(cmd.asset_id, values) if values and cmd.keyed else None,
         keyed=cmd.keyed,
         metadata=cmd.metadata,
+        secret=CredentialValues(values) if values else None,
     )
     state = registries.fold(creation.events)
     assert state is not None
@@ -75,12 +82,16 @@ async def create_registry(cmd: CreateRegistry, *, vault: CredentialVault) -> Sta
 
 @decided_again
 async def update_registry(
-    cmd: UpdateRegistry, *, vault: CredentialVault, reads: StreamLoader | None = None
+    cmd: UpdateRegistry,
+    *,
+    store: EventStore,
+    vault: CredentialVault,
+    reads: StreamLoader | None = None,
 ) -> Stamped[Registry]:
     """What the command gives replaces what was; a new password is sealed in the update's
     transaction, in place of the old. `reads`: what the request's visibility check read a
     moment before (services/assets.py `update_asset`)."""
-    loader = reads or vault
+    loader = reads or store
     stream = await loader.load(cmd.asset_id)
     current = registries.live(_fold(stream.events), cmd.asset_id)
     await access.require(
@@ -103,14 +114,14 @@ async def update_registry(
     )
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))
-    return await _written(vault, stream, events, cmd.metadata, values=values)
+    return await _written(store, stream, events, cmd.metadata, values=values)
 
 
 @decided_again
-async def delete_registry(cmd: DeleteRegistry, *, vault: CredentialVault) -> None:
+async def delete_registry(cmd: DeleteRegistry, *, store: EventStore) -> None:
     """Refused while a template picks its image from it (decided in the deletion's own
     transaction); otherwise its password is destroyed with it. Deleting it again is a no-op."""
-    stream = await vault.load(cmd.asset_id)
+    stream = await store.load(cmd.asset_id)
     state = _fold(stream.events)
     if state is None:
         raise AssetNotFoundError(registries.KIND, cmd.asset_id)
@@ -119,17 +130,18 @@ async def delete_registry(cmd: DeleteRegistry, *, vault: CredentialVault) -> Non
         state.meta.lineage,
         "editor",
         "delete registries",
-        streams=vault,
+        streams=store,
         unseen=AssetNotFoundError(registries.KIND, cmd.asset_id),
     )
     await uses.delete_unused(
-        vault,
+        store,
         cmd.asset_id,
         stream,
         registries.delete(state, cmd.asset_id),
         metadata=cmd.metadata,
         user=f"registry {state.meta.name}",
         in_use=lambda users: registries.RegistryInUseError(cmd.asset_id, users),
+        secret=CredentialValuesDestroyed(),
     )
 
 
@@ -203,7 +215,7 @@ def _claim(meta: AssetMeta) -> NameClaim:
 
 
 async def _written(
-    vault: CredentialVault,
+    store: EventStore,
     stream: Stream,
     events: Sequence[RegistryEvent],
     metadata: EventMetadata,
@@ -214,12 +226,14 @@ async def _written(
     sealed with them); the registry as it then is."""
     state = registries.fold((*stream.events, *events))
     assert state is not None
-    result = await vault.append(
-        state.id,
-        events,
-        expected_version=stream.version,
-        metadata=metadata,
-        name=_claim(state.meta),
-        values=values,
+    result = await store.append(
+        Append(
+            state.id,
+            events,
+            expected_version=stream.version,
+            metadata=metadata,
+            name=_claim(state.meta),
+            secret=None if values is None else CredentialValues(values),
+        )
     )
     return Stamped(state=state, stamps=stamps.appended(stream, result, metadata))

@@ -7,7 +7,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from domain.events import EventMetadata
-from services.ports import AppendResult, Stream, Written
+from services.ports.event_store import AppendResult, Stream, Written
 
 T = TypeVar("T")
 

@@ -27,7 +27,8 @@ from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import FINISHED, InvalidWorkloadError, Outcome, Workload
 from services.errors import BackendRejectedError, VersionConflictError
 from services.event_ids import event_ids_for
-from services.ports import BatchAppender, OneAppend, Stream, Streams, WorkloadBackend
+from services.ports.event_store import Append, EventStore, OneAppend, Stream
+from services.ports.workload_backends import WorkloadBackend
 from services.workloads import load_workload
 
 SUBMITTER = EventMetadata(actor_subject="submitter", actor_kind="system")
@@ -50,7 +51,7 @@ class _Step(NamedTuple):
 async def reconcile(
     workload_id: UUID,
     *,
-    store: Streams,
+    store: EventStore,
     backend: WorkloadBackend,
     cluster: UUID | None = None,
     ask_backend: bool = False,
@@ -72,7 +73,7 @@ async def reconcile(
 async def reconcile_many(
     workload_ids: Iterable[UUID],
     *,
-    store: BatchAppender,
+    store: EventStore,
     backend: WorkloadBackend,
     cluster: UUID | None = None,
     ask_backend: bool = False,
@@ -99,7 +100,7 @@ async def reconcile_many(
 
 
 async def report(
-    workload_id: UUID, run: int, outcome: Outcome, reason: str | None, *, store: Streams
+    workload_id: UUID, run: int, outcome: Outcome, reason: str | None, *, store: EventStore
 ) -> None:
     """Record what the backend says became of run `run` (nothing if that changes nothing)."""
     step = _reported(workload_id, run, outcome, reason)
@@ -190,7 +191,7 @@ def _wants_stop(state: Workload) -> bool:
 
 
 async def _record(
-    store: Streams,
+    store: EventStore,
     workload_id: UUID,
     key: str,
     decide: Decide,
@@ -207,11 +208,13 @@ async def _record(
             return load_workload(stream.events)
         try:
             result = await store.append(
-                workload_id,
-                events,
-                expected_version=stream.version,
-                metadata=SUBMITTER,
-                event_ids=event_ids_for(f"workload/{key}", workload_id, len(events)),
+                Append(
+                    workload_id,
+                    events,
+                    expected_version=stream.version,
+                    metadata=SUBMITTER,
+                    event_ids=event_ids_for(f"workload/{key}", workload_id, len(events)),
+                )
             )
         except VersionConflictError:
             stream = None  # someone else wrote; decide again on what is there now
@@ -223,7 +226,7 @@ async def _record(
 
 
 async def _record_many(
-    store: BatchAppender, steps: Mapping[UUID, _Step], streams: Mapping[UUID, Stream]
+    store: EventStore, steps: Mapping[UUID, _Step], streams: Mapping[UUID, Stream]
 ) -> tuple[dict[UUID, Workload | None], list[UUID]]:
     """`_record` for many workloads: each outcome appended after the stream as read, in one
     statement; those another writer got to first (or that hold the outcome already, from an

@@ -35,7 +35,15 @@ from services import (
 from services.assets import placement
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as
-from services.ports import NameClaim, NameHolder, StreamLoader, StreamReader, Streams, Uses
+from services.ports.event_store import (
+    Append,
+    EventStore,
+    NameClaim,
+    StreamLoader,
+    StreamReader,
+    Uses,
+)
+from services.ports.name_lookups import NameHolder
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.races import decided_again
 from services.stamps import Stamps
@@ -59,7 +67,7 @@ class _Decided(idempotency.Decision, frozen=True, kw_only=True):
 
 
 @decided_again
-async def create_template(cmd: CreateTemplate, *, streams: Streams) -> TemplateView:
+async def create_template(cmd: CreateTemplate, *, streams: EventStore) -> TemplateView:
     """Create the template; return it with its combined specs (built from the assets just
     checked, so they are not read twice)."""
 
@@ -136,7 +144,7 @@ def _same_template(first: Event, second: Event) -> bool:
 
 
 @decided_again
-async def update_template(cmd: UpdateTemplate, *, streams: Streams) -> TemplateView:
+async def update_template(cmd: UpdateTemplate, *, streams: EventStore) -> TemplateView:
     """Replace the template's name, description and body; return it as it now is, combined
     from the asset versions just checked."""
     return await _edit(
@@ -149,7 +157,7 @@ async def update_template(cmd: UpdateTemplate, *, streams: Streams) -> TemplateV
 
 
 @decided_again
-async def patch_template(cmd: PatchTemplate, *, streams: Streams) -> TemplateView:
+async def patch_template(cmd: PatchTemplate, *, streams: EventStore) -> TemplateView:
     """Apply a PATCH to the template as it stands (read once); return it as it now is."""
     return await _edit(
         cmd.template_id,
@@ -166,7 +174,7 @@ async def _edit(
     *,
     expected_version: int | None,
     metadata: EventMetadata,
-    streams: Streams,
+    streams: EventStore,
 ) -> TemplateView:
     """Whatever `edit` makes of the template's name, description and body, once the caller
     may edit it."""
@@ -199,12 +207,14 @@ async def _edit(
         return TemplateView(current, combine(current.body, found), stamps.loaded(stream))
     updated = _after(stream.events, events)
     result = await streams.append(
-        template_id,
-        events,
-        expected_version=stream.version,
-        metadata=metadata,
-        name=name_claim(updated.meta),
-        uses=uses_of(updated.meta.name, updated.meta.scope_ref, body),
+        Append(
+            template_id,
+            events,
+            expected_version=stream.version,
+            metadata=metadata,
+            name=name_claim(updated.meta),
+            uses=uses_of(updated.meta.name, updated.meta.scope_ref, body),
+        )
     )
     return TemplateView(
         updated, combine(updated.body, found), stamps.appended(stream, result, metadata)
@@ -212,7 +222,7 @@ async def _edit(
 
 
 @decided_again
-async def delete_template(cmd: DeleteTemplate, *, streams: Streams) -> None:
+async def delete_template(cmd: DeleteTemplate, *, streams: EventStore) -> None:
     stream = await streams.load(cmd.template_id)
     current = templates.live(templates.fold(stream.events), cmd.template_id)
     await access.require(
@@ -227,12 +237,14 @@ async def delete_template(cmd: DeleteTemplate, *, streams: Streams) -> None:
         raise PreconditionFailedError(cmd.expected_version, stream.version)
     events = templates.delete(current, cmd.template_id)
     await streams.append(
-        cmd.template_id,
-        events,
-        expected_version=stream.version,
-        metadata=cmd.metadata,
-        name=None,
-        uses=Uses(user=f"template {current.meta.name}"),
+        Append(
+            cmd.template_id,
+            events,
+            expected_version=stream.version,
+            metadata=cmd.metadata,
+            name=None,
+            uses=Uses(user=f"template {current.meta.name}"),
+        )
     )
 
 

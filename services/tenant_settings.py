@@ -14,7 +14,7 @@ from domain.events import Event, EventMetadata
 from domain.tenant_settings import TenantSettings
 from domain.values import TENANT, Role
 from services import access
-from services.ports import StreamLoader, Streams
+from services.ports.event_store import Append, EventStore, StreamLoader
 from services.races import decided_again
 
 
@@ -28,7 +28,7 @@ CHANGES_SETTINGS: Final[Role] = "admin"
 
 @decided_again
 async def change_settings(
-    changes: Sequence[tuple[str, bool | int]], *, metadata: EventMetadata, streams: Streams
+    changes: Sequence[tuple[str, bool | int]], *, metadata: EventMetadata, streams: EventStore
 ) -> TenantSettings:
     """Turn each setting on or off (or set a limit), in order, in one append: one refused (a
     key naming no setting, a value it cannot take) writes none of them. A setting already as
@@ -43,10 +43,12 @@ async def change_settings(
         events.extend(tenant_settings.change(state, key, value))
     if events:
         await streams.append(
-            tenant_settings.STREAM,
-            events,
-            expected_version=stream.version,
-            metadata=metadata,
-            name=None,
+            Append(
+                tenant_settings.STREAM,
+                events,
+                expected_version=stream.version,
+                metadata=metadata,
+                name=None,
+            )
         )
     return tenant_settings.fold((*stream.events, *events))

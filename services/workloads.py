@@ -31,7 +31,8 @@ from services import registries as registry_assets
 from services.errors import IdempotencyKeyReusedError
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
-from services.ports import NameClaim, NameHolders, Stream, StreamLoader, Streams, Uses
+from services.ports.event_store import Append, EventStore, NameClaim, Stream, StreamLoader, Uses
+from services.ports.name_lookups import NameHolders
 from services.prefetch import actor_stream, prefetch
 from services.races import decided_again
 from services.stamps import Stamped, Stamps
@@ -41,7 +42,7 @@ from services.tenant_settings import current as settings_of
 
 @decided_again
 async def request_workload(
-    cmd: RequestWorkload, *, streams: Streams, holders: NameHolders
+    cmd: RequestWorkload, *, streams: EventStore, holders: NameHolders
 ) -> Stamped[Workload]:
     looked_up = False  # the keyed stream found empty just now: not read again before the append
     if cmd.keyed:
@@ -109,7 +110,7 @@ def _same_submission(first: Event, second: Event) -> bool:
 
 
 async def _decided(
-    cmd: RequestWorkload, streams: Streams, holders: NameHolders, remembered: bool
+    cmd: RequestWorkload, streams: EventStore, holders: NameHolders, remembered: bool
 ) -> idempotency.Decision:
     """The submission's events, once the caller may submit them and they may run there,
     decided on streams read `remembered` or from the store now (services/prefetch.py)."""
@@ -229,7 +230,7 @@ async def _decided(
 
 
 @decided_again
-async def change_workload(cmd: ChangeWorkload, *, streams: Streams) -> Workload:
+async def change_workload(cmd: ChangeWorkload, *, streams: EventStore) -> Workload:
     """Suspend, resume or delete; asking for what already holds writes nothing."""
     stream = await streams.load(cmd.workload_id)
     current = workloads.live(load_workload(stream.events), cmd.workload_id)
@@ -260,12 +261,14 @@ async def change_workload(cmd: ChangeWorkload, *, streams: Streams) -> Workload:
             else name_claim(current.request.project_id, current.request.name)
         )
         await streams.append(
-            cmd.workload_id,
-            events,
-            expected_version=stream.version,
-            metadata=cmd.metadata,
-            name=claim,
-            uses=Uses(user=f"workload {current.request.name}") if claim is None else None,
+            Append(
+                cmd.workload_id,
+                events,
+                expected_version=stream.version,
+                metadata=cmd.metadata,
+                name=claim,
+                uses=Uses(user=f"workload {current.request.name}") if claim is None else None,
+            )
         )
     state = workloads.fold((*stream.events, *events))
     assert state is not None

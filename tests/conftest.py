@@ -3,8 +3,6 @@
 import contextlib
 import os
 import shutil
-import stat
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,7 +16,7 @@ from infra.cli.embedded import EmbeddedNats, EmbeddedPostgres
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.settings import DatabaseSettings
-from services.ports import Streams
+from services.ports.event_store import EventStore
 from tests.fakes import InMemoryStreams
 from tests.sample_events import CONTRACT_CODEC
 
@@ -126,20 +124,6 @@ def nats_url(
         yield server.url
 
 
-@pytest.fixture(scope="session")
-def replica_runtime() -> str:
-    """This interpreter, reachable by the local backend's replicas, which a root service runs
-    under ids of their own: where its folders are private to root (a Python under /root), they
-    are opened for traversal only, as pgserver opens its own. Answers the interpreter."""
-    if os.geteuid() == 0:
-        for found in (Path(sys.executable), Path(sys.executable).resolve(), Path(sys.prefix)):
-            for folder in found.parents:
-                mode = stat.S_IMODE(folder.stat().st_mode)
-                if not mode & stat.S_IXOTH:
-                    folder.chmod(mode | stat.S_IXOTH)
-    return sys.executable
-
-
 @pytest.fixture
 def replica_work_dir() -> Iterator[Path]:
     """A local backend's work dir that its replicas' user can reach, as a data dir is (0711:
@@ -177,17 +161,17 @@ async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
 
 
 @pytest.fixture
-def memory_streams() -> Streams:
+def memory_streams() -> EventStore:
     return InMemoryStreams()
 
 
 @pytest.fixture
-def postgres_streams(clean_pool: asyncpg.Pool) -> Streams:
+def postgres_streams(clean_pool: asyncpg.Pool) -> EventStore:
     return PostgresStreams(clean_pool, CONTRACT_CODEC)
 
 
 @pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.integration)])
-def streams(request: pytest.FixtureRequest) -> Streams:
+def streams(request: pytest.FixtureRequest) -> EventStore:
     """Contract tests take this fixture and run once per implementation (keep it sync)."""
-    streams: Streams = request.getfixturevalue(f"{request.param}_streams")
+    streams: EventStore = request.getfixturevalue(f"{request.param}_streams")
     return streams

@@ -4,7 +4,9 @@ import contextlib
 import copy
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
+from typing import Any
 from uuid import UUID, uuid4
 
 import msgspec
@@ -20,7 +22,7 @@ from domain.events import (
     event_tag,
 )
 from domain.specs import SecretRef
-from infra.postgres.event_sizes import largest_part
+from infra.postgres.encoding import largest_part
 from infra.settings import EVENT_BYTES
 from services.errors import (
     ClientIdTakenError,
@@ -31,10 +33,9 @@ from services.errors import (
     StaleReadError,
     VersionConflictError,
 )
-from services.ports import (
-    KEEP,
+from services.ports.event_store import (
+    Append,
     AppendResult,
-    Authenticated,
     InUse,
     Keep,
     NameClaim,
@@ -43,11 +44,21 @@ from services.ports import (
     Uses,
     Written,
 )
+from services.ports.kept_secrets import (
+    ApplicationSecret,
+    ApplicationSecretDestroyed,
+    ApplicationSecretReplaced,
+    Authenticated,
+    CredentialValues,
+    CredentialValuesDestroyed,
+    SecretRow,
+)
 
 
 class InMemoryStreams:
-    """The Streams port in memory: a stream's events, its unique name and what it uses move with
-    each append, all or nothing, as in PostgreSQL (tests/contract/test_streams.py)."""
+    """The EventStore port in memory: a stream's events, its unique name, what it uses and the
+    secret kept beside it move with each append, all or nothing, as in PostgreSQL
+    (tests/contract/test_streams.py). `before_append` runs once before the next append."""
 
     def __init__(self, *, max_event_bytes: int = EVENT_BYTES) -> None:
         self.max_event_bytes = max_event_bytes
@@ -60,6 +71,12 @@ class InMemoryStreams:
         self.uses: dict[UUID, dict[UUID, str]] = {}  # user -> used -> how the user is named
         self._in_transaction = False
         self.kept: dict[UUID, Stream] = {}  # what `remember` kept, served to remembered reads
+        # The secrets kept beside the events (Append.secret), as they are: a fake protects nothing.
+        self.values: dict[UUID, dict[str, str]] = {}  # a credential's
+        self.secrets: dict[UUID, str] = {}  # an application's
+        self.client_ids: dict[str, UUID] = {}
+        self.answers: dict[UUID, str] = {}  # an application's first secret, kept for retries
+        self.before_append: Callable[[], Awaitable[None]] | None = None
 
     async def load(self, stream_id: UUID) -> Stream:
         events = self._streams.get(stream_id, [])
@@ -90,7 +107,7 @@ class InMemoryStreams:
         return {i: s for i, s in found.items() if s.version}
 
     async def load_after(self, versions: Mapping[UUID, int]) -> dict[UUID, tuple[Event, ...]]:
-        """The BatchAppender port: each stream's events after the version given."""
+        """Each stream's events after the version given."""
         found = {i: tuple(self._streams.get(i, ())[after:]) for i, after in versions.items()}
         return {i: events for i, events in found.items() if events}
 
@@ -106,9 +123,7 @@ class InMemoryStreams:
         if self._in_transaction:  # part of the one already open
             yield self
             return
-        saved = copy.deepcopy(
-            (self._streams, self._written, self._by_event_id, self._position, self.names, self.uses)
-        )
+        saved = copy.deepcopy(self._state())
         kept = len(self.metadata)
         self._in_transaction = True
         try:
@@ -121,25 +136,67 @@ class InMemoryStreams:
                 self._position,
                 self.names,
                 self.uses,
+                self.values,
+                self.secrets,
+                self.client_ids,
+                self.answers,
             ) = saved
             del self.metadata[kept:]
             raise
         finally:
             self._in_transaction = False
 
-    async def append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None = None,
-        name: NameClaim | Keep | None = KEEP,
-        uses: Uses | None = None,
-        unused: InUse | None = None,
-        checked: Mapping[UUID, int] | None = None,
-    ) -> AppendResult:
+    def _state(self) -> tuple[Any, ...]:
+        return (
+            self._streams,
+            self._written,
+            self._by_event_id,
+            self._position,
+            self.names,
+            self.uses,
+            self.values,
+            self.secrets,
+            self.client_ids,
+            self.answers,
+        )
+
+    async def append(self, asked: Append) -> AppendResult:
+        if (before := self.before_append) is not None:
+            self.before_append = None
+            await before()
+        if asked.secret is None:
+            return await self._append(asked)
+        async with self.transaction() as tx:  # the append first, as in PostgreSQL
+            result = await tx._append(asked)
+            if not result.replayed:
+                self._keep(asked.stream_id, asked.secret)
+        return result
+
+    def _keep(self, stream_id: UUID, row: SecretRow) -> None:
+        match row:
+            case CredentialValues(values=values):
+                self.values[stream_id] = dict(values)
+            case CredentialValuesDestroyed():
+                self.values.pop(stream_id, None)
+            case ApplicationSecret(client_id=client_id, secret=secret):
+                if self.client_ids.get(client_id, stream_id) != stream_id:
+                    raise ClientIdTakenError(client_id)
+                self.client_ids[client_id] = stream_id
+                self.secrets[stream_id] = secret
+                if row.kept_for_retries:
+                    self.answers[stream_id] = secret
+            case ApplicationSecretReplaced(secret=secret):
+                self.secrets[stream_id] = secret
+                self.answers.pop(stream_id, None)
+            case ApplicationSecretDestroyed():
+                self.client_ids = {c: i for c, i in self.client_ids.items() if i != stream_id}
+                self.secrets.pop(stream_id, None)
+                self.answers.pop(stream_id, None)
+
+    async def _append(self, asked: Append) -> AppendResult:
+        stream_id, events, expected_version = asked.stream_id, asked.events, asked.expected_version
+        metadata, event_ids, name = asked.metadata, asked.event_ids, asked.name
+        uses, unused, checked = asked.uses, asked.unused, asked.checked
         for read, version in (checked or {}).items():
             if len(self._streams.get(read, ())) > version:
                 self.kept.pop(read, None)
@@ -242,11 +299,13 @@ class InMemoryStreams:
         for one in appends:
             try:
                 result = await self.append(
-                    one.stream_id,
-                    [one.event],
-                    expected_version=one.expected_version,
-                    metadata=metadata,
-                    event_ids=[one.event_id],
+                    Append(
+                        one.stream_id,
+                        [one.event],
+                        expected_version=one.expected_version,
+                        metadata=metadata,
+                        event_ids=[one.event_id],
+                    )
                 )
             except VersionConflictError:
                 continue
@@ -256,21 +315,14 @@ class InMemoryStreams:
 
 
 class InMemoryCredentialVault:
-    """The CredentialVault port over InMemoryStreams: the values are kept (unsealed: a fake
-    protects nothing) beside the events, in the unit of work of the append that makes or
-    destroys them, as in PostgreSQL."""
+    """The CredentialVault port over the values InMemoryStreams keeps beside the events."""
 
     def __init__(self, streams: InMemoryStreams | None = None) -> None:
         self.streams = streams or InMemoryStreams()
-        self.values: dict[UUID, dict[str, str]] = {}
 
-    async def load(self, stream_id: UUID) -> Stream:
-        return await self.streams.load(stream_id)
-
-    async def load_many(
-        self, stream_ids: Sequence[UUID], *, remembered: bool = False
-    ) -> dict[UUID, Stream]:
-        return await self.streams.load_many(stream_ids, remembered=remembered)
+    @property
+    def values(self) -> dict[UUID, dict[str, str]]:
+        return self.streams.values
 
     def reference(self, asset_id: UUID, values: Mapping[str, str]) -> SecretRef:
         digest = hashlib.sha256(repr((asset_id, sorted(values.items()))).encode()).hexdigest()
@@ -283,110 +335,21 @@ class InMemoryCredentialVault:
         kept = self.values.get(asset_id)
         return None if kept is None else dict(kept)
 
-    async def append(
-        self,
-        asset_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        metadata: EventMetadata,
-        name: NameClaim | None,
-        values: Mapping[str, str] | None = None,
-        uses: Uses | None = None,
-        unused: InUse | None = None,
-        checked: Mapping[UUID, int] | None = None,
-    ) -> AppendResult:
-        async with self.streams.transaction() as tx:
-            result = await tx.append(
-                asset_id,
-                events,
-                expected_version=expected_version,
-                metadata=metadata,
-                name=name,
-                uses=uses,
-                unused=unused,
-                checked=checked,
-            )
-        if values:
-            self.values[asset_id] = dict(values)
-        if name is None:
-            self.values.pop(asset_id, None)
-        return result
-
 
 class InMemoryApplicationRegistry:
-    """The ApplicationRegistry port over InMemoryStreams: secrets kept as they are (a fake
-    protects nothing) beside the events, and the first secret of a keyed create kept for its
-    retries until it is replaced or the application deleted, as in PostgreSQL. `forget_answers`
-    stands for the day a kept secret lasts. `before_register` runs just before an append, as a
-    concurrent attempt would."""
+    """The ApplicationRegistry port over the secrets InMemoryStreams keeps beside the events.
+    `forget_answers` stands for the day a kept secret lasts."""
 
     def __init__(self, streams: InMemoryStreams | None = None) -> None:
         self.streams = streams or InMemoryStreams()
-        self.secrets: dict[UUID, str] = {}
-        self.client_ids: dict[str, UUID] = {}
-        self.answers: dict[UUID, str] = {}
-        self.before_register: Callable[[], Awaitable[None]] | None = None
 
-    async def load(self, application_id: UUID) -> Stream:
-        return await self.streams.load(application_id)
+    @property
+    def secrets(self) -> dict[UUID, str]:
+        return self.streams.secrets
 
-    async def register(
-        self,
-        application_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        client_id: str,
-        secret: str,
-        metadata: EventMetadata,
-        kept_for_retries: bool = False,
-    ) -> AppendResult:
-        if (before := self.before_register) is not None:
-            self.before_register = None
-            await before()
-        async with self.streams.transaction() as tx:  # the append first, as in PostgreSQL
-            result = await tx.append(
-                application_id, events, expected_version=expected_version, metadata=metadata
-            )
-            if self.client_ids.get(client_id, application_id) != application_id:
-                raise ClientIdTakenError(client_id)
-        self.client_ids[client_id] = application_id
-        self.secrets[application_id] = secret
-        if kept_for_retries:
-            self.answers[application_id] = secret
-        return result
-
-    async def unregister(
-        self,
-        application_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        metadata: EventMetadata,
-    ) -> AppendResult:
-        result = await self.streams.append(
-            application_id, events, expected_version=expected_version, metadata=metadata
-        )
-        self.secrets.pop(application_id, None)
-        self.answers.pop(application_id, None)
-        return result
-
-    async def replace_secret(
-        self,
-        application_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        secret: str,
-        metadata: EventMetadata,
-    ) -> AppendResult:
-        result = await self.streams.append(
-            application_id, events, expected_version=expected_version, metadata=metadata
-        )
-        self.secrets[application_id] = secret
-        self.answers.pop(application_id, None)
-        return result
+    @property
+    def answers(self) -> dict[UUID, str]:
+        return self.streams.answers
 
     async def first_secret(self, application_id: UUID) -> str | None:
         return self.answers.get(application_id)
@@ -395,26 +358,38 @@ class InMemoryApplicationRegistry:
         self.answers.clear()
 
     async def authenticate(self, client_id: str, secret: str) -> Authenticated | None:
-        application_id = self.client_ids.get(client_id)
+        application_id = self.streams.client_ids.get(client_id)
         if application_id is None or self.secrets.get(application_id) != secret:
             return None
         return Authenticated(application_id=application_id, token_generation=0)
 
 
 class InMemoryBatchAppender:
-    """The fan-out's BatchAppender over InMemoryStreams, for tests that look in between: when
-    set, `before_append` runs once before each append_each (a test writes there what a user
-    writes meanwhile); `appended` lists the streams in the order they took an event, and
-    `read_after` the versions each tail read was asked from."""
+    """InMemoryStreams as the fan-out and the submitter write it, for tests that look in
+    between: when set, `before_append` runs once before each append_each (a test writes there
+    what a user writes meanwhile); `appended` lists the streams in the order they took an
+    event, and `read_after` the versions each tail read was asked from."""
 
     def __init__(self, store: InMemoryStreams) -> None:
         self.store = store
+        self.max_event_bytes = store.max_event_bytes
         self.before_append: Callable[[], Awaitable[None]] | None = None
         self.appended: list[UUID] = []
         self.read_after: list[dict[UUID, int]] = []  # what each load_after was asked
 
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
-        return await self.store.load_many(stream_ids)
+    async def load(self, stream_id: UUID) -> Stream:
+        return await self.store.load(stream_id)
+
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
+        return await self.store.load_many(stream_ids, remembered=remembered)
+
+    async def append(self, asked: Append) -> AppendResult:
+        return await self.store.append(asked)
+
+    def transaction(self) -> AbstractAsyncContextManager[InMemoryStreams]:
+        return self.store.transaction()
 
     async def load_after(self, versions: Mapping[UUID, int]) -> dict[UUID, tuple[Event, ...]]:
         self.read_after.append(dict(versions))

@@ -6,7 +6,7 @@ from domain.workload_plans import WorkloadPlan
 from infra.backends.manifests import render
 from infra.backends.scheduling import Scheduling
 from infra.settings import KubeflowApi
-from services.ports import RunStatus, Submission
+from services.ports.workload_backends import RunStatus, Submission
 
 
 class DryRunBackend:

@@ -1,12 +1,6 @@
-"""A workload plan as the Kubeflow job the Training Operator v1 runs: PyTorchJob, TFJob,
-XGBoostJob, JAXJob (kubeflow.org/v1) or MPIJob (kubeflow.org/v2beta1). Pure: a plan in, a
-manifest out. For clusters that still run the Training Operator; Trainer v2 is
-infra/backends/trainer_v2.py.
-
-Scheduling follows the cluster's settings (infra/backends/scheduling.py): the project's queue
-label on the job and on every pod, the scheduler name, the priority class and the
-preemptibility label on every pod.
-"""
+"""A workload plan as the Kubeflow job the Training Operator v1 runs (PyTorchJob, TFJob,
+XGBoostJob, JAXJob, or MPIJob v2beta1), for clusters that still run it; Trainer v2 is
+infra/backends/trainer_v2.py. Pure: a plan in, a manifest out."""
 
 from typing import Any, Final
 

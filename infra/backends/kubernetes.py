@@ -1,23 +1,6 @@
-"""The Kubernetes backend: each run is the Kubeflow objects of infra/backends/manifests.py
-(a Trainer v2 TrainingRuntime and TrainJob, or a Training Operator v1 job) created with
-kubernetes-asyncio; their conditions, watched cluster-wide, become the run's outcome events.
-
-Names are derived from the workload id (the job) and the template version (the runtime), so a
-second create of the same run answers 409 AlreadyExists: that counts as done. A create the API
-server refuses for good (400, 403, 404 for a CRD that is not installed, 422) rejects the
-workload; anything else is retried by the queue.
-
-Under Trainer v2 a suspended workload keeps its TrainJob, suspended (`spec.suspend`), and a
-resumed one finds it there (409) and lifts the suspension under its new run's labels; a deleted
-workload's TrainJob is deleted. A runtime stays: immutable and named by its template version,
-it is what later workloads of that version share.
-
-A workload that mounts a data volume shared from another project first gets its read-only copy
-in the workload's namespace (infra/backends/shared_volumes.py): a PV on the origin PVC's storage
-and a PVC bound to it, read from and made through the core API, and recorded with the run's
-objects. A copy stays for the namespace's later workloads, until the data volume is unshared or
-deleted (infra/jetstream/data_volume_withdrawals.py); its PV retains the storage.
-"""
+"""The Kubernetes backend: each run is the Kubeflow objects of infra/backends/manifests.py, made
+with kubernetes-asyncio; names derived from the run make a second create 409, which counts as
+done. Refusals, suspension and shared volumes: docs/decisions/0009-kubernetes-backend-objects.md."""
 
 import asyncio
 import contextlib
@@ -41,7 +24,7 @@ from infra.backends.manifests import render
 from infra.backends.scheduling import Scheduling
 from infra.settings import KubeflowApi
 from services.errors import BackendRejectedError
-from services.ports import PodReports, Reports, RunStatus, Submission
+from services.ports.workload_backends import PodReports, Reports, RunStatus, Submission
 
 log = logging.getLogger(__name__)
 PERMANENT = {
@@ -127,11 +110,9 @@ class KubernetesBackend:
         return made
 
     async def withdraw_data_volume(self, data_volume_id: UUID) -> None:
-        """Delete every copy of the data volume (its PVCs in the namespaces it was shared into,
-        and their PVs), found by their label: once it is unshared or deleted, no pod of those
-        namespaces may mount it again. Idempotent (gone counts as deleted). A copy a pod still
-        mounts goes when that pod does (Kubernetes' PVC protection); the storage stays (the
-        copies' PVs retain it)."""
+        """Delete every copy of the data volume (PVCs and their PVs, found by label), so that no
+        pod of the namespaces it was shared into mounts it again. Idempotent; a copy a pod still
+        mounts goes with that pod (PVC protection), and the PVs retain the storage."""
         selector = f"{shared_volumes.DATA_VOLUME_LABEL}={data_volume_id}"
         claims = await self._core.list_persistent_volume_claim_for_all_namespaces(
             label_selector=selector

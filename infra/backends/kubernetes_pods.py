@@ -1,7 +1,6 @@
 """The pods of every workload, watched cluster-wide by the workload label, as the replicas the
-service records (services/pod_reports.py). Each change to one pod reports its workload's whole
-set as this watcher knows it; a restarted watch lists every pod again first, so the set is
-whole again at once."""
+service records (services/pod_reports.py): each change reports the workload's whole set, and a
+restarted watch lists every pod again first, so that set is whole again at once."""
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -13,7 +12,7 @@ from kubernetes_asyncio import client
 from domain.events import ContainerObserved, PodObserved, PodPhase
 from infra.backends.kubeflow_jobs import RUN_LABEL
 from infra.backends.kubeflow_pods import WORKLOAD_LABEL
-from services.ports import PodReports
+from services.ports.workload_backends import PodReports
 
 PHASES: dict[str, PodPhase] = {
     phase: phase for phase in ("Pending", "Running", "Succeeded", "Failed", "Unknown")

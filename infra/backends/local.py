@@ -1,23 +1,6 @@
-"""The local backend: each replica of a run is an OS process on this machine, with the environment
-its Kubeflow operator would inject (infra/backends/local_environment.py) and nothing of the
-service's, under ids of its run's own where the service can choose them
-(infra/backends/local_isolation.py, local_identities.py). The image is not used: the replica's
-command runs with this machine's programs.
-
-A run starts at most once per machine: a marker file is created exclusively before any process
-starts, so a redelivered request (another submitter, or this one after a restart) finds it and
-starts nothing; a start that fails takes it away again (infra/backends/local_traces.py). At most a
-machine-sized number of replicas run at once (infra/backends/local_capacity.py). The supervisor
-reports Running once every replica started; the first replica to exit non-zero stops its siblings
-(SIGTERM to its process group, SIGKILL after the spec's termination grace period); every replica
-then starts again while the spec's backoff limit allows, and after that the run fails, naming the
-replica and its exit code. All exiting zero is success. Each replica's output goes to
-`<work_dir>/<job>/run-<n>/<replica>.log`. The outcome is kept in the run's folder before it is
-reported, and a report that fails is tried again.
-
-A submitter that dies leaves its runs' processes unsupervised (each runs in its own session);
-stopping the submitter cleanly stops them. `status` tells the next one what became of them.
-"""
+"""The local backend: each replica of a run is an OS process on this machine, given nothing of
+the service's (infra/backends/local_isolation.py). Why a run starts at most once per machine and
+how it is supervised to its outcome: docs/decisions/0010-local-backend-runs.md."""
 
 import asyncio
 import contextlib
@@ -26,6 +9,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,9 +29,10 @@ from infra.backends.local_isolation import (
     prepare_run_dir,
 )
 from infra.backends.local_pods import Replicas
+from infra.backends.local_runtime import programs
 from infra.settings import SubmitterSettings
 from services.errors import BackendRejectedError
-from services.ports import PodReports, Reports, RunStatus, Submission
+from services.ports.workload_backends import PodReports, Reports, RunStatus, Submission
 
 log = logging.getLogger(__name__)
 # Waits between the tries of an outcome's report; after the last, the sweep records it.
@@ -75,9 +60,11 @@ class LocalBackend:
         ids: range = SubmitterSettings().local_ids,
         service_dirs: Sequence[Path] = (),
         max_processes: int = 0,
+        python_prefix: Path = Path(sys.prefix),
     ) -> None:
         """`max_processes`: the most replicas it runs at once (0: as many as the machine takes,
-        infra/backends/local_capacity.py)."""
+        infra/backends/local_capacity.py); `python_prefix`: the Python installation they run."""
+        self._prefix = python_prefix
         self._work_dir = work_dir
         self._identities = Identities(work_dir, ids, service_dirs)
         self._reports = reports
@@ -85,6 +72,7 @@ class LocalBackend:
         self._grace = stop_grace_s
         self._capacity = Capacity(max_processes or default_capacity())
         self._runs: dict[str, _Run] = {}
+        self._programs: dict[str, str] | None = None  # how replicas find its Python, found once
         self._late: set[asyncio.Task[None]] = set()  # reports tried again
 
     async def submit(self, plan: WorkloadPlan) -> Submission:
@@ -123,6 +111,8 @@ class LocalBackend:
                 plan.job_name, f"the local backend runs a command; {', '.join(missing)} has none"
             )
         try:
+            if self._programs is None:
+                self._programs = await asyncio.to_thread(programs, self._prefix)
             prepare_run_dir(directory, self._work_dir)
             held = self._identities.take(
                 directory, {r.name: _spec_security(plan, r) for r in planned}
@@ -143,6 +133,7 @@ class LocalBackend:
             self._grace if grace is None else grace,
             self._pods,
             give_back,
+            programs=self._programs,
         )
         try:
             await run.start(lock, self._report_later)
@@ -240,8 +231,11 @@ class _Run:
         grace: float,
         pods: PodReports | None = None,
         ended: Callable[[], None] = lambda: None,
+        *,
+        programs: dict[str, str],
     ) -> None:
         self._plan = plan
+        self._programs = programs
         self._ended = ended  # gives the run's identities back
         self._pods = pods
         self._replicas = Replicas(plan, planned)
@@ -292,7 +286,7 @@ class _Run:
             try:
                 self._processes[replica.name] = await asyncio.create_subprocess_exec(
                     *replica.argv,
-                    env=environment(replica.env, home),
+                    env=environment(replica.env, home, self._programs),
                     cwd=_working_dir(replica, home),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=log_fd,

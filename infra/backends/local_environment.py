@@ -1,9 +1,6 @@
-"""The environment each Kubeflow operator injects into each replica, for replicas that all run on
-this machine: every operator host name becomes 127.0.0.1 and every task gets its own free port
-(the operators' fixed ports would collide between tasks and jobs on one host). Variable names and
-value formats are the operators' own (kubeflow/trainer v1.9, mpi-operator v2beta1), plus Run:ai's
-built-in variables. Pure: ports and host come in as arguments.
-"""
+"""The environment each Kubeflow operator injects into a replica, for replicas all on this
+machine: hosts become 127.0.0.1 and each task a free port, as the operators' fixed ports would
+collide on one host. Names and formats are trainer v1.9's, mpi-operator v2beta1's and Run:ai's."""
 
 import json
 import shlex

@@ -1,12 +1,6 @@
-"""Which ids a root service's local workloads run as: each run its own, from the operator's range
-(docs/decisions/0001-local-workload-identities.md).
-
-A run holds its ids by a lease, a file `<work dir>/.identities/<id>` created exclusively (so
-submitters sharing the work dir never hand one id out twice) naming the submitter process that
-holds it and the run's folder. When the run ends, its folder is closed to every workload (0700)
-and its leases are given back; a lease whose holder is gone and under whose id nothing runs any
-more is taken back the same way by the next run that wants its id.
-"""
+"""Which ids a root service's local workloads run as: each run its own, from the operator's
+range, held by a lease file made exclusively so that submitters sharing the work dir never hand
+one out twice (docs/decisions/0001-local-workload-identities.md)."""
 
 import contextlib
 import grp

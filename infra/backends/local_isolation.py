@@ -1,23 +1,10 @@
-"""What a local replica is given, and nothing more: it runs other people's code.
-
-Its environment is exactly its spec's variables and the operator's contract
-(infra/backends/local_environment.py) over a minimal `PATH`, `HOME` and `LANG`: nothing of the
-service's own environment (keys, database and broker addresses) reaches it.
-
-When the service runs as root, each run of a workload runs under ids of its own, leased from the
-operator's range (infra/backends/local_identities.py); a spec's custom ids (`uidGidSource:
-custom`) are honoured only inside that range. Its home is a directory of its own under the run's
-folder, which it owns and nothing else can read; the folders from the work dir down to the run's
-can be traversed but not listed (0711), and the logs and hostfile the service writes there are the
-service's. A service that is not root cannot change users: its replicas run as its own user (the
-local backend is for one trusted team on one machine; isolating tenants is the Kubernetes
-backend's job). See docs/decisions/0001-local-workload-identities.md.
-"""
+"""What a local replica is given, and nothing more, since it runs other people's code: its spec's
+and the operator's variables over a minimal PATH, HOME and LANG, and under a root service ids and
+a home of its run's own (docs/decisions/0001-local-workload-identities.md)."""
 
 import os
 import stat
-import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -113,16 +100,11 @@ def candidates(allowed: range, start: int) -> Iterator[int]:
     yield from allowed[:offset]
 
 
-def environment(own: dict[str, str], home: Path) -> dict[str, str]:
-    """The replica's whole environment: the minimal base, then its own variables."""
-    return {"PATH": _path(), "HOME": str(home), "LANG": "C.UTF-8", **own}
-
-
-def _path() -> str:
-    """This interpreter's folder first (the programs installed with the service, such as
-    `python`), then the system's; never the rest of the service's PATH."""
-    here = str(Path(sys.executable).parent)
-    return f"{here}:{_SYSTEM_PATH}"
+def environment(own: dict[str, str], home: Path, programs: Mapping[str, str]) -> dict[str, str]:
+    """The replica's whole environment: the minimal base, then its own variables. PATH holds
+    the service's Python (local_runtime.py), then the system's; never the rest of the service's."""
+    path = f"{programs['PATH']}:{_SYSTEM_PATH}"
+    return {**programs, "PATH": path, "HOME": str(home), "LANG": "C.UTF-8", **own}
 
 
 def prepare_run_dir(directory: Path, work_dir: Path) -> None:

@@ -1,6 +1,5 @@
-"""A local run's replica processes as the pods a cluster would report (infra/backends/local.py):
-one per replica, named as the operator names pods (`<job>-<role>-<index>`), on this machine,
-Running once started, Succeeded or Failed by exit code, counting restarts; gone when the run is
+"""A local run's replica processes as the pods a cluster would report (`<job>-<role>-<index>`,
+Running once started, Succeeded or Failed by exit code, restarts counted); gone when the run is
 stopped, as a cluster deletes a stopped job's pods."""
 
 import socket

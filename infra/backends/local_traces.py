@@ -1,9 +1,6 @@
-"""What a local run (infra/backends/local.py) leaves in its folder for whoever looks next, this
-submitter or another one after a restart: `supervisor`, locked while a submitter supervises the
-run (the lock dies with its process, even killed with -9); `started`, made once, under that
-lock, before any replica starts; `pids`, its replicas' processes; `outcome`, what became of it,
-written before it is reported.
-"""
+"""What a local run leaves in its folder for whoever looks next, this submitter or one after a
+restart: `supervisor` (locked while supervised; the lock dies with its process), `started` (made
+once, before any replica), `pids`, and `outcome` (written before it is reported)."""
 
 import asyncio
 import contextlib
@@ -18,7 +15,7 @@ from typing import Final
 import msgspec
 
 from domain.workloads import Outcome
-from services.ports import RunStatus
+from services.ports.workload_backends import RunStatus
 
 SUPERVISOR: Final = "supervisor"
 STARTED: Final = "started"

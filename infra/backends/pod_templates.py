@@ -1,10 +1,6 @@
-"""The pod template of one replica group, as every Kubeflow API takes it: Training Operator v1
-jobs (infra/backends/kubeflow_jobs.py) and Trainer v2 runtimes (infra/backends/trainer_v2.py).
-Pure: the plan's workload-wide values and one group's spec in, a pod template out.
-
-What differs between the APIs is passed in: the container's name, the labels, the scheduler,
-and how a pod finds its peers for the template's pod affinity (v1 by the workload-id label, v2
-by the JobSet's own name label, which a runtime shared by many workloads can name)."""
+"""The pod template of one replica group, as both Kubeflow APIs take it (infra/backends/
+kubeflow_jobs.py, trainer_v2.py). What differs between them (container name, labels, scheduler,
+how a pod finds its peers) is passed in. Pure: the plan's values and one group's spec in."""
 
 import shlex
 from typing import Any
@@ -79,10 +75,9 @@ def pod_template(
 def _data_volumes(
     plan: WorkloadPlan, spec: ReplicaSpec
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each data volume as a PVC of the workload's namespace, mounted where the spec says: its
-    origin PVC in its own project's namespace, elsewhere the read-only copy the backend makes
-    (infra/backends/shared_volumes.py). One the snapshot does not place is refused: a workload
-    never runs without the mount it asked for."""
+    """Each data volume as a PVC of the workload's namespace: its origin PVC in its own project,
+    elsewhere the read-only copy (infra/backends/shared_volumes.py). One the snapshot does not
+    place is refused: a workload never runs without the mount it asked for."""
     claims = {claim.data_volume_id: claim for claim in plan.data_volume_claims}
     found = []
     for index, item in enumerate(spec.storage.data_volume or () if spec.storage else ()):

@@ -1,13 +1,6 @@
-"""How a cluster schedules distributed workloads, as the submitter's settings say, and what that
-puts on a job and its pods: the project's queue in the scheduler's own label, the scheduler's
-name, and (Trainer v2) the runtime's pod-group policy for gang scheduling.
-
-- runai: Run:ai's scheduler reads `runai/queue` on every pod (the project is the queue).
-- kai: the KAI scheduler (Run:ai's, open-sourced) reads `kai.scheduler/queue` on the job, which
-  its pod grouper follows from each pod up the owner chain; pods ask for `kai-scheduler`.
-- kueue: Kueue admits a job by `kueue.x-k8s.io/queue-name` on the job itself (the project's
-  LocalQueue); the pods keep the default scheduler.
-"""
+"""How a cluster schedules distributed workloads, as the submitter's settings say: the project's
+queue in the scheduler's own label, the scheduler's name, and (Trainer v2) the pod-group policy
+for gang scheduling. Which label goes where: docs/decisions/0009-kubernetes-backend-objects.md."""
 
 from typing import Any, Final
 

@@ -1,14 +1,6 @@
-"""A data volume shared with another project, made mountable in that project's namespace.
-
-A pod mounts only PVCs of its own namespace, and a PV binds one PVC. So, as a Run:ai cluster's
-controller does, a workload in a namespace the data volume was shared into gets a PV of its own
-on the same storage as the origin PVC's PV (the same volume source: CSI handle, NFS export, ...)
-and a PVC there bound to it. Both are read-only (ReadOnlyMany, and mounted read-only): the data
-is its project's, shared to be read. The copy's PV keeps the storage when it goes
-(reclaim policy Retain), so deleting a copy never deletes the data.
-
-Pure: the origin PV in, the two objects out. Names are derived from the data volume and the
-namespace, so every workload of a namespace shares one copy, and making it again is 409."""
+"""A data volume shared with another project, made mountable there: a pod mounts only PVCs of its
+namespace and a PV binds one PVC, so each namespace gets a read-only PV and PVC on the same
+storage (docs/decisions/0009-kubernetes-backend-objects.md). Pure: origin PV in, two objects out."""
 
 import hashlib
 from typing import Any, Final

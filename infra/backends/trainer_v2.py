@@ -1,32 +1,6 @@
-"""A workload plan as Kubeflow Trainer v2 runs it: a TrainingRuntime (trainer.kubeflow.org/
-v1alpha1) that carries the template version, and a TrainJob that runs it with the workload's
-own values. Pure: plans in, manifests out.
-
-A template version is one runtime: named from the template id and version (and a digest of
-what it holds, so a cluster's scheduling settings or a framework change can never meet an
-older object of the same name), created once in the project's namespace, shared by every
-workload of that version, never changed. The TrainJob says what is the workload's own: the
-number of nodes, the trainer container's image, command, arguments, resources and environment,
-and (as a runtime patch) the labels that tie each pod to its workload and queue.
-
-A submission's overrides may reach further than a TrainJob can (a toleration, a volume, a
-worker's command under MPI, an environment variable dropped): the TrainJob applied to the
-shared runtime is checked to give exactly the workload's own rendering, and when it cannot,
-the workload gets a runtime of its own specs.
-
-How each framework maps (Trainer v2.2+):
-- PyTorch, XGBoost: one `node` job of every node (torch / xgboost policy); node 0 plays the
-  master, so a master the same as the workers is one more node, and a master with its own
-  spec cannot be expressed (it needs the Training Operator: kubeflow_api v1).
-- JAX: the jax policy; workers only, as with v1.
-- MPI: the mpi policy (slots per worker as numProcPerNode, the SSH auth mount path,
-  OpenMPI); a `launcher` job (the trainer step, running the command) beside the `node` job of
-  the workers, started once the workers are ready when the launcher creation policy says so.
-- TF: Trainer v2 has no TensorFlow policy; it runs as plain ML (one Job per replica type) with
-  TF_CONFIG composed in each pod from the JobSet's hostnames and the pod's completion index.
-- PyTorch elastic (minReplicas/maxReplicas): Trainer v2.2 removed the elastic policy; the
-  workload runs numWorkers nodes, fixed.
-"""
+"""A workload plan as Kubeflow Trainer v2 runs it: a TrainingRuntime per template version, shared
+by its workloads, and a TrainJob with each workload's own values. Pure: plans in, manifests out.
+Why this split, and how each framework maps: docs/decisions/0009-kubernetes-backend-objects.md."""
 
 import contextlib
 import hashlib
@@ -252,10 +226,9 @@ def _field(name: str, path: str) -> dict[str, Any]:
 
 
 def _trainer_values(shared: dict[str, Any], own: dict[str, Any]) -> dict[str, Any] | None:
-    """What a TrainJob must say so that `shared` runs as `own`: the number of nodes and the
-    trainer container's fields that differ. None when no TrainJob can say it (a TrainJob sets
-    the trainer's fields and merges its environment by name; it cannot take a value away, nor
-    reach another container or the pod)."""
+    """What a TrainJob must say so that `shared` runs as `own`: the node count and the trainer
+    fields that differ. None when it cannot: a TrainJob sets trainer fields and merges variables
+    by name, but takes no value away and reaches no other container, nor the pod."""
     base, wanted = _trainer_container(shared), _trainer_container(own)
     trainer: dict[str, Any] = {"numNodes": own["mlPolicy"]["numNodes"]}
     for field in TRAINER_FIELDS:

@@ -1,10 +1,6 @@
-"""`trainplate dev`: embedded PostgreSQL and NATS plus every process, as one supervised tree.
-
-Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL after a grace period), then NATS, then
-PostgreSQL; nothing is left running. A child that dies is restarted (Supervisor); one that keeps
-dying stops the tree, and the exit code (1) says so, rather than leaving a half-working service
-behind.
-"""
+"""`trainplate dev`: embedded PostgreSQL and NATS plus every process, as one supervised tree that
+stops whole (children, then NATS, then PostgreSQL) and restarts a dying child; one that keeps
+dying stops the tree with exit code 1, rather than leave a half-working service behind."""
 
 import asyncio
 import json
@@ -38,6 +34,7 @@ from infra.cli.processes import PROCESSES
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, Settings, redacted
@@ -196,9 +193,9 @@ async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
         DatabaseSettings(url=url, pool_max=2), application_name="trainplate-dev"
     )
     try:
-        registry = PostgresApplicationRegistry(
-            PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(settings.auth)
-        )
+        keys = SecretKeys(hasher=SecretHasher(settings.auth))
+        store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+        registry = PostgresApplicationRegistry(store, pool, keys)
         secret = settings.admin_app_secret or secrets.token_urlsafe(32)
         command = CreateApplication(
             application_id=uuid4(),
@@ -207,7 +204,7 @@ async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
             metadata=EventMetadata(actor_subject="trainplate-dev", actor_kind="system"),
         )
         try:
-            await create_application(command, secret=secret, registry=registry)
+            await create_application(command, secret=secret, store=store, registry=registry)
         except ClientIdTakenError:
             return None  # created on an earlier start; its secret was shown then
         return None if settings.admin_app_secret else secret

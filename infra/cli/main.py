@@ -1,4 +1,5 @@
-"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `verify`, `projections`."""
+"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `verify`, `projections`,
+`schema`."""
 
 import argparse
 import asyncio
@@ -43,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     contract = commands.add_parser("contract", help="the event contract for subscribers")
     contract.add_argument("action", choices=["export"])
     contract.add_argument("--output", type=Path, help="write it here (default: standard output)")
+    schema = commands.add_parser("schema", help="the schema the migrations make, as SQL to read")
+    schema.add_argument("--output", type=Path, help="write it here (default: standard output)")
     audit = commands.add_parser("audit", help="tamper evidence: walk every hash chain")
     audit.add_argument("action", choices=["verify"])
     audit.add_argument("--stream", help="verify only this stream id")
@@ -122,6 +125,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> None:
             )
     elif args.command == "contract":
         _export_contract(settings, args.output)
+    elif args.command == "schema":
+        from infra.cli.schema_export import export_schema
+
+        export_schema(args.output)
     elif args.command == "projections" and args.action == "rebuild":
         sys.exit(asyncio.run(_rebuild(settings, args.name)))
     elif args.command == "projections" and args.action == "skip":
@@ -136,7 +143,7 @@ def serve_process(process: str, settings: Settings) -> None:
     if process == "api":
         import uvicorn
 
-        from infra.http.app import create_app
+        from infra.server.app import create_app
 
         uvicorn.run(
             create_app(settings),

@@ -1,9 +1,6 @@
-"""`trainplate events tail`: print events from JetStream as they arrive, one line each.
-
-An ordered consumer (ephemeral, flow-controlled, restarted by nats-py on a gap) on the subjects
-the filters allow: `--stream ID` narrows to one aggregate, `--type` to event types
-(`template.created.v1`; the subject carries the fact, the `ce-type` header the version).
-"""
+"""`trainplate events tail`: print events from JetStream as they arrive, one line each, from an
+ordered consumer (ephemeral, restarted by nats-py on a gap) on the subjects `--stream ID` and
+`--type` allow (the subject carries the fact, the `ce-type` header the version)."""
 
 import asyncio
 import json

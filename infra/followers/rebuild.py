@@ -11,18 +11,21 @@ and the live runner wait for that transaction only; the runner then goes on from
 re-applying a few events idempotently.
 
 Only read models are rebuilt: the linked-asset fan-out is a process manager whose effects are
-events, which must not happen twice.
+events, which must not happen twice. The swap also records the projection's version
+(infra/followers/read_model_versions.py); one rebuild of a read model runs at a time.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Final
 
 import asyncpg
 import msgspec
 
-from infra.followers import global_log
+from infra.followers import global_log, read_model_versions
 from infra.followers.global_log import START, Cursor
+from infra.followers.log_follower import lock_key
 from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.connections import Connection
 from infra.serialization import EventCodec
@@ -48,8 +51,28 @@ async def rebuild(
     *,
     progress: Callable[[int], None] | None = None,
 ) -> RebuildReport:
-    schema = f"{PREFIX}{projection.name}"
     started = time.perf_counter()
+    async with _rebuilding(database_url, projection) as (conn, pool, schema):
+        return await _rebuild(conn, pool, projection, schema, codec, settings, progress, started)
+
+
+async def rebuild_if_outdated(
+    database_url: str, projection: Projection, codec: EventCodec, settings: ProjectorSettings
+) -> RebuildReport | None:
+    """Rebuild the read model if a version other than the projection's built it (asked again
+    once the lock is held: another process may have rebuilt it meanwhile)."""
+    started = time.perf_counter()
+    async with _rebuilding(database_url, projection) as (conn, pool, schema):
+        if not await read_model_versions.outdated(conn, projection):
+            return None
+        return await _rebuild(conn, pool, projection, schema, codec, settings, None, started)
+
+
+@asynccontextmanager
+async def _rebuilding(
+    database_url: str, projection: Projection
+) -> AsyncIterator[tuple[Connection, asyncpg.Pool, str]]:
+    schema = f"{PREFIX}{projection.name}"
     # One connection whose search_path finds the fresh tables first (a pool of one, as the
     # runner is built on a pool).
     pool = await asyncpg.create_pool(
@@ -57,9 +80,9 @@ async def rebuild(
     )
     try:
         async with pool.acquire() as conn:
-            return await _rebuild(
-                conn, pool, projection, schema, codec, settings, progress, started
-            )
+            # Held for the session: released when the pool closes, however the rebuild ends.
+            await conn.execute("SELECT pg_advisory_lock($1)", lock_key(schema))
+            yield conn, pool, schema
     finally:
         await pool.close()
 
@@ -94,6 +117,7 @@ async def _rebuild(
             await conn.execute(f'DROP TABLE public."{table}"')
             await conn.execute(f'ALTER TABLE "{schema}"."{table}" SET SCHEMA public')
         await global_log.save_checkpoint(conn, f"projection:{projection.name}", cursor)
+        await read_model_versions.record(conn, projection.name, projection.version)
         await conn.execute(
             "DELETE FROM consumer_checkpoints WHERE name = $1", runner.checkpoint_name
         )

@@ -2,7 +2,7 @@
 
 A caller's standing (its token still current, its grants) is folded from its own stream, and
 the org tree's lineages are read from their read model; both are kept here under the epoch they
-were read at (migration 0017), and the request's one standing query (infra/postgres/read_marks.py
+were read at (migration 0017), and the request's one standing query (the store's read_marks.py
 `standing`) says whether that epoch still holds. A grant, a revocation, a rotated secret or a
 disabling moves the write side's epoch in its own transaction, so the next request anywhere
 reloads: nothing is applied later than when the stream was read on every request. A console
@@ -19,7 +19,8 @@ from domain.applications import Application
 from domain.values import TENANT, Grant, ScopeRef
 from services import access
 from services.bounded import Bounded
-from services.ports import OrgTree, StreamLoader
+from services.ports.event_store import StreamLoader
+from services.ports.read_side import OrgTree
 
 _CALLERS: Final = 4096  # the callers kept; the least recently used go first
 _NONE: Final = object()  # kept for an application that does not exist

@@ -17,24 +17,17 @@ from litestar import delete, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain.access import ROLE_DESCRIPTIONS, ROLE_IDS, granted_scope
+from domain.access import ROLE_DESCRIPTIONS, ROLE_IDS
 from domain.applications import AccessRuleNotFoundError
 from domain.commands import CreateAccessRule, DeleteAccessRule, SubjectKind
 from domain.values import Grant, Role, ScopeKind
-from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.openapi_document import NOT_NEGATIVE, DisplayName, ScopeOfRequest, never, only
 from infra.http.permissions import Permission, permissions_of
-from projections import access_rules
 from projections.access_rules import AccessRuleRow
-from projections.list_grammar import (
-    Grammar,
-    Value,
-    matches,
-    searched,
-)
+from projections.queries import access_rule_reads as queries
 from services.access_rules import create_access_rule, delete_access_rule
 from services.errors import InvalidRequestError
 
@@ -178,14 +171,6 @@ async def create_rule(
 
 
 # Run:ai's filterBy fields of an access rule; a rule revoked is gone, so `deletedAt` is never set.
-_GRAMMAR: Final = Grammar(
-    (
-        "subjectId", "subjectType", "roleId", "scopeId", "scopeType", "roleName", "scopeName",
-        "createdAt", "deletedAt", "createdBy", "phase",
-    ),
-    dates=("createdAt", "deletedAt"),
-    numbers=("roleId",),
-)  # fmt: skip
 # Revoked rules are not kept (their events are, in the audit log): there are none to include.
 IncludeDeleted = Annotated[bool, QueryParameter(name="includeDeleted")]
 
@@ -204,15 +189,19 @@ async def list_rules(
 ) -> AccessRuleList:
     """The rules on the scopes the caller sees; `filterBy` (`roleName==viewer`,
     `createdAt>=2026-01-01T00:00:00Z`) and `search` (subject, role or scope name) narrow them."""
-    chosen = await _chosen(request, adapters.resources, filter_by, search)
-    chosen = [
-        rule
-        for rule in chosen
-        if (subject_id is None or rule.subject_id == subject_id)
-        and (role_id is None or rule.role_id == role_id)
-    ]
-    page = chosen[offset : offset + limit]
-    return AccessRuleList(len(chosen), len(page), page)
+    conditions = conditions_of(queries.GRAMMAR, filter_by)
+    rows, total = await queries.page(
+        adapters.reads,
+        await seen_scopes(request),
+        conditions,
+        search=search,
+        subject_id=subject_id,
+        role_id=role_id,
+        offset=offset,
+        limit=limit,
+    )
+    page = [_wire(row) for row in rows]
+    return AccessRuleList(total, len(page), page)
 
 
 @get("/api/v1/authorization/access-rules/count", tags=["Access rules"])
@@ -224,35 +213,11 @@ async def count_rules(
     include_deleted: IncludeDeleted = False,
 ) -> Count:
     """How many rules the list shows for the same `filterBy` and `search`."""
-    return Count(len(await _chosen(request, adapters.resources, filter_by, search)))
-
-
-async def _chosen(
-    request: Caller, resources: Resources, filter_by: list[str] | None, search: str | None
-) -> list[AccessRuleResponse]:
-    conditions = conditions_of(_GRAMMAR, filter_by)
-    rules = [_wire(row) for row in await _visible(request, resources)]
-    return [
-        rule
-        for rule in rules
-        if matches(conditions, _fields(rule))
-        and searched(search, (rule.subject_id, rule.role_name, rule.scope_name))
-    ]
-
-
-def _fields(rule: AccessRuleResponse) -> dict[str, Value]:
-    return {
-        "subjectId": rule.subject_id,
-        "subjectType": rule.subject_type,
-        "roleId": rule.role_id,
-        "scopeId": rule.scope_id,
-        "scopeType": rule.scope_type,
-        "roleName": rule.role_name,
-        "scopeName": rule.scope_name,
-        "createdAt": rule.created_at,
-        "createdBy": rule.created_by,
-        "phase": rule.status.phase,
-    }
+    conditions = conditions_of(queries.GRAMMAR, filter_by)
+    found = await queries.count(
+        adapters.reads, await seen_scopes(request), conditions, search=search
+    )
+    return Count(found)
 
 
 @get("/api/v1/authorization/access-rules/{rule_id:int}", tags=["Access rules"])
@@ -261,8 +226,7 @@ async def get_rule(
     rule_id: FromPath[int],
     adapters: NamedDependency[Adapters],
 ) -> AccessRuleResponse:
-    rows = await _visible(request, adapters.resources)
-    row = next((r for r in rows if r.rule_id == rule_id), None)
+    row = await queries.one(adapters.reads, rule_id, await seen_scopes(request))
     if row is None:
         raise AccessRuleNotFoundError(rule_id)
     return _wire(row)
@@ -287,18 +251,6 @@ ACCESS_RULE_ROUTES: Final = (
     get_rule,
     delete_rule,
 )
-
-
-async def _visible(request: Caller, resources: Resources) -> list[AccessRuleRow]:
-    seen = await seen_scopes(request)
-    async with resources.pool.acquire() as conn:
-        rows = await access_rules.list_rules(conn)
-    return [
-        row
-        for row in rows
-        if granted_scope(Grant(role=row.role, scope_kind=row.scope_kind, scope_id=row.scope_id))
-        in seen
-    ]
 
 
 def _wire(row: AccessRuleRow, subject_type: str | None = None) -> AccessRuleResponse:

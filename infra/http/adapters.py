@@ -4,31 +4,75 @@ One, not one per adapter: Litestar resolves two or more dependencies of a handle
 in a task group of their own on every request, which cost a GET by id about an eighth of its
 time. Handlers annotate it with this class (Litestar checks the injected value against it: one
 isinstance, where a runtime Protocol check would walk the protocol's members per request).
+Each field is a port; the app's wiring (infra/server/app.py) hands in the store's adapters.
 """
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from typing import Protocol
+from uuid import UUID
 
-from infra.bootstrap import Resources
-from infra.http.access_cache import AccessCache
-from infra.postgres.application_registry import PostgresApplicationRegistry
-from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.names import PostgresIdSequence
-from infra.postgres.rule_holders import PostgresRuleHolders
-from infra.postgres.signed_out import PostgresSignedOutSessions
-from infra.postgres.streams import PostgresStreams
+from infra.http.access_cache import AccessCache, SignedOutSessions
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import Settings
+from projections.queries import Reads
+from services.ports.event_store import EventStore
+from services.ports.kept_secrets import ApplicationRegistry, CredentialVault
+from services.ports.name_lookups import IdSequence, NameHolder, NameHolders, RuleHolders
+from services.ports.read_side import RecordedHistory
+
+
+class HandlerStore(EventStore, RecordedHistory, Protocol):
+    """Every stream; it keeps every envelope, so history reads it too."""
+
+    def session(self) -> AbstractAsyncContextManager[EventStore]:
+        """The same streams over one connection, for a request that reads then writes."""
+        ...
+
+
+class ConsoleSessions(SignedOutSessions, Protocol):
+    async def sign_out(self, session_id: UUID, expires_at: int) -> None: ...
+
+
+class ChainBreak(Protocol):
+    @property
+    def stream_id(self) -> UUID: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def event_id(self) -> UUID: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class ChainVerification(Protocol):
+    @property
+    def streams(self) -> int: ...
+    @property
+    def intact(self) -> bool: ...
+    @property
+    def first_break(self) -> ChainBreak | None: ...
+
+
+class HashChains(Protocol):
+    """The event log's hash chains, walked: one stream's, or all (None) with the log's own
+    sequence."""
+
+    async def verify(self, stream_id: UUID | None) -> ChainVerification: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Adapters:
     settings: Settings
     token_issuer: TokenIssuer | None  # None: no signing key configured
-    resources: Resources  # the pool and the broker connection
-    registry: PostgresApplicationRegistry
-    streams: PostgresStreams  # every stream; it keeps every envelope, so history reads it too
-    ids: PostgresIdSequence
-    vault: PostgresCredentialVault
+    registry: ApplicationRegistry
+    streams: HandlerStore
+    ids: IdSequence
+    vault: CredentialVault
     access: AccessCache
-    sessions: PostgresSignedOutSessions  # the console sessions signed out
-    rule_holders: PostgresRuleHolders
+    sessions: ConsoleSessions  # the console sessions signed out
+    rule_holders: RuleHolders
+    name_holder: NameHolder  # who holds a name, as the write side has it
+    name_holders: NameHolders
+    reads: Reads  # the read models, for the queries of projections/queries/
+    chains: HashChains  # the event log's hash chains, for the audit's verification

@@ -24,7 +24,6 @@ from domain.events import EventMetadata
 from domain.registries import Registry
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import AssetKind, ScopeRef
-from infra.bootstrap import Resources
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import (
@@ -50,27 +49,24 @@ from infra.http.callers import (
     guard_reads,
     guarded,
     seen_scopes,
-    visibility,
+    viewer,
 )
-from projections import asset_catalogue, template_catalogue
 from projections.asset_catalogue import AssetFilter, AssetRow
+from projections.queries import Reads
+from projections.queries import asset_reads as queries
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import StreamLoader, Streams
+from services.ports.event_store import EventStore, StreamLoader
 from services.stamps import Stamped
 
 
-async def usage_of(
-    request: Caller, resources: Resources, rows: list[AssetRow], wanted: bool
-) -> Usage:
+async def usage_of(request: Caller, reads: Reads, rows: list[AssetRow], wanted: bool) -> Usage:
     """With `usageInfo`, which templates use each of these assets (one query): only those the
     caller may see, as everywhere (a tenant asset is used in scopes a caller may not know)."""
     if not wanted:
         return None
     seen = await seen_scopes(request)
-    async with resources.pool.acquire() as conn:
-        ids = [row.asset_id for row in rows]
-        return await template_catalogue.templates_using(conn, ids, seen)
+    return await queries.usage(reads, [row.asset_id for row in rows], seen)
 
 
 # A use case's check that the actor may see the thing of a kind (services/assets.py
@@ -101,8 +97,8 @@ async def list_environments(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> EnvironmentListResponse:
-    rows = await visible_rows(request, ("environment",), asset_filter, adapters.resources)
-    usage = await usage_of(request, adapters.resources, rows, usage_info)
+    rows = await visible_rows(request, ("environment",), asset_filter, adapters.reads)
+    usage = await usage_of(request, adapters.reads, rows, usage_info)
     return EnvironmentListResponse([_environment(row, usage) for row in rows])
 
 
@@ -113,10 +109,10 @@ async def get_environment(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> EnvironmentAsset:
-    row = await one_visible(request, "environment", asset_id, adapters.resources)
+    row = await one_visible(request, "environment", asset_id, adapters.reads)
     return _environment(
         row,
-        await usage_of(request, adapters.resources, [row], usage_info),
+        await usage_of(request, adapters.reads, [row], usage_info),
     )
 
 
@@ -163,8 +159,8 @@ async def list_computes(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> ComputeListResponse:
-    rows = await visible_rows(request, ("compute",), asset_filter, adapters.resources)
-    usage = await usage_of(request, adapters.resources, rows, usage_info)
+    rows = await visible_rows(request, ("compute",), asset_filter, adapters.reads)
+    usage = await usage_of(request, adapters.reads, rows, usage_info)
     return ComputeListResponse([_compute(row, usage) for row in rows])
 
 
@@ -175,10 +171,10 @@ async def get_compute(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> ComputeAsset:
-    row = await one_visible(request, "compute", asset_id, adapters.resources)
+    row = await one_visible(request, "compute", asset_id, adapters.reads)
     return _compute(
         row,
-        await usage_of(request, adapters.resources, [row], usage_info),
+        await usage_of(request, adapters.reads, [row], usage_info),
     )
 
 
@@ -223,7 +219,7 @@ ASSET_ROUTES: Final = (
 
 
 async def create_from(
-    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: Streams
+    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: EventStore
 ) -> Stamped[Asset]:
     """Create an asset of the spec's kind from Run:ai's creation meta."""
     asset_id, keyed = creation_id(request, asset_rules.kind_of(spec))
@@ -266,7 +262,7 @@ async def update_from(
     asset_id: UUID,
     meta: AssetUpdateMeta,
     spec: AssetSpec,
-    streams: Streams,
+    streams: EventStore,
     *,
     expected_version: int | None = None,
 ) -> AssetRow:
@@ -283,39 +279,34 @@ async def update_from(
     return written(await assets.update_asset(command, streams=streams, reads=guard_reads(request)))
 
 
-async def delete_from(request: Caller, kind: AssetKind, asset_id: UUID, streams: Streams) -> None:
+async def delete_from(
+    request: Caller, kind: AssetKind, asset_id: UUID, streams: EventStore
+) -> None:
     """Delete an asset of this kind (refused while a template uses it)."""
     command = DeleteAsset(asset_id=asset_id, kind=kind, metadata=actor(request))
     await assets.delete_asset(command, streams=streams)
 
 
 async def visible_rows(
-    request: Caller, kinds: tuple[str, ...], wanted: AssetFilter, resources: Resources
+    request: Caller, kinds: tuple[str, ...], wanted: AssetFilter, reads: Reads
 ) -> list[AssetRow]:
     """The assets of these kinds the filter selects and the caller may see, by name."""
-    seen, lineages = await visibility(request)
-    async with resources.pool.acquire() as conn:
-        rows = [
-            r for kind in kinds for r in await asset_catalogue.list_assets(conn, kind, wanted.name)
-        ]
-    chosen = asset_catalogue.select(rows, wanted, lineages)
-    return sorted(
-        (row for row in chosen if row.meta.scope_ref in seen), key=lambda r: (r.meta.name, r.kind)
-    )
+    return await queries.selected(reads, kinds, wanted, await viewer(request))
 
 
-async def one_visible(request: Caller, kind: str, asset_id: UUID, resources: Resources) -> AssetRow:
+async def one_visible(request: Caller, kind: str, asset_id: UUID, reads: Reads) -> AssetRow:
     """One asset from the catalogue; unknown and out of the caller's sight are one 404."""
-    async with resources.pool.acquire() as conn:
-        row = await asset_catalogue.get_asset(conn, kind, asset_id)
+    row = await queries.one(reads, kind, asset_id)
     if row is None:
         raise AssetNotFoundError(kind, asset_id)
-    if row.meta.scope_ref not in await seen_scopes(request):
+    if not queries.visible(row, await seen_scopes(request)):
         raise AssetNotFoundError(kind, asset_id)  # existence must not leak
     return row
 
 
-async def one_now(request: Caller, kind: AssetKind, asset_id: UUID, streams: Streams) -> AssetRow:
+async def one_now(
+    request: Caller, kind: AssetKind, asset_id: UUID, streams: EventStore
+) -> AssetRow:
     """One asset as the write side has it now (what a form's change is made on); unknown and
     out of the caller's sight are one 404."""
     return written(await assets.visible_asset(kind, asset_id, actor(request), streams))

@@ -25,9 +25,9 @@ from infra.http.adapters import Adapters
 from infra.http.callers import Caller, lineages_of
 from infra.http.numerals import natural
 from infra.http.openapi_document import NOT_NEGATIVE
-from infra.postgres.hashchain import first_missing, verify_all, verify_stream
-from projections.audit_index import AuditFilter, AuditRow, find
+from projections.audit_index import AuditFilter, AuditRow
 from projections.list_grammar import in_utc
+from projections.queries import audit_reads as queries
 from services.access import require_held
 from services.errors import InvalidRequestError
 
@@ -154,8 +154,9 @@ async def query_events(
     limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
 ) -> AuditPage:
     """A page of events; `next` is the cursor to pass as `after` for the following page."""
-    async with adapters.resources.pool.acquire() as conn:
-        rows = await find(conn, wanted, after=after, newest_first=order == "desc", limit=limit)
+    rows = await queries.page(
+        adapters.reads, wanted, after=after, newest_first=order == "desc", limit=limit
+    )
     following = rows[-1].seq if len(rows) == limit else None
     return AuditPage(events=[wire(r) for r in rows], next=following)
 
@@ -177,14 +178,14 @@ async def tail_events(
         if after is None:
             raise InvalidRequestError("Last-Event-ID", "a cursor this service sent")
     if after is None:
-        async with adapters.resources.pool.acquire() as conn:
-            after = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM audit_index"))
+        after = await queries.latest(adapters.reads)
 
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         cursor, sent, idle = after, 0, 0.0
         while max_events is None or sent < max_events:
-            async with adapters.resources.pool.acquire() as conn:
-                rows = await find(conn, wanted, after=cursor, newest_first=False, limit=100)
+            rows = await queries.page(
+                adapters.reads, wanted, after=cursor, newest_first=False, limit=100
+            )
             for row in rows[: None if max_events is None else max_events - sent]:
                 body = msgspec.json.encode(wire(row)).decode()
                 yield ServerSentEventMessage(data=body, event="trainplate-event", id=row.seq)
@@ -208,19 +209,17 @@ async def verify(
     """Walk the hash chains (one stream, or all) and report the first broken link. Needs a
     tenant-wide grant: it reads every stream."""
     require_held(request.user.grants, (TENANT,), "viewer", "verify the event store")
-    async with adapters.resources.pool.acquire() as conn:
-        reports = [await verify_stream(conn, stream_id)] if stream_id else await verify_all(conn)
-        missing = None if stream_id else await first_missing(conn)
-    broken = next((r for r in reports if not r.intact), missing)
+    found = await adapters.chains.verify(stream_id)
+    broken = found.first_break
     first = None
-    if broken is not None and broken.broken_at is not None:
+    if broken is not None:
         first = Break(
             stream_id=broken.stream_id,
-            version=broken.broken_at.version,
-            event_id=broken.broken_at.event_id,
-            reason=broken.broken_at.reason,
+            version=broken.version,
+            event_id=broken.event_id,
+            reason=broken.reason,
         )
-    return Verification(streams=len(reports), intact=broken is None, first_break=first)
+    return Verification(streams=found.streams, intact=found.intact, first_break=first)
 
 
 AUDIT_ROUTES: Final = (query_events, tail_events, verify)

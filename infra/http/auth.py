@@ -5,7 +5,7 @@ After the token's signature, one query settles a read (infra/http/consistency.py
 whether the caller's own writes are read, and whether what this process keeps about the
 caller's access (infra/http/access_cache.py) still holds. A caller's token generation and
 grants are then usually known without reading its stream. A write is settled on the epochs the
-process last found, checked where it takes effect (infra/postgres/writer_standing.py); one that
+process last found, checked where it takes effect (the store's writer_standing.py); one that
 never reached the database is checked before its answer is sent.
 """
 
@@ -32,9 +32,8 @@ from infra.http import consistency
 from infra.http.access_cache import AccessCache
 from infra.http.headers import header
 from infra.http.problems import from_unexpected
-from infra.postgres import writer_standing
-from infra.postgres.read_marks import Standing
 from infra.security.access_tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
+from infra.security.standing import Standing
 from services.errors import NotAuthenticatedError
 
 
@@ -79,13 +78,14 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         self._settle = settle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        consistency.begin()  # every request, authenticated or not, starts with nothing carried
+        standings: consistency.Standings = scope["app"].state.standings
+        consistency.begin(standings)  # every request, authenticated or not, starts anew
         if scope["type"] == ScopeType.HTTP:
-            send = _answering(scope, receive, send)
+            send = _answering(scope, receive, send, standings)
         try:
             await super().__call__(scope, receive, send)
         finally:
-            writer_standing.end()
+            standings.end()
 
     def token_of(self, connection: ASGIConnection[Any, Any, Any, Any]) -> str:
         """The access token the request carries: an `Authorization: Bearer` header."""
@@ -148,7 +148,7 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
     ) -> AuthenticationResult:
         """The caller as of the request's standing. A write's standing is assumed: should the
         database's turn out another where the write takes effect, the caller is looked at again
-        under it then (infra/postgres/writer_standing.py), and refused there if revoked."""
+        under it then (the store's writer_standing.py), and refused there if revoked."""
         standing = await self._settle(connection, subject)
         user = await principal(standing)
         if standing.assumed:
@@ -156,7 +156,7 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
             async def recheck(found: Standing) -> None:
                 connection.scope["user"] = await principal(found)
 
-            writer_standing.expect(standing, recheck)
+            consistency.standings_of(connection).expect(standing, recheck)
         return AuthenticationResult(user=user, auth=claims)
 
     async def _as_user(
@@ -183,7 +183,9 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         return await self._settled(connection, subject, claims, principal)
 
 
-def _answering(scope: Scope, receive: Receive, send: Send) -> Send:
+def _answering(
+    scope: Scope, receive: Receive, send: Send, standings: consistency.Standings
+) -> Send:
     """`send`, once a write that never used the database has had its assumed standing checked
     (the pool checks it on the way: infra/bootstrap.py); a caller revoked since is answered 401
     instead of what the handler made."""
@@ -193,9 +195,9 @@ def _answering(scope: Scope, receive: Receive, send: Send) -> Send:
         nonlocal refused
         if refused:
             return
-        if message["type"] == "http.response.start" and writer_standing.unchecked() is not None:
+        if message["type"] == "http.response.start" and standings.unchecked():
             try:
-                await writer_standing.confirm(scope["app"].state.resources.pool)
+                await standings.confirm()
             except Exception as exc:  # answered as the route answers it
                 refused = True
                 await _refuse(scope, receive, send, exc)

@@ -15,9 +15,10 @@ from domain.events import ActorKind, EventMetadata
 from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
-from infra.postgres import writer_standing
+from infra.http.consistency import standings_of
+from projections.queries import Viewer
 from services import access, idempotency
-from services.ports import StreamLoader
+from services.ports.event_store import StreamLoader
 from services.prefetch import actor_stream, prefetch
 
 Caller = Request[Principal, dict[str, Any], State]
@@ -48,10 +49,16 @@ async def visibility(caller: Caller) -> tuple[set[ScopeRef], Lineages]:
     return access_rules.visible_scopes(caller.user.grants, lineages), lineages
 
 
+async def viewer(caller: Caller) -> Viewer:
+    """What the caller may see, as the read side's queries take it."""
+    seen, lineages = await visibility(caller)
+    return Viewer(seen, lineages)
+
+
 async def lineages_of(caller: Caller) -> Lineages:
     """Every live scope's lineage, as of the org tree's epoch at the request's start (a write's
-    once its assumed standing is checked: infra/postgres/writer_standing.py)."""
-    await writer_standing.confirm(caller.app.state.resources.pool)
+    once its assumed standing is checked: the store's writer_standing.py)."""
+    await standings_of(caller).confirm()
     cache: AccessCache = caller.app.state.access
     return await cache.lineages(caller.user.tree_epoch)
 

@@ -189,7 +189,9 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         data: JSONBody[CredentialCreationRequest],
         adapters: NamedDependency[Adapters],
     ) -> CredentialAsset:
-        created = await create_credential(_command(kind, request, data), vault=adapters.vault)
+        created = await create_credential(
+            _command(kind, request, data), store=adapters.streams, vault=adapters.vault
+        )
         return _asset(written(created))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
@@ -198,7 +200,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialListResponse:
-        rows = await visible_rows(request, (kind,), AssetFilter(), adapters.resources)
+        rows = await visible_rows(request, (kind,), AssetFilter(), adapters.reads)
         return CredentialListResponse([_asset(row, usage_info) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -208,7 +210,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> CredentialAsset:
-        row = await one_visible(request, kind, asset_id, adapters.resources)
+        row = await one_visible(request, kind, asset_id, adapters.reads)
         return _asset(row, usage_info)
 
     @put(
@@ -234,7 +236,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         )
         return _asset(
             written(
-                await update_credential(command, vault=adapters.vault, reads=guard_reads(request))
+                await update_credential(command, store=adapters.streams, reads=guard_reads(request))
             )
         )
 
@@ -244,7 +246,7 @@ def _routes(kind: CredentialKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> None:
         command = DeleteCredential(asset_id=asset_id, kind=kind, metadata=actor(request))
-        await delete_credential(command, vault=adapters.vault)
+        await delete_credential(command, store=adapters.streams)
 
     async def remove_accepted(
         request: Caller,
@@ -273,7 +275,7 @@ async def list_credentials(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
-    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), adapters.resources)
+    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), adapters.reads)
     entries = []
     for row in rows:
         single = _asset(row, usage_info)

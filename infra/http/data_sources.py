@@ -125,8 +125,8 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> DataSourceListResponse:
-        rows = await visible_rows(request, (kind,), asset_filter, adapters.resources)
-        usage = await usage_of(request, adapters.resources, rows, usage_info)
+        rows = await visible_rows(request, (kind,), asset_filter, adapters.reads)
+        usage = await usage_of(request, adapters.reads, rows, usage_info)
         return DataSourceListResponse([_asset(row, usage) for row in rows])
 
     @get(f"{path}/{{asset_id:uuid}}", tags=tags, operation_id=f"get_{ident}", name=f"get_{ident}")
@@ -136,10 +136,10 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
         usage_info: UsageInfo = False,
     ) -> DataSourceAsset:
-        row = await one_visible(request, kind, asset_id, adapters.resources)
+        row = await one_visible(request, kind, asset_id, adapters.reads)
         return _asset(
             row,
-            await usage_of(request, adapters.resources, [row], usage_info),
+            await usage_of(request, adapters.reads, [row], usage_info),
         )
 
     @put(
@@ -196,8 +196,8 @@ async def list_data_sources(
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
     """Every kind in one list; each entry's spec names its kind (Run:ai's member names)."""
-    rows = await visible_rows(request, tuple(KINDS), asset_filter, adapters.resources)
-    usage = await usage_of(request, adapters.resources, rows, usage_info)
+    rows = await visible_rows(request, tuple(KINDS), asset_filter, adapters.reads)
+    usage = await usage_of(request, adapters.reads, rows, usage_info)
     return CombinedListResponse(
         [
             CombinedEntry(

@@ -11,7 +11,6 @@ HTTP routes.
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from functools import partial
 from typing import Annotated, Final, Literal
 from uuid import UUID
 
@@ -33,16 +32,15 @@ from domain.data_volumes import DataVolume
 from domain.name_rules import DATA_VOLUME
 from domain.specs import SharedScope
 from domain.values import ScopeRef
-from infra.http import data_volume_queries as queries
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import RequestBody
 from infra.http.callers import Caller, actor, creation_id, guarded, visibility
-from infra.http.lists import Count, FilterBy, Search
+from infra.http.callers import viewer as viewer_of
+from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.openapi_document import NOT_NEGATIVE
-from infra.postgres.names import name_holder
-from projections import data_volume_catalogue as catalogue
-from projections import org_units as unit_names
 from projections.data_volume_catalogue import DataVolumeRow, SharedRow
+from projections.queries import data_volume_reads as read
+from projections.queries import org_unit_reads as unit_names
 from services import data_volumes as use_cases
 from services import org_units as org_unit_use_cases
 from services.stamps import Stamped
@@ -90,7 +88,7 @@ class Shown(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, renam
 
 
 class Status(msgspec.Struct, frozen=True, kw_only=True):
-    phase: str = queries.PHASE  # shown, default or not
+    phase: str = read.PHASE  # shown, default or not
 
 
 class SharedScopeShown(Shown, frozen=True, kw_only=True):
@@ -128,7 +126,7 @@ class DatavolumeList(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     next: int | None = None
 
 
-RequestTypeParam = Annotated[queries.RequestType, QueryParameter(name="requestType")]
+RequestTypeParam = Annotated[read.RequestType, QueryParameter(name="requestType")]
 UsableIn = Annotated[str | None, QueryParameter(name="usableInProjectId")]
 
 
@@ -165,19 +163,26 @@ async def list_all(
     usable_in_project_id: UsableIn = None,
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
-    sort_by: Annotated[queries.SortField | None, QueryParameter(name="sortBy")] = None,
+    sort_by: Annotated[read.SortField | None, QueryParameter(name="sortBy")] = None,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: FilterBy = None,
     search: Search = None,
 ) -> DatavolumeList:
-    rows, names = await _chosen(
-        request, adapters, request_type, usable_in_project_id, filter_by, search
+    viewer = await viewer_of(request)
+    listed, more = await read.page(
+        adapters.reads,
+        viewer,
+        request_type,
+        usable_in_project_id,
+        conditions_of(read.GRAMMAR, filter_by),
+        search=search,
+        sort_by=sort_by,
+        descending=sort_order == "desc",
+        offset=offset,
+        limit=limit,
     )
-    ordered = queries.ordered(rows, names, sort_by, sort_order == "desc")
-    page = ordered[offset : offset + limit]
-    more = offset + limit < len(ordered)
     return DatavolumeList(
-        datavolumes=[_shown(row, names.get(row.project_id, "")) for row in page],
+        datavolumes=[_shown(one.row, one.project_name) for one in listed],
         next=offset + limit if more else None,
     )
 
@@ -192,10 +197,12 @@ async def count(
     search: Search = None,
 ) -> Count:
     """How many data volumes the list shows for the same parameters."""
-    rows, _ = await _chosen(
-        request, adapters, request_type, usable_in_project_id, filter_by, search
+    viewer = await viewer_of(request)
+    conditions = conditions_of(read.GRAMMAR, filter_by)
+    found = await read.count(
+        adapters.reads, viewer, request_type, usable_in_project_id, conditions, search=search
     )
-    return Count(len(rows))
+    return Count(found)
 
 
 @get(f"{PATH}/name-availability", status_code=204, tags=TAGS)
@@ -212,7 +219,7 @@ async def name_availability(
         data_name,
         actor(request),
         streams=adapters.streams,
-        holder=partial(name_holder, adapters.resources.pool),
+        holder=adapters.name_holder,
     )
 
 
@@ -221,7 +228,7 @@ async def get_one(
     request: Caller, datavolume_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> Datavolume:
     row, seen = await _visible(request, datavolume_id, adapters)
-    names = await _names(adapters, [queries.origin(row), *_seen_shares(row, seen)])
+    names = await _names(adapters, [read.origin(row), *_seen_shares(row, seen)])
     return _with_shares(row, names, seen)
 
 
@@ -329,46 +336,19 @@ def _scope(given: SharedScopeBase) -> SharedScope:
     return SharedScope(scope_type=given.scope_type, scope_id=given.scope_id)
 
 
-async def _chosen(
-    request: Caller,
-    adapters: Adapters,
-    request_type: queries.RequestType,
-    usable_in: str | None,
-    filter_by: list[str] | None,
-    search: str | None,
-) -> tuple[list[DataVolumeRow], dict[str, str]]:
-    """The rows a list or count selects, and the names of their projects."""
-    seen, lineages = await visibility(request)
-    async with adapters.resources.pool.acquire() as conn:
-        rows = await catalogue.list_all(conn)
-        names = await unit_names.names_of(conn, "project", {row.project_id for row in rows})
-    chosen = queries.select(
-        rows,
-        request_type=request_type,
-        usable_in=usable_in,
-        seen=seen,
-        lineages=lineages,
-        project_names=names,
-        filter_by=filter_by,
-        search=search,
-    )
-    return chosen, names
-
-
 async def _visible(
     request: Caller, datavolume_id: UUID, adapters: Adapters
 ) -> tuple[DataVolumeRow, set[ScopeRef]]:
     """One data volume the caller may see; unknown and out of sight are one 404."""
     seen, _ = await visibility(request)
-    async with adapters.resources.pool.acquire() as conn:
-        row = await catalogue.get_one(conn, datavolume_id)
-    if row is None or not queries.visible(row, seen):
+    row = await read.one(adapters.reads, datavolume_id)
+    if row is None or not read.visible(row, seen):
         raise AssetNotFoundError(data_volumes.KIND, datavolume_id)
     return row, seen
 
 
 def _seen_shares(row: DataVolumeRow, seen: set[ScopeRef]) -> list[ScopeRef]:
-    return [ref for ref in queries.shared_refs(row) if ref in seen]
+    return [ref for ref in read.shared_refs(row) if ref in seen]
 
 
 async def _names(
@@ -377,13 +357,7 @@ async def _names(
     """The names of these org units, from the read model; for a write's answer (`written`),
     from a unit's own stream when it is too new for the read model, as the answer names what
     the write just found. A read names no unit the read model lacks yet ("")."""
-    found: dict[ScopeRef, str] = {}
-    async with adapters.resources.pool.acquire() as conn:
-        for kind in ("cluster", "department", "project"):
-            ids = {ref.id for ref in refs if ref.kind == kind}
-            if ids:
-                named = await unit_names.names_of(conn, kind, ids)
-                found.update({ScopeRef(kind, i): n for i, n in named.items()})
+    found = await unit_names.names(adapters.reads, refs)
     for ref in refs:
         if ref not in found:
             found[ref] = (
@@ -434,7 +408,7 @@ def _shown(
 
 
 def _with_shares(row: DataVolumeRow, names: dict[ScopeRef, str], seen: set[ScopeRef]) -> Datavolume:
-    project_name = names.get(queries.origin(row), "")
+    project_name = names.get(read.origin(row), "")
     return _shown(row, project_name, _shares(row.shared_scopes, names, seen))
 
 
@@ -460,5 +434,5 @@ async def _shown_written(
         updated_by=stamps.updated.by,
         version=state.version,
     )
-    names = await _names(adapters, [queries.origin(row)], written=True)
+    names = await _names(adapters, [read.origin(row)], written=True)
     return _with_shares(row, names, set())

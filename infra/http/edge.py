@@ -22,7 +22,7 @@ from infra.http.numerals import natural
 from infra.http.problems import PROBLEM_JSON, problem_body
 from infra.settings import BODY_BYTES
 
-CONSOLE: Final = "/console"  # where the web console's pages are (infra/http/console/)
+CONSOLE: Final = "/console"  # where the web console's pages are (infra/console/)
 FORM: Final = "application/x-www-form-urlencoded"
 MAX_DEPTH: Final = 32  # the deepest request body of the API nests 8 levels
 INT64: Final = range(-(2**63), 2**63)

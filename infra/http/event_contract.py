@@ -11,6 +11,7 @@ from litestar.params import FromPath
 from domain.events import event_tag
 from infra.http.adapters import Adapters
 from infra.jetstream.asyncapi import asyncapi, event_types, payload_schema
+from infra.jetstream.cloudevents import TYPE_PREFIX
 
 BASE: Final = "/api/v1/events"
 
@@ -24,7 +25,9 @@ async def asyncapi_document(
 
 @get(f"{BASE}/schemas/{{event_type:str}}", exclude_from_auth=True, tags=["Event contract"])
 async def event_schema(event_type: FromPath[str]) -> dict[str, Any]:
-    """`template.created.v1` -> the JSON Schema of its payload."""
+    """`template.created.v1`, or `io.trainplate.template.created.v1` as `ce-type` says it, -> the
+    JSON Schema of its payload."""
+    event_type = event_type.removeprefix(TYPE_PREFIX)
     for candidate in event_types():
         if event_tag(candidate) == event_type:
             return payload_schema(candidate)

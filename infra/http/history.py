@@ -26,7 +26,7 @@ from infra.http.template_schemas import DistributedTemplate
 from infra.http.template_views import wire_of
 from projections.template_catalogue import TemplateRow
 from services import history
-from services.ports import RecordedHistory
+from services.ports.read_side import RecordedHistory
 from services.templates import combined
 
 TEMPLATES: Final = "/api/v1/workload-templates/{template_id:uuid}"

@@ -11,7 +11,6 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain.specs import ComputeSpec
-from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import (
     AssetUpdateMeta,
@@ -20,9 +19,9 @@ from infra.http.asset_schemas import (
 )
 from infra.http.callers import Caller, actor, seen_scopes
 from infra.http.consistency import READS
-from projections import template_catalogue
+from projections.queries import Reads, template_reads
 from services.assets import check_update, require_visible
-from services.ports import Streams
+from services.ports.event_store import EventStore
 from services.templates import preview_asset_update
 
 
@@ -48,8 +47,8 @@ async def impact_of(
     asset_id: UUID,
     meta: AssetUpdateMeta,
     spec: Any,
-    streams: Streams,
-    resources: Resources,
+    streams: EventStore,
+    reads: Reads,
 ) -> ImpactReport:
     """Which of the templates the caller may see this update would change, and how (the API's
     preview and the console's alike); an asset it may not see is not found, and values the
@@ -57,8 +56,7 @@ async def impact_of(
     await require_visible(kind, asset_id, actor(request), streams)  # else a 404, as a PUT's
     await check_update(asset_id, meta.name, meta.description, spec, streams=streams)
     seen = await seen_scopes(request)  # of the templates, only those it may see
-    async with resources.pool.acquire() as conn:
-        rows = await template_catalogue.templates_with(conn, asset_id, seen)
+    rows = await template_reads.using_asset(reads, asset_id, seen)
     dependents = [row.template for row in rows]
     impacts = await preview_asset_update(asset_id, spec, dependents, streams=streams)
     return ImpactReport(
@@ -92,7 +90,7 @@ async def environment_impact(
         data.meta,
         data.spec,
         adapters.streams,
-        adapters.resources,
+        adapters.reads,
     )
 
 
@@ -110,7 +108,7 @@ async def compute_impact(
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()
     return await impact_of(
-        request, "compute", asset_id, data.meta, spec, adapters.streams, adapters.resources
+        request, "compute", asset_id, data.meta, spec, adapters.streams, adapters.reads
     )
 
 

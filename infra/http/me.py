@@ -8,7 +8,6 @@ rule from the access rules read model, its id and when and by whom it was grante
 read model holds it; a role an application was created with has no rule, and no id.
 """
 
-from collections import defaultdict
 from datetime import datetime
 from typing import Annotated, Final
 
@@ -18,16 +17,12 @@ from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 
 from domain.access import ROLE_IDS
-from domain.values import Grant, ScopeKind
 from infra.http.access_rules import TENANT_ID, ShownRule
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.lists import Count, Search
 from infra.http.openapi_document import NOT_NEGATIVE
-from projections import access_rules, org_units
-from projections.access_rules import AccessRuleRow
-from projections.executor import Executor
-from projections.list_grammar import searched
+from projections.queries import access_rule_reads as queries
 
 PATH: Final = "/api/v1/authorization/me/access-rules"
 _ROLE_IDS: Final = {role: role_id for role_id, role in ROLE_IDS.items()}
@@ -57,10 +52,20 @@ async def my_rules(
     offset: Annotated[int, NOT_NEGATIVE] = 0,
     search: Search = None,
 ) -> MeAccessRulesResponse:
-    """`search` finds a text in the subject, the role's name or the scope's name."""
-    chosen = await _mine(request, adapters, search)
-    page = chosen[offset : offset + limit]
-    return MeAccessRulesResponse(MeAccessRulePage(len(chosen), len(page), page))
+    """The caller's grants as rules, in the order it holds them; `search` finds a text in the
+    subject, the role's name or the scope's name."""
+    principal, subject_type = request.user, _subject_type(request)
+    held, total = await queries.held_page(
+        adapters.reads,
+        subject_type,
+        principal.subject,
+        principal.grants,
+        search=search,
+        offset=offset,
+        limit=limit,
+    )
+    page = [_shown(principal.subject, subject_type, one) for one in held]
+    return MeAccessRulesResponse(MeAccessRulePage(total, len(page), page))
 
 
 @get(f"{PATH}/count", tags=["Me"])
@@ -69,59 +74,32 @@ async def count_my_rules(
     adapters: NamedDependency[Adapters],
     search: Search = None,
 ) -> Count:
-    return Count(len(await _mine(request, adapters, search)))
+    principal = request.user
+    found = await queries.held_count(
+        adapters.reads, _subject_type(request), principal.subject, principal.grants, search=search
+    )
+    return Count(found)
 
 
 ME_ROUTES: Final = (my_rules, count_my_rules)
 
 
-async def _mine(request: Caller, adapters: Adapters, search: str | None) -> list[MeAccessRule]:
-    """The caller's grants as rules, in the order it holds them."""
-    principal = request.user
-    user = principal.kind == "user"
-    subject_type = "user" if user else "app"
-    async with adapters.resources.pool.acquire() as conn:
-        rows = await access_rules.rules_of(conn, subject_type, principal.subject)
-        names = await _scope_names(conn, principal.grants)
-    unclaimed = list(rows)
-    found: list[MeAccessRule] = []
-    for grant in principal.grants:
-        row = next((r for r in unclaimed if _grant_of(r) == grant), None)
-        if row is not None:
-            unclaimed.remove(row)  # one rule for each grant, should two be alike
-        tenant = grant.scope_kind == "tenant"
-        found.append(
-            MeAccessRule(
-                subject_id=principal.subject,
-                subject_type=subject_type,
-                role_id=_ROLE_IDS[grant.role],
-                scope_id="" if tenant else grant.scope_id,
-                scope_type=grant.scope_kind,
-                role_name=grant.role,
-                scope_name=names.get((grant.scope_kind, grant.scope_id), grant.scope_id),
-                tenant_id=TENANT_ID,
-                id=None if row is None else row.rule_id,
-                created_at=None if row is None else row.created_at,
-                created_by=None if row is None else row.created_by,
-            )
-        )
-    return [r for r in found if searched(search, (r.subject_id, r.role_name, r.scope_name))]
+def _subject_type(request: Caller) -> str:
+    return "user" if request.user.kind == "user" else "app"
 
 
-def _grant_of(row: AccessRuleRow) -> Grant:
-    return Grant(role=row.role, scope_kind=row.scope_kind, scope_id=row.scope_id)
-
-
-async def _scope_names(
-    conn: Executor, grants: tuple[Grant, ...]
-) -> dict[tuple[ScopeKind, str], str]:
-    """The names of the granted scopes (the tenant's is `tenant`), one query per kind."""
-    ids: dict[ScopeKind, set[str]] = defaultdict(set)
-    for grant in grants:
-        if grant.scope_kind != "tenant":
-            ids[grant.scope_kind].add(grant.scope_id)
-    names: dict[tuple[ScopeKind, str], str] = {("tenant", "tenant"): "tenant"}
-    for kind, wanted in ids.items():
-        for unit_id, name in (await org_units.names_of(conn, kind, wanted)).items():
-            names[(kind, unit_id)] = name
-    return names
+def _shown(subject: str, subject_type: str, held: queries.Held) -> MeAccessRule:
+    grant, row = held.grant, held.rule
+    return MeAccessRule(
+        subject_id=subject,
+        subject_type=subject_type,
+        role_id=_ROLE_IDS[grant.role],
+        scope_id="" if grant.scope_kind == "tenant" else grant.scope_id,
+        scope_type=grant.scope_kind,
+        role_name=grant.role,
+        scope_name=held.scope_name,
+        tenant_id=TENANT_ID,
+        id=None if row is None else row.rule_id,
+        created_at=None if row is None else row.created_at,
+        created_by=None if row is None else row.created_by,
+    )

@@ -26,7 +26,6 @@ from domain.commands import (
 )
 from domain.org_units import OrgUnitNotFoundError
 from domain.values import ScopeKind, ScopeRef
-from infra.bootstrap import Resources
 from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
@@ -49,10 +48,11 @@ from infra.http.org_unit_schemas import (
     project_wire,
     totals,
 )
-from projections import org_units as read_model
-from projections.org_units import OrgUnitRow
+from projections.org_units import Details, OrgUnitRow
+from projections.queries import Reads
+from projections.queries import org_unit_reads as queries
 from services import org_units
-from services.ports import Streams
+from services.ports.event_store import EventStore
 
 
 @post("/api/v1/clusters", status_code=201, tags=["Clusters"])
@@ -86,7 +86,7 @@ async def list_clusters(
     request: Caller,
     adapters: NamedDependency[Adapters],
 ) -> list[DisplayedCluster]:
-    return [cluster_wire(u) for u in await visible_units(request, "cluster", adapters.resources)]
+    return [cluster_wire(u) for u in await visible_units(request, "cluster", adapters.reads)]
 
 
 @get("/api/v1/clusters/{cluster_uuid:uuid}", tags=["Clusters"])
@@ -95,7 +95,7 @@ async def get_cluster(
     cluster_uuid: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> DisplayedCluster:
-    return cluster_wire(await _one(request, "cluster", str(cluster_uuid), adapters.resources))
+    return cluster_wire(await _one(request, "cluster", str(cluster_uuid), adapters.reads))
 
 
 @put("/api/v1/clusters/{cluster_uuid:uuid}", status_code=204, tags=["Clusters"])
@@ -158,7 +158,7 @@ async def list_departments(
     filter_by: FilterBy = None,
 ) -> DepartmentList:
     """`filterBy` over name, clusterId, totalGpuQuota and createdAt (`name=^re`)."""
-    units = await chosen_units(request, "department", adapters.resources, filter_by)
+    units = await chosen_units(request, "department", adapters.reads, filter_by)
     return DepartmentList([department_wire(u) for u in units])
 
 
@@ -169,7 +169,7 @@ async def count_departments(
     filter_by: FilterBy = None,
 ) -> Count:
     """How many departments the list shows for the same `filterBy`."""
-    return Count(len(await chosen_units(request, "department", adapters.resources, filter_by)))
+    return Count(len(await chosen_units(request, "department", adapters.reads, filter_by)))
 
 
 @get("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -178,7 +178,7 @@ async def get_department(
     department_id: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> Department:
-    return department_wire(await _one(request, "department", department_id, adapters.resources))
+    return department_wire(await _one(request, "department", department_id, adapters.reads))
 
 
 @put("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -244,7 +244,7 @@ async def list_projects(
 ) -> ProjectList:
     """`filterBy` over name, clusterId, departmentId, parentId, parentName, phase,
     totalGpuQuota and createdAt; `search` finds a text in the name."""
-    units = await chosen_units(request, "project", adapters.resources, filter_by, search)
+    units = await chosen_units(request, "project", adapters.reads, filter_by, search)
     return ProjectList([project_from_row(u) for u in units])
 
 
@@ -256,7 +256,7 @@ async def count_projects(
     search: Search = None,
 ) -> Count:
     """How many projects the list shows for the same `filterBy` and `search`."""
-    units = await chosen_units(request, "project", adapters.resources, filter_by, search)
+    units = await chosen_units(request, "project", adapters.reads, filter_by, search)
     return Count(len(units))
 
 
@@ -266,7 +266,7 @@ async def get_project(
     project_id: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> Project:
-    return project_from_row(await _one(request, "project", project_id, adapters.resources))
+    return project_from_row(await _one(request, "project", project_id, adapters.reads))
 
 
 @put("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -310,42 +310,38 @@ ORG_UNIT_ROUTES: Final = (
 )
 
 
-async def visible_units(request: Caller, kind: ScopeKind, resources: Resources) -> list[OrgUnitRow]:
+async def visible_units(request: Caller, kind: ScopeKind, reads: Reads) -> list[OrgUnitRow]:
     """The units of a kind the caller may see (the API's lists and the console's choices)."""
-    return await chosen_units(request, kind, resources, None)
+    return await chosen_units(request, kind, reads, None)
 
 
 async def chosen_units(
     request: Caller,
     kind: ScopeKind,
-    resources: Resources,
+    reads: Reads,
     filter_by: list[str] | None,
     search: str | None = None,
 ) -> list[OrgUnitRow]:
     """The units of a kind the caller may see that a list's `filterBy` and `search` select
     (infra/http/org_unit_queries.py), as the list and its count show them."""
     seen = await seen_scopes(request)
-    async with resources.pool.acquire() as conn:
-        units = await read_model.list_units(conn)  # every kind: a project's parent is named
+    units = await queries.every(reads)  # every kind: a project's parent is named
     names = {ScopeRef(u.kind, u.id): u.name for u in units}
     visible = [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
     return org_unit_queries.select(visible, names, filter_by, search)
 
 
-async def _one(request: Caller, kind: ScopeKind, unit_id: str, resources: Resources) -> OrgUnitRow:
-    unit = await _find(request, kind, unit_id, resources)
+async def _one(request: Caller, kind: ScopeKind, unit_id: str, reads: Reads) -> OrgUnitRow:
+    unit = await _find(request, kind, unit_id, reads)
     if unit is None:
         raise OrgUnitNotFoundError(kind, unit_id)
     return unit
 
 
-async def _find(
-    request: Caller, kind: ScopeKind, unit_id: str, resources: Resources
-) -> OrgUnitRow | None:
+async def _find(request: Caller, kind: ScopeKind, unit_id: str, reads: Reads) -> OrgUnitRow | None:
     """The unit if the caller may see it; None when it is unknown or out of the caller's
     sight (one answer for both, so existence does not leak)."""
-    async with resources.pool.acquire() as conn:
-        unit = await read_model.get_unit(conn, kind, unit_id)
+    unit = await queries.one(reads, kind, unit_id)
     if unit is None or ScopeRef(kind, unit_id) not in await seen_scopes(request):
         return None
     return unit
@@ -356,7 +352,7 @@ async def _update(
     kind: ScopeKind,
     unit_id: str,
     data: OrgUnitUpdateRequest,
-    streams: Streams,
+    streams: EventStore,
 ) -> OrgUnitRow:
     command = UpdateOrgUnit(
         scope=ScopeRef(kind, unit_id),
@@ -373,9 +369,7 @@ async def _update(
         cluster_id=unit.cluster_id,
         department_id=unit.department_id,
         description=unit.description,
-        details=read_model.Details(
-            resources=unit.resources, requested_namespace=unit.requested_namespace
-        ),
+        details=Details(resources=unit.resources, requested_namespace=unit.requested_namespace),
         created_at=created.at,
         created_by=created.by,
         updated_at=changed.at,

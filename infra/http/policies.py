@@ -33,9 +33,10 @@ from infra.http.numerals import natural
 from infra.http.openapi_document import named
 from projections import policy_catalogue as catalogue
 from projections.policy_catalogue import PolicyRow
+from projections.queries import policy_reads as queries
 from services import policies as use_cases
 from services.errors import InvalidRequestError
-from services.ports import Written
+from services.ports.event_store import Written
 from services.stamps import Stamps
 
 PATH: Final = "/api/v2/policy/distributed"
@@ -117,8 +118,7 @@ async def get_policy(
     lineage = lineages.get(ref)
     if lineage is None or ref not in seen:
         raise UnknownScopeError(ref.kind, ref.id, field=_param(ref))
-    async with adapters.resources.pool.acquire() as conn:
-        held = await catalogue.of_scopes(conn, lineage)
+    held = await queries.of_scopes(adapters.reads, lineage)
     own = held.get(ref)
     in_force = catalogue.in_force(lineage, held)
     if own is None:
@@ -210,8 +210,7 @@ async def list_policies(
     if workload_type not in (None, "Distributed"):
         return PolicyList(policies=[])
     seen, _ = await visibility(request)
-    async with adapters.resources.pool.acquire() as conn:
-        rows = await catalogue.list_all(conn)
+    rows = await queries.every(adapters.reads)
     wanted = {"cluster": cluster_id and str(cluster_id), "department": department_id,
               "project": project_id}  # fmt: skip
     chosen = [

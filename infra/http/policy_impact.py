@@ -24,7 +24,8 @@ from infra.http.consistency import READS
 from infra.http.numerals import natural
 from infra.http.policies import PATH, TAGS, OverwriteRequest, scope_of_meta
 from infra.http.template_compliance import ComplianceIssueShown
-from projections import org_units, policy_impact
+from projections.queries import Viewer
+from projections.queries import policy_reads as queries
 from services import policies as use_cases
 
 
@@ -67,10 +68,9 @@ async def preview(
         (ref for ref, lineage in lineages.items() if ref.kind == "project" and scope in lineage),
         key=lambda ref: natural(ref.id) or 0,
     )
-    async with adapters.resources.pool.acquire() as conn:
-        names = await org_units.names_of(conn, "project", [p.id for p in projects])
-        seen_projects = [p for p in projects if p in seen]
-        changed = await policy_impact.changed_by(conn, seen_projects, lineages, seen, scope, body)
+    names, changed = await queries.impact(
+        adapters.reads, projects, Viewer(seen, lineages), scope, body
+    )
     return PolicyImpact(
         templates=[
             TemplateCompliance(

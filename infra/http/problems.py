@@ -9,7 +9,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-import asyncpg
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
@@ -42,7 +41,12 @@ from domain.tenant_settings import (
     UnknownSettingError,
 )
 from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
-from infra.errors import InfraError, StoreUnavailableError, TokenSigningUnconfiguredError
+from infra.errors import (
+    CONNECTION_LOST,
+    InfraError,
+    StoreUnavailableError,
+    TokenSigningUnconfiguredError,
+)
 from infra.http.consistency import STALE, answered_stale
 from infra.oci.failures import (
     RegistryAnswerError,
@@ -72,15 +76,8 @@ log = logging.getLogger(__name__)
 PROBLEM_JSON: Final = "application/problem+json"
 PROBLEM_BASE: Final = "/problems"
 RETRY_AFTER_S: Final = "2"
-# What a lost or refused database connection looks like where a handler reads a read model with
-# the pool itself: the store being away, never the request's fault nor a bug.
-UNAVAILABLE: Final = (
-    OSError,
-    asyncpg.InterfaceError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.exceptions.CannotConnectNowError,
-    asyncpg.exceptions.TooManyConnectionsError,
-)
+# The store being away (infra/errors.py): never the request's fault nor a bug.
+UNAVAILABLE: Final = CONNECTION_LOST
 
 # Run:ai's wording for each status, used when nothing more specific is known.
 MESSAGES: Final[Mapping[int, str]] = {

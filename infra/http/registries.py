@@ -117,16 +117,15 @@ async def create(
         password=SecretValues({"password": data.spec.password}),
         metadata=actor(request),
     )
-    return _shown(written(await create_registry(command, vault=adapters.vault)))
+    created = await create_registry(command, store=adapters.streams, vault=adapters.vault)
+    return _shown(written(created))
 
 
 @get(PATH, tags=TAGS, operation_id="list_registries")
 async def list_all(
     request: Caller, adapters: NamedDependency[Adapters], name: FromQuery[str | None] = None
 ) -> RegistryList:
-    rows = await visible_rows(
-        request, (registries.KIND,), AssetFilter(name=name), adapters.resources
-    )
+    rows = await visible_rows(request, (registries.KIND,), AssetFilter(name=name), adapters.reads)
     return RegistryList([_shown(row) for row in rows])
 
 
@@ -134,7 +133,7 @@ async def list_all(
 async def get_one(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> RegistryAsset:
-    return _shown(await one_visible(request, registries.KIND, asset_id, adapters.resources))
+    return _shown(await one_visible(request, registries.KIND, asset_id, adapters.reads))
 
 
 @put(
@@ -161,7 +160,11 @@ async def update(
         metadata=actor(request),
     )
     return _shown(
-        written(await update_registry(command, vault=adapters.vault, reads=guard_reads(request)))
+        written(
+            await update_registry(
+                command, store=adapters.streams, vault=adapters.vault, reads=guard_reads(request)
+            )
+        )
     )
 
 
@@ -170,7 +173,7 @@ async def remove(
     request: Caller, asset_id: FromPath[UUID], adapters: NamedDependency[Adapters]
 ) -> None:
     command = DeleteRegistry(asset_id=asset_id, metadata=actor(request))
-    await delete_registry(command, vault=adapters.vault)
+    await delete_registry(command, store=adapters.streams)
 
 
 @get(f"{ONE}/repositories", tags=TAGS, operation_id="get_repositories")
@@ -210,7 +213,7 @@ async def _asking(
     """How to ask the registry the caller may see: a client, where its API is, and its login
     from the vault, which must be the one that registry was given (the vault is written with
     the event, the read model after it)."""
-    row = await one_visible(request, registries.KIND, asset_id, adapters.resources)
+    row = await one_visible(request, registries.KIND, asset_id, adapters.reads)
     assert isinstance(row.spec, RegistrySpec)
     password = await registry_use_cases.password_of(row.asset_id, row.spec, vault=adapters.vault)
     client = DistributionClient(adapters.settings.registries)

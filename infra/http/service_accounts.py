@@ -26,7 +26,8 @@ from domain.values import TENANT
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id
 from infra.http.openapi_document import ServiceAccountName
-from projections import application_catalogue
+from projections.application_catalogue import ApplicationSummary
+from projections.queries import service_account_reads as queries
 from services.access import require_held
 from services.applications import (
     create_application,
@@ -73,7 +74,10 @@ async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID
         keyed=keyed,
     )
     registration = await create_application(
-        command, secret=secrets.token_urlsafe(32), registry=adapters.registry
+        command,
+        secret=secrets.token_urlsafe(32),
+        store=adapters.streams,
+        registry=adapters.registry,
     )
     return command.application_id, registration.secret
 
@@ -81,14 +85,12 @@ async def register(request: Caller, name: str, adapters: Adapters) -> tuple[UUID
 async def listed(request: Caller, adapters: Adapters) -> list[ServiceAccount]:
     # A read: the caller's grants as authentication read them, not its stream again.
     require_held(request.user.grants, (TENANT,), "admin", "list service accounts")
-    async with adapters.resources.pool.acquire() as conn:
-        return [_wire(a) for a in await application_catalogue.list_applications(conn)]
+    return [_wire(a) for a in await queries.every(adapters.reads)]
 
 
 async def found(request: Caller, account_id: UUID, adapters: Adapters) -> ServiceAccount:
     require_held(request.user.grants, (TENANT,), "admin", "read service accounts")
-    async with adapters.resources.pool.acquire() as conn:
-        summary = await application_catalogue.get_application(conn, account_id)
+    summary = await queries.one(adapters.reads, account_id)
     if summary is None:
         raise applications.ApplicationNotFoundError(account_id)
     return _wire(summary)
@@ -97,14 +99,14 @@ async def found(request: Caller, account_id: UUID, adapters: Adapters) -> Servic
 async def removed(request: Caller, account_id: UUID, adapters: Adapters) -> None:
     """The credential is destroyed with it, so its secret logs in no more."""
     command = DeleteApplication(application_id=account_id, metadata=actor(request))
-    await delete_application(command, registry=adapters.registry)
+    await delete_application(command, store=adapters.streams)
 
 
 async def new_secret(request: Caller, account_id: UUID, adapters: Adapters) -> str:
     """The new secret, shown in this answer only; the old one logs in no more."""
     secret = secrets.token_urlsafe(32)
     command = RotateApplicationSecret(application_id=account_id, metadata=actor(request))
-    await rotate_application_secret(command, secret=secret, registry=adapters.registry)
+    await rotate_application_secret(command, secret=secret, store=adapters.streams)
     return secret
 
 
@@ -129,7 +131,7 @@ async def enabled_or_not(
     )
 
 
-def _wire(summary: application_catalogue.ApplicationSummary) -> ServiceAccount:
+def _wire(summary: ApplicationSummary) -> ServiceAccount:
     return ServiceAccount(
         id=str(summary.application_id),
         name=summary.name,

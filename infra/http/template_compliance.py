@@ -16,10 +16,9 @@ from litestar.params import QueryParameter
 from domain.org_units import UnknownScopeError
 from domain.policy_compliance import issues
 from domain.values import ScopeRef
-from infra.bootstrap import Resources
 from infra.http.callers import Caller, visibility
 from infra.http.template_schemas import DistributedTemplate
-from projections import policy_catalogue, template_catalogue
+from projections.queries import Reads, template_reads
 from projections.template_catalogue import TemplateRow
 
 ComplyToProject = Annotated[int | None, QueryParameter(name="complyToProject")]
@@ -55,7 +54,7 @@ def comply_of(project_id: int | None, replica: Literal["Worker", "Master"] | Non
 
 async def with_compliance(
     request: Caller,
-    resources: Resources,
+    reads: Reads,
     rows: list[TemplateRow],
     wires: list[DistributedTemplate],
     comply: Comply | None,
@@ -69,15 +68,7 @@ async def with_compliance(
     lineage = lineages.get(project)
     if lineage is None or project not in seen:  # out of sight: as if there were none
         raise UnknownScopeError("project", project.id, field="/complyToProject")
-    async with resources.pool.acquire() as conn:
-        policy = await policy_catalogue.effective_at(conn, lineage)
-        combined = (
-            await template_catalogue.combined_under(
-                conn, rows, policy.worker_defaults, policy.master_defaults
-            )
-            if policy.rules
-            else [None] * len(rows)
-        )
+    policy, combined = await template_reads.under_policy(reads, rows, lineage)
     prefix = None if comply.replica is None else f"{comply.replica.lower()}."
     shown: list[DistributedTemplate] = []
     for wire, specs in zip(wires, combined, strict=True):

@@ -3,10 +3,10 @@ and the wire shape of one template with its combined specs."""
 
 import msgspec
 
-from infra.bootstrap import Resources
 from infra.http.callers import Caller, seen_scopes
 from infra.http.template_schemas import DistributedTemplate, ResponseMeta
-from projections import template_pages, template_queries
+from projections import template_queries
+from projections.queries import Reads, template_reads
 from projections.template_catalogue import TemplateRow
 from services.errors import InvalidRequestError
 from services.templates import TemplateView
@@ -31,7 +31,7 @@ def _conditions(query: ListQuery) -> list[template_queries.Condition]:
 
 async def page_of(
     request: Caller,
-    resources: Resources,
+    reads: Reads,
     query: ListQuery,
     offset: int,
     limit: int,
@@ -40,25 +40,23 @@ async def page_of(
     follow."""
     conditions = _conditions(query)
     seen = await seen_scopes(request)
-    async with resources.pool.acquire() as conn:
-        return await template_pages.page(
-            conn,
-            seen,
-            conditions,
-            search=query.search,
-            sort_by=query.sort_by,
-            descending=query.sort_order == "desc",
-            offset=offset,
-            limit=limit,
-        )
+    return await template_reads.page(
+        reads,
+        seen,
+        conditions,
+        search=query.search,
+        sort_by=query.sort_by,
+        descending=query.sort_order == "desc",
+        offset=offset,
+        limit=limit,
+    )
 
 
-async def count_of(request: Caller, resources: Resources, query: ListQuery) -> int:
+async def count_of(request: Caller, reads: Reads, query: ListQuery) -> int:
     """How many templates the caller may see the query selects."""
     conditions = _conditions(query)
     seen = await seen_scopes(request)
-    async with resources.pool.acquire() as conn:
-        return await template_pages.count(conn, seen, conditions, search=query.search)
+    return await template_reads.count(reads, seen, conditions, search=query.search)
 
 
 def wire_of(row: TemplateRow) -> DistributedTemplate:

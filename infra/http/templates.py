@@ -10,7 +10,6 @@ Templates, layer by layer: domain/templates.py the rules, services/templates.py 
 infra/http/templates.py the HTTP routes.
 """
 
-from functools import partial
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID
 
@@ -27,7 +26,6 @@ from domain.template_specs import (
 )
 from domain.templates import TemplateBody, TemplateNotFoundError
 from domain.values import ScopeKind, ScopeRef
-from infra.bootstrap import Resources
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes, visible_or_missing
 from infra.http.consistency import READ_WITH_STANDING, RowRead, prefetched
@@ -50,11 +48,12 @@ from infra.http.template_schemas import (
     UpdateRequest,
 )
 from infra.http.template_views import ListQuery, count_of, page_of, wire_of, written
-from infra.postgres.names import name_holder
-from projections import template_catalogue, template_queries
+from projections import template_queries
+from projections.queries import Reads
+from projections.queries import template_reads as queries
 from services import templates as use_cases
 from services.errors import InvalidRequestError
-from services.ports import Streams
+from services.ports.event_store import EventStore
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -150,9 +149,7 @@ async def list_distributed(
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
     comply = comply_of(comply_to_project, comply_to_replica_type)
-    return await list_page(
-        request, adapters.streams, adapters.resources, query, offset, limit, comply
-    )
+    return await list_page(request, adapters.streams, adapters.reads, query, offset, limit, comply)
 
 
 @get(BASE, tags=["Templates"])
@@ -172,9 +169,7 @@ async def list_any(
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
     comply = comply_of(comply_to_project, comply_to_replica_type)
-    return await list_page(
-        request, adapters.streams, adapters.resources, query, offset, limit, comply
-    )
+    return await list_page(request, adapters.streams, adapters.reads, query, offset, limit, comply)
 
 
 @get(f"{BASE}/count", tags=["Templates"])
@@ -185,20 +180,20 @@ async def count_templates(
     search: Annotated[str | None, QueryParameter()] = None,
 ) -> Count:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=None, sort_order="asc")
-    return Count(await count_of(request, adapters.resources, query))
+    return Count(await count_of(request, adapters.reads, query))
 
 
 async def list_page(
     request: Caller,
-    streams: Streams,
-    servers: Resources,
+    streams: EventStore,
+    reads: Reads,
     query: ListQuery,
     offset: int,
     limit: int,
     comply: Comply | None = None,
 ) -> TemplateList:
-    rows, more = await page_of(request, servers, query, offset, limit)
-    entries = await with_compliance(request, servers, rows, [wire_of(row) for row in rows], comply)
+    rows, more = await page_of(request, reads, query, offset, limit)
+    entries = await with_compliance(request, reads, rows, [wire_of(row) for row in rows], comply)
     next_offset = offset + limit if more else None
     return TemplateList(
         entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
@@ -239,7 +234,7 @@ async def check_name_free(
         template_name,
         actor(request),
         streams=adapters.streams,
-        holder=partial(name_holder, adapters.resources.pool),
+        holder=adapters.name_holder,
         fields=fields,
     )
 
@@ -248,7 +243,7 @@ async def check_name_free(
     [f"{DISTRIBUTED}/{{template_id:uuid}}", f"{BASE}/{{template_id:uuid}}"],
     tags=["Distributed templates", "Templates"],
     # The row is read with the request's standing, in one round trip (infra/http/consistency.py).
-    opt={READ_WITH_STANDING: RowRead(template_catalogue.one_by_id("$2"), "template_id")},
+    opt={READ_WITH_STANDING: RowRead(queries.ONE_BY_ID, "template_id")},
 )
 async def get_template(
     request: Caller,
@@ -271,13 +266,12 @@ async def read_template(
     request's settling read with its standing when the route asked for it (the API's GET),
     else read now (the console's page)."""
     if (record := prefetched(request)) is not None:
-        row = template_catalogue.found(record)
+        row = queries.found(record)
     else:
-        async with adapters.resources.pool.acquire() as conn:
-            row = await template_catalogue.get_template(conn, template_id)
-    if row is None or row.template.meta.scope_ref not in await seen_scopes(request):
+        row = await queries.one(adapters.reads, template_id)
+    if row is None or not queries.visible(row, await seen_scopes(request)):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    (wire,) = await with_compliance(request, adapters.resources, [row], [wire_of(row)], comply)
+    (wire,) = await with_compliance(request, adapters.reads, [row], [wire_of(row)], comply)
     return wire, row.template.version
 
 

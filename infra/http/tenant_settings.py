@@ -20,8 +20,7 @@ from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
 from infra.http.template_schemas import RequestBody
-from infra.postgres.connections import translated
-from projections import tenant_settings as settings_read_model
+from projections.queries import tenant_setting_reads as queries
 from services.errors import InvalidRequestError
 from services.tenant_settings import CHANGES_SETTINGS, change_settings
 
@@ -133,5 +132,4 @@ SETTING_ROUTES: Final = (list_settings, get_setting, put_setting)
 async def switches(adapters: Adapters) -> TenantSettings:
     """The tenant's settings as the read model holds them: what the API's GETs answer, and what
     the console shows (only what they enable)."""
-    async with translated("tenant_settings"), adapters.resources.pool.acquire() as conn:
-        return await settings_read_model.current(conn)
+    return await queries.current(adapters.reads)

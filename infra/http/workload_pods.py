@@ -21,8 +21,8 @@ from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.workload_schemas import Pod, PodContainer, PodList
 from infra.http.workload_views import TENANT_ID
 from infra.http.workloads import BASE, ONE
-from projections import workload_pods
 from projections.list_grammar import Grammar
+from projections.queries import workload_reads as queries
 from projections.workload_catalogue import WorkloadRow
 from projections.workload_pods import COLUMNS, DATES, PodRow, Query
 from services.errors import InvalidRequestError
@@ -89,8 +89,7 @@ async def count_pods(
     search: Search = None,
 ) -> Count:
     query = await _query(request, deleted, filter_by, "all", search)
-    async with adapters.resources.pool.acquire() as conn:
-        return Count(count=await workload_pods.count(conn, query))
+    return Count(count=await queries.pods_count(adapters.reads, query))
 
 
 async def _query(
@@ -123,10 +122,9 @@ async def _page(
     *,
     full: bool,
 ) -> PodList:
-    async with adapters.resources.pool.acquire() as conn:
-        rows, more = await workload_pods.page(
-            conn, query, sort_by=sort_by, descending=descending, offset=offset, limit=limit
-        )
+    rows, more = await queries.pods_page(
+        adapters.reads, query, sort_by=sort_by, descending=descending, offset=offset, limit=limit
+    )
     return PodList(
         pods=[pod_of(row, full=full) for row in rows], next=offset + limit if more else None
     )

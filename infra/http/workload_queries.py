@@ -10,10 +10,10 @@ from typing import Final
 from infra.http.callers import Caller, seen_scopes
 from infra.http.lists import conditions_of
 from infra.http.workload_schemas import Workload
-from infra.http.workload_views import department_names, workload_of
-from projections import workload_list
-from projections.executor import Executor
+from infra.http.workload_views import workload_of
 from projections.list_grammar import Grammar
+from projections.queries import Reads
+from projections.queries import workload_reads as queries
 
 _DATES: Final = ("createdAt", "deletedAt", "completedAt", "phaseUpdatedAt")
 GRAMMAR: Final = Grammar(
@@ -31,7 +31,7 @@ async def _projects(request: Caller) -> list[str]:
 
 
 async def page(
-    conn: Executor,
+    reads: Reads,
     request: Caller,
     *,
     deleted: bool,
@@ -43,8 +43,8 @@ async def page(
     """The page of the workloads the caller may see that the query selects, as the list shows
     them, and whether more follow."""
     conditions = conditions_of(GRAMMAR, filter_by)
-    rows, more = await workload_list.page(
-        conn,
+    rows, departments, more = await queries.page(
+        reads,
         await _projects(request),
         conditions,
         deleted=deleted,
@@ -52,12 +52,11 @@ async def page(
         offset=offset,
         limit=limit,
     )
-    departments = await department_names(conn, rows)
     return [workload_of(row, departments) for row in rows], more
 
 
 async def count(
-    conn: Executor,
+    reads: Reads,
     request: Caller,
     *,
     deleted: bool,
@@ -66,6 +65,6 @@ async def count(
 ) -> int:
     """How many workloads the list would show for the same query."""
     conditions = conditions_of(GRAMMAR, filter_by)
-    return await workload_list.count(
-        conn, await _projects(request), conditions, deleted=deleted, search=search
+    return await queries.count(
+        reads, await _projects(request), conditions, deleted=deleted, search=search
     )

@@ -1,7 +1,7 @@
 """A workload in each of Run:ai's response shapes, and its history and events as Run:ai lists
 them, built from its read-model row and its own event stream."""
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Final
 from uuid import UUID, uuid5
@@ -33,8 +33,6 @@ from infra.http.workload_schemas import (
     WorkloadEventWire,
 )
 from infra.http.workload_schemas import Workload as WorkloadWire
-from projections import org_units
-from projections.executor import Executor
 from projections.workload_catalogue import WorkloadRow
 from services.history import WorkloadEntry
 
@@ -65,12 +63,6 @@ def distributed_of(
         master_spec_same_as_worker=snapshot.master_spec_same_as_worker,
         master_spec=snapshot.master,
     )
-
-
-async def department_names(conn: Executor, rows: Iterable[WorkloadRow]) -> dict[str, str]:
-    """The names of the rows' departments by id: one query for a whole page of workloads."""
-    ids = {d for r in rows if (d := r.workload.request.department_id) is not None}
-    return await org_units.names_of(conn, "department", ids)
 
 
 def workload_of(row: WorkloadRow, departments: Mapping[str, str]) -> WorkloadWire:

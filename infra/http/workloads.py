@@ -9,7 +9,6 @@ Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py 
 infra/http/workloads.py the HTTP routes.
 """
 
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Final, Literal
 from uuid import UUID
@@ -23,6 +22,7 @@ from domain.commands import ChangeWorkload, RequestWorkload
 from domain.submissions import Overrides
 from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
+from infra.backends.local_runtime import default_work_dir
 from infra.http import workload_queries
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
@@ -39,20 +39,18 @@ from infra.http.workload_schemas import (
     WorkloadManifests,
 )
 from infra.http.workload_views import (
-    department_names,
     distributed_of,
     events_of,
     history_of,
     workload_of,
 )
-from infra.postgres.names import names_held_in
-from projections import workload_catalogue
+from projections.queries import workload_reads as queries
 from projections.workload_catalogue import WorkloadRow
 from services import org_units as org_unit_use_cases
 from services import workloads as use_cases
 from services.errors import InvalidRequestError
 from services.history import workload_history
-from services.ports import Streams
+from services.ports.event_store import EventStore
 
 BASE: Final = "/api/v1/workloads"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -88,7 +86,7 @@ async def submit_from(
         metadata=actor(request),
     )
     requested = await use_cases.request_workload(
-        command, streams=adapters.streams, holders=partial(names_held_in, adapters.resources.pool)
+        command, streams=adapters.streams, holders=adapters.name_holders
     )
     created = requested.stamps.created
     return distributed_of(requested.state, created.by, created.at, None)
@@ -113,8 +111,7 @@ async def _visible(
 
 async def visible_workload(request: Caller, workload_id: UUID, adapters: Adapters) -> WorkloadRow:
     """The workload from the catalogue if the caller may see it; else WorkloadNotFoundError."""
-    async with adapters.resources.pool.acquire() as conn:
-        row = await workload_catalogue.get_workload(conn, workload_id)
+    row = await queries.one(adapters.reads, workload_id)
     if row is None:
         raise WorkloadNotFoundError(workload_id)
     project = ScopeRef("project", row.workload.request.project_id)
@@ -164,7 +161,7 @@ async def _change(
     request: Caller,
     workload_id: UUID,
     action: Literal["suspend", "resume", "delete"],
-    streams: Streams,
+    streams: EventStore,
 ) -> Response[Accepted]:
     command = ChangeWorkload(workload_id=workload_id, action=action, metadata=actor(request))
     await use_cases.change_workload(command, streams=streams)
@@ -184,16 +181,15 @@ async def list_workloads(
     """Newest first. `filterBy` takes Run:ai's `<field><operator><value>` items (AND), over
     the fields shown and `templateId` (infra/http/workload_queries.py); `search` finds a text
     in the name."""
-    async with adapters.resources.pool.acquire() as conn:
-        shown, more = await workload_queries.page(
-            conn,
-            request,
-            deleted=deleted,
-            filter_by=filter_by,
-            search=search,
-            offset=offset,
-            limit=limit,
-        )
+    shown, more = await workload_queries.page(
+        adapters.reads,
+        request,
+        deleted=deleted,
+        filter_by=filter_by,
+        search=search,
+        offset=offset,
+        limit=limit,
+    )
     return WorkloadList(workloads=shown, next=offset + limit if more else None)
 
 
@@ -206,10 +202,9 @@ async def count_workloads(
     search: Search = None,
 ) -> Count:
     """How many workloads the list shows for the same `deleted`, `filterBy` and `search`."""
-    async with adapters.resources.pool.acquire() as conn:
-        found = await workload_queries.count(
-            conn, request, deleted=deleted, filter_by=filter_by, search=search
-        )
+    found = await workload_queries.count(
+        adapters.reads, request, deleted=deleted, filter_by=filter_by, search=search
+    )
     return Count(found)
 
 
@@ -218,8 +213,7 @@ async def get_workload(
     row: NamedDependency[WorkloadRow],
     adapters: NamedDependency[Adapters],
 ) -> Workload:
-    async with adapters.resources.pool.acquire() as conn:
-        return workload_of(row, await department_names(conn, [row]))
+    return workload_of(row, await queries.department_names(adapters.reads, [row]))
 
 
 @get(f"{BASE}/{{workload_id:uuid}}/history", dependencies=ONE, tags=["Workloads"])
@@ -259,8 +253,7 @@ async def manifests(
 ) -> WorkloadManifests:
     """What the backend made of the latest submitted run: a Trainer v2 TrainingRuntime and
     TrainJob, or a Training Operator v1 job (a dry run: what it would make)."""
-    async with adapters.resources.pool.acquire() as conn:
-        made = await workload_catalogue.made_of(conn, row.workload.id)
+    made = await queries.made(adapters.reads, row.workload.id)
     if made is None:  # the row was seen a moment ago: the catalogue is being rebuilt
         raise WorkloadNotFoundError(row.workload.id)
     return WorkloadManifests(
@@ -292,10 +285,9 @@ async def logs(
 
 
 def _run_folder(row: WorkloadRow, adapters: Adapters, run: int | None) -> Path:
-    chosen = adapters.settings.submitter.work_dir or str(
-        Path(adapters.settings.data_dir) / "workloads"
-    )
-    return Path(chosen) / row.workload.request.job_name / f"run-{run or row.workload.run}"
+    chosen = adapters.settings.submitter.work_dir
+    work_dir = Path(chosen) if chosen else default_work_dir(Path(adapters.settings.data_dir))
+    return work_dir / row.workload.request.job_name / f"run-{run or row.workload.run}"
 
 
 def replica_logs(row: WorkloadRow, adapters: Adapters) -> dict[str, str]:

@@ -36,7 +36,7 @@ def _headers() -> dict[str, Any]:
         "ce-id": text("the event id (a UUID), unique in the whole store", format="uuid"),
         "ce-type": text(f"{TYPE_PREFIX}<stream>.<fact>.v<N>: the event type and its version"),
         "ce-source": text("where the event comes from", const=SOURCE),
-        "ce-subject": text("<stream type>/<stream id>: the aggregate the event belongs to"),
+        "ce-subject": text("<stream type>/<id>: the aggregate, named by its id in the API"),
         "ce-time": text("when the event was recorded", format="date-time"),
         "content-type": text("the body's media type", const="application/json"),
         MSG_ID: text("the event id again: JetStream de-duplicates on it", format="uuid"),
@@ -69,7 +69,7 @@ def asyncapi(nats: NatsSettings | None = None) -> dict[str, Any]:
         channels[key] = {
             "address": f"{nats.subject_prefix}.{stream_type}.{{streamId}}.{fact}",
             "title": f"{stream_type_of(tag)} {fact}",
-            "parameters": {"streamId": {"description": f"the {stream_type}'s id (a UUID)"}},
+            "parameters": {"streamId": {"description": _id_of(stream_type)}},
             "messages": {key: {"$ref": f"#/components/messages/{key}"}},
         }
         operations[f"receive_{key}"] = {
@@ -92,17 +92,43 @@ def asyncapi(nats: NatsSettings | None = None) -> dict[str, Any]:
             ),
         },
         "defaultContentType": "application/json",
-        "servers": {
-            "jetstream": {
-                "host": _host(nats.url),
-                "protocol": "nats",
-                "description": f"NATS JetStream, stream {nats.stream}",
-            }
-        },
+        "servers": {"jetstream": _server(nats)},
         "channels": channels,
         "operations": operations,
-        "components": {"messages": messages, "schemas": schemas},
+        "components": {
+            "messages": messages,
+            "schemas": schemas,
+            "securitySchemes": {"natsUser": _NATS_USER},
+        },
     }
+
+
+_NATS_USER: Final = {
+    "type": "userPassword",
+    "description": (
+        "The broker's user and password, as the operator configured NATS. `trainplate dev` "
+        "writes them in the NATS URL of `<data dir>/endpoints.json` (`trainplate endpoints`)."
+    ),
+}
+
+
+def _server(nats: NatsSettings) -> dict[str, Any]:
+    server: dict[str, Any] = {
+        "host": _host(nats.url),
+        "protocol": "nats",
+        "description": f"NATS JetStream, stream {nats.stream}",
+    }
+    if urlsplit(nats.url).username:  # the service itself signs in: so must subscribers
+        server["security"] = [{"$ref": "#/components/securitySchemes/natsUser"}]
+    return server
+
+
+def _id_of(stream_type: str) -> str:
+    if stream_type in ("department", "project"):
+        return f"the {stream_type}'s id, as the API names it (`1`)"
+    if stream_type == "user":
+        return "the user's stream id (a UUID); the payload names the user"
+    return f"the {stream_type}'s id (a UUID), as the API names it"
 
 
 def _host(url: str) -> str:

@@ -2,6 +2,8 @@
 
 from typing import Final
 
+import msgspec
+
 from infra.followers.global_log import LogEntry
 
 SPEC_VERSION: Final = "1.0"
@@ -10,9 +12,26 @@ SOURCE: Final = "/trainplate"
 MSG_ID: Final = "Nats-Msg-Id"  # JetStream de-duplicates on it within the stream's window
 
 
+class _Department(msgspec.Struct):
+    departmentId: str  # noqa: N815 (the payload's own camelCase name)
+
+
+class _Project(msgspec.Struct):
+    projectId: str  # noqa: N815
+
+
 def subject_for(prefix: str, entry: LogEntry) -> str:
-    """`trainplate.<stream_type>.<stream_id>.<fact>`: filterable by kind, aggregate or fact."""
-    return f"{prefix}.{entry.stream_type}.{entry.stream_id}.{entry.fact}"
+    """`trainplate.<stream_type>.<id>.<fact>`: filterable by kind, aggregate or fact."""
+    return f"{prefix}.{entry.stream_type}.{thing_id(entry)}.{entry.fact}"
+
+
+def thing_id(entry: LogEntry) -> str:
+    """The aggregate's id as the API names it: a project's `1`, a template's UUID."""
+    if entry.stream_type == "project":
+        return msgspec.json.decode(entry.data, type=_Project).projectId
+    if entry.stream_type == "department":
+        return msgspec.json.decode(entry.data, type=_Department).departmentId
+    return str(entry.stream_id)
 
 
 def headers_for(entry: LogEntry) -> dict[str, str]:
@@ -23,7 +42,7 @@ def headers_for(entry: LogEntry) -> dict[str, str]:
         "ce-id": event_id,
         "ce-type": TYPE_PREFIX + entry.type,
         "ce-source": SOURCE,
-        "ce-subject": f"{entry.stream_type}/{entry.stream_id}",
+        "ce-subject": f"{entry.stream_type}/{thing_id(entry)}",
         "ce-time": entry.recorded_at.isoformat(),
         "content-type": "application/json",
         "trainplate-position": str(entry.cursor.position),

@@ -1,14 +1,6 @@
-"""The submitter's withdrawal of shared data volumes: a durable pull consumer of the data volume
-events after which no namespace the volume was shared into may mount it any more (unshared,
-deleted). Each deletes the backend's copies of the volume in those namespaces
-(infra/backends/shared_volumes.py).
-
-One consumer per cluster served (`<submitter's consumer>-data-volumes`), shared by that
-cluster's submitters. A message is acknowledged once the copies are gone; a failure is retried
-with the submitter's backoff, without end (the copies stay meanwhile, which each retry logs):
-there is no workload to record a failure on, and giving up would leave the copies for good.
-Deleting copies is idempotent, so a redelivery does no harm.
-"""
+"""The submitter's withdrawal of shared data volumes: a durable pull consumer per cluster of the
+events after which no namespace may mount a volume any more, retried without end since there is
+no workload to fail (docs/decisions/0009-kubernetes-backend-objects.md)."""
 
 import asyncio
 import logging

@@ -1,17 +1,6 @@
 """The relay: tails the events table and publishes every event to JetStream, in order per stream.
-
-Postgres is the record, JetStream the transport. The checkpoint advances only past events whose
-publish JetStream acknowledged, so a crash or a broker outage republishes from the checkpoint, and
-`Nats-Msg-Id` = event id lets JetStream drop what it already holds. Publishes are pipelined across
-streams but chained within a stream (the next event of a stream is sent only after the previous one
-is acknowledged), so a lost message can never be overtaken by a later event of its own stream.
-
-An event the relay cannot publish stops it there, loudly (infra/followers/faults.py): one whose
-message passes the broker's `max_payload` at once, any other after STUCK_AFTER failed tries in a
-row. Readiness, the `trainplate_follower_stuck` gauge and `trainplate projections status` then
-name it, until it is published (or skipped). A broker whose messages cannot hold the largest
-event (docs/decisions/0002-message-sizes.md) is refused at start.
-"""
+The checkpoint passes only acknowledged publishes, so a crash republishes from it, and JetStream
+drops the copies by `Nats-Msg-Id`. When it stops: docs/decisions/0013-delivery-to-jetstream.md."""
 
 import asyncio
 import logging
@@ -134,12 +123,9 @@ class Relay:
         return checkpoint_name(self._settings)
 
     async def publish_batch(self, entries: Sequence[LogEntry]) -> PublishOutcome:
-        """Publish a batch: streams in parallel (bounded), a stream's events one after another.
-
-        A fixed set of publishers takes whole per-stream chains from a queue; each sends a chain's
-        events in order, the next only after JetStream acknowledged the previous one, and drops
-        the rest of the chain on a failure (its events stay behind the checkpoint).
-        """
+        """Publish a batch: streams in parallel (bounded), a stream's events in order, each once
+        the one before is acknowledged, so no lost message is overtaken in its stream; a failure
+        drops the rest of its chain, which stays behind the checkpoint."""
         outcome = PublishOutcome(entries)
         chains: dict[UUID, list[int]] = {}
         for index, entry in enumerate(entries):

@@ -1,15 +1,6 @@
-"""The submitter's JetStream side: a durable pull consumer, shared by every submitter process as
-a work queue, of the workload events that ask something of a backend.
-
-Messages are handled a fetched batch at a time: each workload once however many of its messages
-came, all their streams read in one query and all their outcomes appended in one statement
-(services/submitter.reconcile_many). Each message is acknowledged only after its workload's
-outcome is committed. A failure is retried with the configured backoff (a negative
-acknowledgement with a delay), message by message; the last allowed delivery that still fails
-records the workload as failed and copies the message to the dead-letter subject. A submitter
-killed mid-batch leaves its messages unacknowledged: JetStream redelivers them after
-`ack_wait`, and the reconciling handler does only what is still undone.
-"""
+"""The submitter's JetStream side: one durable pull consumer, shared by every submitter as a work
+queue, of the workload events that ask something of a backend. Batching, acknowledgement and
+retries: docs/decisions/0013-delivery-to-jetstream.md."""
 
 import asyncio
 import logging
@@ -27,7 +18,8 @@ from infra.jetstream.outbox_relay import ensure_stream
 from infra.settings import NatsSettings, SubmitterSettings
 from projections import workload_catalogue
 from services import submitter
-from services.ports import BatchAppender, Streams, WorkloadBackend
+from services.ports.event_store import EventStore
+from services.ports.workload_backends import WorkloadBackend
 from services.workloads import load_workload
 
 log = logging.getLogger(__name__)
@@ -79,12 +71,12 @@ class Submitter:
     def __init__(
         self,
         js: JetStreamContext,
-        store: Streams,
+        store: EventStore,
         backend: WorkloadBackend,
         nats: NatsSettings,
         settings: SubmitterSettings,
         *,
-        batches: BatchAppender,
+        batches: EventStore,
         pool: asyncpg.Pool | None = None,
     ) -> None:
         # `batches` commits each append_each by itself: a message is acked after it returns.
@@ -232,7 +224,7 @@ class Submitter:
         await message.term()
 
 
-async def _current_run(store: Streams, workload_id: UUID) -> int:
+async def _current_run(store: EventStore, workload_id: UUID) -> int:
     state = load_workload((await store.load(workload_id)).events)
     return state.run if state is not None else 1
 

@@ -1,13 +1,6 @@
-"""A client of a registry's OCI distribution API: its repositories (`GET /v2/_catalog`) and a
-repository's tags (`GET /v2/<name>/tags/list`), each followed page by page (`n` entries a page,
-the next page where the `Link` header's `rel="next"` says), logged in as the registry asks
-(infra/oci/logins.py).
-
-Every listing is bounded, since a registry is someone else's server: each call waits at most
-`timeout_s`, the whole listing `deadline_s`, it follows at most `max_pages` pages and reads at
-most `max_answer_bytes` of any answer. Redirects are not followed, and a next page elsewhere is
-refused: the login goes to the registry it was given for and nowhere else.
-"""
+"""A client of a registry's OCI distribution API (`/v2/_catalog`, `/v2/<name>/tags/list`, page by
+page, logged in as infra/oci/logins.py does). A registry is someone else's server, so every
+listing is bounded and stays on its host: docs/decisions/0014-registry-listings.md."""
 
 import asyncio
 import ipaddress
@@ -171,11 +164,9 @@ class DistributionClient:
 
 
 async def _refuse_local(url: httpx.URL, base: str) -> None:
-    """Every address the host resolves to must be one a registry may be at: not loopback,
-    link-local, unspecified or multicast (private networks are where clusters keep their
-    registries, so those are fine). The connection resolves the name again, so a name that
-    changes its answer in between is not caught: this keeps editors from pointing the service
-    at itself or at a metadata endpoint by address or by an honest name."""
+    """No address of the host may be loopback, link-local, unspecified or multicast, so editors
+    cannot point the service at itself or a metadata endpoint. The connection resolves again: a
+    name that changes its answer in between is not caught."""
     try:
         found = await asyncio.get_running_loop().getaddrinfo(
             url.host, url.port or 443, type=socket.SOCK_STREAM

@@ -1,9 +1,6 @@
-"""Logging in to a registry the way registries ask (Docker's token authentication, which OCI
-registries share): a call answered 401 with `WWW-Authenticate: Bearer realm=...,service=...,
-scope=...` is made again with a token fetched from the realm, with the login when there is one
-(anonymous tokens otherwise); one answered `Basic realm=...` is made again with the login
-itself. The token or login found is sent with every later call of the same listing, so its
-pages need no challenge each."""
+"""Logging in to a registry as registries ask (Docker's token authentication): a 401 with a
+Bearer challenge is made again with a token from its realm, a Basic one with the login itself.
+What was found is sent with every later call of the listing, so its pages need no challenge each."""
 
 import base64
 import re

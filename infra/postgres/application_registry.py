@@ -1,13 +1,13 @@
-"""PostgresApplicationRegistry: application streams with their secrets' hashes beside them.
+"""PostgresApplicationRegistry: the secrets of application streams, their hashes beside them.
 
-A wrapper of the one append port: the credentials row is written in the unit of work of the
-application's append, so neither can exist without the other. The hashes come from
+The store writes the credentials row as an append's secret row (`register`, `replace`,
+`destroy`, in the append's transaction: infra/postgres/streams.py), so neither can exist
+without the other; the registry only reads it. The hashes come from
 infra/security/secret_hashing.py. An application created under an Idempotency-Key also keeps
 its first answer's secret, sealed, for its retries (`service_account_answers`, migration 0036):
 a day at most, and not once the secret is replaced or the application deleted.
 """
 
-from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
 
@@ -15,13 +15,13 @@ import asyncpg
 from cryptography.exceptions import InvalidTag
 
 from domain import applications
-from domain.events import Event, EventMetadata
-from infra.postgres.connections import translated
-from infra.postgres.streams import PostgresStreams
-from infra.security.sealing import CredentialKeyUnconfiguredError, Sealed, Sealer
+from infra.postgres.connections import Connection, translated
+from infra.postgres.units_of_work import RowWrite, SecretKeys
+from infra.security.sealing import Sealed
 from infra.security.secret_hashing import SecretHasher
 from services.errors import ClientIdTakenError
-from services.ports import AppendResult, Authenticated, Stream
+from services.ports.event_store import StreamLoader
+from services.ports.kept_secrets import ApplicationSecret, Authenticated
 
 _INSERT: Final = (
     "INSERT INTO application_credentials (application_id, client_id, secret_hash)"
@@ -50,55 +50,63 @@ _ANSWER: Final = (
 _SECRET: Final = "clientSecret"
 
 
+async def register(keys: SecretKeys, application_id: UUID, row: ApplicationSecret) -> RowWrite:
+    """The secret's slow hash (and, kept for retries, the secret sealed), made before the
+    append's transaction; the credentials row written in it."""
+    sealed = None
+    if row.kept_for_retries:
+        sealed = keys.require(keys.answers).seal(application_id, {_SECRET: row.secret})
+    secret_hash = await _hasher(keys).hash(row.secret)
+
+    async def write(conn: Connection) -> None:
+        try:
+            await conn.execute(_INSERT, application_id, row.client_id, secret_hash)
+        except asyncpg.UniqueViolationError as exc:
+            raise ClientIdTakenError(row.client_id) from exc
+        if sealed is not None:
+            await conn.execute(_PURGE_ANSWERS)
+            await conn.execute(
+                _KEEP_ANSWER, application_id, sealed.key_id, sealed.nonce, sealed.sealed
+            )
+
+    return write
+
+
+async def replace(keys: SecretKeys, application_id: UUID, secret: str) -> RowWrite:
+    """The new secret's hash in place of the old; the first secret, if kept, logs in no more."""
+    secret_hash = await _hasher(keys).hash(secret)
+    return _forgetting(_REPLACE, application_id, secret_hash)
+
+
+def destroy(application_id: UUID) -> RowWrite:
+    return _forgetting(_DELETE, application_id)
+
+
+def _forgetting(statement: str, application_id: UUID, *args: object) -> RowWrite:
+    """`statement` on the application's credentials row (its id first); the secret it was
+    first answered with, if kept, is forgotten."""
+
+    async def write(conn: Connection) -> None:
+        await conn.execute(statement, application_id, *args)
+        await conn.execute(_FORGET_ANSWER, application_id)
+
+    return write
+
+
+def _hasher(keys: SecretKeys) -> SecretHasher:
+    if keys.hasher is None:
+        raise RuntimeError("the store was given no secret hasher")
+    return keys.hasher
+
+
 class PostgresApplicationRegistry:
-    def __init__(
-        self,
-        streams: PostgresStreams,
-        pool: asyncpg.Pool,
-        hasher: SecretHasher,
-        *,
-        answers: Sealer | None = None,
-    ) -> None:
+    def __init__(self, streams: StreamLoader, pool: asyncpg.Pool, keys: SecretKeys) -> None:
         self._streams = streams
         self._pool = pool
-        self._hasher = hasher
-        self._answers = answers  # None: no key configured; no answer can be kept for retries
-
-    async def load(self, application_id: UUID) -> Stream:
-        return await self._streams.load(application_id)
-
-    async def register(
-        self,
-        application_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        client_id: str,
-        secret: str,
-        metadata: EventMetadata,
-        kept_for_retries: bool = False,
-    ) -> AppendResult:
-        sealed = None
-        if kept_for_retries:
-            sealed = self._sealer().seal(application_id, {_SECRET: secret})
-        secret_hash = await self._hasher.hash(secret)
-        try:
-            async with self._streams.transaction() as tx:
-                result = await tx.append(
-                    application_id, events, expected_version=expected_version, metadata=metadata
-                )
-                await tx.connection.execute(_INSERT, application_id, client_id, secret_hash)
-                if sealed is not None:
-                    await tx.connection.execute(_PURGE_ANSWERS)
-                    await tx.connection.execute(
-                        _KEEP_ANSWER, application_id, sealed.key_id, sealed.nonce, sealed.sealed
-                    )
-            return result
-        except asyncpg.UniqueViolationError as exc:  # (the append's own become conflicts)
-            raise ClientIdTakenError(client_id) from exc
+        self._keys = keys  # no answers: no key configured; no answer can be kept for retries
 
     async def first_secret(self, application_id: UUID) -> str | None:
-        sealer = self._sealer()  # (without a key, nothing kept could be opened: ask nothing)
+        sealer = self._keys.require(self._keys.answers)  # (without a key, nothing kept opens)
         async with translated("load"):
             row = await self._pool.fetchrow(_ANSWER, application_id)
         if row is None or row["key_id"] != sealer.key_id:
@@ -110,61 +118,12 @@ class PostgresApplicationRegistry:
             return None
         return opened[_SECRET]
 
-    def _sealer(self) -> Sealer:
-        if self._answers is None:
-            raise CredentialKeyUnconfiguredError()
-        return self._answers
-
-    async def unregister(
-        self,
-        application_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        metadata: EventMetadata,
-    ) -> AppendResult:
-        return await self._append_with(application_id, events, expected_version, metadata, _DELETE)
-
-    async def replace_secret(
-        self,
-        application_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        secret: str,
-        metadata: EventMetadata,
-    ) -> AppendResult:
-        secret_hash = await self._hasher.hash(secret)
-        return await self._append_with(
-            application_id, events, expected_version, metadata, _REPLACE, secret_hash
-        )
-
-    async def _append_with(
-        self,
-        application_id: UUID,
-        events: Sequence[Event],
-        expected_version: int,
-        metadata: EventMetadata,
-        statement: str,
-        *args: object,
-    ) -> AppendResult:
-        """The events, and `statement` on the application's credentials row (its id first),
-        in one unit of work. The secret it was first answered with, if kept, is forgotten: it
-        logs in no more."""
-        async with self._streams.transaction() as tx:
-            result = await tx.append(
-                application_id, events, expected_version=expected_version, metadata=metadata
-            )
-            await tx.connection.execute(statement, application_id, *args)
-            await tx.connection.execute(_FORGET_ANSWER, application_id)
-        return result
-
     async def authenticate(self, client_id: str, secret: str) -> Authenticated | None:
         async with translated("authenticate"):
             row = await self._pool.fetchrow(_LOOKUP, client_id)
         stored = None if row is None else row["secret_hash"]
         # Verified first: an unknown client id costs as much as a known one.
-        if not await self._hasher.verify(stored, secret) or row is None:
+        if not await _hasher(self._keys).verify(stored, secret) or row is None:
             return None
         application_id: UUID = row["application_id"]
         state = applications.fold((await self._streams.load(application_id)).events)

@@ -1,22 +1,20 @@
-"""PostgresCredentialVault: credential (and registry) streams with their sealed values beside them.
+"""PostgresCredentialVault: the values of credential (and registry) streams, sealed, beside them.
 
-A wrapper of the one append port: the sealed row is written in the unit of work of the creating
-event's append and deleted in the deleting event's, so no credential exists without its values
-and no values outlive their credential.
+The store writes them as an append's secret row (`keep_values`, `destroy_values`, in the
+append's transaction: infra/postgres/streams.py), so no credential exists without its values
+and no values outlive their credential; the vault only reads them.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 from uuid import UUID
 
 import asyncpg
 
-from domain.events import Event, EventMetadata
 from domain.specs import SecretRef
-from infra.postgres.connections import translated
-from infra.postgres.streams import PostgresStreams
-from infra.security.sealing import CredentialKeyUnconfiguredError, Sealed, Sealer
-from services.ports import AppendResult, InUse, NameClaim, Stream, Uses
+from infra.postgres.connections import Connection, translated
+from infra.postgres.units_of_work import RowWrite, SecretKeys
+from infra.security.sealing import Sealed, Sealer
 
 # New values, or (a registry's new password) in place of the old.
 _KEEP_SEALED: Final = (
@@ -27,19 +25,27 @@ _KEEP_SEALED: Final = (
 _DESTROY: Final = "DELETE FROM credential_secrets WHERE asset_id = $1"
 
 
+def keep_values(keys: SecretKeys, asset_id: UUID, values: Mapping[str, str]) -> RowWrite:
+    """The values sealed now, before the append's transaction, and kept in it."""
+    sealed = keys.require(keys.sealer).seal(asset_id, values)
+
+    async def write(conn: Connection) -> None:
+        await conn.execute(_KEEP_SEALED, asset_id, sealed.key_id, sealed.nonce, sealed.sealed)
+
+    return write
+
+
+def destroy_values(asset_id: UUID) -> RowWrite:
+    async def write(conn: Connection) -> None:
+        await conn.execute(_DESTROY, asset_id)
+
+    return write
+
+
 class PostgresCredentialVault:
-    def __init__(self, streams: PostgresStreams, pool: asyncpg.Pool, sealer: Sealer | None) -> None:
-        self._streams = streams
+    def __init__(self, pool: asyncpg.Pool, keys: SecretKeys) -> None:
         self._pool = pool
-        self._sealer = sealer  # None: no key configured; credentials cannot be created
-
-    async def load(self, stream_id: UUID) -> Stream:
-        return await self._streams.load(stream_id)
-
-    async def load_many(
-        self, stream_ids: Sequence[UUID], *, remembered: bool = False
-    ) -> dict[UUID, Stream]:
-        return await self._streams.load_many(stream_ids, remembered=remembered)
+        self._keys = keys  # no sealer: no key configured; credentials cannot be created
 
     def reference(self, asset_id: UUID, values: Mapping[str, str]) -> SecretRef:
         sealer = self._require_sealer()
@@ -47,39 +53,6 @@ class PostgresCredentialVault:
 
     def holds(self, asset_id: UUID, values: Mapping[str, str], secret: SecretRef) -> bool:
         return self._require_sealer().matches(asset_id, values, secret.fingerprint)
-
-    async def append(
-        self,
-        asset_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int,
-        metadata: EventMetadata,
-        name: NameClaim | None,
-        values: Mapping[str, str] | None = None,
-        uses: Uses | None = None,
-        unused: InUse | None = None,
-        checked: Mapping[UUID, int] | None = None,
-    ) -> AppendResult:
-        sealed = None if not values else self._require_sealer().seal(asset_id, values)
-        async with self._streams.transaction() as tx:
-            result = await tx.append(
-                asset_id,
-                events,
-                expected_version=expected_version,
-                metadata=metadata,
-                name=name,
-                uses=uses,
-                unused=unused,
-                checked=checked,
-            )
-            if sealed is not None:
-                await tx.connection.execute(
-                    _KEEP_SEALED, asset_id, sealed.key_id, sealed.nonce, sealed.sealed
-                )
-            if name is None:
-                await tx.connection.execute(_DESTROY, asset_id)
-        return result
 
     async def open(self, asset_id: UUID) -> dict[str, str] | None:
         """The credential's values, for the one place that must hand them on (a workload's
@@ -96,6 +69,4 @@ class PostgresCredentialVault:
         )
 
     def _require_sealer(self) -> Sealer:
-        if self._sealer is None:
-            raise CredentialKeyUnconfiguredError()
-        return self._sealer
+        return self._keys.require(self._keys.sealer)

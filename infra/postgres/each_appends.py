@@ -11,7 +11,7 @@ from infra.postgres.connections import translated
 from infra.postgres.encoding import columns, encode
 from infra.postgres.sql import wake_up
 from infra.postgres.units_of_work import BoundStreams
-from services.ports import OneAppend
+from services.ports.event_store import OneAppend
 
 
 class EachAppends(BoundStreams):

@@ -1,17 +1,20 @@
 """What every append sends: its events encoded once, with their ids and digests (the one encoder,
 `encode`, of every append statement, the fan-out's included), and the arguments of each statement.
+Every event is checked against the size limit here, before anything is written (`check`).
 """
 
 import os
 from collections.abc import Sequence
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 from uuid import UUID
 
+import msgspec
+
 from domain.events import Event, EventMetadata, stream_type_of
-from infra.postgres import event_sizes
 from infra.postgres.hashchain import content_digests
 from infra.serialization import EncodedEvent, EventCodec, encode_metadata
 from infra.settings import EVENT_BYTES
+from services.errors import EventTooLargeError
 
 
 class Encoded(NamedTuple):
@@ -39,7 +42,7 @@ def encode(
     encoded = [codec.encode(event) for event in events]
     if not encoded:
         raise ValueError("an append has at least one event")
-    event_sizes.check(encoded, max_bytes)
+    check(encoded, max_bytes)
     stream_type = stream_type_of(encoded[0].type)
     if len(encoded) > 1:  # (the tags of a batch are few: each is looked at once)
         stream_types = {stream_type_of(tag) for tag in {e.type for e in encoded}}
@@ -50,6 +53,40 @@ def encode(
         raise ValueError("one id and one stream per event")
     digests = content_digests(stream_type, meta, ids, streams, encoded)
     return Encoded(stream_type, encoded, meta, digests, caller_of(metadata))
+
+
+# How large an event may be (docs/decisions/0002-message-sizes.md): an event past the limit
+# would be stored, then refused by the broker, and the relay would stop at it.
+def check(encoded: Sequence[EncodedEvent], limit: int) -> None:
+    """Raise EventTooLargeError for the first event whose JSON passes `limit` bytes."""
+    for event in encoded:
+        # A character is at most 4 bytes of UTF-8: most events are told apart by their length.
+        if len(event.data) * 4 > limit and (size := len(event.data.encode())) > limit:
+            raise EventTooLargeError(
+                largest_part(event.data), event_type=event.type, size=size, limit=limit
+            )
+
+
+def largest_part(data: str) -> str:
+    """A JSON pointer to what makes the document large: from the top, down into the member
+    that holds more than half of it, as long as there is one (a list of many small entries
+    stops at the list; one huge value, at that value)."""
+    pointer, node = "", msgspec.json.decode(data)
+    while isinstance(node, dict | list):
+        members: list[tuple[str, Any]] = (
+            [(str(key), value) for key, value in node.items()]
+            if isinstance(node, dict)
+            else [(str(index), value) for index, value in enumerate(node)]
+        )
+        if not members:
+            break
+        sizes = [len(msgspec.json.encode(value)) for _, value in members]
+        biggest = max(range(len(members)), key=sizes.__getitem__)
+        if sizes[biggest] * 2 <= len(msgspec.json.encode(node)):
+            break
+        key, node = members[biggest]
+        pointer += "/" + key.replace("~", "~0").replace("/", "~1")
+    return pointer
 
 
 class StreamBatch(NamedTuple):

@@ -12,7 +12,7 @@ import asyncpg
 
 from infra.postgres.connections import Connection, translated
 from services.errors import NameTakenError
-from services.ports import NameClaim
+from services.ports.event_store import NameClaim
 
 _RELEASE_OTHERS: Final = (
     "DELETE FROM stream_names WHERE stream_id = $1 AND (namespace, name) <> ($2, $3)"
@@ -40,7 +40,8 @@ SELECT id FROM issued UNION ALL SELECT id FROM issued_ids WHERE creation_id = $1
 
 
 class PostgresIdSequence:
-    """services/ports.py `IdSequence` over the `org_unit_ids` sequence (and `issued_ids`)."""
+    """services/ports/name_lookups.py `IdSequence` over the `org_unit_ids` sequence (and
+    `issued_ids`)."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
@@ -88,7 +89,8 @@ async def name_holder(pool: asyncpg.Pool, namespace: str, name: str) -> UUID | N
 
 
 async def names_held_in(pool: asyncpg.Pool, namespaces: Sequence[str]) -> list[UUID]:
-    """The streams holding a name in any of these namespaces (services/ports.py `NameHolders`)."""
+    """The streams holding a name in any of these namespaces (services/ports/name_lookups.py
+    `NameHolders`)."""
     async with translated("names_held_in"):
         rows = await pool.fetch(
             "SELECT stream_id FROM stream_names WHERE namespace = ANY($1::text[])", namespaces

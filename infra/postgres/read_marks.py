@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from typing import Final
 
 import asyncpg
-import msgspec
 
 from infra.postgres.connections import Connection
+from infra.security.standing import Standing as Standing  # re-exported for writer_standing
 
 # The caller's marks: its own last event (`mine`) and the last of what the fan-out appended for
 # its events (`caused`), in the order the followers apply the log.
@@ -82,16 +82,6 @@ _WRITER_STANDING: Final = f"{_EPOCHS}, true AS ready"
 
 
 _CHECKPOINT_NAME: Final = re.compile(r"[a-z0-9_:.-]+")
-
-
-class Standing(msgspec.Struct, frozen=True, kw_only=True):
-    """What one query tells a request about its caller."""
-
-    access_epoch: int | None  # of applications' and users' streams
-    org_epoch: int | None  # of the org tree's read model
-    ready: bool  # the caller's own writes are read (always, when not asked)
-    # A write's, taken as the process last found it, not asked (infra/postgres/writer_standing.py)
-    assumed: bool = False
 
 
 # The standing and, in the same statement (one round trip, one snapshot), a row a request's

@@ -8,7 +8,7 @@ from infra.postgres.connections import translated
 
 
 class PostgresRuleHolders:
-    """services/ports.py `RuleHolders`, from `access_rule_holders`."""
+    """services/ports/name_lookups.py `RuleHolders`, from `access_rule_holders`."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool

@@ -15,7 +15,7 @@ from infra.postgres.sql import statement
 from infra.postgres.units_of_work import BoundStreams
 from infra.serialization import decode_metadata
 from services.errors import StaleReadError
-from services.ports import Stream, Written
+from services.ports.event_store import Stream, Written
 
 # With each event, when and by whom it was written (Stream.written).
 # The request digest (services/idempotency.py) is read of a creation's events only, those of

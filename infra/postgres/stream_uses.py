@@ -1,5 +1,5 @@
 """Which streams use which, on the write side: kept in the transaction of each append that
-changes it (services/ports.py `Uses`), and asked in the transaction of each deletion.
+changes it (services/ports/event_store.py `Uses`), and asked in the transaction of each deletion.
 
 The two meet on a PostgreSQL advisory lock per used stream: a writer that comes to use one holds
 it shared until it commits, a deletion holds it exclusively. Whichever is second waits for the
@@ -15,7 +15,7 @@ import asyncpg
 
 from infra.postgres.connections import Connection
 from services.errors import InvalidRequestError
-from services.ports import InUse, Uses
+from services.ports.event_store import InUse, Uses
 
 _LOCKS: Final = 7301  # the advisory locks' first key: the space of stream uses (as in 0022)
 

@@ -1,25 +1,15 @@
-"""PostgresStreams: the one append port (services/ports.py `Streams`) over the `events` table.
-
-Every event is written here, through one encoder (infra/postgres/encoding.py). An append is
-mostly one SQL statement (one round trip; infra/postgres/sql/append_*.sql) that checks
-idempotency and the expected version, extends the hash chain and inserts, the database stamping
-the time; one that moves a name or what the stream uses is a transaction of a few. The same port
-bound to one connection in one transaction (`transaction()`) is a command's unit of work:
-readers are woken, and the heads this process knows updated, only once it has committed; each
-of its appends is a savepoint, so a refused one leaves the unit usable (infra/postgres/
-units_of_work.py). Its reads are infra/postgres/stream_reads.py's; `append_each`, one event to
-each of many streams in one statement (the fan-out), infra/postgres/each_appends.py's.
-Driver errors are translated here; nothing above `infra` sees an asyncpg type.
-"""
+"""PostgresStreams: the one write port (services/ports/event_store.py `EventStore`) over the
+`events` table. `append` chooses the statement serving each kind of append; which serves which:
+the table in docs/decisions/0005-one-write-port.md."""
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 from uuid import UUID
 
 import asyncpg
+import msgspec
 
 from domain.events import Event, EventMetadata
-from infra.postgres import writer_standing
+from infra.postgres import application_registry, credential_vault, writer_standing
 from infra.postgres.connections import translated
 from infra.postgres.each_appends import EachAppends
 from infra.postgres.encoding import StreamBatch
@@ -29,55 +19,74 @@ from infra.postgres.positions import note_append
 from infra.postgres.sql import wake_up
 from infra.postgres.stream_reads import StreamReads
 from infra.postgres.stream_uses import hold_unused, hold_uses, refusal, used_ids
+from infra.postgres.units_of_work import RowWrite
 from services.errors import (
     IdempotencyKeyReusedError,
     NameTakenError,
     StaleReadError,
     VersionConflictError,
 )
-from services.ports import KEEP, AppendResult, InUse, Keep, NameClaim, Uses
+from services.ports.event_store import KEEP, Append, AppendResult, Keep, NameClaim, Uses
+from services.ports.kept_secrets import (
+    ApplicationSecret,
+    ApplicationSecretDestroyed,
+    ApplicationSecretReplaced,
+    CredentialValues,
+    CredentialValuesDestroyed,
+    SecretRow,
+)
 
 
 class PostgresStreams(StreamReads, EachAppends):
     """The streams, read (StreamReads) and appended to, over a pool or a connection
     (units_of_work.BoundStreams)."""
 
-    async def append(
-        self,
-        stream_id: UUID,
-        events: Sequence[Event],
-        *,
-        expected_version: int | None,
-        metadata: EventMetadata,
-        event_ids: Sequence[UUID] | None = None,
-        name: NameClaim | Keep | None = KEEP,
-        uses: Uses | None = None,
-        unused: InUse | None = None,
-        checked: Mapping[UUID, int] | None = None,
-    ) -> AppendResult:
+    async def append(self, asked: Append) -> AppendResult:
+        """Every append of the one port: the statement that serves it is chosen here."""
         try:
+            if asked.secret is not None:  # with its secret row, in one transaction
+                return await self._append_with_secret(asked)
             if (
                 self._unit is None
-                and not checked
-                and name is KEEP
-                and uses is None
-                and unused is None
+                and not asked.checked
+                and asked.name is KEEP
+                and asked.uses is None
+                and asked.unused is None
             ):  # events alone, outside a unit of work: most appends, and the cheapest way there
-                return await self._append_events(
-                    stream_id, events, expected_version, metadata, event_ids
-                )
-            asked = _Append(
-                stream_id, events, expected_version, metadata, event_ids, name, uses, unused
-            )
-            return await self._append_asked(asked, checked)
+                return await self._append_events(*_events_alone(asked))
+            return await self._append_asked(asked)
         except VersionConflictError as conflict:
             if conflict.actual is not None or isinstance(conflict, StaleReadError):
                 raise
             # A race lost where the statement could not tell by how much: ask, once it is undone.
-            actual = await self._version_now(stream_id)
+            actual = await self._version_now(asked.stream_id)
             raise VersionConflictError(
-                stream_id, expected=conflict.expected, actual=actual
+                asked.stream_id, expected=conflict.expected, actual=actual
             ) from conflict
+
+    async def _append_with_secret(self, asked: Append) -> AppendResult:
+        """The append, and the row its secret is kept in (sealed or hashed first, outside the
+        transaction), unless the append was a replay."""
+        write = await self._secret_write(asked.stream_id, asked.secret)
+        async with self.transaction() as tx:
+            result = await tx.append(msgspec.structs.replace(asked, secret=None))
+            if not result.replayed:
+                await write(tx.connection)
+        return result
+
+    async def _secret_write(self, stream_id: UUID, row: SecretRow | None) -> RowWrite:
+        match row:
+            case CredentialValues(values=values):
+                return credential_vault.keep_values(self.keys, stream_id, values)
+            case CredentialValuesDestroyed():
+                return credential_vault.destroy_values(stream_id)
+            case ApplicationSecret():
+                return await application_registry.register(self.keys, stream_id, row)
+            case ApplicationSecretReplaced(secret=secret):
+                return await application_registry.replace(self.keys, stream_id, secret)
+            case ApplicationSecretDestroyed():
+                return application_registry.destroy(stream_id)
+        raise ValueError(f"no row for {row!r}")
 
     async def _version_now(self, stream_id: UUID) -> int | None:
         try:
@@ -88,10 +97,9 @@ class PostgresStreams(StreamReads, EachAppends):
             return None
         return int(found)
 
-    async def _append_asked(
-        self, asked: "_Append", checked: Mapping[UUID, int] | None
-    ) -> AppendResult:
-        if checked and not asked.creates_named():
+    async def _append_asked(self, asked: Append) -> AppendResult:
+        checked = asked.checked
+        if checked and not _creates_named(asked):
             # Only the creation of a named stream checks within its one statement; any other
             # append checks first, in its transaction.
             async with self.transaction() as tx:
@@ -99,11 +107,11 @@ class PostgresStreams(StreamReads, EachAppends):
                 return await tx._append(asked, None)
         return await self._append(asked, checked)
 
-    async def _append(self, asked: "_Append", checked: Mapping[UUID, int] | None) -> AppendResult:
+    async def _append(self, asked: Append, checked: Mapping[UUID, int] | None) -> AppendResult:
         async def write() -> AppendResult:
             if asked.name is not KEEP or asked.uses is not None or asked.unused is not None:
                 return await self._append_holding(asked, checked)
-            return await self._append_events(*asked.events_alone())
+            return await self._append_events(*_events_alone(asked))
 
         if self._unit is None:
             return await write()
@@ -153,11 +161,17 @@ class PostgresStreams(StreamReads, EachAppends):
         return self._result(stream_id, expected_version, len(events), rows, carried_at)
 
     async def _append_holding(
-        self, asked: "_Append", checked: Mapping[UUID, int] | None
+        self, asked: Append, checked: Mapping[UUID, int] | None
     ) -> AppendResult:
         """The events with the name and the uses they move, in one transaction."""
-        stream_id, events, expected_version, metadata, _, name, uses, unused = asked
-        if isinstance(name, NameClaim) and asked.creates_named():
+        stream_id, events, expected_version, metadata = (
+            asked.stream_id,
+            asked.events,
+            asked.expected_version,
+            asked.metadata,
+        )
+        name, uses, unused = asked.name, asked.uses, asked.unused
+        if isinstance(name, NameClaim) and _creates_named(asked):
             # Creating a named stream, the common case: one statement, one round trip.
             return await self._append_first_named(
                 stream_id, events[0], metadata, name, uses, checked or {}
@@ -166,7 +180,7 @@ class PostgresStreams(StreamReads, EachAppends):
             # The events first: a retry (its event ids stored already) is answered by the
             # append alone, before a name or a use moves, so a replay writes nothing, even
             # when its name has been freed or taken by another stream since.
-            result = await tx._append_events(*asked.events_alone())
+            result = await tx._append_events(*_events_alone(asked))
             if result.replayed:
                 return result
             conn = tx.connection
@@ -328,29 +342,18 @@ class PostgresStreams(StreamReads, EachAppends):
         )
 
 
-class _Append(NamedTuple):
-    """One append as the port was asked for it (Streams.append)."""
+def _creates_named(asked: Append) -> bool:
+    """A named stream created with one fresh event: append_first_named.sql's case."""
+    return (
+        isinstance(asked.name, NameClaim)
+        and asked.expected_version == 0
+        and len(asked.events) == 1
+        and asked.event_ids is None
+        and asked.unused is None
+    )
 
-    stream_id: UUID
-    events: Sequence[Event]
-    expected_version: int | None
-    metadata: EventMetadata
-    event_ids: Sequence[UUID] | None
-    name: NameClaim | Keep | None
-    uses: Uses | None
-    unused: InUse | None
 
-    def creates_named(self) -> bool:
-        """A named stream created with one fresh event: append_first_named.sql's case."""
-        return (
-            isinstance(self.name, NameClaim)
-            and self.expected_version == 0
-            and len(self.events) == 1
-            and self.event_ids is None
-            and self.unused is None
-        )
-
-    def events_alone(
-        self,
-    ) -> tuple[UUID, Sequence[Event], int | None, EventMetadata, Sequence[UUID] | None]:
-        return self.stream_id, self.events, self.expected_version, self.metadata, self.event_ids
+def _events_alone(
+    asked: Append,
+) -> tuple[UUID, Sequence[Event], int | None, EventMetadata, Sequence[UUID] | None]:
+    return asked.stream_id, asked.events, asked.expected_version, asked.metadata, asked.event_ids

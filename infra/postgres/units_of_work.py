@@ -1,6 +1,7 @@
 """What the streams of infra/postgres/streams.py are bound to: a pool, or one connection in a
 command's transaction (its unit of work), and what the process learns from them (the heads it
-knows, the streams it remembers) once what it learnt from has committed.
+knows, `StreamHeads`; the streams it remembers, `RememberedStreams`) once what it learnt from
+has committed.
 
 Reading (infra/postgres/stream_reads.py) and appending (infra/postgres/streams.py,
 infra/postgres/each_appends.py) build on it.
@@ -8,7 +9,8 @@ infra/postgres/each_appends.py) build on it.
 
 import contextlib
 import copy
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import ParamSpec, Self
 from uuid import UUID
@@ -18,14 +20,92 @@ import asyncpg
 from infra.postgres import writer_standing
 from infra.postgres.commit_notifier import CommitNotices, CommitNotifier
 from infra.postgres.connections import Connection, translated
+from infra.postgres.hashchain import GENESIS
 from infra.postgres.positions import note_append
-from infra.postgres.remembered_streams import RememberedStreams
-from infra.postgres.stream_heads import StreamHeads
+from infra.security.sealing import CredentialKeyUnconfiguredError, Sealer
+from infra.security.secret_hashing import SecretHasher
 from infra.serialization import EventCodec
 from infra.settings import EVENT_BYTES
-from services.ports import Stream
+from services.bounded import Bounded
+from services.kinds import forget_folds_of, keep_folds_of
+from services.ports.event_store import Stream
 
 _Args = ParamSpec("_Args")
+
+# A row written beside an append's events, on its transaction's connection (Append.secret).
+RowWrite = Callable[[Connection], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SecretKeys:
+    """What seals and hashes the secrets kept beside the events; None: not configured (what
+    needs it raises CredentialKeyUnconfiguredError)."""
+
+    sealer: Sealer | None = None  # a credential's values
+    hasher: SecretHasher | None = None  # an application's secret
+    answers: Sealer | None = None  # an application's first secret, kept for retries
+
+    def require(self, key: Sealer | None) -> Sealer:
+        if key is None:
+            raise CredentialKeyUnconfiguredError()
+        return key
+
+
+class StreamHeads:
+    """The head (version, hash) of the streams this process last read or wrote; bounded, LRU.
+
+    Events are immutable, so a head seen here stays true until someone appends; an append built
+    on a stale head is refused by unique (stream_id, version) and retried with a lookup.
+    """
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._heads: Bounded[UUID, tuple[int, bytes]] = Bounded(capacity)
+
+    def known(self, stream_id: UUID, expected_version: int | None) -> bytes | None:
+        """The hash at `expected_version`, when it is known without asking the database."""
+        if expected_version == 0:
+            return GENESIS
+        head = self._heads.get(stream_id)
+        return head[1] if head is not None and head[0] == expected_version else None
+
+    def remember(self, stream_id: UUID, version: int, hash_: bytes) -> None:
+        self._heads.put(stream_id, (version, hash_))
+
+
+class RememberedStreams:
+    """Streams by id, as last read or known whole; bounded, least recently used first out.
+
+    A create reads the streams it is checked against (its actor's roles, its scope, the tenant's
+    settings, the assets it names) before it appends; they change far less often than they are
+    read. What is kept here may have moved on since, so a decision made on it appends with the
+    versions it read as `checked` (services/ports/event_store.py `Append`), and the append's own
+    statement refuses to write when one of them has moved (infra/postgres/sql/
+    append_first_named.sql): nothing rests on an old stream unless it is still the stream's head
+    when the decision is written. A stream with no events is kept too (version 0): most creates
+    ask for a tenant's settings that were never changed.
+    """
+
+    def __init__(self, capacity: int = 2_000) -> None:
+        self._streams: Bounded[UUID, Stream] = Bounded(capacity)
+
+    def get(self, stream_id: UUID) -> Stream | None:
+        return self._streams.get(stream_id)
+
+    def __contains__(self, stream_id: object) -> bool:
+        return stream_id in self._streams
+
+    def keep(self, stream_id: UUID, stream: Stream) -> None:
+        if (kept := self._streams.get(stream_id)) is not None and kept is not stream:
+            forget_folds_of(kept.events)
+        keep_folds_of(stream.events)  # handed out again until forgotten: fold it once
+        if (oldest := self._streams.put(stream_id, stream)) is not None:
+            forget_folds_of(oldest.events)
+
+    def forget(self, stream_ids: Iterable[UUID]) -> None:
+        """Streams that moved on (this process appended to them, or a check found them moved)."""
+        for stream_id in stream_ids:
+            if (stream := self._streams.pop(stream_id)) is not None:
+                forget_folds_of(stream.events)
 
 
 class UnitOfWork:
@@ -54,11 +134,13 @@ class BoundStreams:
         *,
         notifier: CommitNotices | None = None,
         max_event_bytes: int = EVENT_BYTES,
+        keys: SecretKeys | None = None,
     ) -> None:
         self._db = pool
         self.codec = codec
+        self.keys = keys or SecretKeys()
         # An append holding a larger event is refused, writing nothing (infra/postgres/
-        # event_sizes.py); `Streams.max_event_bytes` tells its callers.
+        # encoding.py); `EventStore.max_event_bytes` tells its callers.
         self.max_event_bytes = max_event_bytes
         self.notifier: CommitNotices = notifier or CommitNotifier(pool)
         self._heads = StreamHeads()

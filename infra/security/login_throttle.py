@@ -1,11 +1,6 @@
-"""Failed logins, counted per client id and per address: past a limit within a window, further
-logins are refused (429, with when to try again) before any secret is checked, so guessing a
-secret costs the guesser time and the service no argon2 work.
-
-Kept in the API process's memory: each API replica counts on its own (N replicas let N times the
-limit through), and a restart forgets. Only failures count; a success does not clear them, so an
-attacker cannot reset the count by logging in as itself in between.
-"""
+"""Failed logins, counted per client id and per address, refused past a limit (429) before any
+secret is checked, so guessing costs the guesser time and us no argon2 work. Kept per API
+process; a success does not clear the count (docs/decisions/0015-secrets-at-rest-and-logins.md)."""
 
 import math
 import time

@@ -1,8 +1,6 @@
-"""Sealing credential values at rest: AES-256-GCM (authenticated encryption) from `cryptography`,
-with keys derived (HKDF-SHA256) from the configured key, one for sealing and one for the keyed
-fingerprints that events carry instead of the values. Each purpose (credential values, the
-answers a keyed service-account create keeps for its retries) derives keys of its own, so what
-is sealed for one does not open as the other."""
+"""Sealing credential values at rest (AES-256-GCM) with keys derived by HKDF from the configured
+key, one per purpose (sealing, fingerprints; credential values, kept answers), so what is sealed
+for one does not open as another (docs/decisions/0015-secrets-at-rest-and-logins.md)."""
 
 import base64
 import hashlib
@@ -69,10 +67,9 @@ class Sealer:
         self._fingerprint_key = _derive(master, f"trainplate/{purpose}/fingerprint".encode())
 
     def fingerprint(self, asset_id: UUID, values: Mapping[str, str]) -> str:
-        """What the events record of the asset's values: keyed, so it cannot be guessed from a
-        list of passwords offline, and bound to the asset, so equal values of two assets
-        fingerprint apart: a caller who may create assets cannot confirm a guess of another
-        asset's password by giving one of its own the guess and comparing."""
+        """What the events record of the asset's values: keyed, so it cannot be guessed offline,
+        and bound to the asset, so a caller cannot confirm a guess of another asset's password by
+        giving one of its own the guess and comparing."""
         return f"{_BOUND}{self._mac(asset_id.bytes + _canonical(values))}"
 
     def matches(self, asset_id: UUID, values: Mapping[str, str], fingerprint: str) -> bool:

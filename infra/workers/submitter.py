@@ -15,6 +15,7 @@ from domain.events import PodObserved
 from domain.workloads import Outcome
 from infra.backends.dry_run import DryRunBackend
 from infra.backends.local import LocalBackend
+from infra.backends.local_runtime import default_work_dir
 from infra.backends.scheduling import Scheduling
 from infra.bootstrap import freeze_start_up, open_resources
 from infra.followers.log_follower import keep_following
@@ -25,7 +26,8 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from services import pod_reports, submitter
-from services.ports import PodReports, Reports, Streams, WorkloadBackend
+from services.ports.event_store import EventStore
+from services.ports.workload_backends import PodReports, Reports, WorkloadBackend
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
@@ -60,7 +62,7 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                     )
 
 
-def reports_to(store: Streams) -> Reports:
+def reports_to(store: EventStore) -> Reports:
     async def record(
         workload_id: UUID, run: int, outcome: Outcome, reason: str | None = None
     ) -> None:
@@ -69,7 +71,7 @@ def reports_to(store: Streams) -> Reports:
     return record
 
 
-def pods_to(store: Streams) -> PodReports:
+def pods_to(store: EventStore) -> PodReports:
     kept = pod_reports.Observed()  # the process's watchers' workloads, between their reports
 
     async def record(workload_id: UUID, run: int | None, pods: Sequence[PodObserved]) -> None:
@@ -80,7 +82,7 @@ def pods_to(store: Streams) -> PodReports:
 
 @contextlib.asynccontextmanager
 async def backend_for(
-    settings: Settings, store: Streams
+    settings: Settings, store: EventStore
 ) -> AsyncIterator[tuple[WorkloadBackend, Callable[[asyncio.Event], Awaitable[None]] | None]]:
     """The configured backend, and the task that follows its jobs (when it has one)."""
     chosen = settings.submitter
@@ -88,7 +90,9 @@ async def backend_for(
     if chosen.backend == "dry-run":
         yield DryRunBackend(kubeflow_api=chosen.kubeflow_api, scheduling=scheduling), None
     elif chosen.backend == "local":
-        work_dir = Path(chosen.work_dir or Path(settings.data_dir) / "workloads")
+        work_dir = (
+            Path(chosen.work_dir) if chosen.work_dir else default_work_dir(Path(settings.data_dir))
+        )
         local = LocalBackend(
             work_dir,
             reports_to(store),

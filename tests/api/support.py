@@ -16,12 +16,13 @@ from domain.values import TENANT_ADMIN, Grant
 from infra.bootstrap import Resources, connect_nats
 from infra.followers.global_log import load_checkpoint
 from infra.followers.log_runner import LogRunner
-from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
+from infra.server.app import create_app
 from infra.settings import (
     AuthSettings,
     CredentialSettings,
@@ -67,12 +68,12 @@ async def api_app(pool: asyncpg.Pool, nats_url: str) -> AsyncIterator[Litestar]:
 
 async def token_for(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
     """Register an application with these grants and return a bearer token for it."""
-    registry = PostgresApplicationRegistry(
-        PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
-    )
+    keys = SecretKeys(hasher=SecretHasher(AUTH))
+    app_store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+    registry = PostgresApplicationRegistry(app_store, pool, keys)
     metadata = EventMetadata(actor_subject="setup", actor_kind="system")
     command = CreateApplication(application_id=uuid4(), name=name, grants=grants, metadata=metadata)
-    await create_application(command, secret=f"{name}-secret", registry=registry)
+    await create_application(command, secret=f"{name}-secret", store=app_store, registry=registry)
     return TokenIssuer(AUTH).issue(command.application_id, name).access_token
 
 

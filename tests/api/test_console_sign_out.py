@@ -12,8 +12,8 @@ from litestar import Litestar
 from litestar.middleware.session.client_side import ClientSideSessionBackend
 
 from domain.values import TENANT_ADMIN
-from infra.http.console.authentication import TOKEN
-from infra.http.console.session import SESSION_COOKIE, session_config
+from infra.console.authentication import TOKEN
+from infra.console.session import SESSION_COOKIE, session_config
 from tests.api.client import client_for
 from tests.api.support import AUTH, token_for
 

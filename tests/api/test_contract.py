@@ -23,5 +23,10 @@ async def test_the_asyncapi_document_and_each_events_schema_are_served(
     body = schema.json()
     assert body["$schema"].startswith("https://json-schema.org/")
     assert {"workloadId", "run", "reason"} <= set(body["$defs"]["WorkloadFailed"]["properties"])
+    as_sent = await call(
+        app, "GET", "/api/v1/events/schemas/io.trainplate.workload.failed.v1", None
+    )
+    assert as_sent.status_code == 200
+    assert as_sent.json() == body  # named as `ce-type` says it, too
     missing = await call(app, "GET", "/api/v1/events/schemas/template.forged.v1", None)
     assert missing.status_code == 404

@@ -13,9 +13,8 @@ from infra.bootstrap import connect_nats
 from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay, ensure_stream
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.sealing import Sealer
-from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, RelaySettings
 from tests.api.support import CREDENTIALS, call, project_all, token_for
 from tests.jetstream import read_stream
@@ -120,9 +119,7 @@ async def test_every_kind_round_trips_and_no_value_is_found_anywhere(
     assert_no_secret(caplog.text, "the logs")
 
     # The sealed values open to exactly what was sent, and deleting destroys them.
-    vault = PostgresCredentialVault(
-        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, Sealer(CREDENTIALS)
-    )
+    vault = PostgresCredentialVault(clean_pool, SecretKeys(sealer=Sealer(CREDENTIALS)))
     opened = await vault.open(UUID(created["password"]))
     assert opened == {"password": f"{MARK}-3"}
     for segment, (_, _, status) in BODIES.items():

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from litestar import Litestar
 
 from infra.bootstrap import Resources, connect_nats
-from infra.http.app import create_app
+from infra.server.app import create_app
 from infra.settings import AuthSettings, NatsSettings, Settings
 from tests.api.support import AUTH, CREDENTIALS, call
 

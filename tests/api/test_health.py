@@ -10,9 +10,9 @@ import pytest
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats, create_pool
 from infra.cli.embedded import EmbeddedPostgres
-from infra.http.app import create_app
 from infra.postgres.migrate import apply_migrations, available_migrations
 from infra.security.access_tokens import TokenIssuer
+from infra.server.app import create_app
 from infra.settings import DatabaseSettings, NatsSettings, Settings
 from tests.api.client import client_for
 from tests.api.support import AUTH, CREDENTIALS, api_app, call, project_all, token_for

@@ -14,8 +14,8 @@ from litestar import Litestar
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats
 from infra.followers.fanout_runner import FanoutRunner
-from infra.http.app import create_app
 from infra.serialization import DOMAIN_CODEC
+from infra.server.app import create_app
 from infra.settings import NatsSettings, ProjectorSettings, Settings
 from tests.api.support import (
     AUTH,

@@ -17,9 +17,8 @@ from litestar import Litestar
 from domain.values import Grant
 from infra.cli.embedded import free_port
 from infra.postgres.credential_vault import PostgresCredentialVault
-from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.sealing import Sealer
-from infra.serialization import DOMAIN_CODEC
 from tests.api.support import CREDENTIALS, call, project_all, token_for
 from tests.api.test_credentials import _relayed
 from tests.api.test_workloads import WORKLOADS, setup, submission
@@ -135,9 +134,7 @@ async def test_a_registry_round_trips_and_its_password_is_found_nowhere(
         assert MARK.encode() not in message, "the password leaked into a JetStream message"
     assert MARK not in caplog.text, "the password leaked into the logs"
 
-    vault = PostgresCredentialVault(
-        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, Sealer(CREDENTIALS)
-    )
+    vault = PostgresCredentialVault(clean_pool, SecretKeys(sealer=Sealer(CREDENTIALS)))
     assert await vault.open(UUID(registry_id)) == {"password": MARK}
     deleted = await call(app, "DELETE", f"{REGISTRIES}/{registry_id}", admin)
     assert deleted.status_code == 204, deleted.text

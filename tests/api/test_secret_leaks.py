@@ -23,7 +23,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import KubeflowApi
 from services import idempotency, submitter
-from services.ports import Submission
+from services.ports.workload_backends import Submission
 from tests.api.client import client_for
 from tests.api.support import call, console_session, project_all, token_for
 from tests.api.test_templates import IMAGE

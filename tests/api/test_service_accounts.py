@@ -12,12 +12,13 @@ from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN, Grant
 from infra.bootstrap import Resources, connect_nats
-from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
+from infra.server.app import create_app
 from infra.settings import AuthSettings, NatsSettings, Settings
 from services.applications import create_application
 from tests.api.client import client_for
@@ -32,13 +33,13 @@ ACCOUNTS = "/api/v1/service-accounts"
 
 async def application(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...]) -> str:
     """Register an application and return a bearer token for it."""
-    registry = PostgresApplicationRegistry(
-        PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
-    )
+    keys = SecretKeys(hasher=SecretHasher(AUTH))
+    app_store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+    registry = PostgresApplicationRegistry(app_store, pool, keys)
     app_id = uuid4()
     metadata = EventMetadata(actor_subject="setup", actor_kind="system")
     command = CreateApplication(application_id=app_id, name=name, grants=grants, metadata=metadata)
-    await create_application(command, secret=f"{name}-secret", registry=registry)
+    await create_application(command, secret=f"{name}-secret", store=app_store, registry=registry)
     return TokenIssuer(AUTH).issue(app_id, name).access_token
 
 

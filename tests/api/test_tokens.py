@@ -12,12 +12,13 @@ from domain.commands import CreateApplication
 from domain.events import EventMetadata
 from domain.values import TENANT_ADMIN
 from infra.bootstrap import Resources, connect_nats
-from infra.http.app import create_app
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.access_tokens import TokenIssuer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
+from infra.server.app import create_app
 from infra.settings import AuthSettings, NatsSettings, Settings
 from services.applications import create_application
 from services.errors import ClientIdTakenError
@@ -32,16 +33,16 @@ SECRET = "s3cr3t-Value-That-Must-Never-Leak"
 
 @pytest.fixture
 async def app_id(clean_pool: asyncpg.Pool) -> UUID:
-    registry = PostgresApplicationRegistry(
-        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, SecretHasher(AUTH)
-    )
+    keys = SecretKeys(hasher=SecretHasher(AUTH))
+    app_store = PostgresStreams(clean_pool, DOMAIN_CODEC, keys=keys)
+    registry = PostgresApplicationRegistry(app_store, clean_pool, keys)
     command = CreateApplication(
         application_id=uuid4(),
         name="ci-bot",
         grants=(TENANT_ADMIN,),
         metadata=EventMetadata(actor_subject="test-admin", actor_kind="system"),
     )
-    await create_application(command, secret=SECRET, registry=registry)
+    await create_application(command, secret=SECRET, store=app_store, registry=registry)
     return command.application_id
 
 
@@ -150,9 +151,9 @@ async def test_the_secret_is_kept_only_as_an_argon2id_hash(
 async def test_a_second_application_with_the_same_name_is_refused(
     clean_pool: asyncpg.Pool, app_id: UUID
 ) -> None:
-    registry = PostgresApplicationRegistry(
-        PostgresStreams(clean_pool, DOMAIN_CODEC), clean_pool, SecretHasher(AUTH)
-    )
+    keys = SecretKeys(hasher=SecretHasher(AUTH))
+    app_store = PostgresStreams(clean_pool, DOMAIN_CODEC, keys=keys)
+    registry = PostgresApplicationRegistry(app_store, clean_pool, keys)
     command = CreateApplication(
         application_id=uuid4(),
         name="ci-bot",
@@ -160,7 +161,7 @@ async def test_a_second_application_with_the_same_name_is_refused(
         metadata=EventMetadata(actor_subject="test-admin", actor_kind="system"),
     )
     with pytest.raises(ClientIdTakenError):
-        await create_application(command, secret="other", registry=registry)
+        await create_application(command, secret="other", store=app_store, registry=registry)
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == 1
     assert await clean_pool.fetchval("SELECT count(*) FROM application_credentials") == 1
 

@@ -17,7 +17,7 @@ RUN_WITHIN_MS = 120_000
 
 
 def test_a_workload_submitted_from_a_template_runs_to_completed_with_its_logs(
-    service: Service, replica_runtime: str
+    service: Service,
 ) -> None:
     cluster = service.made("/api/v1/clusters", {"name": "run-cluster"})
     project = service.made(
@@ -29,7 +29,7 @@ def test_a_workload_submitted_from_a_template_runs_to_completed_with_its_logs(
             "distributedFramework": "PyTorch",
             "numWorkers": 1,
             "image": "python:3.12",
-            "command": f'{replica_runtime} -c "{PRINT_RANK}"',
+            "command": f'python -c "{PRINT_RANK}"',
         },
     }
     made = service.made("/api/v1/workload-templates/distributed", template)

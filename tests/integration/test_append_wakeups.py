@@ -11,38 +11,40 @@ import pytest
 
 from infra.postgres.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
 from infra.postgres.streams import PostgresStreams
-from services.ports import AppendResult, NameClaim, OneAppend
+from services.ports.event_store import Append, AppendResult, NameClaim, OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
 pytestmark = pytest.mark.integration
 
-Append = Callable[[PostgresStreams, asyncpg.Pool, UUID], Awaitable[AppendResult]]
+Appending = Callable[[PostgresStreams, asyncpg.Pool, UUID], Awaitable[AppendResult]]
 
 
 async def one_known(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
-    return await store.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    return await store.append(
+        Append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    )
 
 
 async def many_known(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     events = [CounterOpened(name="a"), CounterIncremented(by=1)]
-    return await store.append(sid, events, expected_version=0, metadata=ACTOR)
+    return await store.append(Append(sid, events, expected_version=0, metadata=ACTOR))
 
 
 async def one_at_the_end(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     event = CounterOpened(name="a")
-    return await store.append(sid, [event], expected_version=None, metadata=ACTOR)
+    return await store.append(Append(sid, [event], expected_version=None, metadata=ACTOR))
 
 
 async def many_at_the_end(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     events = [CounterOpened(name="a"), CounterIncremented(by=1)]
-    return await store.append(sid, events, expected_version=None, metadata=ACTOR)
+    return await store.append(Append(sid, events, expected_version=None, metadata=ACTOR))
 
 
 async def first_named(store: PostgresStreams, pool: asyncpg.Pool, sid: UUID) -> AppendResult:
     event = CounterOpened(name="a")
     name = NameClaim(namespace="counters", name=str(sid))
-    return await store.append(sid, [event], expected_version=0, metadata=ACTOR, name=name)
+    return await store.append(Append(sid, [event], expected_version=0, metadata=ACTOR, name=name))
 
 
 async def each_of_many_streams(
@@ -81,7 +83,7 @@ async def wakeups(clean_pool: asyncpg.Pool) -> AsyncIterator["asyncio.Queue[str]
     [one_known, many_known, one_at_the_end, many_at_the_end, first_named, each_of_many_streams],
 )
 async def test_the_claiming_append_wakes_the_readers_and_the_next_one_does_not(
-    clean_pool: asyncpg.Pool, wakeups: "asyncio.Queue[str]", append: Append
+    clean_pool: asyncpg.Pool, wakeups: "asyncio.Queue[str]", append: Appending
 ) -> None:
     notifier = CommitNotifier(clean_pool, interval_s=30)
     store = PostgresStreams(clean_pool, CODEC, notifier=notifier)

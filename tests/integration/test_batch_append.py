@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from infra.postgres.streams import PostgresStreams
-from services.ports import OneAppend
+from services.ports.event_store import Append, OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -19,8 +19,12 @@ async def test_on_a_pool_each_append_each_commits_by_itself(clean_pool: asyncpg.
     store = PostgresStreams(clean_pool, CODEC)
     moved, quiet = uuid4(), uuid4()
     for stream in (moved, quiet):
-        await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
-    await store.append(moved, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+        await store.append(
+            Append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+        )
+    await store.append(
+        Append(moved, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    )
 
     taken = await store.append_each(
         [
@@ -47,7 +51,9 @@ async def test_on_a_connection_it_runs_only_inside_a_transaction(
 ) -> None:
     store = PostgresStreams(clean_pool, CODEC)
     stream = uuid4()
-    await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    await store.append(
+        Append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    )
     one = OneAppend(
         stream_id=stream, event=CounterIncremented(by=1), expected_version=1, event_id=uuid4()
     )

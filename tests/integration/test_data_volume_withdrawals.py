@@ -16,6 +16,7 @@ from infra.jetstream.data_volume_withdrawals import DataVolumeWithdrawals
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import NatsSettings, SubmitterSettings
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.integration.test_submitter import relaying
 
@@ -48,12 +49,12 @@ async def test_an_unshared_and_a_deleted_data_volume_are_withdrawn_and_a_share_i
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     unshared, deleted, shared = uuid4(), uuid4(), uuid4()
-    await store.append(shared, [DataVolumeShared(datavolume_id=shared, scope=PROJECT)],
-                       expected_version=None, metadata=ACTOR)  # fmt: skip
-    await store.append(unshared, [DataVolumeUnshared(datavolume_id=unshared, scope=PROJECT)],
-                       expected_version=None, metadata=ACTOR)  # fmt: skip
-    await store.append(deleted, [DataVolumeDeleted(datavolume_id=deleted)],
-                       expected_version=None, metadata=ACTOR)  # fmt: skip
+    await store.append(Append(shared, [DataVolumeShared(datavolume_id=shared, scope=PROJECT)],
+                       expected_version=None, metadata=ACTOR))  # fmt: skip
+    await store.append(Append(unshared, [DataVolumeUnshared(datavolume_id=unshared, scope=PROJECT)],
+                       expected_version=None, metadata=ACTOR))  # fmt: skip
+    await store.append(Append(deleted, [DataVolumeDeleted(datavolume_id=deleted)],
+                       expected_version=None, metadata=ACTOR))  # fmt: skip
     # The first attempt fails: the message comes back after the backoff, and succeeds.
     copies = Copies(failing=1, expected=3)
     settings = SubmitterSettings(backend="kubernetes", backoff_s="0.2")

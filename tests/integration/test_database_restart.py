@@ -23,7 +23,8 @@ from infra.workers import relay as relay_worker
 from infra.workers.submitter import reports_to
 from services import submitter
 from services.event_ids import event_ids_for
-from services.ports import RunStatus
+from services.ports.event_store import Append
+from services.ports.workload_backends import RunStatus
 from tests.conftest import ACTOR
 from tests.integration.test_local_faults import (
     current,
@@ -67,7 +68,9 @@ async def test_a_database_crash_loses_and_duplicates_nothing(server_dir: Path) -
             while True:
                 try:
                     await store.append(
-                        sid, [event], expected_version=version, metadata=ACTOR, event_ids=ids
+                        Append(
+                            sid, [event], expected_version=version, metadata=ACTOR, event_ids=ids
+                        )
                     )
                     return
                 except StoreUnavailableError:

@@ -4,7 +4,6 @@ projector, and reads back Completed with each replica's output."""
 
 import json
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 PRINT_RANK = "import os; print('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])"
 
 
-def test_a_workload_submitted_over_http_runs_locally_and_completes(
-    replica_work_dir: Path, replica_runtime: str
-) -> None:
+def test_a_workload_submitted_over_http_runs_locally_and_completes(replica_work_dir: Path) -> None:
     port = free_port()
     dev = start_dev(replica_work_dir / "data", port)
     api = f"http://127.0.0.1:{port}"
@@ -66,7 +63,7 @@ def submit(http: httpx.Client) -> dict[str, Any]:
             "distributedFramework": "PyTorch",
             "numWorkers": 1,
             "image": "python:3.12",
-            "command": f'{sys.executable} -c "{PRINT_RANK}"',
+            "command": f'python -c "{PRINT_RANK}"',
         },
     }
     made = http.post("/api/v1/workload-templates/distributed", json=template)

@@ -10,6 +10,7 @@ import pytest
 from infra.postgres.hashchain import verify_stream
 from infra.postgres.streams import PostgresStreams
 from services.errors import VersionConflictError
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -24,7 +25,9 @@ async def test_twenty_appenders_on_one_stream_one_winner_per_version_and_no_gaps
 ) -> None:
     store = PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
-    await store.append(sid, [CounterOpened(name="race")], expected_version=0, metadata=ACTOR)
+    await store.append(
+        Append(sid, [CounterOpened(name="race")], expected_version=0, metadata=ACTOR)
+    )
     winners: dict[int, list[int]] = defaultdict(list)  # version -> appenders that won it
     conflicts: list[VersionConflictError] = []
     start = asyncio.Event()
@@ -37,7 +40,9 @@ async def test_twenty_appenders_on_one_stream_one_winner_per_version_and_no_gaps
                 return
             try:
                 result = await store.append(
-                    sid, [CounterIncremented(by=number)], expected_version=seen, metadata=ACTOR
+                    Append(
+                        sid, [CounterIncremented(by=number)], expected_version=seen, metadata=ACTOR
+                    )
                 )
             except VersionConflictError as conflict:
                 conflicts.append(conflict)
@@ -72,7 +77,7 @@ async def test_concurrent_retries_of_one_append_write_it_once(clean_pool: asyncp
     events = [CounterOpened(name="once"), CounterIncremented(by=1)]
     results = await asyncio.gather(
         *(
-            store.append(sid, events, expected_version=0, metadata=ACTOR, event_ids=ids)
+            store.append(Append(sid, events, expected_version=0, metadata=ACTOR, event_ids=ids))
             for _ in range(10)
         )
     )
@@ -88,17 +93,17 @@ async def test_a_writer_that_missed_another_process_append_gets_a_conflict(
     """Two processes: the first still trusts the head it read; the append built on it fails."""
     first, second = PostgresStreams(clean_pool, CODEC), PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
-    await first.append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+    await first.append(Append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR))
     assert (await first.load(sid)).version == 1
-    await second.append(sid, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    await second.append(Append(sid, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR))
     with pytest.raises(VersionConflictError) as refused:
         await first.append(
-            sid, [CounterIncremented(by=2)] * events, expected_version=1, metadata=ACTOR
+            Append(sid, [CounterIncremented(by=2)] * events, expected_version=1, metadata=ACTOR)
         )
     assert (refused.value.expected, refused.value.actual) == (1, 2)
     assert (await first.load(sid)).version == 2
     result = await first.append(
-        sid, [CounterIncremented(by=3)] * events, expected_version=2, metadata=ACTOR
+        Append(sid, [CounterIncremented(by=3)] * events, expected_version=2, metadata=ACTOR)
     )
     assert result.version == 2 + events
     async with clean_pool.acquire() as conn:

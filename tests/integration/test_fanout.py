@@ -25,7 +25,7 @@ from infra.settings import ProjectorSettings
 from services import assets
 from services import templates as template_use_cases
 from services.errors import VersionConflictError
-from services.ports import OneAppend
+from services.ports.event_store import Append, OneAppend
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -201,13 +201,17 @@ async def test_append_each_writes_the_streams_that_stayed_and_skips_the_rest(
     store = PostgresStreams(clean_pool, CODEC)
     moved, replayed, contended, quiet = (uuid4() for _ in range(4))
     for stream in (moved, replayed, contended, quiet):
-        await store.append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
-    await store.append(moved, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
-    replayed_id = uuid4()  # its event went in as version 2 already
+        await store.append(
+            Append(stream, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+        )
     await store.append(
+        Append(moved, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    )
+    replayed_id = uuid4()  # its event went in as version 2 already
+    await store.append(Append(
         replayed, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR,
         event_ids=[replayed_id],
-    )  # fmt: skip
+    ))  # fmt: skip
 
     def one(stream: UUID, event_id: UUID | None = None, after: int = 1) -> OneAppend:
         return OneAppend(
@@ -221,7 +225,7 @@ async def test_append_each_writes_the_streams_that_stayed_and_skips_the_rest(
         user_tx = user.transaction()
         await user_tx.start()
         await PostgresStreams(user, CODEC).append(
-            contended, [CounterIncremented(by=2)], expected_version=1, metadata=ACTOR
+            Append(contended, [CounterIncremented(by=2)], expected_version=1, metadata=ACTOR)
         )
         async with fanout.transaction():
             appender = PostgresStreams(fanout, CODEC, notifier=store.notifier)

@@ -8,6 +8,7 @@ import pytest
 from infra.postgres.connections import Connection
 from infra.postgres.hashchain import content_digest, link, micros, verify_all, verify_stream
 from infra.postgres.streams import PostgresStreams
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -26,9 +27,11 @@ async def _tamper(conn: Connection, sql: str, *args: object) -> object:
 async def _stream_of_five(pool: asyncpg.Pool) -> tuple[PostgresStreams, UUID]:
     store = PostgresStreams(pool, CODEC)
     sid = uuid4()
-    await store.append(sid, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR)
+    await store.append(Append(sid, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR))
     await store.append(
-        sid, [CounterIncremented(by=i) for i in range(4)], expected_version=1, metadata=ACTOR
+        Append(
+            sid, [CounterIncremented(by=i) for i in range(4)], expected_version=1, metadata=ACTOR
+        )
     )
     return store, sid
 
@@ -47,10 +50,16 @@ async def test_links_made_by_the_writer_and_by_the_database_make_one_chain(
     """A writer that knows the head links the events itself; one that does not (no expected
     version, or a head another process moved) leaves it to the database: one arithmetic."""
     store, sid = await _stream_of_five(clean_pool)  # writer-linked: a new stream, a known head
-    await store.append(sid, [CounterIncremented(by=5)] * 2, expected_version=None, metadata=ACTOR)
+    await store.append(
+        Append(sid, [CounterIncremented(by=5)] * 2, expected_version=None, metadata=ACTOR)
+    )
     other = PostgresStreams(clean_pool, CODEC)  # it has never seen the head
-    await other.append(sid, [CounterIncremented(by=6)] * 3, expected_version=7, metadata=ACTOR)
-    await store.append(sid, [CounterIncremented(by=7)], expected_version=None, metadata=ACTOR)
+    await other.append(
+        Append(sid, [CounterIncremented(by=6)] * 3, expected_version=7, metadata=ACTOR)
+    )
+    await store.append(
+        Append(sid, [CounterIncremented(by=7)], expected_version=None, metadata=ACTOR)
+    )
     async with clean_pool.acquire() as conn:
         report = await verify_stream(conn, sid)
     assert (report.intact, report.events) == (True, 11)
@@ -61,7 +70,9 @@ async def test_a_batch_of_awkward_payloads_is_stored_exactly(clean_pool: asyncpg
     store, sid = PostgresStreams(clean_pool, CODEC), uuid4()
     names = ["line\nbreak", 'tab\tand "quotes"', "Grüße, 東京 🚀", "back\\slash\r\n", ""]
     await store.append(
-        sid, [CounterOpened(name=name) for name in names], expected_version=0, metadata=ACTOR
+        Append(
+            sid, [CounterOpened(name=name) for name in names], expected_version=0, metadata=ACTOR
+        )
     )
     loaded = await PostgresStreams(clean_pool, CODEC).load(sid)
     assert [e.name for e in loaded.events if isinstance(e, CounterOpened)] == names

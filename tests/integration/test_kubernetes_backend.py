@@ -21,7 +21,7 @@ from infra.backends.kubernetes import KubernetesBackend, outcome_of, train_job_o
 from infra.backends.scheduling import Scheduling
 from infra.jetstream.data_volume_withdrawals import DataVolumeCopies
 from services.errors import BackendRejectedError
-from services.ports import RunStatus
+from services.ports.workload_backends import RunStatus
 from tests.kube_stand_in import KubeStandIn, serving
 from tests.workload_samples import requested_workload
 

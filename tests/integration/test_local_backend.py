@@ -5,7 +5,6 @@ run fails, naming it; a failure within the backoff limit restarts every replica.
 
 import asyncio
 import importlib.util
-import sys
 import time
 from pathlib import Path
 from uuid import UUID
@@ -21,6 +20,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import pods_to, reports_to
 from services import submitter
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.workload_samples import requested_workload
 
@@ -45,14 +45,14 @@ async def request(
         "distributedFramework": "PyTorch",
         "numWorkers": 2,
         "image": "pytorch/pytorch:2.13.0",  # not used locally: this machine's python runs
-        "command": f"{sys.executable} {SCRIPT}",
+        "command": f"python {SCRIPT}",
         "environmentVariables": variables,
         "backoffLimit": backoff_limit,
         "terminationGracePeriodSeconds": 5,
     }
     event = requested_workload(spec, name="ddp", master=spec)
     store = PostgresStreams(pool, DOMAIN_CODEC)
-    await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+    await store.append(Append(event.workload_id, [event], expected_version=0, metadata=ACTOR))
     return event.workload_id
 
 
@@ -67,7 +67,7 @@ async def finished(store: PostgresStreams, workload_id: UUID, within_s: float) -
 
 
 async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
-    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5, pods=pods_to(store))
@@ -106,7 +106,7 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
 
 
 async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
-    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
@@ -122,7 +122,7 @@ async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
 
 
 async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
-    clean_pool: asyncpg.Pool, replica_work_dir: Path, replica_runtime: str
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), pods=pods_to(store))

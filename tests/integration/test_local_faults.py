@@ -24,7 +24,8 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.workers.submitter import reports_to
 from services import submitter
-from services.ports import RunStatus
+from services.ports.event_store import Append
+from services.ports.workload_backends import RunStatus
 from tests.conftest import ACTOR
 from tests.workload_samples import requested_workload
 
@@ -43,7 +44,7 @@ async def request(store: PostgresStreams, command: str, *, workers: int, **spec:
          "command": command, "terminationGracePeriodSeconds": 5, **spec},
         name="local",
     )  # fmt: skip
-    await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+    await store.append(Append(event.workload_id, [event], expected_version=0, metadata=ACTOR))
     return event.workload_id
 
 

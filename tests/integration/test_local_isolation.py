@@ -9,6 +9,7 @@ import asyncio
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -26,6 +27,7 @@ from infra.serialization import DOMAIN_CODEC
 from infra.settings import SubmitterSettings
 from infra.workers.submitter import reports_to
 from services import submitter
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.integration.test_local_backend import finished
 from tests.workload_samples import requested_workload
@@ -71,7 +73,7 @@ async def start(store: PostgresStreams, backend: LocalBackend, command: str, **s
         {"distributedFramework": "PyTorch", "numWorkers": 1, "command": command, **spec},
         name="probe",
     )
-    await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+    await store.append(Append(event.workload_id, [event], expected_version=0, metadata=ACTOR))
     await submitter.reconcile(event.workload_id, store=store, backend=backend)
     return event.workload_id
 
@@ -115,7 +117,7 @@ async def test_a_replica_sees_only_its_own_environment(
     assert names <= {
         "PATH", "HOME", "LANG", "MINE", "PYTHONUNBUFFERED", "JOB_NAME", "JOB_UUID", "POD_INDEX",
         "NODE_NAME", "RUNAI_NUM_OF_GPUS", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",
-        "PET_MASTER_PORT", "PET_NODE_RANK", "PWD", "SHLVL", "_", *operator,
+        "PET_MASTER_PORT", "PET_NODE_RANK", "PWD", "SHLVL", "_", "LD_LIBRARY_PATH", *operator,
     }  # fmt: skip
 
 
@@ -351,3 +353,29 @@ def test_an_id_that_owns_a_service_folder_or_runs_a_process_is_never_handed_out(
     finally:
         running.kill()
         running.wait()
+
+
+@AS_ROOT
+async def test_a_root_service_installed_in_a_private_home_runs_its_python_in_its_replicas(
+    clean_pool: asyncpg.Pool, replica_work_dir: Path
+) -> None:
+    home = replica_work_dir / "root"  # as /root: no one else may pass
+    home.mkdir(mode=0o700)
+    (home / "key").write_text(SECRET)
+    venv = home / "venv"
+    made = await asyncio.create_subprocess_exec(sys.executable, "-m", "venv", "--without-pip", venv)
+    assert await made.wait() == 0
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    work_dir = replica_work_dir / "workloads"
+    backend = LocalBackend(work_dir, reports_to(store), stop_grace_s=5, python_prefix=venv)
+    command = f"sh -c 'python -c \"import sys; print(sys.prefix)\"; cat {home}/key; echo $?'"
+    try:
+        state = await finished(store, await start(store, backend, command), 60)
+    finally:
+        await backend.close()
+    log = log_of(replica_work_dir, state)
+    assert state.actual == "Completed", log
+    prefix, refused, code = log.splitlines()
+    assert Path(prefix).parent.parent == Path("/var/cache/trainplate/python")  # not the venv
+    assert "Permission denied" in refused
+    assert code == "1"

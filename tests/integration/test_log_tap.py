@@ -21,6 +21,7 @@ from infra.followers.log_tap import LogTap
 from infra.postgres.connections import Connection
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
+from services.ports.event_store import Append
 from tests.integration.test_global_log import _append
 
 pytestmark = pytest.mark.integration
@@ -37,7 +38,7 @@ async def created(pool: asyncpg.Pool, count: int) -> None:
             meta=TemplateMeta(name=f"t{index}", scope="tenant"),
             spec=DistributedTemplateSpec(distributed_framework="PyTorch"),
         )
-        await streams.append(template_id, [event], expected_version=0, metadata=ACTOR)
+        await streams.append(Append(template_id, [event], expected_version=0, metadata=ACTOR))
 
 
 @contextmanager

@@ -9,7 +9,7 @@ import pytest
 
 from infra.postgres.streams import PostgresStreams
 from services.errors import NameTakenError
-from services.ports import NameClaim
+from services.ports.event_store import Append, NameClaim
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -25,7 +25,9 @@ async def test_of_many_concurrent_creators_of_a_name_one_wins(clean_pool: asyncp
         stream_id = uuid4()
         event = CounterOpened(name="busy")
         try:
-            await streams.append(stream_id, [event], expected_version=0, metadata=ACTOR, name=CLAIM)
+            await streams.append(
+                Append(stream_id, [event], expected_version=0, metadata=ACTOR, name=CLAIM)
+            )
         except NameTakenError:
             return False
         return True
@@ -42,14 +44,16 @@ async def test_a_stream_keeps_its_name_when_it_appends_and_frees_it_when_renamed
     streams = PostgresStreams(clean_pool, CODEC)
     first, second = uuid4(), uuid4()
     opened = CounterOpened(name="busy")
-    await streams.append(first, [opened], expected_version=0, metadata=ACTOR, name=CLAIM)
+    await streams.append(Append(first, [opened], expected_version=0, metadata=ACTOR, name=CLAIM))
     bump = CounterIncremented(by=1)
-    await streams.append(first, [bump], expected_version=1, metadata=ACTOR, name=CLAIM)
+    await streams.append(Append(first, [bump], expected_version=1, metadata=ACTOR, name=CLAIM))
     other = CounterOpened(name="busy")
     with pytest.raises(NameTakenError):
-        await streams.append(second, [other], expected_version=0, metadata=ACTOR, name=CLAIM)
+        await streams.append(
+            Append(second, [other], expected_version=0, metadata=ACTOR, name=CLAIM)
+        )
     renamed = NameClaim(namespace=CLAIM.namespace, name="calm")
-    await streams.append(first, [bump], expected_version=2, metadata=ACTOR, name=renamed)
-    await streams.append(second, [other], expected_version=0, metadata=ACTOR, name=CLAIM)
+    await streams.append(Append(first, [bump], expected_version=2, metadata=ACTOR, name=renamed))
+    await streams.append(Append(second, [other], expected_version=0, metadata=ACTOR, name=CLAIM))
     names = await clean_pool.fetch("SELECT name FROM stream_names ORDER BY name")
     assert [row["name"] for row in names] == ["busy", "calm"]

@@ -21,6 +21,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, ProjectorSettings
 from projections import ALL, template_catalogue
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -36,7 +37,7 @@ async def create(streams: PostgresStreams, index: int) -> None:
         meta=TemplateMeta(name=f"t{index}", scope="tenant"),
         spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2),
     )
-    await streams.append(template_id, [event], expected_version=0, metadata=ACTOR)
+    await streams.append(Append(template_id, [event], expected_version=0, metadata=ACTOR))
 
 
 async def test_a_read_model_agrees_with_the_log_after_a_database_crash(server_dir: Path) -> None:

@@ -19,12 +19,14 @@ from infra.followers.metrics import ProjectorMetrics
 from infra.followers.projection_runner import ProjectionRunner
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import AuthSettings, ProjectorSettings
 from projections import ALL, Projection, application_catalogue
 from projections.executor import Executor
 from services.applications import create_application
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterOpened
 
@@ -41,11 +43,13 @@ def runner(pool: asyncpg.Pool, batch_size: int = 500) -> ProjectionRunner:
 
 
 async def create(pool: asyncpg.Pool, name: str, grants: tuple[Grant, ...] = ()) -> UUID:
-    registry = PostgresApplicationRegistry(
-        PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
-    )
+    keys = SecretKeys(hasher=SecretHasher(AUTH))
+    app_store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+    registry = PostgresApplicationRegistry(app_store, pool, keys)
     command = CreateApplication(application_id=uuid4(), name=name, grants=grants, metadata=ADMIN)
-    await create_application(command, secret=f"secret-of-{name}", registry=registry)
+    await create_application(
+        command, secret=f"secret-of-{name}", store=app_store, registry=registry
+    )
     return command.application_id
 
 
@@ -118,7 +122,9 @@ async def test_a_rebuild_from_zero_equals_the_incremental_model(catalogue: async
 
 async def test_unknown_event_types_are_skipped_not_fatal(catalogue: asyncpg.Pool) -> None:
     foreign = PostgresStreams(catalogue, CODEC)  # a catalogue this release does not know
-    await foreign.append(uuid4(), [CounterOpened(name="x")], expected_version=0, metadata=ACTOR)
+    await foreign.append(
+        Append(uuid4(), [CounterOpened(name="x")], expected_version=0, metadata=ACTOR)
+    )
     await create(catalogue, "alpha")
     projection = runner(catalogue)
     assert await catch_up(catalogue, projection) == 2

@@ -4,8 +4,8 @@ check is planned once per connection, however many writes' standings the connect
 import asyncpg
 import pytest
 
-from infra.http.consistency import _FOLLOWERS, _NAMES
 from infra.postgres.read_marks import standing
+from infra.server.app import FOLLOWERS, READ_MODELS
 
 pytestmark = pytest.mark.integration
 
@@ -19,9 +19,9 @@ async def test_a_reads_check_is_not_planned_afresh_at_every_execution(
     try:
         # Writes first: their standings once made a shared statement's custom plans look cheap.
         for _ in range(10):
-            assert (await standing(conn, subject, _FOLLOWERS, _NAMES, reads=False)).ready
+            assert (await standing(conn, subject, FOLLOWERS, READ_MODELS, reads=False)).ready
         for _ in range(20):
-            assert (await standing(conn, subject, _FOLLOWERS, _NAMES, reads=True)).ready
+            assert (await standing(conn, subject, FOLLOWERS, READ_MODELS, reads=True)).ready
         found = await conn.fetch(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
             " WHERE statement LIKE '%downstream' || '_marks%'"  # split: not this query itself

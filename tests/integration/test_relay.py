@@ -20,6 +20,7 @@ from infra.followers import global_log
 from infra.jetstream.outbox_relay import Relay
 from infra.postgres.streams import PostgresStreams
 from infra.settings import NatsSettings, RelaySettings
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.jetstream import Held, read_stream
 from tests.processes import serve
@@ -60,7 +61,7 @@ async def append_interleaved(
                 await halfway.wait()
             for sid in mine:
                 event = CounterOpened(name="x") if version == 0 else CounterIncremented(by=version)
-                await store.append(sid, [event], expected_version=version, metadata=ACTOR)
+                await store.append(Append(sid, [event], expected_version=version, metadata=ACTOR))
 
     await asyncio.gather(*(writer(streams[i::4]) for i in range(4)))
 
@@ -254,13 +255,15 @@ async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
             await asyncio.sleep(0.01)
         assert relay.leading
         await asyncio.sleep(0.2)  # the relay has read the empty log and now sleeps on LISTEN
-        await store.append(sid, [CounterOpened(name="ping")], expected_version=0, metadata=ACTOR)
+        await store.append(
+            Append(sid, [CounterOpened(name="ping")], expected_version=0, metadata=ACTOR)
+        )
         await wait_until_relayed(clean_pool, "woken", within_s=5)  # a poll would take 60 s
         [held] = await read_stream(nc.jetstream(), SETTINGS.stream, SUBJECTS)
         # A burst: the appends that carry no NOTIFY of their own are covered by a trailing one.
         for version in range(1, 30):
             more = [CounterIncremented(by=version)]
-            await store.append(sid, more, expected_version=version, metadata=ACTOR)
+            await store.append(Append(sid, more, expected_version=version, metadata=ACTOR))
         await wait_until_relayed(clean_pool, "woken", within_s=5)
     finally:
         stop.set()

@@ -1,6 +1,6 @@
 """What an API process remembers of the streams its decisions read (infra/postgres/
-remembered_streams.py): answered from memory, however the stream moved since in another process,
-until a fresh read brings it up to date or this process appends to it."""
+units_of_work.py `RememberedStreams`): answered from memory, however the stream moved since in
+another process, until a fresh read brings it up to date or this process appends to it."""
 
 from uuid import uuid4
 
@@ -8,6 +8,7 @@ import asyncpg
 import pytest
 
 from infra.postgres.streams import PostgresStreams
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.sample_events import CONTRACT_CODEC, CounterIncremented, CounterOpened
 
@@ -22,13 +23,19 @@ async def test_a_remembered_stream_is_what_was_read_until_a_fresh_read_or_an_own
         PostgresStreams(clean_pool, CONTRACT_CODEC),
     )
     counter, never = uuid4(), uuid4()
-    await elsewhere.append(counter, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR)
+    await elsewhere.append(
+        Append(counter, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR)
+    )
     first = await here.load_many([counter, never], remembered=True)
     assert first[counter].version == 1
     assert never not in first
 
-    await elsewhere.append(counter, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
-    await elsewhere.append(never, [CounterOpened(name="n")], expected_version=0, metadata=ACTOR)
+    await elsewhere.append(
+        Append(counter, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    )
+    await elsewhere.append(
+        Append(never, [CounterOpened(name="n")], expected_version=0, metadata=ACTOR)
+    )
     remembered = await here.load_many([counter, never], remembered=True)
     assert remembered[counter].version == 1  # from memory, as is the stream read with none
     assert never not in remembered
@@ -36,7 +43,9 @@ async def test_a_remembered_stream_is_what_was_read_until_a_fresh_read_or_an_own
     assert (await here.load_many([counter]))[counter].version == 2  # fresh, and remembered so
     assert (await here.load_many([counter], remembered=True))[counter].version == 2
 
-    await here.append(counter, [CounterIncremented(by=1)], expected_version=2, metadata=ACTOR)
+    await here.append(
+        Append(counter, [CounterIncremented(by=1)], expected_version=2, metadata=ACTOR)
+    )
     assert (await here.load_many([counter], remembered=True))[counter].version == 3  # forgotten
 
 
@@ -46,7 +55,11 @@ async def test_only_what_decisions_read_is_remembered(clean_pool: asyncpg.Pool) 
         PostgresStreams(clean_pool, CONTRACT_CODEC),
     )
     counter = uuid4()
-    await elsewhere.append(counter, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR)
+    await elsewhere.append(
+        Append(counter, [CounterOpened(name="c")], expected_version=0, metadata=ACTOR)
+    )
     await here.load_many([counter])  # a batch read of the submitter's or the fan-out's kind
-    await elsewhere.append(counter, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    await elsewhere.append(
+        Append(counter, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+    )
     assert (await here.load_many([counter], remembered=True))[counter].version == 2

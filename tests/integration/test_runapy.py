@@ -55,6 +55,7 @@ from domain.values import TENANT_ADMIN
 from infra.cli.embedded import free_port
 from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.streams import PostgresStreams
+from infra.postgres.units_of_work import SecretKeys
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from services import pod_reports
@@ -240,16 +241,16 @@ def settings_journey(client: Callable[[], RunaiClient], round_: int) -> None:
 
 
 async def register_admin(pool: asyncpg.Pool) -> None:
-    registry = PostgresApplicationRegistry(
-        PostgresStreams(pool, DOMAIN_CODEC), pool, SecretHasher(AUTH)
-    )
+    keys = SecretKeys(hasher=SecretHasher(AUTH))
+    app_store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
+    registry = PostgresApplicationRegistry(app_store, pool, keys)
     command = CreateApplication(
         application_id=uuid4(),
         name="runapy-admin",
         grants=(TENANT_ADMIN,),
         metadata=EventMetadata(actor_subject="setup", actor_kind="system"),
     )
-    await create_application(command, secret=SECRET, registry=registry)
+    await create_application(command, secret=SECRET, store=app_store, registry=registry)
 
 
 def an_org(url: str) -> dict[str, str]:

@@ -35,7 +35,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from services import assets
 from services.errors import InvalidRequestError
-from services.ports import NameClaim, Uses
+from services.ports.event_store import Append, NameClaim, Uses
 from tests.workload_samples import requested_workload
 
 pytestmark = pytest.mark.integration
@@ -66,12 +66,14 @@ async def test_a_use_of_an_asset_deleted_after_it_was_checked_is_refused_where_i
     )
     with pytest.raises(InvalidRequestError) as refused:
         await streams.append(
-            template_id,
-            [event],
-            expected_version=0,
-            metadata=SYSTEM,
-            name=NameClaim(namespace="template@tenant:", name="llm"),
-            uses=Uses(user="template llm", used=((env, "/assets/environment"),)),
+            Append(
+                template_id,
+                [event],
+                expected_version=0,
+                metadata=SYSTEM,
+                name=NameClaim(namespace="template@tenant:", name="llm"),
+                uses=Uses(user="template llm", used=((env, "/assets/environment"),)),
+            )
         )
     assert refused.value.field == "/assets/environment"
     written = "SELECT count(*) FROM events WHERE stream_id = $1"
@@ -116,7 +118,9 @@ async def test_a_use_that_waited_for_the_deletion_of_what_it_uses_is_refused(
     )
     if write == "update":
         first = TemplateCreated(template_id=template_id, meta=meta, spec=SPEC)
-        await streams.append(template_id, [first], expected_version=0, metadata=SYSTEM, name=claim)
+        await streams.append(
+            Append(template_id, [first], expected_version=0, metadata=SYSTEM, name=claim)
+        )
         version = 1
         event = TemplateUpdated(template_id=template_id, name="llm", spec=SPEC, asset_versions=used)
     async with clean_pool.acquire() as conn:
@@ -125,16 +129,18 @@ async def test_a_use_that_waited_for_the_deletion_of_what_it_uses_is_refused(
         await hold_unused(conn, env, lambda users: AssertionError(users))
         gone = EnvironmentDeleted(asset_id=env)
         await PostgresStreams(conn, DOMAIN_CODEC).append(
-            env, [gone], expected_version=1, metadata=SYSTEM
+            Append(env, [gone], expected_version=1, metadata=SYSTEM)
         )
         use = asyncio.create_task(
             streams.append(
-                template_id,
-                [event],
-                expected_version=version,
-                metadata=SYSTEM,
-                name=claim,
-                uses=Uses(user="template llm", used=((env, "/assets/environment"),)),
+                Append(
+                    template_id,
+                    [event],
+                    expected_version=version,
+                    metadata=SYSTEM,
+                    name=claim,
+                    uses=Uses(user="template llm", used=((env, "/assets/environment"),)),
+                )
             )
         )
         await waiting_for_a_use_lock(clean_pool)
@@ -184,7 +190,7 @@ async def _history_without_record(
     live, gone, renamed, env, s3, dropped = (uuid4() for _ in range(6))
 
     async def append(stream_id: UUID, event: Event, *, at: int = 0) -> None:
-        await store.append(stream_id, [event], expected_version=at, metadata=SYSTEM)
+        await store.append(Append(stream_id, [event], expected_version=at, metadata=SYSTEM))
 
     def created(template_id: UUID, *used: UUID) -> TemplateCreated:
         versions = tuple(AssetVersion(asset_id=a, version=1) for a in used)
@@ -266,12 +272,12 @@ async def test_whether_a_used_stream_was_deleted_is_asked_of_the_deletions_not_i
     created = EnvironmentCreated(
         asset_id=env, meta=AssetMeta(name="pt", scope="tenant"), spec=EnvironmentSpec(image="pt:1")
     )
-    await streams.append(env, [created], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(env, [created], expected_version=0, metadata=SYSTEM))
     edits = [
         EnvironmentUpdated(asset_id=env, name="pt", spec=EnvironmentSpec(image=f"pt:{n}"))
         for n in range(2, 502)
     ]
-    await streams.append(env, edits, expected_version=1, metadata=SYSTEM)
+    await streams.append(Append(env, edits, expected_version=1, metadata=SYSTEM))
     async with clean_pool.acquire() as conn:
         await conn.execute("ANALYZE events")
         async with conn.transaction():  # the counts of index scans are the transaction's own

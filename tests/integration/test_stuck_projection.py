@@ -24,6 +24,7 @@ from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
 from projections import ALL, asset_catalogue
+from services.ports.event_store import Append
 from tests.api.support import api_app, call
 from tests.conftest import ACTOR
 
@@ -47,7 +48,7 @@ async def environment(pool: asyncpg.Pool, name: str, image: str) -> UUID:
         spec=EnvironmentSpec(image=image),
     )
     store = PostgresStreams(pool, DOMAIN_CODEC)
-    await store.append(asset_id, [event], expected_version=0, metadata=ACTOR)
+    await store.append(Append(asset_id, [event], expected_version=0, metadata=ACTOR))
     return asset_id
 
 

@@ -29,6 +29,7 @@ from infra.followers.global_log import load_checkpoint
 from infra.jetstream.outbox_relay import STUCK_AFTER, BrokerLimitError, Relay
 from infra.postgres.streams import PostgresStreams
 from infra.settings import NatsSettings, RelaySettings
+from services.ports.event_store import Append
 from tests.api.support import api_app, call
 from tests.conftest import ACTOR
 from tests.integration.test_stuck_projection import cli
@@ -64,7 +65,7 @@ async def appended(store: PostgresStreams, stream_id: UUID, version: int, event:
     """Append one event; its id."""
     event_id = uuid4()
     await store.append(
-        stream_id, [event], expected_version=version, metadata=ACTOR, event_ids=[event_id]
+        Append(stream_id, [event], expected_version=version, metadata=ACTOR, event_ids=[event_id])
     )
     return event_id
 

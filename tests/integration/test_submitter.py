@@ -33,7 +33,8 @@ from infra.settings import NatsSettings, RelaySettings, SubmitterSettings
 from infra.workers.submitter import reports_to
 from services import submitter
 from services.errors import BackendRejectedError
-from services.ports import OneAppend, Stream, Submission
+from services.ports.event_store import Append, OneAppend, Stream
+from services.ports.workload_backends import Submission
 from services.workloads import load_workload
 from tests.api.support import project_all
 from tests.conftest import ACTOR
@@ -58,7 +59,7 @@ async def request(pool: asyncpg.Pool, count: int) -> list[UUID]:
     ids = []
     for i in range(count):
         event = requested_workload(SPEC, name=f"w{i}")
-        await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+        await store.append(Append(event.workload_id, [event], expected_version=0, metadata=ACTOR))
         ids.append(event.workload_id)
     return ids
 
@@ -164,7 +165,7 @@ async def test_each_clusters_submitter_submits_its_own_clusters_workloads(
     for i in range(10):
         event = requested_workload(SPEC, name=f"west{i}")
         event = msgspec.structs.replace(event, cluster_id=west)
-        await store.append(event.workload_id, [event], expected_version=0, metadata=ACTOR)
+        await store.append(Append(event.workload_id, [event], expected_version=0, metadata=ACTOR))
         ids.append(event.workload_id)
     nats = NatsSettings(url=broker.url)
     backends = {east: CountingBackend(), west: CountingBackend()}
@@ -352,7 +353,7 @@ async def test_a_batch_of_every_kind_of_message_records_each_outcome_once(
         await submitter.reconcile(workload_id, store=store, backend=DryRunBackend())
     stream = await store.load(deleted)
     deletion = workloads.delete(load_workload(stream.events), deleted)
-    await store.append(deleted, deletion, expected_version=stream.version, metadata=ACTOR)
+    await store.append(Append(deleted, deletion, expected_version=stream.version, metadata=ACTOR))
     job = {i: workloads.job_name(f"w{n}", i) for n, i in enumerate(ids)}
     backend = ChoosyBackend(refuse={job[refused]})
     recorder = CountingBatches(clean_pool, store)

@@ -13,6 +13,7 @@ from domain.values import TENANT_ADMIN
 from infra.postgres.connections import translated
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
+from services.ports.event_store import Append
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +25,7 @@ async def admin(store: PostgresStreams, name: str) -> UUID:
     created = ApplicationCreated(
         application_id=application_id, name=name, client_id=name, grants=(TENANT_ADMIN,)
     )
-    await store.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    await store.append(Append(application_id, [created], expected_version=0, metadata=SYSTEM))
     return application_id
 
 
@@ -52,12 +53,12 @@ async def test_of_two_transactions_removing_the_last_two_admins_the_second_is_re
         await ones.start()
         await others.start()
         await PostgresStreams(one, DOMAIN_CODEC).append(
-            first, [disabling(first)], expected_version=1, metadata=SYSTEM
+            Append(first, [disabling(first)], expected_version=1, metadata=SYSTEM)
         )
         # The other waits for the first transaction (the access epoch's row) ...
         waiting = asyncio.create_task(
             PostgresStreams(other, DOMAIN_CODEC).append(
-                second, [disabling(second)], expected_version=1, metadata=SYSTEM
+                Append(second, [disabling(second)], expected_version=1, metadata=SYSTEM)
             )
         )
         await blocked(clean_pool, other.get_server_pid())
@@ -79,5 +80,5 @@ async def test_an_append_that_removes_the_last_admin_writes_nothing(
     only = await admin(store, "root")
     before = await clean_pool.fetchval("SELECT count(*) FROM events")
     with pytest.raises(LastTenantAdminError):
-        await store.append(only, [disabling(only)], expected_version=1, metadata=SYSTEM)
+        await store.append(Append(only, [disabling(only)], expected_version=1, metadata=SYSTEM))
     assert await clean_pool.fetchval("SELECT count(*) FROM events") == before

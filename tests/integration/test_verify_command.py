@@ -9,6 +9,7 @@ import asyncpg
 import pytest
 
 from infra.postgres.streams import PostgresStreams
+from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -33,8 +34,10 @@ async def test_verify_passes_then_names_the_tampered_event(
     store = PostgresStreams(clean_pool, CODEC)
     sid = uuid4()
     events = [CounterOpened(name="v"), CounterIncremented(by=1), CounterIncremented(by=2)]
-    await store.append(sid, events, expected_version=0, metadata=ACTOR)
-    await store.append(uuid4(), [CounterOpened(name="w")], expected_version=0, metadata=ACTOR)
+    await store.append(Append(sid, events, expected_version=0, metadata=ACTOR))
+    await store.append(
+        Append(uuid4(), [CounterOpened(name="w")], expected_version=0, metadata=ACTOR)
+    )
 
     intact = verify(postgres_url)
     assert intact.returncode == 0, intact.stdout + intact.stderr

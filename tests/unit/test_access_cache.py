@@ -6,7 +6,7 @@ from uuid import UUID
 from domain.events import ApplicationCreated, ApplicationRoleGranted, EventMetadata
 from domain.values import TENANT, AccessRule, Grant, ScopeRef
 from infra.http.access_cache import AccessCache
-from services.ports import Stream
+from services.ports.event_store import Append, Stream
 from tests.fakes import InMemoryStreams
 
 SETUP = EventMetadata(actor_subject="setup", actor_kind="system")
@@ -38,7 +38,7 @@ async def created(store: InMemoryStreams, application_id: UUID = APP_ID) -> None
     event = ApplicationCreated(
         application_id=application_id, name="bot", client_id="bot", grants=()
     )
-    await store.append(application_id, [event], expected_version=0, metadata=SETUP)
+    await store.append(Append(application_id, [event], expected_version=0, metadata=SETUP))
 
 
 async def test_an_application_is_read_once_per_epoch() -> None:
@@ -52,7 +52,7 @@ async def test_an_application_is_read_once_per_epoch() -> None:
     assert store.loads == 1
     rule = AccessRule(rule_id=1, grant=Grant(role="viewer", scope_kind="tenant", scope_id="t"))
     granted = ApplicationRoleGranted(application_id=APP_ID, rule=rule)
-    await store.append(APP_ID, [granted], expected_version=1, metadata=SETUP)
+    await store.append(Append(APP_ID, [granted], expected_version=1, metadata=SETUP))
     assert (await cache.application(APP_ID, 10)) == first  # the epoch says nothing moved
     moved = await cache.application(APP_ID, 11)
     assert moved is not None

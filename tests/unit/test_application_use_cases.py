@@ -11,6 +11,7 @@ from domain.values import TENANT_ADMIN, Grant
 from services import applications
 from services.errors import FirstSecretGoneError, IdempotencyKeyReusedError, NotPermittedError
 from services.idempotency import creation_id
+from services.ports.event_store import Append
 from tests.fakes import InMemoryApplicationRegistry, InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
@@ -21,7 +22,7 @@ async def application(streams: InMemoryStreams, name: str, *grants: Grant) -> UU
     created = ApplicationCreated(
         application_id=application_id, name=name, client_id=name, grants=grants
     )
-    await streams.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(application_id, [created], expected_version=0, metadata=SYSTEM))
     return application_id
 
 
@@ -61,33 +62,41 @@ async def test_a_keyed_create_sent_again_answers_the_first_secret_and_writes_not
     registry = InMemoryApplicationRegistry()
     admin = await application(registry.streams, "admin", TENANT_ADMIN)
     first = await applications.create_application(
-        keyed(admin, "bot"), secret="first", registry=registry
+        keyed(admin, "bot"), secret="first", store=registry.streams, registry=registry
     )
     assert (first.secret, first.now) == ("first", True)
     written = len(registry.streams.metadata)
     again = await applications.create_application(
-        keyed(admin, "bot"), secret="second", registry=registry
+        keyed(admin, "bot"), secret="second", store=registry.streams, registry=registry
     )
     assert (again.secret, again.now) == ("first", False)
     assert len(registry.streams.metadata) == written
     assert registry.secrets[keyed(admin, "bot").application_id] == "first"
     with pytest.raises(IdempotencyKeyReusedError):  # the key, for another name
-        await applications.create_application(keyed(admin, "bot-2"), secret="x", registry=registry)
+        await applications.create_application(
+            keyed(admin, "bot-2"), secret="x", store=registry.streams, registry=registry
+        )
     unkeyed = CreateApplication(
         application_id=uuid4(), name="plain", grants=(), metadata=acting(admin)
     )
-    await applications.create_application(unkeyed, secret="plain", registry=registry)
+    await applications.create_application(
+        unkeyed, secret="plain", store=registry.streams, registry=registry
+    )
     assert unkeyed.application_id not in registry.answers  # kept for keyed creates only
 
 
 async def test_a_retry_whose_secret_is_kept_no_more_is_refused_and_writes_nothing() -> None:
     registry = InMemoryApplicationRegistry()
     admin = await application(registry.streams, "admin", TENANT_ADMIN)
-    await applications.create_application(keyed(admin, "bot"), secret="first", registry=registry)
+    await applications.create_application(
+        keyed(admin, "bot"), secret="first", store=registry.streams, registry=registry
+    )
     registry.forget_answers()  # replaced, deleted, or its day over
     written = len(registry.streams.metadata)
     with pytest.raises(FirstSecretGoneError):
-        await applications.create_application(keyed(admin, "bot"), secret="x", registry=registry)
+        await applications.create_application(
+            keyed(admin, "bot"), secret="x", store=registry.streams, registry=registry
+        )
     assert len(registry.streams.metadata) == written
 
 
@@ -97,12 +106,12 @@ async def test_a_keyed_create_that_loses_a_race_answers_the_winners_secret() -> 
 
     async def winner() -> None:  # the same create, under the same key, a moment earlier
         await applications.create_application(
-            keyed(admin, "bot"), secret="winner", registry=registry
+            keyed(admin, "bot"), secret="winner", store=registry.streams, registry=registry
         )
 
-    registry.before_register = winner
+    registry.streams.before_append = winner
     lost = await applications.create_application(
-        keyed(admin, "bot"), secret="loser", registry=registry
+        keyed(admin, "bot"), secret="loser", store=registry.streams, registry=registry
     )
     assert (lost.secret, lost.now) == ("winner", False)
     created = [m for m in registry.streams.metadata if m.actor_subject == str(admin)]

@@ -16,7 +16,7 @@ from domain.values import Grant, ScopeRef
 from services import assets
 from services.errors import IdempotencyKeyReusedError, NameTakenError
 from services.idempotency import creation_id, request_digest
-from services.ports import Stream
+from services.ports.event_store import Append, Stream
 from services.prefetch import prefetch
 from tests.fakes import InMemoryStreams
 
@@ -76,7 +76,7 @@ async def test_an_asset_out_of_sight_of_another_kind_or_deleted_is_missing() -> 
     nobody = ApplicationCreated(
         application_id=application_id, name="nobody", client_id="nobody", grants=()
     )
-    await streams.append(application_id, [nobody], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(application_id, [nobody], expected_version=0, metadata=SYSTEM))
     stranger = EventMetadata(actor_subject=str(application_id), actor_kind="application")
     deletion = DeleteAsset(asset_id=pt.id, kind="environment", metadata=SYSTEM)
     for kind, actor in [("environment", stranger), ("compute", SYSTEM)]:
@@ -137,7 +137,7 @@ async def test_an_update_decides_on_what_its_guard_read_and_again_if_that_moved(
     application = ApplicationCreated(
         application_id=application_id, name="ci", client_id="ci", grants=(editor_of_tenant,)
     )
-    await streams.append(application_id, [application], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(application_id, [application], expected_version=0, metadata=SYSTEM))
     editor = EventMetadata(actor_subject=str(application_id), actor_kind="application")
 
     def update(image: str) -> UpdateAsset:

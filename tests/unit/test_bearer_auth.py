@@ -17,6 +17,7 @@ from infra.http.problems import EXCEPTION_HANDLERS
 from infra.postgres.read_marks import Standing
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import AuthSettings
+from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
 
 AUTH = AuthSettings(signing_key="k" * 48)
@@ -42,10 +43,10 @@ async def applications(*, rotated: bool = False) -> InMemoryStreams:
     created = ApplicationCreated(
         application_id=APP_ID, name="ci-bot", client_id="ci-bot", grants=()
     )
-    await store.append(APP_ID, [created], expected_version=0, metadata=SETUP)
+    await store.append(Append(APP_ID, [created], expected_version=0, metadata=SETUP))
     if rotated:
         rotation = ApplicationSecretRotated(application_id=APP_ID)
-        await store.append(APP_ID, [rotation], expected_version=1, metadata=SETUP)
+        await store.append(Append(APP_ID, [rotation], expected_version=1, metadata=SETUP))
     return store
 
 
@@ -61,6 +62,25 @@ async def settled(connection: object, subject: str) -> Standing:
     return Standing(access_epoch=None, org_epoch=None, ready=True)
 
 
+class ReadsOnly:
+    """The store's side of a request's standing, for requests that write nothing."""
+
+    def begin(self) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+    def expect(self, assumed: Standing, recheck: object) -> None:
+        raise AssertionError("no request here writes")
+
+    def unchecked(self) -> bool:
+        return False
+
+    async def confirm(self) -> None:
+        pass
+
+
 def app(issuer: TokenIssuer | None, registry: InMemoryStreams) -> Litestar:
     return Litestar(
         route_handlers=[open_route, closed_route],
@@ -68,7 +88,7 @@ def app(issuer: TokenIssuer | None, registry: InMemoryStreams) -> Litestar:
             DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer, settle=settled)
         ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        state=State({"access": AccessCache(registry, NoOrgTree())}),
+        state=State({"access": AccessCache(registry, NoOrgTree()), "standings": ReadsOnly()}),
     )
 
 
@@ -167,7 +187,12 @@ async def test_a_console_sessions_token_is_refused_once_the_session_is_signed_ou
             DefineMiddleware(BearerAuthenticationMiddleware, issuer=issuer, settle=settled)
         ],
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
-        state=State({"access": AccessCache(await applications(), NoOrgTree(), SignedOut(gone))}),
+        state=State(
+            {
+                "access": AccessCache(await applications(), NoOrgTree(), SignedOut(gone)),
+                "standings": ReadsOnly(),
+            }
+        ),
     )
     transport = httpx.ASGITransport(app=served)  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:

@@ -1,9 +1,13 @@
 from datetime import UTC, datetime
 from uuid import UUID
 
+import msgspec
+
+from domain.events import DomainEvent, event_tag, stream_type_of
 from infra.followers.global_log import Cursor, LogEntry
 from infra.jetstream.cloudevents import headers_for, subject_for
 from infra.jetstream.outbox_relay import PublishOutcome
+from infra.serialization import catalogue
 
 EVENT_ID = UUID("0b4c6f3e-9a55-4d0f-8e8a-3f1f6a7b2c11")
 STREAM_ID = UUID("7f1b0c2e-1d2a-4c3b-9e8f-5a6b7c8d9e01")
@@ -55,3 +59,23 @@ def test_the_checkpoint_stops_before_the_first_unacknowledged_event() -> None:
     assert outcome.last_safe_cursor == Cursor(1000, 2)
     outcome.ack(2)
     assert outcome.last_safe_cursor == Cursor(1000, 5)
+
+
+def test_a_project_or_department_is_named_by_the_id_the_api_gives_it() -> None:
+    for kind, ids in (
+        ("project", '"projectId":"7","departmentId":"2"'),
+        ("department", '"departmentId":"2"'),
+    ):
+        event = msgspec.structs.replace(
+            entry(), stream_type=kind, type=f"{kind}.updated.v1", data=f'{{"type":"x",{ids}}}'
+        )
+        wanted = "7" if kind == "project" else "2"
+        assert subject_for("trainplate", event) == f"trainplate.{kind}.{wanted}.updated"
+        assert headers_for(event)["ce-subject"] == f"{kind}/{wanted}"
+
+
+def test_every_project_and_department_event_carries_the_id_its_subject_needs() -> None:
+    for event_type in catalogue(DomainEvent):
+        kind = stream_type_of(event_tag(event_type))
+        if kind in ("project", "department"):
+            assert f"{kind}_id" in event_type.__struct_fields__, event_type

@@ -6,7 +6,7 @@ from uuid import uuid4
 
 from domain.specs import ComputeSpec, EnvironmentSpec, WorkloadSupportedTypes
 from domain.values import AssetMeta
-from infra.http.console.asset_pane import compute_summary, environment_summary
+from infra.console.asset_pane import compute_summary, environment_summary
 from projections.asset_catalogue import AssetRow, CatalogueSpec
 
 

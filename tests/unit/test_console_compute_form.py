@@ -2,7 +2,7 @@
 resource row left out) and a refusal's pointer back at the row it came from."""
 
 from domain.specs import ComputeSpec, ExtendedResource
-from infra.http.console.compute_form import field_of, spec_groups, spec_of, values_of
+from infra.console.compute_form import field_of, spec_groups, spec_of, values_of
 
 
 def _fields(values: dict[str, str], gpu_limits: bool = False) -> tuple:  # type: ignore[type-arg]

@@ -4,16 +4,16 @@ finds its way back to the field that holds it."""
 import msgspec
 import pytest
 
-from infra.http.console.form_document import build, decode_pointer, decoded, field_of
-from infra.http.console.form_fields import (
+from infra.console.form_document import build, decode_pointer, decoded, field_of
+from infra.console.form_fields import (
     Field,
     compute_fields,
     environment_fields,
     general_fields,
     scheduling_fields,
 )
-from infra.http.console.master_fields import master_fields
-from infra.http.console.storage_fields import storage_fields
+from infra.console.master_fields import master_fields
+from infra.console.storage_fields import storage_fields
 
 DATA = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 FIELDS = [

@@ -1,8 +1,8 @@
 """The image's sources the template form offers: the NGC catalog only while its switch is on,
 the NGC private registry only where the template's scope can use a registry."""
 
-from infra.http.console.form_fields import environment_fields
-from infra.http.console.image_choices import image_choices
+from infra.console.form_fields import environment_fields
+from infra.console.image_choices import image_choices
 
 REGISTRIES = (("6b1f0c2d-3e4a-4b5c-9d6e-7f8091a2b3c4", "team-ngc"),)
 

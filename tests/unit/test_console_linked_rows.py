@@ -13,9 +13,9 @@ from domain.specs import (
     ExtendedResource,
     InternalToolInfo,
 )
-from infra.http.console.form_document import build
-from infra.http.console.form_rows import LISTS, rows_in
-from infra.http.console.form_state import (
+from infra.console.form_document import build
+from infra.console.form_rows import LISTS, rows_in
+from infra.console.form_state import (
     Form,
     all_fields,
     copied_values,

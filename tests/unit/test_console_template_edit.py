@@ -14,12 +14,12 @@ from domain.specs import ConfigMapRef, CredentialRef, EnvironmentSpec, Environme
 from domain.templates import Template, TemplateBody
 from domain.tenant_settings import TenantSettings
 from domain.values import AssetMeta, TemplateMeta
-from infra.http.console import form_state
-from infra.http.console.form_document import build
-from infra.http.console.form_fields import Field
-from infra.http.console.form_rows import rows_in
-from infra.http.console.form_state import Form, all_fields, choices_for, load_into, sections_of
-from infra.http.console.template_edit import _patch, built_from, values_of
+from infra.console import form_state
+from infra.console.form_document import build
+from infra.console.form_fields import Field
+from infra.console.form_rows import rows_in
+from infra.console.form_state import Form, all_fields, choices_for, load_into, sections_of
+from infra.console.template_edit import _patch, built_from, values_of
 from infra.http.template_schemas import DistributedTemplate
 from projections.asset_catalogue import AssetRow
 from services.template_patch import apply

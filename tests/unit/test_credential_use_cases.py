@@ -13,6 +13,7 @@ from domain.events import ApplicationCreated, EventMetadata
 from domain.specs import CredentialSpec
 from domain.values import TENANT, ScopeRef
 from services import credentials
+from services.ports.event_store import Append
 from services.prefetch import Prefetched
 from tests.fakes import InMemoryCredentialVault
 from tests.unit.org_tree import tree
@@ -30,7 +31,7 @@ async def password(vault: InMemoryCredentialVault, name: str) -> Credential:
         values=SecretValues({"password": "s3cret"}),
         metadata=SYSTEM,
     )
-    return (await credentials.create_credential(command, vault=vault)).state
+    return (await credentials.create_credential(command, store=vault.streams, vault=vault)).state
 
 
 async def test_an_update_without_a_name_keeps_the_name_and_the_values() -> None:
@@ -39,7 +40,7 @@ async def test_an_update_without_a_name_keeps_the_name_and_the_values() -> None:
     described = UpdateCredential(
         asset_id=created.id, kind="password", description="the database", metadata=SYSTEM
     )
-    updated = (await credentials.update_credential(described, vault=vault)).state
+    updated = (await credentials.update_credential(described, store=vault.streams)).state
     assert (updated.meta.name, updated.meta.description) == ("db", "the database")
     assert vault.values[created.id] == {"password": "s3cret"}
     renamed = UpdateCredential(
@@ -49,23 +50,27 @@ async def test_an_update_without_a_name_keeps_the_name_and_the_values() -> None:
         description="the database",
         metadata=SYSTEM,
     )
-    assert (await credentials.update_credential(renamed, vault=vault)).state.meta.name == "db-2"
+    assert (
+        await credentials.update_credential(renamed, store=vault.streams)
+    ).state.meta.name == "db-2"
     await password(vault, "db")  # the old name is free again
 
 
 async def test_a_credential_out_of_sight_or_of_another_kind_is_missing() -> None:
     vault = InMemoryCredentialVault()
     created = await password(vault, "db")
-    await credentials.require_visible("password", created.id, SYSTEM, vault)
+    await credentials.require_visible("password", created.id, SYSTEM, vault.streams)
     application_id = uuid4()
     nobody = ApplicationCreated(
         application_id=application_id, name="nobody", client_id="nobody", grants=()
     )
-    await vault.streams.append(application_id, [nobody], expected_version=0, metadata=SYSTEM)
+    await vault.streams.append(
+        Append(application_id, [nobody], expected_version=0, metadata=SYSTEM)
+    )
     stranger = EventMetadata(actor_subject=str(application_id), actor_kind="application")
     for kind, actor in [("password", stranger), ("accessKey", SYSTEM)]:
         with pytest.raises(AssetNotFoundError):
-            await credentials.require_visible(kind, created.id, actor, vault)
+            await credentials.require_visible(kind, created.id, actor, vault.streams)
 
 
 async def test_a_scopes_workloads_pull_with_its_lineages_shared_registry_credentials() -> None:
@@ -85,7 +90,9 @@ async def test_a_scopes_workloads_pull_with_its_lineages_shared_registry_credent
             values=SecretValues({"password": "s3cret"}),
             metadata=SYSTEM,
         )
-        return (await credentials.create_credential(command, vault=vault)).state.id
+        return (
+            await credentials.create_credential(command, store=vault.streams, vault=vault)
+        ).state.id
 
     shared = await registry("shared", TENANT)
     own = await registry("own", department)
@@ -93,7 +100,8 @@ async def test_a_scopes_workloads_pull_with_its_lineages_shared_registry_credent
     await registry("theirs", elsewhere)
     gone = await registry("gone", department)
     await credentials.delete_credential(
-        DeleteCredential(asset_id=gone, kind="dockerRegistry", metadata=SYSTEM), vault=vault
+        DeleteCredential(asset_id=gone, kind="dockerRegistry", metadata=SYSTEM),
+        store=vault.streams,
     )
     await password(vault, "login")  # another kind, in the tenant too
     loader = Prefetched(vault.streams, remembered=True)

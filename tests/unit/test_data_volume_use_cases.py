@@ -19,6 +19,7 @@ from domain.specs import SharedScope
 from domain.values import Grant, ScopeKind, ScopeRef
 from services import data_volumes, org_units
 from services.errors import NameTakenError
+from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
 from tests.unit.org_tree import tree
 
@@ -32,7 +33,7 @@ async def viewer_of(streams: InMemoryStreams, kind: ScopeKind, scope_id: str) ->
     created = ApplicationCreated(
         application_id=application_id, name="reader", client_id="reader", grants=(grant,)
     )
-    await streams.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(application_id, [created], expected_version=0, metadata=SYSTEM))
     return EventMetadata(actor_subject=str(application_id), actor_kind="application")
 
 

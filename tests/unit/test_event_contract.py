@@ -13,6 +13,7 @@ import pytest
 from domain.events import event_tag
 from domain.legacy_events import LEGACY
 from infra.jetstream.asyncapi import asyncapi
+from infra.settings import NatsSettings
 
 SNAPSHOT = Path(__file__).parents[1] / "data" / "contract" / "asyncapi.json"
 EXPORT = "trainplate contract export --output tests/data/contract/asyncapi.json"
@@ -132,6 +133,18 @@ def test_every_reference_resolves_and_every_subject_follows_the_relay() -> None:
         stream_type, fact, _ = tag.split(".")
         assert channel["address"] == f"trainplate.{stream_type}.{{streamId}}.{fact}"
     assert len(channels) == len(document["components"]["messages"]) >= 40
+
+
+def test_a_broker_that_asks_for_a_password_is_described_without_it() -> None:
+    document = asyncapi(NatsSettings(url="nats://trainplate:s3cret-pw@10.0.0.5:4222"))
+    server = document["servers"]["jetstream"]
+    assert server["host"] == "10.0.0.5:4222"
+    assert server["security"] == [{"$ref": "#/components/securitySchemes/natsUser"}]
+    assert document["components"]["securitySchemes"]["natsUser"]["type"] == "userPassword"
+    assert "s3cret-pw" not in json.dumps(document)
+    assert (
+        "security" not in asyncapi(NatsSettings(url="nats://10.0.0.5:4222"))["servers"]["jetstream"]
+    )
 
 
 @pytest.mark.parametrize("tag", ["template.created.v1", "workload.requested.v1"])

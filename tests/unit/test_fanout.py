@@ -23,6 +23,7 @@ from domain.templates import TemplateBody
 from domain.values import AssetMeta, TemplateMeta
 from services import fanout
 from services.errors import VersionConflictError
+from services.ports.event_store import Append
 from tests.fakes import InMemoryBatchAppender, InMemoryLinkIndex, InMemoryStreams
 
 USER = EventMetadata(actor_subject="alice", actor_kind="user")
@@ -41,7 +42,7 @@ class World:
     async def asset_event(self, event: Event) -> RecordedEvent:
         self.asset_version += 1
         await self.store.append(
-            self.asset_id, [event], expected_version=self.asset_version - 1, metadata=USER
+            Append(self.asset_id, [event], expected_version=self.asset_version - 1, metadata=USER)
         )
         return recorded(self.asset_id, self.asset_version, event)
 
@@ -72,7 +73,7 @@ class World:
         [event] = templates.create(
             None, template_id, TemplateMeta(name=name, scope="tenant"), body, versions
         )
-        await self.store.append(template_id, [event], expected_version=0, metadata=USER)
+        await self.store.append(Append(template_id, [event], expected_version=0, metadata=USER))
         if links:  # as the template's append records its uses
             self.index.users.setdefault(self.asset_id, set()).add(template_id)
         return recorded(template_id, 1, event)
@@ -163,7 +164,9 @@ async def test_a_template_a_user_edits_meanwhile_is_read_again_alone() -> None:
                 body=state.body,
                 asset_versions=state.asset_versions,
             )
-            await world.store.append(edited, events, expected_version=stream.version, metadata=USER)
+            await world.store.append(
+                Append(edited, events, expected_version=stream.version, metadata=USER)
+            )
 
     world.appender.before_append = a_user_renames_it
     assert await world.handle(await world.updated("pt:1")) == 4
@@ -184,10 +187,12 @@ async def test_a_template_that_keeps_moving_gives_up_the_batch() -> None:
     async def always_edited() -> None:
         stream = await world.store.load(busy)
         await world.store.append(
-            busy,
-            [TemplateLinkedAssetUpdated(template_id=busy, asset_id=uuid4(), asset_version=1)],
-            expected_version=stream.version,
-            metadata=USER,
+            Append(
+                busy,
+                [TemplateLinkedAssetUpdated(template_id=busy, asset_id=uuid4(), asset_version=1)],
+                expected_version=stream.version,
+                metadata=USER,
+            )
         )
 
     world.appender.before_append = always_edited
@@ -200,7 +205,9 @@ async def test_a_deleted_or_unlinked_template_does_not_follow() -> None:
     await world.handle(await world.created())
     gone = (await world.template("gone")).stream_id
     state = templates.fold((await world.store.load(gone)).events)
-    await world.store.append(gone, templates.delete(state, gone), expected_version=1, metadata=USER)
+    await world.store.append(
+        Append(gone, templates.delete(state, gone), expected_version=1, metadata=USER)
+    )
     assert await world.handle(await world.updated("pt:1")) == 0
 
 
@@ -239,7 +246,7 @@ async def test_a_template_deleted_since_it_was_folded_does_not_follow() -> None:
     stream = await world.store.load(gone)
     state = templates.fold(stream.events)
     deletion = templates.delete(state, gone)
-    await world.store.append(gone, deletion, expected_version=stream.version, metadata=USER)
+    await world.store.append(Append(gone, deletion, expected_version=stream.version, metadata=USER))
     assert await world.committed(await world.updated("pt:2"), followed) == 0
     assert world.appender.read_after[-1] == {gone: 1}
 

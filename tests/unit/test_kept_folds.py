@@ -10,9 +10,9 @@ from domain.errors import InvalidHistoryError
 from domain.events import EnvironmentCreated, EnvironmentUpdated, Event
 from domain.specs import EnvironmentSpec
 from domain.values import AssetMeta
-from infra.postgres.remembered_streams import RememberedStreams
+from infra.postgres.units_of_work import RememberedStreams
 from services.kinds import fold_as, forget_folds_of, keep_folds_of
-from services.ports import Stream
+from services.ports.event_store import Stream
 
 
 def counted(folds: list[int]) -> Callable[[Iterable[Event]], assets.Asset | None]:

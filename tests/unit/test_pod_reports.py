@@ -18,6 +18,7 @@ from domain.events import (
 )
 from infra.serialization import DOMAIN_CODEC
 from services import pod_reports
+from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
 from tests.workload_samples import requested_workload
 
@@ -51,13 +52,17 @@ class Watched(InMemoryStreams):
         if self.meanwhile is not None:
             (stream_id, event), self.meanwhile = self.meanwhile, None
             stream = await self.load(stream_id)
-            await self.append(stream_id, [event], expected_version=stream.version, metadata=SETUP)
+            await self.append(
+                Append(stream_id, [event], expected_version=stream.version, metadata=SETUP)
+            )
         return found
 
 
 async def a_workload(store: InMemoryStreams) -> UUID:
     requested = requested_workload({"distributedFramework": "PyTorch", "numWorkers": 3})
-    await store.append(requested.workload_id, [requested], expected_version=0, metadata=SETUP)
+    await store.append(
+        Append(requested.workload_id, [requested], expected_version=0, metadata=SETUP)
+    )
     return requested.workload_id
 
 
@@ -100,7 +105,7 @@ async def test_another_writers_event_is_read_before_deciding() -> None:
     await pod_reports.observed(workload_id, None, running, store=store, kept=kept)
     # Another watcher records the same change, then this one is told of it too.
     other = WorkloadPodsObserved(workload_id=workload_id, run=1, pods=(pod(0, "Succeeded"),))
-    await store.append(workload_id, [other], expected_version=2, metadata=SETUP)
+    await store.append(Append(workload_id, [other], expected_version=2, metadata=SETUP))
     await pod_reports.observed(workload_id, None, [pod(0, "Succeeded")], store=store, kept=kept)
     assert (await store.load(workload_id)).version == 3  # nothing left to say
 
@@ -122,7 +127,9 @@ async def test_a_race_lost_to_another_watcher_writes_the_change_once() -> None:
 async def test_a_stream_of_another_kind_records_nothing() -> None:
     store = Watched()
     stream_id = uuid4()
-    await store.append(stream_id, [requested_workload({})], expected_version=0, metadata=SETUP)
+    await store.append(
+        Append(stream_id, [requested_workload({})], expected_version=0, metadata=SETUP)
+    )
     other = uuid4()
     await pod_reports.observed(other, None, [pod(0, "Running")], store=store)
     assert (await store.load(other)).version == 0

@@ -5,9 +5,8 @@ stream as it now is. With If-Match it is refused, as the version it named has go
 import ast
 import importlib
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 import msgspec
@@ -15,11 +14,11 @@ import pytest
 
 import domain.commands
 from domain.commands import DeleteTemplate, PatchTemplate, UpdateAsset, UpdateTemplate
-from domain.events import Event, TemplateDeleted, TemplateUpdated
+from domain.events import TemplateDeleted, TemplateUpdated
 from domain.specs import EnvironmentSpec
 from services import assets, races, templates
 from services.errors import PreconditionFailedError, VersionConflictError
-from services.ports import AppendResult
+from services.ports.event_store import Append, AppendResult
 from tests.fakes import InMemoryStreams
 from tests.unit.test_template_use_cases import SYSTEM, body, create, environment
 
@@ -36,11 +35,11 @@ class RacedStreams(InMemoryStreams):
         self.races = 0
         self.racer: Callable[[], Awaitable[None]] | None = None
 
-    async def append(self, stream_id: UUID, events: Sequence[Event], **kwargs: Any) -> AppendResult:
-        if stream_id == self.target and self.races and self.racer is not None:
+    async def append(self, asked: Append) -> AppendResult:
+        if asked.stream_id == self.target and self.races and self.racer is not None:
             self.races -= 1
             await self.racer()
-        return await super().append(stream_id, events, **kwargs)
+        return await super().append(asked)
 
 
 async def raced_template(races_: int) -> tuple[RacedStreams, UUID]:
@@ -59,7 +58,8 @@ async def raced_template(races_: int) -> tuple[RacedStreams, UUID]:
             spec=body().spec,
         )
         await InMemoryStreams.append(
-            streams, template_id, [event], expected_version=current.version, metadata=SYSTEM
+            streams,
+            Append(template_id, [event], expected_version=current.version, metadata=SYSTEM),
         )
 
     streams.target, streams.races, streams.racer = template_id, races_, background

@@ -27,6 +27,7 @@ async def test_the_password_is_handed_on_only_for_the_registry_it_was_given_with
             password=SecretValues({"password": "first"}),
             metadata=SYSTEM,
         ),
+        store=vault.streams,
         vault=vault,
     )
     shown = created.state
@@ -39,6 +40,7 @@ async def test_the_password_is_handed_on_only_for_the_registry_it_was_given_with
             password=SecretValues({"password": "second"}),
             metadata=SYSTEM,
         ),
+        store=vault.streams,
         vault=vault,
     )
     # A read model still showing the old URL is not given the new password.
@@ -46,6 +48,8 @@ async def test_the_password_is_handed_on_only_for_the_registry_it_was_given_with
         await registries.password_of(shown.id, shown.spec, vault=vault)
     now = updated.state
     assert await registries.password_of(now.id, now.spec, vault=vault) == "second"
-    await registries.delete_registry(DeleteRegistry(asset_id=now.id, metadata=SYSTEM), vault=vault)
+    await registries.delete_registry(
+        DeleteRegistry(asset_id=now.id, metadata=SYSTEM), store=vault.streams
+    )
     with pytest.raises(RegistryChangingError):
         await registries.password_of(now.id, now.spec, vault=vault)

@@ -1,7 +1,7 @@
 from uuid import uuid4
 
 from infra.postgres.hashchain import GENESIS
-from infra.postgres.stream_heads import StreamHeads
+from infra.postgres.units_of_work import StreamHeads
 
 
 def test_a_new_stream_has_a_known_head_the_zero_hash() -> None:

@@ -12,7 +12,8 @@ from domain.events import Event, EventMetadata, WorkloadFailed, WorkloadSubmitte
 from domain.workload_plans import WorkloadPlan
 from services import submitter
 from services.errors import BackendRejectedError, VersionConflictError
-from services.ports import OneAppend, RunStatus, Stream, Submission
+from services.ports.event_store import Append, OneAppend, Stream
+from services.ports.workload_backends import RunStatus, Submission
 from tests.conftest import ACTOR
 from tests.fakes import InMemoryBatchAppender, InMemoryStreams
 from tests.workload_samples import requested_workload
@@ -50,16 +51,18 @@ class RecordingBackend:
 
 
 class CountingAppender(InMemoryBatchAppender):
-    """The fake BatchAppender, counting its reads and writes."""
+    """The fan-out's fake store, counting its reads and writes."""
 
     def __init__(self, store: InMemoryStreams) -> None:
         super().__init__(store)
         self.reads: list[int] = []  # streams asked for, per load_many
         self.writes: list[int] = []  # appends, per append_each
 
-    async def load_many(self, stream_ids: Sequence[UUID]) -> dict[UUID, Stream]:
+    async def load_many(
+        self, stream_ids: Sequence[UUID], *, remembered: bool = False
+    ) -> dict[UUID, Stream]:
         self.reads.append(len(stream_ids))
-        return await super().load_many(stream_ids)
+        return await super().load_many(stream_ids, remembered=remembered)
 
     async def append_each(
         self, appends: Sequence[OneAppend], *, metadata: EventMetadata
@@ -71,13 +74,13 @@ class CountingAppender(InMemoryBatchAppender):
 async def requested(store: InMemoryStreams, *workload_ids: UUID) -> None:
     for workload_id in workload_ids:
         event = requested_workload(SPEC, name=f"w{workload_id.int}", workload_id=workload_id)
-        await store.append(workload_id, [event], expected_version=0, metadata=ACTOR)
+        await store.append(Append(workload_id, [event], expected_version=0, metadata=ACTOR))
 
 
 async def change(store: InMemoryStreams, workload_id: UUID, decide: object) -> None:
     stream = await store.load(workload_id)
     events = decide(workloads.fold(stream.events), workload_id)  # type: ignore[operator]
-    await store.append(workload_id, events, expected_version=stream.version, metadata=ACTOR)
+    await store.append(Append(workload_id, events, expected_version=stream.version, metadata=ACTOR))
 
 
 async def types(store: InMemoryStreams, workload_id: UUID) -> list[str]:
@@ -196,7 +199,9 @@ async def test_a_workload_that_stays_contended_fails_for_a_redelivery() -> None:
     async def write_again() -> None:  # a report of a run long gone: it moves only the version
         stream = await store.load(CONTENDED)
         stale: list[Event] = [WorkloadFailed(workload_id=CONTENDED, run=0, reason="late")]
-        await store.append(CONTENDED, stale, expected_version=stream.version, metadata=ACTOR)
+        await store.append(
+            Append(CONTENDED, stale, expected_version=stream.version, metadata=ACTOR)
+        )
 
     appender.before_append = write_again
     failed = await submitter.reconcile_many(

@@ -7,7 +7,8 @@ from domain import workloads
 from domain.workload_plans import WorkloadPlan
 from services import submitter
 from services.errors import BackendRejectedError
-from services.ports import RunStatus, Submission
+from services.ports.event_store import Append
+from services.ports.workload_backends import RunStatus, Submission
 from tests.conftest import ACTOR
 from tests.fakes import InMemoryStreams
 from tests.workload_samples import requested_workload
@@ -41,7 +42,7 @@ class RecordingBackend:
 async def requested(store: InMemoryStreams) -> None:
     spec = {"distributedFramework": "TF", "numWorkers": 2, "image": "tf:2"}
     event = requested_workload(spec, name="tf", workload_id=ID)
-    await store.append(ID, [event], expected_version=0, metadata=ACTOR)
+    await store.append(Append(ID, [event], expected_version=0, metadata=ACTOR))
 
 
 async def state(store: InMemoryStreams) -> workloads.Workload:
@@ -53,7 +54,7 @@ async def state(store: InMemoryStreams) -> workloads.Workload:
 async def change(store: InMemoryStreams, decide: object) -> None:
     stream = await store.load(ID)
     events = decide(workloads.fold(stream.events), ID)  # type: ignore[operator]
-    await store.append(ID, events, expected_version=stream.version, metadata=ACTOR)
+    await store.append(Append(ID, events, expected_version=stream.version, metadata=ACTOR))
 
 
 async def test_redeliveries_submit_once_and_record_once() -> None:

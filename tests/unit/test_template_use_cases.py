@@ -36,6 +36,7 @@ from services.errors import (
     NotPermittedError,
     PreconditionFailedError,
 )
+from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
 
 SYSTEM = EventMetadata(actor_subject="setup", actor_kind="system")
@@ -81,7 +82,7 @@ async def viewer(streams: InMemoryStreams) -> EventMetadata:
     created = ApplicationCreated(
         application_id=application_id, name="reader", client_id="reader", grants=(grant,)
     )
-    await streams.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(application_id, [created], expected_version=0, metadata=SYSTEM))
     return EventMetadata(actor_subject=str(application_id), actor_kind="application")
 
 
@@ -141,7 +142,9 @@ async def test_a_refusal_from_memory_made_good_from_the_store_is_not_made_from_m
     streams.remember(actor)
     editor = Grant(role="editor", scope_kind="tenant", scope_id="tenant")
     granted = ApplicationRoleGranted(application_id=actor, rule=AccessRule(rule_id=1, grant=editor))
-    await streams.append(actor, [granted], expected_version=1, metadata=SYSTEM)  # ...until now
+    await streams.append(
+        Append(actor, [granted], expected_version=1, metadata=SYSTEM)
+    )  # ...until now
     await create(streams, metadata=reader)  # refused from memory, then made from the store
     assert streams.kept[actor].version == 2  # the fresh read brought memory up to date
 

@@ -1,0 +1,46 @@
+"""The master's own setup, when it differs from the workers' (the guide: "repeat the above setup
+steps with the necessary changes"): every field of the workers' sections that the master's spec
+has (MasterTemplateSpec), at `/master/spec`, and the data sources it loads under
+`/master/assets`. The workload-wide fields (the backoff limit, grace period, auto-deletion,
+priority and preemptibility) are the workers' for both, and sshAuthMountPath and cleanPodPolicy
+are the workload's alone, so the master has none of them (the combined master spec would drop
+them)."""
+
+from collections.abc import Mapping
+from typing import Final
+
+from infra.console.form_fields import (
+    NEW,
+    Group,
+    compute_fields,
+    environment_fields,
+    metadata_fields,
+    scheduling_fields,
+)
+from infra.console.form_rows import Rows
+from infra.console.image_choices import CUSTOM, Options
+from infra.console.storage_fields import storage_fields
+
+MASTER: Final = "/master/spec"
+
+
+def master_fields(
+    rows: Rows = NEW,
+    *,
+    images: Options = (CUSTOM,),
+    registries: Options = (),
+    held: Mapping[str, object] | None = None,
+    gpu_limits: bool = False,
+    sources: Options = (),
+) -> dict[str, tuple[Group, ...]]:
+    """The master's sections, as the workers' are named (environment, compute, scheduling,
+    storage, general)."""
+    return {
+        "environment": environment_fields(
+            MASTER, rows, images=images, registries=registries, held=held
+        ),
+        "compute": compute_fields(MASTER, gpu_limits=gpu_limits, rows=rows),
+        "scheduling": scheduling_fields(MASTER, rows),
+        "storage": storage_fields(sources, rows, MASTER, "/master/assets"),
+        "general": metadata_fields(MASTER, rows),
+    }

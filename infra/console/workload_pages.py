@@ -1,0 +1,103 @@
+"""Submitting a workload from a template's page (a name and a project), and the workload's page:
+its phase as it moves (pending, running, completed or failed) and each replica's output; through
+the API's own submit, read and logs (infra/http/workloads.py)."""
+
+from collections.abc import Awaitable
+from typing import Any, Final
+from uuid import UUID
+
+import msgspec
+from litestar import get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+from litestar.response import Redirect, Template
+
+from domain.errors import TrainplateError
+from infra.console.pages_common import page
+from infra.console.template_detail import template_page_of
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller
+from infra.http.problems import status_for
+from infra.http.workload_schemas import DistributedCreationRequest
+from infra.http.workloads import project_cluster, replica_logs, submit_from, visible_workload
+
+# Phases after which nothing moves unless someone acts: the page stops asking.
+SETTLED: Final = frozenset({"Completed", "Failed", "Stopped"})
+
+
+@post("/templates/{template_id:uuid}/workloads", include_in_schema=False)
+async def submit_workload(
+    request: Caller, template_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> Template | Redirect:
+    form = await request.form()
+    name = str(form.get("name") or "").strip()
+    project_id = str(form.get("project") or "")
+    # From the project's own stream: a project too new for the read models is found.
+    cluster_id = await project_cluster(project_id, adapters) if project_id else None
+
+    def again(field: str, message: str, status: int) -> Awaitable[Template]:
+        submission = {"name": name, "project": project_id, "errors": {field: message}}
+        return template_page_of(
+            request, template_id, adapters, submission=submission, status_code=status
+        )
+
+    unchosen = "Choose the project to run it in."
+    if cluster_id is None:
+        return await again("project", unchosen, 400)
+    body = {
+        "name": name,
+        "projectId": project_id,
+        "clusterId": str(cluster_id),
+        "templateId": str(template_id),
+    }
+    try:
+        submitted = await submit_from(
+            request, msgspec.convert(body, DistributedCreationRequest), adapters
+        )
+    except msgspec.ValidationError as exc:
+        return await again("name", str(exc), 400)
+    except TrainplateError as exc:
+        field = str(exc.facts.get("field") or "")
+        if field == "/projectId" and status_for(exc) == 404:
+            # A project out of the caller's sight is answered as one that is not there.
+            return await again("project", unchosen, 400)
+        return await again("project" if "project" in field.lower() else "name", str(exc),
+                           status_for(exc))  # fmt: skip
+    return Redirect(f"/console/workloads/{submitted.workload_id}", status_code=303)
+
+
+def _view(row: Any, logs: dict[str, str]) -> dict[str, Any]:
+    workload = row.workload
+    return {
+        "id": workload.id,
+        "name": workload.request.name,
+        "project": workload.request.project_name,
+        "template_id": workload.snapshot.template_id,
+        "phase": workload.actual,
+        "reason": workload.reason,
+        "run": workload.run,
+        "settled": workload.actual in SETTLED,
+        "logs": logs,
+    }
+
+
+@get("/workloads/{workload_id:uuid}", include_in_schema=False)
+async def workload_page(
+    request: Caller, workload_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> Template:
+    row = await visible_workload(request, workload_id, adapters)
+    view = _view(row, replica_logs(row, adapters))
+    return page(request, "workload.html.j2", title=view["name"], section="templates", w=view)
+
+
+@get("/workloads/{workload_id:uuid}/status", include_in_schema=False)
+async def workload_status(
+    request: Caller, workload_id: FromPath[UUID], adapters: NamedDependency[Adapters]
+) -> Template:
+    """The part of the workload's page that moves, for the page to fetch while it does."""
+    row = await visible_workload(request, workload_id, adapters)
+    view = _view(row, replica_logs(row, adapters))
+    return page(request, "workload_status.html.j2", title=view["name"], w=view)
+
+
+WORKLOAD_ROUTES: Final = (submit_workload, workload_page, workload_status)

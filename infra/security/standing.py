@@ -1,0 +1,15 @@
+"""A request's standing: what one query tells authentication about its caller (the epochs of
+access and of the org tree, and whether the caller's own writes are read). Asked by
+infra/postgres/read_marks.py, taken by infra/http/auth.py."""
+
+import msgspec
+
+
+class Standing(msgspec.Struct, frozen=True, kw_only=True):
+    """What one query tells a request about its caller."""
+
+    access_epoch: int | None  # of applications' and users' streams
+    org_epoch: int | None  # of the org tree's read model
+    ready: bool  # the caller's own writes are read (always, when not asked)
+    # A write's, taken as the process last found it, not asked (infra/postgres/writer_standing.py)
+    assumed: bool = False

@@ -1,0 +1,45 @@
+"""What the write side looks up beside its streams, kept in the transactions of their appends:
+the holders of names and of access rules, and the small integer ids Run:ai numbers things with."""
+
+from collections.abc import Sequence
+from typing import Protocol
+from uuid import UUID
+
+from domain.commands import SubjectKind
+
+
+class NameHolder(Protocol):
+    """Which stream holds a name in a namespace (the names `EventStore.append` claims), None
+    when none does: the write side's own answer to a name-availability question."""
+
+    async def __call__(self, namespace: str, name: str) -> UUID | None: ...
+
+
+class NameHolders(Protocol):
+    """The streams holding a name in any of these namespaces (the names `EventStore.append`
+    claims), in no order: what a write decides on when it must know everything named there."""
+
+    async def __call__(self, namespaces: Sequence[str]) -> list[UUID]: ...
+
+
+class IdSequence(Protocol):
+    """Small integer ids (Run:ai numbers its departments and projects). Given a `creation` (the
+    id services/idempotency.py derives from a create's `Idempotency-Key`), the id issued to that
+    creation before, if any: a retry is given its first attempt's id, and so reaches its stream.
+    `given`: the id to issue to a creation not issued one yet, in place of a new one (a create
+    answered with something that exists already, so that its retries are answered it too)."""
+
+    async def next_id(self, creation: UUID | None = None, *, given: int | None = None) -> int: ...
+
+    async def issued(self, creation: UUID) -> int | None:
+        """The id issued to `creation` before, if any; issues none (so a create refused before
+        it is decided uses up no number)."""
+        ...
+
+
+class RuleHolders(Protocol):
+    """Whose stream holds an access rule in force, from the write side (kept in the transaction
+    of each grant and revocation): the subject's kind and id, or None when no rule of that id is
+    in force. A rule granted a moment ago is found."""
+
+    async def holder(self, rule_id: int) -> tuple[SubjectKind, str] | None: ...
