@@ -17,6 +17,7 @@ from domain.values import Grant, Role, ScopeKind, ScopeRef
 from services import access
 from services import policies as policy_use_cases
 from services.errors import NotPermittedError
+from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
 from tests.unit.org_tree import tree
 
@@ -37,7 +38,7 @@ async def holder_of(
     created = ApplicationCreated(
         application_id=application_id, name=role, client_id=f"{role}-{scope_id}", grants=(grant,)
     )
-    await streams.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(application_id, [created], expected_version=0, metadata=SYSTEM))
     return EventMetadata(actor_subject=str(application_id), actor_kind="application")
 
 

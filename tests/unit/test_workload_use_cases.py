@@ -22,6 +22,7 @@ from domain.values import Grant, Role, ScopeKind, ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload, WorkloadNotFoundError
 from services import policies, workloads
 from services.errors import IdempotencyKeyReusedError, NameTakenError, NotPermittedError
+from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
 from tests.unit.org_tree import tree
 
@@ -75,7 +76,7 @@ async def holder_of(
     created = ApplicationCreated(
         application_id=application_id, name=role, client_id=f"{role}-{scope_id}", grants=(grant,)
     )
-    await streams.append(application_id, [created], expected_version=0, metadata=SYSTEM)
+    await streams.append(Append(application_id, [created], expected_version=0, metadata=SYSTEM))
     return EventMetadata(actor_subject=str(application_id), actor_kind="application")
 
 
