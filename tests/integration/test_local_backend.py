@@ -5,6 +5,7 @@ run fails, naming it; a failure within the backoff limit restarts every replica.
 
 import asyncio
 import importlib.util
+import shutil
 import time
 from pathlib import Path
 from uuid import UUID
@@ -31,8 +32,18 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SCRIPT = Path(__file__).parents[1] / "data" / "jobs" / "ddp_allreduce.py"
 
 
+def reachable_script(work_dir: Path) -> Path:
+    """The job's code where its replicas' user can read it, as a user puts it: a checkout in a
+    private folder (a fresh clone under mktemp) is not."""
+    copy = work_dir / SCRIPT.name
+    shutil.copyfile(SCRIPT, copy)
+    copy.chmod(0o644)
+    return copy
+
+
 async def request(
     pool: asyncpg.Pool,
+    script: Path,
     *,
     fail_rank: int | None = None,
     fail_once: Path | None = None,
@@ -45,7 +56,7 @@ async def request(
         "distributedFramework": "PyTorch",
         "numWorkers": 2,
         "image": "pytorch/pytorch:2.13.0",  # not used locally: this machine's python runs
-        "command": f"python {SCRIPT}",
+        "command": f"python {script}",
         "environmentVariables": variables,
         "backoffLimit": backoff_limit,
         "terminationGracePeriodSeconds": 5,
@@ -71,7 +82,7 @@ async def test_a_pytorch_master_and_two_workers_all_reduce_over_gloo(
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5, pods=pods_to(store))
-    workload_id = await request(clean_pool)
+    workload_id = await request(clean_pool, reachable_script(replica_work_dir))
     await submitter.reconcile(workload_id, store=store, backend=backend)
     await submitter.reconcile(workload_id, store=store, backend=backend)  # a redelivery
     state = await finished(store, workload_id, 120)
@@ -110,7 +121,7 @@ async def test_a_failing_worker_stops_its_siblings_and_fails_the_run_naming_it(
 ) -> None:
     store = PostgresStreams(clean_pool, DOMAIN_CODEC)
     backend = LocalBackend(replica_work_dir, reports_to(store), stop_grace_s=5)
-    workload_id = await request(clean_pool, fail_rank=2)
+    workload_id = await request(clean_pool, reachable_script(replica_work_dir), fail_rank=2)
     started = time.monotonic()
     await submitter.reconcile(workload_id, store=store, backend=backend)
     state = await finished(store, workload_id, 120)
@@ -130,7 +141,13 @@ async def test_a_failure_within_the_backoff_limit_restarts_every_replica(
     scratch.mkdir(mode=0o1777)
     scratch.chmod(0o1777)
     marker = scratch / "failed-once"
-    workload_id = await request(clean_pool, fail_rank=1, fail_once=marker, backoff_limit=1)
+    workload_id = await request(
+        clean_pool,
+        reachable_script(replica_work_dir),
+        fail_rank=1,
+        fail_once=marker,
+        backoff_limit=1,
+    )
     await submitter.reconcile(workload_id, store=store, backend=backend)
     state = await finished(store, workload_id, 120)
     worker = (replica_work_dir / state.request.job_name / "run-1" / "worker-0.log").read_text()
