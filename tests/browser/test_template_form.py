@@ -68,7 +68,7 @@ def test_a_template_made_through_the_form_links_loads_and_has_its_own_master(
         _first_step(page, service.url, "form-ddp", "Workers & master")
         j.step("scope, framework, configuration and name")
         page.get_by_role("button", name="Continue").click()
-        expect(page.get_by_role("heading", name="Environment")).to_be_visible()
+        expect(page.get_by_role("heading", name="Environment", exact=True)).to_be_visible()
         expect(page.get_by_role("button", name="Load from existing").first).to_be_visible()
         # The console docs' picture of the form (docs/console-new-template.png): what the first
         # step chose, and Environment with its "Load from existing" button.
