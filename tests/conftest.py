@@ -45,6 +45,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 # A test reaches a server through one of these (or a fixture built on one, such as `pool`), and
 # must then be marked `integration`: that is the mark `make quick` leaves out.
+# A test server needs no durability against a power cut: a stopped or killed server still
+# recovers every commit (the fault tests), as the operating system holds what was written.
+FAST = ("fsync=off", "full_page_writes=off")
 SERVER_FIXTURES = frozenset({"postgres_url", "nats_url", "server_dir", "broker"})
 _RUNNING = pytest.StashKey[pytest.Item]()
 
@@ -80,7 +83,7 @@ def postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
         _alone("TEST_DATABASE_URL")
         yield url
         return
-    with _outside_pytest() as data_dir, EmbeddedPostgres(data_dir) as server:
+    with _outside_pytest() as data_dir, EmbeddedPostgres(data_dir, settings=FAST) as server:
         yield server.url
 
 
@@ -152,12 +155,34 @@ async def pool(database_settings: DatabaseSettings) -> AsyncIterator[asyncpg.Poo
 async def clean_pool(pool: asyncpg.Pool) -> asyncpg.Pool:
     """The shared pool over an empty database: no events, checkpoints, write-side rows or read
     models (every table but the migrations' own), so each test starts from nothing."""
+    try:
+        await pool.execute(await _emptying(pool))
+    except asyncpg.InsufficientPrivilegeError:  # a TEST_DATABASE_URL whose role is no superuser
+        await pool.execute(await _emptying(pool, truncate=True))
+    return pool
+
+
+async def _emptying(pool: asyncpg.Pool, *, truncate: bool = False) -> str:
+    """DELETE with the triggers off (the log refuses a DELETE) and the sequences restarted:
+    3 ms on this schema where a TRUNCATE of its tables takes 110 ms."""
     tables = await pool.fetch(
         "SELECT quote_ident(tablename) AS name FROM pg_tables"
         " WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'"
     )
-    await pool.execute(f"TRUNCATE {', '.join(t['name'] for t in tables)} RESTART IDENTITY")
-    return pool
+    sequences = await pool.fetch(
+        "SELECT quote_ident(sequencename) AS name FROM pg_sequences"
+        " WHERE schemaname = current_schema()"
+    )
+    if truncate:
+        return f"TRUNCATE {', '.join(t['name'] for t in tables)} RESTART IDENTITY"
+    return "".join(
+        [
+            "BEGIN; SET LOCAL session_replication_role = replica;",
+            *(f"DELETE FROM {t['name']};" for t in tables),
+            *(f"ALTER SEQUENCE {s['name']} RESTART;" for s in sequences),
+            "COMMIT;",
+        ]
+    )
 
 
 @pytest.fixture

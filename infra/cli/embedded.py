@@ -100,10 +100,15 @@ class EmbeddedPostgres:
     """A private PostgreSQL cluster in `data_dir`, initialised on first start and reused after."""
 
     def __init__(
-        self, data_dir: Path, *, port: int | None = None, ports: Path | None = None
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        ports: Path | None = None,
+        settings: tuple[str, ...] = (),
     ) -> None:
         """`ports`: where its port is kept across restarts (infra/cli/kept_ports.py), when `port` is
-        not given."""
+        not given; `settings`: more server settings (`name=value`)."""
         try:
             with warnings.catch_warnings():
                 # platformdirs warns at import when XDG_RUNTIME_DIR is unset; we use no runtime dir.
@@ -117,6 +122,7 @@ class EmbeddedPostgres:
         self._ports = None if port else ports
         self._user = PG_SYSTEM_USER if os.geteuid() == 0 else None
         self._password: str | None = None
+        self._settings = settings
 
     @property
     def url(self) -> str:
@@ -187,6 +193,7 @@ class EmbeddedPostgres:
             f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories='' "
             "-c max_connections=200"
         )
+        options += "".join(f" -c {setting}" for setting in self._settings)
         self._run(
             "pg_ctl",
             "-D",

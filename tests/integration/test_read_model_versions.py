@@ -69,7 +69,8 @@ async def test_the_projector_rebuilds_a_bumped_read_model_while_it_keeps_answeri
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
-            async with catalogue.acquire() as conn:
+            # One transaction: a swap between the two reads would show them mixed.
+            async with catalogue.acquire() as conn, conn.transaction(isolation="repeatable_read"):
                 listed = await application_catalogue.list_applications(conn)
                 got = await application_catalogue.get_application(conn, probe.application_id)
                 seen.append((listed, got))
