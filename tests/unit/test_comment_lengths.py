@@ -19,6 +19,7 @@ COVERED = (
     "infra/oci",
     "infra/cli",
     "infra/security",
+    "infra/postgres",
     "infra/serialization.py",
     "infra/settings.py",
     "infra/errors.py",
