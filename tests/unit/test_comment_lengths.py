@@ -21,6 +21,7 @@ COVERED = (
     "infra/cli",
     "infra/security",
     "infra/postgres",
+    "infra/followers",
     "infra/serialization.py",
     "infra/settings.py",
     "infra/errors.py",
