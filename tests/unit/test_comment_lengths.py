@@ -15,6 +15,7 @@ MAX_LINES = 3
 COVERED = (
     "domain",
     "services",
+    "projections",
     "infra/backends",
     "infra/jetstream",
     "infra/oci",
