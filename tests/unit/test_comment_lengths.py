@@ -23,6 +23,7 @@ COVERED = (
     "infra/security",
     "infra/postgres",
     "infra/followers",
+    "infra/server",
     "infra/serialization.py",
     "infra/settings.py",
     "infra/errors.py",
