@@ -1,10 +1,6 @@
-"""Read model for audit tooling: every event with its actor, the scope it happened in, its type
-and time, filterable and paged by a cursor (`seq`, the order rows were indexed in).
-
-An event's scope is the scope of the thing it happened to: an org unit is its own scope; an
-asset, template or workload lives where it was created (its first event says so and later ones
-inherit it); a policy is its scope's; applications and users are tenant-wide.
-"""
+"""Read model for audit tooling: every event with its actor, scope, type and time, filterable and
+paged by a cursor (`seq`, the order rows were indexed in). An event's scope is its thing's: an org
+unit's own, where an asset, template or workload was created, a policy's scope, else the tenant."""
 
 from datetime import datetime
 from typing import Final

@@ -1,11 +1,6 @@
-"""Run:ai's `filterBy` grammar: `<field><operator><value>` items (`name=^ddp`,
-`createdAt>=2026-01-01T00:00:00Z`), over the fields one kind of list is filtered by.
-
-Parsed here for every list, and decided in SQL by projections/list_sql.py for all but the
-org units, still decided row by row with `holds` (which the tests keep as the grammar's
-oracle): text compares by code point, a missing value reads as the empty string, a time is
-compared as a time.
-"""
+"""Run:ai's `filterBy` grammar: `<field><operator><value>` items (`name=^ddp`), over one kind of
+list's fields. Parsed here for every list and decided in SQL (projections/list_sql.py) but for org
+units, decided row by row by `holds`, the tests' oracle (docs/decisions/0024-read-models.md)."""
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence

@@ -1,9 +1,6 @@
 """Run:ai's `filterBy` and `search` (projections/list_grammar.py) as a SQL WHERE clause over one
-read model, so a list is chosen, sorted and paged by the database rather than read whole.
-
-It decides exactly as `list_grammar.holds` does row by row: text compares by code point
-(`COLLATE "C"`), a missing value reads as the empty string (each field's expression says how it
-reads one), a time is compared as a time and a missing time meets no condition."""
+read model, so the database chooses, sorts and pages a list. It decides exactly as
+`list_grammar.holds` does row by row (docs/decisions/0024-read-models.md)."""
 
 from collections.abc import Mapping
 from datetime import datetime
@@ -28,11 +25,9 @@ _NUMBER_TESTS: Final = _DATE_TESTS
 
 
 class Where:
-    """The conditions of one query and their parameters, numbered as they are added. `text`
-    maps each text field to its SQL expression (never NULL), `dates` each time field to its
-    column, `numbers` each number field to its expression (compared as a number by ==, !=, <=
-    and >=, read as its text by the others); with `missing_time_differs`, `!=` holds of a
-    missing time (the pods' list)."""
+    """The conditions of one query and their parameters, numbered as added: `text` fields' SQL
+    expressions (never NULL), `dates`' columns, `numbers`' expressions (as numbers by ==, !=, <=
+    and >=, as text by the rest); `missing_time_differs`: `!=` holds of a missing time (pods)."""
 
     def __init__(
         self,
@@ -78,10 +73,9 @@ class Where:
         self.where.append(_TEXT_TESTS[condition.operator].format(e=expression, v=value))
 
     def starts_with(self, expression: str, prefix: str) -> None:
-        """As a range of the code-point order (an index on the column serves it), which is
-        exactly the strings that start with the prefix; a prefix with no successor (all
-        U+10FFFF) bounds it below only, and is tested itself. No redundant test otherwise: the
-        planner would take it for another filter and think the range holds few rows."""
+        """As a range of the code-point order (an index serves it), exactly the strings with the
+        prefix; one with no successor (all U+10FFFF) bounds it below and is tested itself. No other
+        test: the planner would take it for another filter and think the range holds few rows."""
         low = self.param(prefix)
         self.where.append(f'{expression} COLLATE "C" >= {low}')
         if (high := _successor(prefix)) is not None:

@@ -1,8 +1,6 @@
-"""What a policy change would change, before it is saved: for each project at or under the
-policy's scope, every template usable there judged against the project's effective policy as it
-is and with the proposed policy in the scope's place (as a workload of that project would run
-it: its combined specs over the policy's defaults), and those whose compliance would change.
-The route that asks and answers is infra/http/policy_impact.py."""
+"""What a policy change would change, before it is saved: for each project at or under its scope,
+every template usable there judged against its effective policy as is and as proposed (as a
+workload would run it), and those whose compliance changes. Also: infra/http/policy_impact.py."""
 
 from collections.abc import Collection, Mapping
 

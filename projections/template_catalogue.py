@@ -1,12 +1,6 @@
-"""Read model of templates: one row per live template, with the assets it uses indexed and its
-combined specs and runnable state worked out.
-
-A template follows the version of each linked asset its stream records (the fan-out moves it),
-so the combined specs are of those versions: the projection keeps every asset's state at each of
-its versions (`template_asset_states`) as the asset events pass, before any template event that
-names that version (the fan-out appends it after the asset's event, and a template is created
-after the assets it names). A read is then one row; no read loads an event stream.
-"""
+"""Read model of templates: one row per live template, its used assets indexed, its combined
+specs and runnable state worked out from the asset versions its stream records (kept per version
+in `template_asset_states`), so a read is one row: docs/decisions/0024-read-models.md."""
 
 import typing
 from collections import OrderedDict
@@ -189,15 +183,9 @@ def _evolve(draft: _Draft | None, recorded: RecordedEvent) -> _Draft | None:
 
 
 async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
-    """Fold each template's events of the batch into its row in memory, from the row as stored
-    (read once for all), then write every row that moved and its combined specs in one
-    statement, and delete in one more. An event at or below the row's version is applied
-    already (a replay) and skipped.
-
-    A template whose stream starts in this batch is folded from nothing, its row unread: its
-    creation sets every column, so the fold is the row a replay would find stored, and the
-    upsert keeps a stored row at that version or later as it is. A steady write load creates
-    templates in small batches: most batches then read no row at all."""
+    """Fold each template's events of the batch into its row in memory, from the rows as stored
+    (read once for all; a stream starting in this batch from nothing, unread), then upsert every
+    moved row in one statement, delete in one more. Events at or below a row's version: skipped."""
     if not batch:
         return
     firsts: dict[UUID, int] = {}
@@ -323,11 +311,9 @@ STREAMS: Final = frozenset(
 
 
 async def apply_batch(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
-    """Fold a batch in; safe to run twice (rows carry their stream version, asset states are
-    written once). The assets' states first: a template event names asset versions that come
-    before it in the log, and a state, once written, never changes, so writing the batch's
-    states before its template events changes nothing a template event reads. Then every
-    template's events, one read and at most two writes for the batch."""
+    """Fold a batch in, safe to run twice (rows carry their stream version, asset states are
+    written once): the assets' states first, which changes nothing a template event reads (its
+    asset versions come before it in the log), then the templates', one read, two writes at most."""
     assets: list[RecordedEvent] = []
     templates: list[RecordedEvent] = []
     for recorded in batch:  # one pass, templates' first: most events are theirs
@@ -345,10 +331,9 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
 
 
 def _combine_with(body: StoredBody, states: dict[tuple[UUID, int], Asset]) -> Combined:
-    """The body combined with the assets at the versions it records (gone: absent). The
-    master of `masterSpecSameAsWorker` is left out: a copy of the worker spec, it is made when
-    the row is read (row_of), rather than worked out, sent and stored for every row the
-    projection writes (a third of a row's bytes)."""
+    """The body combined with the assets at the versions it records (gone: absent), without the
+    master of `masterSpecSameAsWorker`: that copy of the worker spec is made when the row is read
+    (row_of), not stored with every row (it was a third of a row's bytes)."""
     return combine(_template_body(body), _kept(body.asset_versions, states), copy_master=False)
 
 
@@ -363,10 +348,9 @@ COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created
     updated_at, updated_by, version, combined::text AS combined"""
 
 
-# Rows decoded lately, by template and version. Every change to a row is an event of its
-# template's stream, which moves the version (the fan-out's linked-asset updates too), so a
-# read that finds a version it decoded before takes that decoding again: the rows are frozen
-# all the way down, safe to share. Bounded, per process.
+# Rows decoded lately, by template and version, bounded, per process: every change to a row moves
+# its stream's version (the fan-out's too), and the rows are frozen all the way down, so a read
+# of a version decoded before takes that decoding again.
 _DECODED: Final[OrderedDict[tuple[UUID, int], TemplateRow]] = OrderedDict()
 _DECODED_MAX: Final = 4096
 

@@ -1,12 +1,6 @@
 """A page of the template read model in Run:ai's list grammar (projections/template_queries.py),
-decided in SQL: the scopes the caller may see, `filterBy`, `search`, the sort and the page, so a
-list costs a page, not the catalogue.
-
-It answers exactly as the grammar read in memory row by row would (its property test holds
-it to tests/template_grammar.py): text compares by code
-point (`COLLATE "C"`), a missing value reads as the empty string, a project id sorts as a number,
-`runnable` reads as `true` or `false` (the projection works it out), and ties fall to the id.
-"""
+decided in SQL (seen scopes, `filterBy`, `search`, sort, page), answering exactly as the grammar
+read in memory would (tests/template_grammar.py): docs/decisions/0024-read-models.md."""
 
 from collections.abc import Iterable, Sequence
 from typing import Final

@@ -1,10 +1,6 @@
-"""Read model of the tenant's settings: one row per setting ever changed, with its value. What a
-read shows (`GET /v1/k8s/setting`, the console's switches); what a write decides on is the
-settings stream itself (services/tenant_settings.py).
-
-Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
-the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
-HTTP routes."""
+"""Read model of the tenant's settings: one row per setting ever changed, with its value, for
+reads (`GET /v1/k8s/setting`, the console's switches); writes decide on the settings stream
+(services/tenant_settings.py). Also: domain/tenant_settings.py, infra/http/tenant_settings.py."""
 
 from typing import Final
 

@@ -1,9 +1,6 @@
-"""A page of the workload read model (projections/workload_catalogue.py) in Run:ai's list
-grammar, decided in SQL: the projects the caller may see, deleted or live, `filterBy`, `search`
-(a workload's name), newest first, and the page, so a list costs a page, not the catalogue.
-
-Each field reads as the list shows it (infra/http/workload_views.py): a department's name is
-its live name, a missing value is the empty string."""
+"""A page of the workload read model in Run:ai's list grammar, decided in SQL (seen projects,
+deleted or live, `filterBy`, `search` by name, newest first), so a list costs a page. Fields read
+as the list shows them (infra/http/workload_views.py): a department's live name; missing, ''."""
 
 from collections.abc import Sequence
 from typing import Final

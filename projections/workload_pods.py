@@ -1,15 +1,6 @@
-"""Read model of the replicas (pods) of each workload's current run, one row per pod, as its
-backend last reported them; kept by the workload catalogue's projection in the same
-transaction (projections/workload_catalogue.py), so a pod's row always has its workload's.
-
-A report applies its changes to the workload's pods (a new run's first report drops the old
-run's and writes its own, as a cluster's new job replaces the old job's pods; an older log's
-whole sets replace them); a deleted workload's pods keep their rows, marked deleted.
-Lists are decided in SQL: the projects the caller may see, the filters, the order and the page.
-
-Pods, layer by layer: projections/workload_pods.py the read model, infra/http/workload_pods.py
-the HTTP routes.
-"""
+"""Read model of the pods of each workload's current run, one row each as its backend last
+reported it, kept by projections/workload_catalogue.py in the same transaction; lists decided in
+SQL. How reports apply: docs/decisions/0024-read-models.md. Also: infra/http/workload_pods.py."""
 
 from collections.abc import Sequence
 from datetime import datetime
@@ -61,10 +52,9 @@ class PodRow(msgspec.Struct, frozen=True, kw_only=True):
     deleted_at: datetime | None
 
 
-# A report's pods in one statement, whatever their number: a run of 256 replicas is reported
-# about 512 times, and a statement per pod cost the projector 39 ms a report (20 s a run).
-# $1..$8 what every row shares, $9..$15 each pod's columns; the change also drops the pods
-# gone ($16) and updates those it names that are there already.
+# A report's pods in one statement, whatever their number (docs/decisions/0024-read-models.md):
+# $1..$8 what every row shares, $9..$15 each pod's columns; the change also drops the pods gone
+# ($16) and updates those it names that are there already.
 _PODS: Final = """
 SELECT $1::uuid, p.name, $2::int, $3::text, $4::uuid, p.node_name, p.phase, p.created_at,
        p.completed_at, $5::timestamptz, $6::text, $7::text, $8::text, p.pod::jsonb,

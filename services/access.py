@@ -1,9 +1,6 @@
-"""Authorisation for use cases: the actor's grants, read from its own stream, against a scope's
-lineage, read from the org units' streams. Both are the write side's truth: a grant or a new
-unit applies at once, with no read-model lag.
-
-Access, layer by layer: domain/access.py the rules, services/access.py the use cases.
-"""
+"""Authorisation for use cases: the actor's grants (its own stream) against a scope's lineage (the
+org units' streams), both the write side's truth, so a grant or a new unit applies at once, with
+no read-model lag. Also: domain/access.py."""
 
 from collections.abc import Callable, Iterable
 from uuid import UUID
@@ -90,10 +87,9 @@ async def require(
     streams: StreamLoader,
     unseen: Exception | None = None,
 ) -> None:
-    """Raise NotPermittedError unless the actor holds `role` on the scope or above. An actor who
-    may not even see the scope gets `unseen` instead, when given: what a missing target or scope
-    would raise, so a refusal does not tell what is there. The service itself (bootstrap,
-    migrations) acts as a system actor and is always permitted."""
+    """Raise NotPermittedError unless the actor holds `role` on the scope or above; `unseen`
+    instead, when given, to one who may not even see it, so a refusal tells nothing of what is
+    there. The service itself (bootstrap, migrations) acts as a system actor, always permitted."""
     if actor.actor_kind == "system":
         return
     grants = await grants_of(actor, streams=streams)
@@ -135,10 +131,9 @@ def require_held(
 async def may_see(
     actor: EventMetadata, scope: ScopeRef, *, streams: StreamLoader, field: str
 ) -> bool:
-    """Whether the actor may see the things of `scope`. From the write side, as authorisation
-    is: a unit or a grant made a moment ago counts. A scope that does not exist raises
-    UnknownScopeError naming `field`. The service itself (a system actor) sees everything, as
-    `require` permits it everything."""
+    """Whether the actor may see `scope`'s things, from the write side (a unit or grant made a
+    moment ago counts); UnknownScopeError naming `field` for a scope that does not exist. The
+    service itself (a system actor) sees everything."""
     lineage = await lineage_of(scope, streams=streams, field=field)
     if actor.actor_kind == "system":
         return True
@@ -176,10 +171,9 @@ async def require_visible(
     scope_in: ScopeIn,
     missing: Exception,
 ) -> None:
-    """Raise `missing` unless the stream holds something live (`scope_in` of its events) in a
-    scope the actor may see: what a change to it checks before its body is read, so neither
-    the thing's existence nor the body's shape leaks to whoever may not see it. From the
-    stream, so a thing created a moment ago is found."""
+    """Raise `missing` unless the stream (so a thing just made is found) holds something live in a
+    scope the actor may see; checked before a change's body is read, so neither the thing's
+    existence nor the body's shape leaks."""
     scope = scope_in((await streams.load(stream_id)).events)
     if scope is None:
         raise missing

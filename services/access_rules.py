@@ -1,10 +1,6 @@
-"""Access-rule use cases: admins of a scope give subjects (applications, or users of the
-external identity provider) roles on it, and take them back. A rule lives in the subject's own
-stream, so it applies from the subject's next request on.
-
-Access rules, layer by layer: services/access_rules.py the use cases, projections/access_rules.py
-the read model, infra/http/access_rules.py the HTTP routes.
-"""
+"""Access-rule use cases: admins of a scope give subjects (applications, or users of the external
+identity provider) roles on it, and take them back; a rule lives in the subject's stream, applying
+from its next request. Also: projections/access_rules.py, infra/http/access_rules.py."""
 
 from collections.abc import Sequence
 from uuid import UUID
@@ -28,10 +24,9 @@ from services.stamps import Stamped, Stamps
 async def create_access_rule(
     cmd: CreateAccessRule, *, store: EventStore, ids: IdSequence
 ) -> Stamped[AccessRule]:
-    """Grant the role, and say when and by whom it was granted; granting what the subject
-    already holds returns that rule, as it was granted. Sent again under its key, the rule it
-    granted is answered (once revoked too), and nothing is written; the key reused for another
-    grant is refused (services/idempotency.py)."""
+    """Grant the role, saying when and by whom; a role the subject holds already answers that
+    rule as granted. Under a key, a retry answers the rule it granted (revoked since too) and
+    writes nothing; the key reused for another grant is refused (services/idempotency.py)."""
     await access.require_in(
         cmd.metadata, granted_scope(cmd.grant), "admin", "grant roles here", streams=store,
         field="/scopeId",

@@ -1,9 +1,5 @@
-"""Asset use cases: editors of a scope (or above it) create, update and delete its assets.
-Names are unique per kind within a scope.
-
-Assets, layer by layer: domain/assets.py the rules, services/assets.py the use cases,
-infra/http/assets.py the HTTP routes.
-"""
+"""Asset use cases: editors of a scope (or above it) create, update and delete its assets; names
+are unique per kind within a scope. Also: domain/assets.py, infra/http/assets.py."""
 
 from collections.abc import Sequence
 from uuid import UUID
@@ -92,9 +88,8 @@ async def update_asset(
     cmd: UpdateAsset, *, streams: EventStore, reads: StreamLoader | None = None
 ) -> Stamped[Asset]:
     """Replace the asset's name, description and spec; return it as it now is. `reads`: the
-    streams the request read a moment before to check the asset is visible (`require_visible`,
-    the asset's and the caller's roles), decided on rather than read again; the append finds
-    the asset's stream unmoved since, or is refused."""
+    streams the request just read (`require_visible`), decided on, not read again; the append is
+    refused unless the asset's stream is unmoved since."""
     kind = assets.kind_of(cmd.spec)
     loader = reads or streams
     stream = await loader.load(cmd.asset_id)
@@ -165,10 +160,9 @@ async def check_update(
     *,
     streams: EventStore,
 ) -> None:
-    """Refuse what an update to these values would refuse, writing nothing: the rules of the
-    asset and its spec, the credentials it reads, the settings it needs; so a preview of the
-    update (its impact on templates) is never shown for values the update would refuse. Who may
-    make it, and a name another asset holds, are decided by the update itself."""
+    """Refuse, writing nothing, what an update to these values would (the asset's and its spec's
+    rules, its credentials, the settings it needs), so no impact preview shows values the update
+    refuses. Who may update, and a name another asset holds, the update itself decides."""
     stream = await streams.load(asset_id)
     current = assets.live(assets.fold(stream.events), assets.kind_of(spec), asset_id)
     await _update_events(current, name, description, spec, streams)

@@ -1,8 +1,6 @@
-"""A process's memory of what it read or decided, bounded: the least recently used goes first.
-
-The caches of the write side (the streams and heads a store remembers, the folds kept of them,
-what the fan-out and the pod watchers folded) and of the API's access (the tokens verified, the
-callers' standing) are all this one mapping."""
+"""A process's memory of what it read or decided, bounded, least recently used out first: the
+write side's remembered streams, heads and folds, the fan-out's and pod watchers' folds, and the
+API's verified tokens and callers' standing are all this one mapping."""
 
 from collections import OrderedDict
 from typing import Generic, TypeVar

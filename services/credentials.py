@@ -1,9 +1,6 @@
-"""Credential use cases. Values go straight from the request to the vault (sealed, in the
-creating event's transaction); the events carry a reference and a keyed fingerprint only.
-
-Credentials, layer by layer: domain/credentials.py the rules, services/credentials.py the use cases,
-infra/http/credentials.py the HTTP routes.
-"""
+"""Credential use cases. Values go straight from the request to the vault (sealed, in the creating
+event's transaction); events carry a reference and a keyed fingerprint only. Also:
+domain/credentials.py, infra/http/credentials.py."""
 
 from collections.abc import Sequence
 from uuid import UUID

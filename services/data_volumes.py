@@ -1,14 +1,6 @@
-"""Data volume use cases. Editors of a project (or above) make data volumes of its PVCs, describe,
-share and delete them; names are unique per cluster (Run:ai asks a name's availability of a
-cluster). The "Data volumes" tenant setting off refuses them all. A template may mount a data
-volume usable in its scope (domain/data_volumes.py `usable_in`), checked from the data volume's
-stream where the template is written and recorded as one of its uses: a data volume a template
-mounts is neither deleted nor unshared under it.
-
-Data volumes, layer by layer: domain/data_volumes.py the rules, services/data_volumes.py the
-use cases, projections/data_volume_catalogue.py the read model, infra/http/data_volumes.py the
-HTTP routes.
-"""
+"""Data volume use cases: editors of a project make them of its PVCs, share and delete them; names
+are unique per cluster, and one a template mounts is neither deleted nor unshared under it. Also:
+domain/data_volumes.py, projections/data_volume_catalogue.py, infra/http/data_volumes.py."""
 
 from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
@@ -121,11 +113,9 @@ async def describe_data_volume(
 async def share_data_volume(
     cmd: ShareDataVolume, *, streams: EventStore
 ) -> tuple[tuple[SharedScope, Written], ...]:
-    """Share and unshare as asked; the scopes the data volume is then shared with, each with
-    when and by whom the event that shared it last was written. Each scope added or removed
-    must be one where the caller manages data volumes (`_require_sharer`). Unsharing is
-    refused while templates mount the data volume (decided in the append's transaction): one
-    of them may live in that scope."""
+    """Share and unshare as asked, in scopes where the caller manages data volumes
+    (`_require_sharer`); the scopes then shared with, each with when and by whom. Unsharing is
+    refused while templates mount it (one may live there), decided in the append's transaction."""
     stream, current = await _managed(cmd.datavolume_id, cmd.metadata, "share", streams)
     grants = await access.grants_of(cmd.metadata, streams=streams)
     added = []

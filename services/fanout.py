@@ -1,24 +1,6 @@
 """The linked-asset fan-out, a process manager: when a linked environment or compute resource
-changes, every template linking it records the new version.
-
-It reads the log in order. Which templates link an asset it asks the write side (the uses each
-template's append records in its own transaction); the latest version of each asset it keeps
-itself, in step with its position in the log. So a template that links an asset while the asset
-is being updated still ends up on the asset's latest version: whichever of the two events comes
-second in the log does the catching up (the log is read in commit-safe order, so when the update
-is read, every template committed before it is among the asset's users, and a template committed
-after it is read after it, against the version the update left).
-
-Each template moves on in its own append: a template a user edits meanwhile is read again and
-moved on alone, the others are not written twice. Event ids are derived from the triggering
-event, so a replay writes nothing twice.
-
-Every update of an asset adds an event to each template linking it, so a template's stream grows
-with its assets' edits. The fan-out keeps what it folded of each template (`Followed`) and reads
-only the events appended since: an asset edited a thousand times costs its next update no more
-to fan out than its first did, where reading every template whole cost each update in proportion
-to all the edits before it.
-"""
+changes, every template linking it records the new version, each in an append of its own. Why it
+ends on the latest version, and what it keeps: docs/decisions/0022-process-managers.md."""
 
 from collections.abc import Sequence
 from typing import Final
@@ -47,11 +29,9 @@ _FOLLOWED: Final = 20_000  # templates kept (about 1 to 5 KB each, by how much t
 
 
 class Followed:
-    """What the fan-out folded of each template, at the version it read. Its reads run in the
-    transaction of its batch, so they may hold its own appends of that batch: what a batch
-    folded is kept once the batch has committed (`commit`), and forgotten when it did not (the
-    next batch `begin`s without it). A committed stream's events up to a version never change,
-    so only the events after it are read again. Bounded, least recently used first out."""
+    """What the fan-out folded of each template, at the version read; only later events are read
+    again. Its reads may hold its own batch's appends, so a batch's folds are kept once it has
+    committed (`commit`), and the next `begin`s without them. Bounded, least recently used out."""
 
     def __init__(self, capacity: int = _FOLLOWED) -> None:
         self._kept: Bounded[UUID, templates.Template] = Bounded(capacity)

@@ -1,11 +1,6 @@
-"""History of templates and assets: every version with who, when and why, the thing as it was at
-a version or a moment, and what changed between two versions, field by field. A template's
-combined spec at a version is rebuilt from the asset versions it recorded then, so a change that
-came from a linked asset shows up as a change of its combined spec. A workload's history: its
-events, with where each moved its phase.
-
-History, layer by layer: services/history.py the use cases, infra/http/history.py the HTTP routes.
-"""
+"""History of templates, assets and workloads: each version with who, when and why, the thing at
+a version or moment, and changes field by field. A template's combined spec is rebuilt from the
+asset versions it recorded, so a linked asset's change shows. Also: infra/http/history.py."""
 
 from datetime import datetime
 from typing import Any

@@ -1,28 +1,6 @@
-"""One way to make a create safe to retry: the caller's `Idempotency-Key` names what it creates.
-
-The new stream's id is derived from the caller and the key (`creation_id`), so a retry reaches
-the stream its first attempt made (a department or project, whose id Run:ai numbers, is issued
-its number for that id once: services/ports/name_lookups.py `IdSequence`). A keyed creation's
-events carry its request digested (`request_digest`, in their metadata; a workload's in its
-first event, services/workloads.py), and a retry looks the stream up before it decides anything
-(`create_decided`): the same digest, and the answer is the first result, with nothing written,
-whatever has changed since (a setting turned off, an asset edited); another, and the key was
-reused for another request (422). A stream written before requests were digested is answered
-by comparing what the create would write with what the stream begins with (`create_once`);
-where those events also hold what the create resolved from other streams, which may have moved
-on, only the request is compared (a template's assets' versions are left out,
-services/templates.py). Two attempts racing
-each other meet on the stream's version (and the name claim): the loser reads the winner's
-events and answers them, inside a unit of work too (EventStore.transaction: a refused append undoes
-only itself there). Without a key the id is fresh, and nothing is looked up. A service
-account's first answer also shows its secret, which is not in its events: created under a key,
-it is kept sealed for the retries, for a day at most (services/applications.py,
-ApplicationRegistry.first_secret).
-
-Appends to a stream that exists already (a workload's runs, the fan-out) take event ids derived
-from what caused them instead (services/event_ids.py); the store's replay check turns a second
-attempt into the first result.
-"""
+"""A create made safe to retry: its id is derived from the caller's `Idempotency-Key`, and a retry
+is answered what the first attempt made, told by its request digest. The rules: docs/api/index.md
+(Idempotency-Key); how they are kept: docs/decisions/0020-creates-safe-to-retry.md."""
 
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -54,10 +32,9 @@ def creation_id(subject: str, kind: str, key: str | None) -> tuple[UUID, bool]:
 
 
 def request_digest(command: msgspec.Struct, secrets: object = None) -> str:
-    """What a create asked, digested: every field of its command but who asked (`metadata`),
-    in one order (keys sorted), so the same request digests the same every time. Secret values
-    count by their names, and by `secrets`: the keyed fingerprint the create's events record
-    of them (CredentialVault.reference), never the values themselves, digested or not."""
+    """What a create asked, digested the same every time: every field of its command but
+    `metadata`, keys sorted. Secret values count by their names and by `secrets`, the keyed
+    fingerprint its events record (CredentialVault.reference), never by the values."""
     fields = command.__struct_fields__
     asked = {field: getattr(command, field) for field in fields if field != "metadata"}
     encoded = msgspec.json.encode([asked, secrets], order="sorted", enc_hook=_named)
@@ -120,13 +97,9 @@ async def create_once(
     looked_up: bool = False,
     secret: SecretRow | None = None,
 ) -> Creation:
-    """Append a creation's `events` as the stream's first (with its name claim and uses, and
-    what it was decided on `checked`) unless an earlier attempt under the same key did; the
-    creation either way. `looked_up`: the caller has just found the keyed stream empty, so it
-    is not read again before the append (an attempt that got there since is met at the
-    append, as any race is). A keyed creation's `metadata` carries its request digest
-    (`digested`): a retry is told by it first, by comparing events only where the stream has
-    none. `secret`: kept beside the events (Append.secret)."""
+    """Append a creation's `events` as the stream's first (with its name claim, uses and
+    `checked`) unless an earlier attempt under the same key did; the creation either way.
+    `looked_up`: the caller just found the stream empty, so a race is met at the append."""
     if (
         keyed
         and not looked_up
@@ -185,14 +158,9 @@ async def create_decided(
     looked_up: bool = False,
     secret: SecretRow | None = None,
 ) -> tuple[Decided | None, Creation]:
-    """`create_once` what `decide` decides, on remembered streams first (`decided`); the
-    decision written, and the creation. Sent under a key (`request` is the command), the
-    stream is looked up first: an earlier attempt's creation of the same request is answered
-    without deciding anything again (no decision, then), so a retry answers the first result
-    even when the create would now be refused. `request` None: the events carry the request
-    themselves, and the caller has looked the stream up (a workload's). `secrets`: what the
-    digest takes in place of the request's secret values (`request_digest`), and `secret`
-    what the append keeps beside the events (Append.secret)."""
+    """`create_once` what `decide` decides, on remembered streams first (`decided`). Keyed, with
+    `request` (the command; None: the caller looked the stream up), an earlier attempt's creation
+    of the same request is answered with no decision, even where the create would now be refused."""
     if keyed and request is not None:
         metadata = digested(metadata, request_digest(request, secrets))
         if not looked_up:
@@ -227,10 +195,9 @@ def answered(stream: Stream, stream_id: UUID, metadata: EventMetadata) -> Creati
 
 
 def _by_digest(stream: Stream, stream_id: UUID, metadata: EventMetadata) -> Creation | None:
-    """The creation the stream begins with, told by its request digest: this request's (its
-    events, those of the append that carried the digest), or IdempotencyKeyReusedError for
-    another's. None when the stream's first events carry no digest (written before requests
-    were digested) or this creation has none."""
+    """The creation the stream begins with (the events of the append that carried the digest),
+    when it is this request's; IdempotencyKeyReusedError for another's. None when either has no
+    digest (the stream was written before requests were digested)."""
     first = stream.first
     if first is None or first.request is None or metadata.request_digest is None:
         return None

@@ -1,15 +1,6 @@
-"""Folding a stream whose kind the caller only supposes (an id from a request may name any
-stream): the state, or None when the events are another kind's; and where a thing of a kind
-lives, as a check of who may see it asks.
-
-A store that hands the same events out again (the streams it remembers, infra/postgres/
-units_of_work.py `RememberedStreams`, handed out as the same tuple until they move on) says so with
-`keep_folds_of`, and the folds of that tuple are kept until it says `forget_folds_of`: a create
-that links an environment edited a thousand times folds it once rather than on every request
-(it was 40% of a create's CPU in the API process, bench/template_create.py --edits 1000). A
-tuple's events never change, and the kept tuple is held, so its identity cannot pass to another
-meanwhile; events read once are folded and let go, as before.
-"""
+"""Folding a stream whose kind the caller only supposes (None: another kind's events), and where a
+thing lives, for a check of who may see it. The folds of a tuple a store `keep_folds_of` are kept
+until `forget_folds_of` (docs/decisions/0021-decisions-on-remembered-streams.md)."""
 
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Protocol, TypeVar

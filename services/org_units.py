@@ -1,9 +1,6 @@
-"""Org unit use cases: clusters, departments and projects. Admins of the parent scope manage a
-unit; names are unique per namespace (see domain/org_units.py).
-
-Org units, layer by layer: domain/org_units.py the rules, services/org_units.py the use cases,
-projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
-"""
+"""Org unit use cases: clusters, departments and projects, managed by the parent scope's admins;
+names are unique per namespace (domain/org_units.py). Also: projections/org_units.py,
+infra/http/org_units.py."""
 
 from typing import Literal, NamedTuple
 from uuid import UUID
@@ -171,10 +168,9 @@ async def create_project(
 
 
 class _Keyed(NamedTuple):
-    """What a unit's create under its key found before deciding anything: its metadata (the
-    request digested, when keyed), the creation to issue the unit's id to (None: not keyed),
-    the id an earlier attempt was issued, whether that id's stream was found empty, and the
-    earlier attempt's answer, when one made the unit."""
+    """What a unit's keyed create found before deciding: its metadata (the request digested), the
+    creation to issue the id to (None: not keyed), the id issued earlier, whether its stream was
+    found empty, and the earlier attempt's answer, if one made the unit."""
 
     metadata: EventMetadata
     creation: UUID | None = None
@@ -189,10 +185,9 @@ async def _keyed(
     streams: EventStore,
     ids: IdSequence,
 ) -> _Keyed:
-    """Under a key: the id an earlier attempt was issued, and the unit it made, found by its
-    request digest before anything is decided again (services/idempotency.py). A first
-    attempt is issued its id only once the create is decided (`creation`), so one refused
-    uses up no number."""
+    """Under a key: the id issued earlier and the unit it made, found by the request digest before
+    deciding (services/idempotency.py). A first attempt is issued its id only once decided
+    (`creation`), so a refused one uses up no number."""
     if not cmd.keyed:
         return _Keyed(cmd.metadata)
     metadata = idempotency.digested(cmd.metadata, idempotency.request_digest(cmd))

@@ -1,18 +1,6 @@
-"""What the backends see of a run's replicas, recorded on the workload's stream: a
-`workload.pods_changed.v1` event each time the set changes (a replica starts, moves phase,
-restarts, goes), holding only what changed. Backends report the whole set; a set the stream
-already holds writes nothing, and two watchers racing to report the same change write it once
-(the second reads the first's event after its version conflict, and finds nothing left to say).
-
-A run of N replicas is reported about 2N times (each one starts, then ends). Reading the stream
-whole for each report cost a run's start in proportion to N squared even with events of one
-change each (N cubed while each event held the whole set: 20 ms a report at first and 144 ms by
-the end for 128 replicas). The watcher keeps what it folded of each workload (`Observed`) and
-reads only the events appended since, its own included.
-
-A change too large for one event (the first report of a run of 19,000 replicas is 7 MB) is
-written as several, in one append, each under the store's limit (`in_parts`).
-"""
+"""What the backends see of a run's replicas, recorded on the workload's stream as
+`workload.pods_changed.v1` events holding only what changed; a set the stream holds already writes
+nothing. Why, and what it costs: docs/decisions/0022-process-managers.md."""
 
 from collections.abc import Sequence
 from typing import Final
@@ -34,10 +22,9 @@ _OBSERVED: Final = 1_000  # workloads kept: those whose replicas are being watch
 
 
 class Observed:
-    """What a watcher folded of each workload, at the version it read or wrote (its appends
-    commit as they return: the submitter's store is on the pool, not in a transaction); the
-    events of a stream up to a version never change, so only those after it are read again.
-    Bounded, least recently used first out."""
+    """What a watcher folded of each workload, at the version it read or wrote (its appends commit
+    as they return, on the pool); only the events after it are read again. Bounded, least recently
+    used out."""
 
     def __init__(self, capacity: int = _OBSERVED) -> None:
         self._kept: Bounded[UUID, Workload] = Bounded(capacity)

@@ -1,13 +1,6 @@
-"""Policy use cases: admins of a scope (or above) set, change and delete its distributed policy;
-a workload's submission meets its project's effective policy (services/workloads.py).
-
-Every decision reads the write side: the policies of the scope's lineage from their streams
-(one small stream per scope), the lineage from the org units' streams.
-
-Policies, layer by layer: domain/policies.py the rules, domain/policy_compliance.py a spec
-against them, services/policies.py the use cases, projections/policy_catalogue.py the read
-model, infra/http/policies.py the HTTP routes.
-"""
+"""Policy use cases: admins of a scope set, change and delete its policy (a small stream per
+scope), decided on its lineage's; a submission meets it (services/workloads.py, judged by
+domain/policy_compliance.py). Also: domain/policies.py, infra/http/policies.py."""
 
 from collections.abc import Callable
 from uuid import UUID

@@ -16,10 +16,9 @@ Outcome = TypeVar("Outcome")
 
 
 class Prefetched:
-    """A stream loader that answers from streams read together up front, and asks the store
-    for any other (once: a decision reads each stream as it found it). Read `remembered`, every
-    stream it answers with may be old, so it keeps the version of each for the append to check,
-    the others included (asked of the store's memory too, one by one)."""
+    """A stream loader answering from streams read together up front, asking the store once for
+    any other. Read `remembered`, any may be old, so it keeps each one's version for the append to
+    check (`checked`), those asked later included."""
 
     def __init__(self, store: StreamReader, *, remembered: bool = False) -> None:
         self._store = store
@@ -72,12 +71,9 @@ async def prefetch(
 async def decided(
     decide: Callable[[bool], Awaitable[Decision]], write: Callable[[Decision], Awaitable[Outcome]]
 ) -> Outcome:
-    """Make a command's decision from streams the store may hold from before (`decide(True)`,
-    its append `checked` by `write`), and write it; decide once more from the streams as they
-    now are (`decide(False)`) when they had moved on, or when the first decision refused (what
-    may be old supports no refusal). `write` is one append: refused, it wrote nothing, so the
-    second attempt never follows a write. A fault of the store is no refusal: whether the
-    append took, it cannot tell, so it is not tried again here."""
+    """Decide on streams the store may hold from before (`decide(True)`, `write` checking them),
+    and write; decide again on the streams as they are if they had moved or the first decision
+    refused. A store fault is not retried: whether its append took cannot be told."""
     try:
         return await write(await decide(True))
     except (DomainError, ApplicationError):

@@ -1,7 +1,6 @@
 """A command is about an outcome, not a version: one whose append loses a race to another writer
-(the submitter's reports, the fan-out, another user) is decided again on the streams as they
-now are. A client's If-Match is checked in every decision (PreconditionFailedError), so only a
-command sent without one can succeed on the second try."""
+(the submitter, the fan-out, another user) is decided again on the streams as they now are.
+If-Match is checked in every decision, so only a command sent without one can then succeed."""
 
 import functools
 from collections.abc import Awaitable, Callable

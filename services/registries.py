@@ -1,12 +1,6 @@
-"""Registry use cases. Editors of a scope (or above) create, change and delete its registries;
-names are unique per scope. The password goes straight from the request to the vault (sealed,
-in the transaction of the event that records it); the events carry a reference only. A
-template (or a submission) that picks its image from a registry must be able to use it: the
-registry is in its scope or above, checked and recorded as a use where the template is written.
-
-Registries, layer by layer: domain/registries.py the rules, services/registries.py the use cases,
-infra/http/registries.py the HTTP routes.
-"""
+"""Registry use cases: editors of a scope manage its registries (names unique per scope); the
+password goes to the vault, sealed with its event, and a template picks images only from those of
+its scope or above (a recorded use). Also: domain/registries.py, infra/http/registries.py."""
 
 from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
@@ -160,10 +154,9 @@ async def require_visible(
 
 
 async def password_of(asset_id: UUID, spec: RegistrySpec, *, vault: CredentialVault) -> str:
-    """The password to ask the registry with: the vault's, when it is the one the registry as
-    shown (`spec`, as a read model holds it) was given; else RegistryChangingError. The vault is
-    written with the event and the read model after it, so a registry changed a moment ago
-    shows its old URL, which must not be sent the new password."""
+    """The vault's password, when it is the one the registry as shown (`spec`, from a read model)
+    was given; else RegistryChangingError. The read model trails the vault, and a registry's old
+    URL must not be sent its new password."""
     values = await vault.open(asset_id)
     secret = spec.secret
     if values is None or "password" not in values or secret is None:

@@ -1,20 +1,6 @@
-"""The submitter's policy: bring a workload's backend in line with what its stream says now.
-
-It reconciles rather than replays: whichever workload event arrives (requested, suspended,
-resumed, deleted, in any order, any number of times), the handler loads the stream and does what
-the current state asks: submit the current run, or stop it; and, asked to (the sweep), of a run
-the backend took that is not finished, it asks the backend what became of it (an outcome whose
-report was lost, a run with nothing left behind it). Backends are idempotent by job name and
-outcome events carry deterministic ids, so redeliveries and racing submitters write each outcome
-once.
-
-`reconcile_many` does the same for a batch of workloads at the cost of one read and one write
-for them all: the streams in one query, the backend calls side by side, the outcomes in one
-statement.
-
-Submitter, layer by layer: services/submitter.py what it decides, infra/workers/submitter.py its
-process.
-"""
+"""The submitter's policy: bring a workload's backend in line with what its stream says now. It
+reconciles rather than replays, so any of its events, in any order, any number of times, does it.
+Also: infra/workers/submitter.py; why so, docs/decisions/0022-process-managers.md."""
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -78,10 +64,9 @@ async def reconcile_many(
     cluster: UUID | None = None,
     ask_backend: bool = False,
 ) -> dict[UUID, Exception]:
-    """`reconcile` for each workload, with one read of all their streams and one append of all
-    their outcomes (again for those another writer got to first). Returns the workloads it
-    could not reconcile, with why; the others are reconciled and recorded. A failure of the
-    store raises (what it recorded before stays recorded: a redelivery finds it done)."""
+    """`reconcile` for each workload: one read of all their streams, one append of all their
+    outcomes (again for those another writer got to first); returns those not reconciled, with
+    why. A store failure raises; what was recorded stays, and a redelivery finds it done."""
     ids = sorted(set(workload_ids))  # one order of appends for every submitter: no deadlock
     streams = await store.load_many(ids)
     acted = await _each(
@@ -228,10 +213,9 @@ async def _record(
 async def _record_many(
     store: EventStore, steps: Mapping[UUID, _Step], streams: Mapping[UUID, Stream]
 ) -> tuple[dict[UUID, Workload | None], list[UUID]]:
-    """`_record` for many workloads: each outcome appended after the stream as read, in one
-    statement; those another writer got to first (or that hold the outcome already, from an
-    earlier delivery) are read again and decided anew. Returns each workload as it stands
-    afterwards, and those still contended after ATTEMPTS reads."""
+    """`_record` for many workloads in one statement; an outcome another writer (or an earlier
+    delivery) got to first is read again and decided anew. Returns each workload as it now
+    stands, and those still contended after ATTEMPTS reads."""
     after: dict[UUID, Workload | None] = {}
     pending = list(steps)
     for _ in range(ATTEMPTS):

@@ -1,9 +1,5 @@
 """PATCH of a template, as Run:ai defines it: merge the sent fields into its body, then clear
-`fieldsToClear`.
-
-In a patch, JSON `null` means "not given", as Run:ai's clients send it: runapy's models send
-every member they have, unset ones as null. Clearing a field is what `fieldsToClear` is for.
-"""
+`fieldsToClear`. JSON `null` means "not given", as runapy sends every unset member."""
 
 import functools
 import types
@@ -19,10 +15,9 @@ _MEMBERS: Final = {"meta", "spec", "assets", "masterSpecSameAsWorker", "master",
 
 
 def apply(current: Template, patch: dict[str, Any]) -> tuple[str, str | None, TemplateBody]:
-    """The template's name, description and body once the patch is applied: the sent fields
-    merged into the body (objects field by field, lists and values replaced; a null is a field
-    not sent), then `fieldsToClear` (dotted paths such as `spec.image`) cleared. A patch that
-    is not one is refused, naming its field."""
+    """The name, description and body once patched: the sent fields merged (objects field by
+    field, lists and values replaced, a null not sent), then `fieldsToClear` (dotted paths such as
+    `spec.image`) cleared. A patch that is not one is refused, naming its field."""
     patch = given(patch)
     if unknown := set(patch) - _MEMBERS:
         raise InvalidRequestError(f"/{sorted(unknown)[0]}", "not a field of a template patch")

@@ -1,10 +1,6 @@
-"""Distributed-template use cases. Editors of a scope (or above) manage its templates; names are
-unique per scope. The assets a template refers to must exist, be visible from its scope and
-fit; their versions are recorded, and the combined spec is rebuilt from exactly those.
-
-Templates, layer by layer: domain/templates.py the rules, services/templates.py the use cases,
-infra/http/templates.py the HTTP routes.
-"""
+"""Distributed-template use cases: editors of a scope manage its templates (names unique per
+scope). Its assets must exist, be visible from its scope and fit; their versions are recorded, the
+combined spec rebuilt from those. Also: domain/templates.py, infra/http/templates.py."""
 
 from collections.abc import Callable, Iterable, Sequence
 from uuid import UUID
@@ -362,10 +358,9 @@ async def check_name_available(
     holder: NameHolder,
     fields: tuple[str, str],
 ) -> None:
-    """UnknownScopeError (naming `fields[0]`) for a scope the actor may not see, NameTakenError
-    (naming `fields[1]`) when a template there holds `name`, InvalidTemplateError (naming it
-    too) when no template could: from the write side, as a create would decide it. A scope out of
-    sight is answered as one that does not exist: its names are not the actor's to know."""
+    """As a create would decide it, from the write side: UnknownScopeError (naming `fields[0]`)
+    for a scope out of sight, whose names are not the actor's to know; NameTakenError or
+    InvalidTemplateError (naming `fields[1]`) when a template there holds, or could not hold, it."""
     name_rules.check(name, fields[1], refused=InvalidTemplateError)
     await access.require_name_free(
         scope, name_namespace(scope), name, actor, streams=streams, holder=holder, fields=fields

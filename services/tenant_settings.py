@@ -1,10 +1,6 @@
-"""Tenant settings: tenant admins turn them on and off, and set the limits; every use case that
-a setting governs reads them with its other inputs.
-
-Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
-the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
-HTTP routes.
-"""
+"""Tenant settings: tenant admins turn them on and off and set the limits; each use case a
+setting governs reads them with its other inputs. Also: domain/tenant_settings.py,
+projections/tenant_settings.py, infra/http/tenant_settings.py."""
 
 from collections.abc import Sequence
 from typing import Final

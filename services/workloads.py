@@ -1,10 +1,6 @@
-"""Workload use cases. A submitter of a project (or above) submits workloads into it, from a
-template visible from the project; the request records the whole snapshot, and the submitter
-process does the rest. Names are unique per project among live workloads.
-
-Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py the use cases,
-infra/http/workloads.py the HTTP routes.
-"""
+"""Workload use cases: a submitter of a project submits workloads into it from a template visible
+there, recording the whole snapshot; the submitter process does the rest. Names are unique per
+project among live workloads. Also: domain/workloads.py, infra/http/workloads.py."""
 
 import hashlib
 from uuid import UUID
@@ -71,11 +67,9 @@ async def request_workload(
 
 
 def _first_answer(cmd: RequestWorkload, stream: Stream) -> Stamped[Workload] | None:
-    """The workload an earlier attempt under the same key made (its `stream`), when it is this
-    request (else IdempotencyKeyReusedError), found before resolving anything: a retry answers
-    it even once its template is deleted or the project's policy has changed. None when there
-    is none yet (or it was requested before requests were digested: then its events are
-    compared)."""
+    """The workload an earlier attempt under the key made, when it is this request (else
+    IdempotencyKeyReusedError), found before anything is resolved, so a retry answers it after
+    its template's deletion too. None: none yet, or one made before digests (events compared)."""
     first = stream.events[0] if stream.events else None
     if not isinstance(first, WorkloadRequested) or first.request_digest is None:
         return None

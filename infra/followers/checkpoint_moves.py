@@ -1,10 +1,6 @@
-"""Checkpoints of followers that took nothing of a batch, moved together.
-
-Under a steady write load most batches hold one read model's events, and every other follower
-only moves its checkpoint over them; woken by the same commit and served by the same read of the
-log (infra/followers/log_tap.py), they move them in one statement rather than one each. A
-follower waits for its move to be written before it goes on, as it did when it wrote its own.
-"""
+"""Checkpoints of followers that took nothing of a batch, moved together in one statement (most
+batches hold one read model's events, the others only move over them). A follower waits for its
+move to be written before it goes on, as it did when it wrote its own."""
 
 import asyncio
 

@@ -110,11 +110,9 @@ class FanoutRunner(LogRunner):
 
 
 class _AfterCommit:
-    """The fan-out's commit notices, held until the runner's transaction commits. Its appends
-    run inside that transaction: told of them at once, the notifier could wake the log's
-    readers (a trailing NOTIFY on a connection of its own) before the events are there to
-    read, and they would wait for their next poll. A NOTIFY an append carries in its own
-    statement is delivered at the commit already; a batch rolled back tells no one."""
+    """The fan-out's commit notices, held until the runner's transaction commits: told at once,
+    the notifier could wake the readers (a trailing NOTIFY) before the events are there to read.
+    A NOTIFY an append carries is delivered at the commit anyway; a rollback tells no one."""
 
     def __init__(self, notifier: CommitNotices) -> None:
         self._notifier = notifier

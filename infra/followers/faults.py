@@ -1,19 +1,6 @@
-"""A follower that meets an event it cannot apply stops there, loudly, and never skips it.
-
-A failure that the same event would meet again (a bug in a projection, a value the read model
-cannot hold) is not the database going away: retrying the batch forever, quietly, would leave
-the read model frozen with nothing but a warning in a log. Instead the runner applies the batch's
-events one at a time, commits those before the culprit, records the culprit in
-`follower_faults` (which follower, the event's position, id and type, and why) and raises
-FollowerStuckError. The follower then retries every STUCK_RETRY_S, so a fixed projection,
-deployed and restarted, moves on by itself and clears the fault. Readiness (`/readyz`), the
-`trainplate_follower_stuck` gauge and `trainplate projections status` all read the table. The
-relay records its own: an event it cannot publish (infra/jetstream/outbox_relay.py).
-
-The one other way out is `trainplate projections skip NAME`: it moves the checkpoint past
-exactly the recorded event, for an event no version of the projection could apply; the read
-model then lacks what that event said, until a rebuild with a projection that can apply it.
-"""
+"""A follower that meets an event it cannot apply stops there, loudly, and never skips it: the
+culprit goes to `follower_faults` (read by readiness, metrics and `projections status`) and is
+retried every STUCK_RETRY_S. Why, and the way out: docs/decisions/0023-followers.md."""
 
 from datetime import datetime
 from typing import Final

@@ -1,10 +1,6 @@
-"""Reading the global event log in commit-safe order, and the consumers' checkpoints.
-
-Positions are drawn when a row is inserted but become visible when its transaction commits, so a
-reader that only followed positions could skip a transaction that commits late. Readers therefore
-only read rows below the transaction-id horizon (`pg_snapshot_xmin`): every transaction below it has
-finished, so nothing can appear behind the cursor `(transaction_id, global_position)` any more.
-"""
+"""Reading the global event log in commit-safe order, and the consumers' checkpoints. Positions
+are drawn at insert but seen at commit, so readers stay below the transaction-id horizon
+(`pg_snapshot_xmin`): nothing can appear behind the cursor `(transaction_id, global_position)`."""
 
 from collections.abc import Mapping
 from datetime import datetime

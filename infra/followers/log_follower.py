@@ -1,11 +1,6 @@
-"""Following the event log: what the relay and every projection runner share.
-
-One follower per name leads at a time (a session advisory lock; the others wait as hot standbys).
-The leader calls `step(conn, cursor)` until it reads less than a full batch, then sleeps until a
-commit NOTIFYs or the poll interval passes. A step that raises one of `retry_on` is retried from
-the last saved cursor after a growing pause; one that is stuck on an event it cannot apply
-(FollowerStuckError, infra/followers/faults.py) is retried every STUCK_RETRY_S.
-"""
+"""Following the event log, for the relay and every projection runner: one leader per name (a
+session advisory lock; others stand by) steps until a short batch, then sleeps for a NOTIFY or the
+poll. `retry_on` retries from the saved cursor, backing off; a stuck step, every STUCK_RETRY_S."""
 
 import asyncio
 import contextlib
@@ -103,10 +98,9 @@ class LogFollower:
                 self._polled_at = time.monotonic()
 
     def fresh_since(self) -> float:
-        """What a step's answer that it has caught up must be read after (a monotonic time):
-        the last commit notice it had, or the last poll; a step with neither, now. A read made
-        before would not hold every commit the follower was told of (infra/followers/log_tap.py
-        keeps reads for many followers)."""
+        """What a step's caught-up answer must be read after (a monotonic time): the last commit
+        notice it had, or the last poll; with neither, now. An older read may miss a commit the
+        follower was told of (infra/followers/log_tap.py serves reads to many followers)."""
         if not self.leading:
             return time.monotonic()
         return max(self._notified_at, self._polled_at)

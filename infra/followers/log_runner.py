@@ -1,10 +1,6 @@
-"""What feeds a consumer of the global log (a read model, the fan-out) its events, exactly once.
-
-Each batch is consumed in one transaction together with the consumer's checkpoint, so a crash
-(or a SIGKILL) between two batches replays nothing twice and skips nothing. Event types this
-release does not know are skipped, never fatal (a newer writer may be deployed first). An event
-that cannot be consumed stops the runner there, loudly (infra/followers/faults.py).
-"""
+"""What feeds a consumer of the global log (a read model, the fan-out) its events, exactly once:
+each batch is consumed in one transaction with its checkpoint. Unknown event types are skipped (a
+newer writer may be deployed first); an event that fails stops it (infra/followers/faults.py)."""
 
 import asyncio
 import logging
@@ -108,10 +104,9 @@ class LogRunner:
     async def _apply(self, conn: Connection, entries: list[Tapped]) -> None:
         taken = [tapped.event() for tapped in entries if self.takes(tapped.entry)]
         if not taken and not self._may_be_stuck:
-            # Nothing to consume: the checkpoint moves over the batch in one statement, not in a
-            # transaction of three, and with the other runners' that took nothing of it
-            # (infra/followers/checkpoint_moves.py). Under a steady write load most batches of
-            # most runners are other streams' events, and each is a wake-up of every runner.
+            # Nothing to consume: the checkpoint moves over the batch in one statement, not a
+            # transaction of three, with the other runners' that took nothing of it: under a
+            # steady load most batches of most runners are others' events (checkpoint_moves.py).
             await self._moves.move(conn, self.checkpoint_name, entries[-1].entry.cursor)
             return
         async with conn.transaction():

@@ -1,18 +1,6 @@
-"""The global log read once for all of a process's followers, and read ahead of them.
-
-Every follower of the projector process reads the same log: at each commit each of them used to
-read the new events and decode what it takes, a round trip and a decoding per follower. A tap
-reads a stretch of the log once, decodes each event once, and keeps the latest stretch in memory
-(`_run`); a follower anywhere in it is served from memory, and followers woken by the same commit
-wait for the one read in flight rather than each sending its own. While followers apply a full
-batch, the tap reads the next (read-ahead, on a connection of its own when the pool has one
-free): a follower catching up on a backlog no longer waits for its reads.
-
-Why memory answers as the database would (infra/followers/global_log.py): a read after cursor `c`
-returns every committed event after `c` below the transaction horizon, in order, up to its limit,
-and nothing can appear later at or before the last of them. So a stretch read after `c`, ending
-at `e`, is the log between them, and a read after the stretch's end extends it.
-"""
+"""The global log read once for all of a process's followers, and read ahead of them: a stretch is
+read and decoded once and kept in memory, which answers as the database would. Why that holds,
+and what it saves: docs/decisions/0023-followers.md."""
 
 import asyncio
 import bisect
@@ -66,9 +54,8 @@ class LogTap:
         self, conn: Connection, cursor: Cursor, limit: int, *, since: float
     ) -> list[Tapped]:
         """Up to `limit` committed events after `cursor`, as global_log.read_after answers. A
-        shorter answer (the follower has caught up) comes from a read begun at or after `since`
-        (LogFollower.fresh_since), so it holds every commit the follower was told of. `conn` is
-        the follower's own, free while it waits."""
+        short answer (caught up) comes from a read begun at or after `since` (fresh_since), so it
+        holds every commit the follower was told of. `conn`: the follower's own, free meanwhile."""
         while True:
             served = self._served(cursor, limit)
             inside = self._start is not None and self._start <= cursor <= self._end()

@@ -1,10 +1,6 @@
-"""Prometheus metrics (prometheus-client).
-
-Lag is a property of the database (how far each follower's checkpoint trails the log), so any API
-process answers it at scrape time on `/metrics`. What only a running projector knows (events it
-applied, how long its batches took) it exports on its own port
-(`TRAINPLATE_PROJECTOR__METRICS_PORT`).
-"""
+"""Prometheus metrics. Lag (how far each checkpoint trails the log) is the database's, so any API
+process answers it on `/metrics`; what only a running projector knows (events applied, batch
+times) it exports on its own port (`TRAINPLATE_PROJECTOR__METRICS_PORT`)."""
 
 from collections.abc import Sequence
 from typing import Final

@@ -53,11 +53,9 @@ class ProjectionRunner(LogRunner):
         return entry.type in self._tags
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
-        # A read model and its checkpoint are the log's, and commit together: a crash of the
-        # database that loses the last commits loses them both, and the runner applies those
-        # events again from the checkpoint it finds. So its commit need not wait for the WAL
-        # to reach the disk (the events themselves did, when they were appended), and a reader
-        # waiting for a caller's write waits for the replay as for the first time.
+        # A read model and its checkpoint commit together, both made again from the log: a crash
+        # that loses the last commits loses both, and the runner applies those events again. So
+        # the commit need not wait for the WAL flush (docs/decisions/0023-followers.md).
         await conn.execute("SET LOCAL synchronous_commit = off")
         # A read model's writes go out pipelined.
         target = Pipelined(conn)

@@ -1,19 +1,6 @@
-"""Rebuilding a read model from position zero, blue/green, while the old one keeps serving.
-
-The projection's own code runs unchanged against fresh, empty copies of its tables: they are
-created in a schema of their own (`CREATE TABLE ... (LIKE ... INCLUDING ALL)`), and the rebuild's
-connection puts that schema first on its `search_path`, so the projection's unqualified table
-names reach the copies while everything else (the log, the checkpoints) is still `public`. The
-rebuild follows the log with a checkpoint of its own until it has caught up; then, in one
-transaction, it locks the live tables, applies what arrived meanwhile, drops the old tables, moves
-the new ones into `public` and hands its position to the live projection's checkpoint. Readers
-and the live runner wait for that transaction only; the runner then goes on from where it was,
-re-applying a few events idempotently.
-
-Only read models are rebuilt: the linked-asset fan-out is a process manager whose effects are
-events, which must not happen twice. The swap also records the projection's version
-(infra/followers/read_model_versions.py); one rebuild of a read model runs at a time.
-"""
+"""Rebuilding a read model from position zero, blue/green, while the old one keeps serving: the
+projection's own code fills copies of its tables (a schema first on the rebuild's `search_path`),
+and one transaction swaps them in. Read models only: docs/decisions/0023-followers.md."""
 
 import time
 from collections.abc import AsyncIterator, Callable

@@ -1,12 +1,6 @@
-"""PostgresApplicationRegistry: the secrets of application streams, their hashes beside them.
-
-The store writes the credentials row as an append's secret row (`register`, `replace`,
-`destroy`, in the append's transaction: infra/postgres/streams.py), so neither can exist
-without the other; the registry only reads it. The hashes come from
-infra/security/secret_hashing.py. An application created under an Idempotency-Key also keeps
-its first answer's secret, sealed, for its retries (`service_account_answers`, migration 0036):
-a day at most, and not once the secret is replaced or the application deleted.
-"""
+"""PostgresApplicationRegistry: the secrets' hashes (infra/security/secret_hashing.py) beside the
+application streams, written by the store in the append's transaction, so neither exists without
+the other; and a keyed create's first secret, sealed for its retries (migration 0036)."""
 
 from typing import Final
 from uuid import UUID

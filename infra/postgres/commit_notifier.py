@@ -24,15 +24,9 @@ class CommitNotices(Protocol):
 
 
 class CommitNotifier:
-    """Wakes the log's readers (LISTEN trainplate_events) soon after appends have committed.
-
-    A NOTIFY holds a database-wide lock until its transaction commits, so one in every append
-    would serialise all commits. Instead at most one append per `interval_s` carries the NOTIFY
-    in its own statement (delivered at its commit). Appends that complete without one are covered
-    by the next carrier sent after them or, when a burst ends first, by one trailing NOTIFY at
-    most two intervals after the last claim. A
-    lost NOTIFY (process killed between commit and signal) only delays readers to their next poll.
-    """
+    """Wakes the log's readers (LISTEN trainplate_events) soon after appends commit. A NOTIFY
+    holds a database-wide lock until its commit, so at most one append per `interval_s` carries
+    one, and a burst's end gets one trailing (docs/decisions/0018-event-store-statements.md)."""
 
     def __init__(self, pool: "asyncpg.Pool | Connection", *, interval_s: float = 0.005) -> None:
         self._pool = pool

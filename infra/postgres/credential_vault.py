@@ -1,9 +1,6 @@
 """PostgresCredentialVault: the values of credential (and registry) streams, sealed, beside them.
-
-The store writes them as an append's secret row (`keep_values`, `destroy_values`, in the
-append's transaction: infra/postgres/streams.py), so no credential exists without its values
-and no values outlive their credential; the vault only reads them.
-"""
+The store writes them with the append (`keep_values`, `destroy_values`, in its transaction), so
+neither exists without the other; the vault only reads them."""
 
 from collections.abc import Mapping
 from typing import Final

@@ -24,10 +24,9 @@ class EachAppends(BoundStreams):
     async def append_each(
         self, appends: Sequence[OneAppend], *, metadata: EventMetadata
     ) -> frozenset[UUID]:
-        """One event to each stream, in one statement. On a connection, inside the caller's
-        transaction (the fan-out: its events commit with its checkpoint); on a pool, the
-        statement is a transaction of its own (the submitter: an outcome is committed when this
-        returns)."""
+        """One event to each stream, in one statement: on a connection, inside the caller's
+        transaction (the fan-out's events commit with its checkpoint); on a pool, a transaction
+        of its own (the submitter's outcome is committed when this returns)."""
         if not appends:
             return frozenset()
         if not self._in_transaction() and not isinstance(self._db, asyncpg.Pool):

@@ -1,13 +1,6 @@
-"""The per-stream hash chain that makes tampering with stored events detectable.
-
-Each event's link is `sha256(prev_hash || digest || version || recorded_at)`, starting from 32 zero
-bytes, where `digest` covers the event's identity and its exact stored bytes (`data` and `metadata`
-are `json` columns, which keep the bytes they were given). The writer computes the digest (one
-function, `content_digests`, for every append: infra/postgres/encoding.py); the database stamps
-the time and computes the links (`trainplate_link`; several in one call, `trainplate_chain`) in
-every append statement, and nowhere else.
-A verifier recomputes both from the row alone, here, trusting neither.
-"""
+"""The per-stream hash chain that makes tampering with stored events detectable (see
+docs/architecture.md, Hash chain): the writer digests each event (`content_digests`), the database
+links them in every append statement; a verifier recomputes both from the row alone, here."""
 
 import hashlib
 import struct
@@ -35,11 +28,9 @@ def content_digests(
     streams: Sequence[bytes],
     events: Sequence[EncodedEvent],
 ) -> list[bytes]:
-    """sha256 over each event's fields: its id (`ids[16i:16i+16]`), its stream's id (the i-th
-    of `streams`), schema version, stream type, type, data and metadata; the variable-length
-    ones are length-prefixed, so no two events share an encoding. The parts a batch shares are
-    encoded once (a 100-event append's digests took 114 us with a tuple built per event, 78 us
-    in this one loop)."""
+    """sha256 over each event's id (`ids[16i:16i+16]`), stream id (the i-th of `streams`), schema
+    version, stream type, type, data and metadata, variable-length ones length-prefixed (no two
+    events encode alike); shared parts once (docs/decisions/0018-event-store-statements.md)."""
     stream_type_bytes, metadata_bytes = stream_type.encode(), metadata.encode()
     stream_type_length, metadata_length = len(stream_type_bytes), len(metadata_bytes)
     sha256, pack, join = hashlib.sha256, _FIXED.pack, b"".join

@@ -1,18 +1,6 @@
-"""How far the read models must be for a caller to read its own writes.
-
-A caller's writes are its events (each append writes its `caller`, the subject of its user or
-application, infra/postgres/encoding.py `caller_of`), so the mark is the newest of them in the
-order the followers apply the log (transaction id, then position), found by an index (migration
-0014): no statement is added to the write path, and every API process sees the same mark. The
-service's own writes have no caller (NULL) and are not indexed. What a caller's writes caused
-downstream (the linked-asset fan-out's template events, which belong to no caller) is marked by
-the fan-out itself, in its own transaction, under the caller's subject (`downstream_marks`).
-
-A read is ready when every follower (the read models and the fan-out) has passed the caller's
-own last event, and every read model has passed the downstream mark. The fan-out writes that
-mark in the transaction that moves its checkpoint, so once it has passed the caller's event the
-mark of what it made of it is there to be read.
-"""
+"""How far the read models must be for a caller to read its own writes: every follower past its
+last event (each append records its `caller`, indexed), every read model past what the fan-out
+made of it (`downstream_marks`). Why so: docs/decisions/0019-request-standing.md."""
 
 import functools
 import re
@@ -50,10 +38,9 @@ _READY: Final = f"""
         ) = {{read_model_count}})
 """
 
-# Asked only when a caller is not ready (the standing stays as cheap as it was): whether a
-# follower that has not passed the caller's event (or what the fan-out made of it) is stuck on
-# an event at or before it (migration 0013's follower_faults). Waiting for it is then in vain
-# until someone moves it on, so the read answers stale at once.
+# Asked only when a caller is not ready, so the standing costs no more: whether a follower it
+# waits for is stuck (follower_faults, migration 0013) at or before the caller's event or the
+# fan-out's mark. Waiting is then in vain until someone moves it on: the read answers stale.
 _BLOCKED: Final = f"""
 {_MARKS}SELECT EXISTS (
            SELECT FROM follower_faults f, mine m
@@ -65,13 +52,9 @@ _BLOCKED: Final = f"""
               AND (f.transaction_id, f.global_position) <= (d.transaction_id, d.global_position))
 """
 
-# A request's standing, in one round trip: the epochs of what an API process keeps in memory
-# about access (migration 0017) and, for a read, whether the caller's writes are read. A write
-# asks the epochs alone, in a statement of its own: were it one statement with a flag, each
-# connection's plan cache would compare its generic plan with custom plans in which a write's
-# flag folds the check away; those look far cheaper, so PostgreSQL would settle on planning
-# every execution afresh, a read's whole check included (about 0.3 ms of the database's CPU
-# per read, measured).
+# A request's standing in one round trip: the access epochs (migration 0017) and, for a read,
+# whether the caller's writes are read. A write asks the epochs alone, in a statement of its own,
+# so a read's plan stays generic (docs/decisions/0019-request-standing.md).
 _EPOCHS: Final = """
 SELECT (SELECT epoch FROM access_epoch) AS access_epoch,
        (SELECT epoch FROM org_units_epoch) AS org_epoch"""

@@ -1,7 +1,6 @@
-"""A request's standing as the database tells it, for read-your-writes (the HTTP side is
-infra/http/consistency.py): the statements of infra/postgres/read_marks.py, polled until the
-read models hold the caller's writes or the wait runs out, and what a request assumed as a
-writer (infra/postgres/writer_standing.py) or appended (infra/postgres/positions.py)."""
+"""A request's standing as the database tells it (the HTTP side: infra/http/consistency.py): the
+read_marks statements polled until the read models hold the caller's writes or the wait runs out,
+and what a request assumed as a writer (writer_standing.py) or appended (positions.py)."""
 
 import asyncio
 import time
@@ -79,9 +78,8 @@ class PostgresStandings:
         wait_s: float,
     ) -> Settled:
         """For a read, once the read models hold the caller's writes (and the `min_position`
-        event), or the wait ran out, or a follower it waits for is stuck (then not ready); for
-        a write, at once: the standing this process last found, `assumed`, or asked when it
-        has found none yet. `row_sql` (taking `key` as $2) is read in the same statement."""
+        event), the wait ran out, or a follower it waits for is stuck (not ready); for a write,
+        at once, as last found (`assumed`) or else asked. `row_sql` ($2: `key`) rides along."""
         if not reads and (known := writer_standing.known()) is not None:
             return Settled(msgspec.structs.replace(known, assumed=True), None, True)
         started = time.monotonic()

@@ -1,7 +1,6 @@
-"""Reading streams from the `events` table: a stream's events with when and by whom each was
-written, several in one round trip, or with every envelope (history and audit); and, in an
-append's transaction, whether streams a decision read have moved since. The reads of
-infra/postgres/streams.py's `PostgresStreams`, the one port over the store."""
+"""Reading streams from `events`: a stream's events with when and by whom each was written,
+several in one round trip, or with every envelope (history, audit); and, in an append's
+transaction, whether streams a decision read have moved. The reads of `PostgresStreams`."""
 
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -17,14 +16,9 @@ from infra.serialization import decode_metadata
 from services.errors import StaleReadError
 from services.ports.event_store import Stream, Written
 
-# With each event, when and by whom it was written (Stream.written).
-# The request digest (services/idempotency.py) is read of a creation's events only, those of
-# its stream's first transaction, where a keyed create puts it: `->>` parses an event's JSON
-# metadata, and read of every event it cost a 100-event stream's load 17 us of the database's
-# 76 (medians of 7 rounds of 1,000); kept to the creation's events, 6. One stream looks its
-# first transaction up once (a window would hold every row: 96 us); several take it by a
-# window over each stream, in the order their sort makes anyway (3 streams of 100 events:
-# 263 us against 289; of 9 events, the same).
+# With each event, when and by whom it was written (Stream.written), and the request digest of a
+# creation's events only, those of its stream's first transaction: why, and what it costs, in
+# docs/decisions/0018-event-store-statements.md.
 LOAD: Final = """
 SELECT data::text AS data, hash, recorded_at, metadata->>'actorSubject' AS actor,
        CASE WHEN transaction_id = (SELECT f.transaction_id FROM events f

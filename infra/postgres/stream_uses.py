@@ -1,12 +1,6 @@
-"""Which streams use which, on the write side: kept in the transaction of each append that
-changes it (services/ports/event_store.py `Uses`), and asked in the transaction of each deletion.
-
-The two meet on a PostgreSQL advisory lock per used stream: a writer that comes to use one holds
-it shared until it commits, a deletion holds it exclusively. Whichever is second waits for the
-first to commit, then its next statement sees what the first wrote: the deletion finds the new
-use and is refused, or the user finds the deletion and is refused. Shared locks never wait for
-one another, and a deletion takes one lock and nothing after it, so no cycle can form.
-"""
+"""Which streams use which: kept in each append that changes it (`Uses`), asked in each deletion,
+under an advisory lock per used stream, shared for users, exclusive for a deletion (which takes no
+lock after it, so no cycle): docs/decisions/0018-event-store-statements.md."""
 
 from typing import Final
 from uuid import UUID

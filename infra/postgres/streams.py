@@ -115,11 +115,9 @@ class PostgresStreams(StreamReads, EachAppends):
 
         if self._unit is None:
             return await write()
-        # In a unit of work each append is a savepoint. A refused one (a race lost to a
-        # concurrent writer, a name taken) would otherwise abort the whole transaction; undone
-        # alone, it leaves the unit usable: its caller may read what won and go on (a create
-        # retried under the same key answers the winner's events, services/idempotency.py), as
-        # in the fake. What the undone append was to do once committed is forgotten with it.
+        # In a unit of work each append is a savepoint: a refused one (a race lost, a name taken)
+        # is undone alone, leaving the unit usable as in the fake, and what it was to do once
+        # committed is forgotten with it (docs/decisions/0018-event-store-statements.md).
         unit, undo_from = self._unit, len(self._unit.after)
         try:
             async with translated("append"), self.connection.transaction():

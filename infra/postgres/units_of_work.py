@@ -1,11 +1,6 @@
-"""What the streams of infra/postgres/streams.py are bound to: a pool, or one connection in a
-command's transaction (its unit of work), and what the process learns from them (the heads it
-knows, `StreamHeads`; the streams it remembers, `RememberedStreams`) once what it learnt from
-has committed.
-
-Reading (infra/postgres/stream_reads.py) and appending (infra/postgres/streams.py,
-infra/postgres/each_appends.py) build on it.
-"""
+"""What the streams of infra/postgres/streams.py are bound to (a pool, or one connection in a
+command's unit of work), and what the process learns from them once that has committed: the heads
+it knows (`StreamHeads`), the streams it remembers (`RememberedStreams`)."""
 
 import contextlib
 import copy
@@ -73,17 +68,9 @@ class StreamHeads:
 
 
 class RememberedStreams:
-    """Streams by id, as last read or known whole; bounded, least recently used first out.
-
-    A create reads the streams it is checked against (its actor's roles, its scope, the tenant's
-    settings, the assets it names) before it appends; they change far less often than they are
-    read. What is kept here may have moved on since, so a decision made on it appends with the
-    versions it read as `checked` (services/ports/event_store.py `Append`), and the append's own
-    statement refuses to write when one of them has moved (infra/postgres/sql/
-    append_first_named.sql): nothing rests on an old stream unless it is still the stream's head
-    when the decision is written. A stream with no events is kept too (version 0): most creates
-    ask for a tenant's settings that were never changed.
-    """
+    """Streams by id, as last read or known whole; bounded, least recently used out. A decision on
+    them appends with the versions it read as `checked`, and its statement writes nothing if one
+    has moved on. Empty streams are kept too (version 0): most tenants' settings never changed."""
 
     def __init__(self, capacity: int = 2_000) -> None:
         self._streams: Bounded[UUID, Stream] = Bounded(capacity)
@@ -178,12 +165,9 @@ class BoundStreams:
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[Self]:
-        """The same streams over one pooled connection, for a request that reads then writes
-        (one acquire and release instead of one per statement); each append commits alone.
-        Not while the request's standing is assumed (infra/postgres/writer_standing.py): its
-        first statement may be an append that checks it itself, the round trip the pool's
-        check would cost (a create decided on remembered streams reads nothing), so each
-        statement takes a connection of its own."""
+        """The same streams over one pooled connection, for a request that reads then writes;
+        each append commits alone. Not while the request's standing is assumed: its first
+        statement may check it itself (docs/decisions/0019-request-standing.md)."""
         if writer_standing.unchecked() is not None and isinstance(self._db, asyncpg.Pool):
             yield self
             return

@@ -1,21 +1,6 @@
-"""A write's standing, checked where the write takes effect instead of before it starts.
-
-A read asks the database for its caller's standing as it starts (infra/http/consistency.py
-`settle`): it may have to wait for the caller's writes anyway. A write waits for nothing, so the
-API does not ask: it takes the caller's access as of the epochs it last saw (`known`: migration
-0017's access epoch and the org tree's), and checks them against the database's before the
-write's first use of the database. Either the first statement checks them itself (a named
-creation, infra/postgres/sql/append_first_named.sql: written only if the access epoch has not
-moved, in the statement's own snapshot), or the pool checks them on the first connection it hands
-the request (infra/bootstrap.py `FairPool`), or, for a write that never used the database, the
-authentication does before the answer is sent (infra/http/auth.py).
-
-When the epochs have moved, the caller is looked at again under the database's (`recheck`): a
-token revoked since is then refused (401) before anything was written, and the caller's grants
-and lineages are the current ones. So whatever a write takes effect on is never older than a
-standing read at the request's start, as before; a template create saves one statement (and a
-round trip) of its two: a fifth of the API process's CPU per create (bench/template_create.py).
-"""
+"""A write's standing, checked where the write takes effect rather than before it starts: the
+epochs this process last found are assumed, and checked by the write's first statement, its first
+connection, or before its answer. Why and how: docs/decisions/0019-request-standing.md."""
 
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -56,11 +41,9 @@ def seen(standing: Standing) -> None:
 
 
 class Unchecked:
-    """A request's assumed standing, until the database has confirmed or replaced it; the gate
-    of the request's connections until then (infra/bootstrap.py). A caller the second look
-    refused stays refused: every later use of the database raises it again, and so does the
-    answer (infra/http/auth.py), whatever a use case made of the first refusal (one decided
-    on remembered streams decides again on any refusal: services/prefetch.py `decided`)."""
+    """A request's assumed standing until the database confirms or replaces it; until then the
+    gate of its connections (infra/bootstrap.py). A caller the second look refused stays refused,
+    at every later use and in the answer, whatever a use case made of the first refusal."""
 
     __slots__ = ("_checking", "_found", "_recheck", "_refused", "assumed", "carried", "done")
 

@@ -1,7 +1,6 @@
-"""Data volumes from their catalogue, with the names of their projects: one by id, and a list
-or count chosen, sorted and paged in SQL: Run:ai's `requestType` (those originated in the scopes
-the caller sees, or those usable in one project), `filterBy` over the fields its document names
-and the free-text `search`."""
+"""Data volumes from their catalogue with their projects' names: one by id, or a list or count
+chosen, sorted and paged in SQL by Run:ai's `requestType` (originated in scopes the caller sees,
+or usable in one project), `filterBy` over its document's fields and `search`."""
 
 from collections.abc import Sequence, Set
 from typing import Any, Final, Literal, get_args

@@ -69,17 +69,14 @@ class NameClaim(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Uses(msgspec.Struct, frozen=True, kw_only=True):
-    """The streams a stream uses once its events are appended, written with them in one
-    transaction: a template its assets, an asset the credentials it reads, and every thing the
-    org unit it lives in (a project its cluster or department). With `unused` on a deletion's
-    append, this is what keeps a thing in use from being deleted and a deleted thing from
-    coming into use, however the two writes interleave.
+    """The streams a stream uses once its events are appended, written in their transaction (a
+    template its assets, an asset its credentials, everything its org unit). With `unused` on a
+    deletion, a thing in use is never deleted nor a deleted one used, whatever the interleaving."""
 
-    `user` is how the stream is named to whoever finds the thing in use ("template my-run");
-    each used stream comes with the request field that named it, for the error when it was
-    deleted meanwhile. Nothing used: the stream uses nothing (as after its deletion)."""
-
+    # How the stream is named to whoever finds the thing in use ("template my-run").
     user: str
+    # Each used stream with the request field that named it, for the error when it was deleted
+    # meanwhile. Nothing used: the stream uses nothing (as after its deletion).
     used: tuple[tuple[UUID, str], ...] = ()
 
 
@@ -189,9 +186,7 @@ class EventStore(Protocol):
         ...
 
     def transaction(self) -> AbstractAsyncContextManager["EventStore"]:
-        """`async with store.transaction() as tx:` the same port, its appends (and its reads)
-        in one transaction: they commit together when the block ends, or none does when it
-        raises. A refused append undoes only itself and leaves the unit usable: its caller may
-        read what won a race and go on (services/idempotency.create_once), or let the error
-        leave the block. Inside one, `transaction()` joins it."""
+        """`async with store.transaction() as tx:` the same port, its appends and reads in one
+        transaction: all commit when the block ends, none if it raises; inside one, it joins it.
+        A refused append undoes only itself, so its caller may read what won a race and go on."""
         ...

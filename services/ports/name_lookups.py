@@ -23,11 +23,9 @@ class NameHolders(Protocol):
 
 
 class IdSequence(Protocol):
-    """Small integer ids (Run:ai numbers its departments and projects). Given a `creation` (the
-    id services/idempotency.py derives from a create's `Idempotency-Key`), the id issued to that
-    creation before, if any: a retry is given its first attempt's id, and so reaches its stream.
-    `given`: the id to issue to a creation not issued one yet, in place of a new one (a create
-    answered with something that exists already, so that its retries are answered it too)."""
+    """Small integer ids (Run:ai numbers departments and projects). A `creation` (the id derived
+    from an `Idempotency-Key`) is issued its id once, so its retries reach its stream; `given`:
+    the id to issue a creation not issued one yet (a create answered with what exists already)."""
 
     async def next_id(self, creation: UUID | None = None, *, given: int | None = None) -> int: ...
 

@@ -26,10 +26,9 @@ class RunStatus(msgspec.Struct, frozen=True):
 
 
 class WorkloadBackend(Protocol):
-    """Where workloads run (local processes, Kubernetes, nowhere for a dry run). Submitting and
-    stopping are idempotent by the plan's job name: submitting what already runs succeeds and
-    starts nothing, stopping what is gone succeeds. What happens afterwards comes back through
-    `Reports`, and `status` answers it again for a run whose report was lost."""
+    """Where workloads run (local, Kubernetes, nowhere for a dry run); idempotent by the plan's job
+    name: submitting what runs starts nothing, stopping what is gone succeeds. Outcomes come back
+    through `Reports`; `status` answers again for a run whose report was lost."""
 
     name: str
 
