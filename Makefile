@@ -22,9 +22,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/trainplate dev
 
-# xdist processes for the tests that start no process of their own (0: none); each starts its
-# own embedded PostgreSQL and NATS.
-PYTEST_WORKERS ?= 2
+# xdist processes for the tests that start no process of their own; 0 (the default): one
+# pytest process for every test, the fastest on 2 cores (docs/decisions/0008-parallel-tests.md).
+PYTEST_WORKERS ?= 0
 
 # Everything CI checks (.ci/run): the static checks run beside pytest, and -O prints each one's
 # output in one piece when it ends, so a failure is never interleaved with another's.
@@ -52,10 +52,13 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # pytest exits 5 when it collects nothing; that is a failure here, as any other non-zero code.
-# Two runs side by side (make -j): the tests that start whole processes (`slow`, `fuzz`) one
-# at a time, as their readiness waits expect; the rest spread over PYTEST_WORKERS processes.
-# A server given in TEST_DATABASE_URL or TEST_NATS_URL serves one pytest process.
+# With PYTEST_WORKERS, two runs side by side (make -j): the tests that start whole processes
+# (`slow`, `fuzz`) one at a time, as their readiness waits expect; the rest spread over
+# PYTEST_WORKERS processes. A server given in TEST_DATABASE_URL or TEST_NATS_URL serves one.
 ifneq ($(TEST_DATABASE_URL)$(TEST_NATS_URL),)
+pytest: $(STAMP)
+	$(BIN)/pytest
+else ifeq ($(PYTEST_WORKERS),0)
 pytest: $(STAMP)
 	$(BIN)/pytest
 else
