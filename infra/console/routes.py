@@ -23,6 +23,7 @@ from infra.console.template_detail import template_page
 from infra.console.template_edit import EDIT_ROUTES
 from infra.console.template_form import FORM_ROUTES
 from infra.console.template_list import templates_grid
+from infra.console.workload_list import WORKLOAD_LIST_ROUTES
 from infra.console.workload_pages import WORKLOAD_ROUTES
 from infra.http import consistency
 from infra.http.edge import CONSOLE
@@ -57,6 +58,7 @@ def console_router(
             *FORM_ROUTES,
             *EDIT_ROUTES,
             template_page,
+            *WORKLOAD_LIST_ROUTES,
             *WORKLOAD_ROUTES,
             *ENVIRONMENT_ROUTES,
             *COMPUTE_ROUTES,
