@@ -15,6 +15,7 @@ from infra.console.authentication import Verifiers, console_authentication
 from infra.console.compute_pages import COMPUTE_ROUTES
 from infra.console.data_source_pages import DATA_SOURCE_ROUTES
 from infra.console.environment_pages import ENVIRONMENT_ROUTES
+from infra.console.org_unit_pages import ORG_UNIT_ROUTES
 from infra.console.pages_common import EXCEPTION_HANDLERS
 from infra.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
 from infra.console.settings_page import SETTINGS_ROUTES
@@ -63,6 +64,7 @@ def console_router(
             *ENVIRONMENT_ROUTES,
             *COMPUTE_ROUTES,
             *DATA_SOURCE_ROUTES,
+            *ORG_UNIT_ROUTES,
             *SETTINGS_ROUTES,
             static,
         ],
