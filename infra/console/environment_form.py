@@ -51,6 +51,8 @@ class Built(msgspec.Struct, frozen=True, kw_only=True):
     body: dict[str, Any]
     # an item's pointer in the body (moved up once empty rows were left out) -> its row's
     renamed: dict[str, str]
+    # a variable's source sent that the form does not offer: its field -> what is wrong
+    unknown: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def _text(values: Mapping[str, Any], pointer: str) -> str:
@@ -107,6 +109,19 @@ def _chosen_members(spec: dict[str, Any]) -> None:
                     tool.pop(info, None)
 
 
+def _unknown_sources(values: Mapping[str, Any], fields: Sequence[Field]) -> dict[str, str]:
+    """The variables' sources sent that the form does not offer: the body has no member the
+    API's Struct could refuse for them."""
+    offered = dict(SOURCES)
+    return {
+        f.pointer: f"Choose among {', '.join(offered.values())}."
+        for f in fields
+        if f.pointer.startswith(VARIABLES)
+        and f.pointer.endswith("/source")
+        and values.get(f.pointer, "") not in offered
+    }
+
+
 def creation_meta(values: Mapping[str, Any]) -> dict[str, Any]:
     """Run:ai's creation meta of an asset: the scope chosen, its name and description."""
     kind, scope_id = scope_of(_text(values, "/scope"))
@@ -125,7 +140,8 @@ def creation_body(values: Mapping[str, Any], fields: Sequence[Field]) -> Built:
     if framework := _text(values, FRAMEWORK):
         meta["workloadSupportedTypes"] = {"distributed": True, "distFramework": framework}
     spec, renamed = spec_of(values, fields)
-    return Built(body={"meta": meta, "spec": spec}, renamed=renamed)
+    unknown = _unknown_sources(values, fields)
+    return Built(body={"meta": meta, "spec": spec}, renamed=renamed, unknown=unknown)
 
 
 def update_body(
@@ -136,7 +152,8 @@ def update_body(
     if description := _text(values, "/meta/description"):
         meta["description"] = description
     spec, renamed = spec_of(values, fields, current)
-    return Built(body={"meta": meta, "spec": spec}, renamed=renamed)
+    unknown = _unknown_sources(values, fields)
+    return Built(body={"meta": meta, "spec": spec}, renamed=renamed, unknown=unknown)
 
 
 def values_of(name: str, description: str | None, spec: Any) -> dict[str, Any]:

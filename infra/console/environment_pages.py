@@ -149,6 +149,9 @@ async def create_environment(
     form = await _form(request, adapters, shown.values, {})
     known = {"/scope", *(f.pointer for f in (*META_FIELDS, *NEW_FIELDS, *form.fields))}
     built = creation_body(shown.values, form.fields)
+    if built.unknown:
+        shown.errors.update(built.unknown)
+        return await _render(request, adapters, shown, status=400)
     try:
         data = msgspec.convert(built.body, EnvironmentCreationRequest, strict=False)
         created = await create_from(request, data.meta, data.spec, adapters.streams)
@@ -188,6 +191,9 @@ async def preview_or_save(
     form = await _form(request, adapters, values, _values_of(row))
     known = {f.pointer for f in (*META_FIELDS, *form.fields)}
     built = update_body(values, form.fields, msgspec.to_builtins(row.spec))
+    if built.unknown:
+        shown.errors.update(built.unknown)
+        return await _render(request, adapters, shown, row, 400)
     try:
         data = msgspec.convert(built.body, EnvironmentUpdateRequest, strict=False)
         saved = await previewed_or_saved(
