@@ -24,8 +24,8 @@ from infra.console.template_detail import template_page
 from infra.console.template_edit import EDIT_ROUTES
 from infra.console.template_form import FORM_ROUTES
 from infra.console.template_list import templates_grid
-from infra.console.workload_list import WORKLOAD_LIST_ROUTES
 from infra.console.workload_pages import WORKLOAD_ROUTES
+from infra.console.workloads_list import WORKLOAD_LIST_ROUTES
 from infra.http import consistency
 from infra.http.edge import CONSOLE
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer

@@ -18,7 +18,7 @@ from domain.errors import TrainplateError
 from infra.console.pages_common import page
 from infra.console.template_detail import template_page_of
 from infra.console.template_form import said
-from infra.console.workload_list import template_names
+from infra.console.workloads_list import template_names
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.problems import status_for
