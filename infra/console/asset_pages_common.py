@@ -2,7 +2,7 @@
 render, the sent form's values, the scope named for people, a refusal put next to the field its
 pointer names, and an impact preview's templates with their fields by the guide's names."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 from uuid import UUID
 
@@ -30,7 +30,7 @@ from services.errors import PreconditionFailedError
 class Shown(msgspec.Struct, kw_only=True):
     """Everything a render of an asset's form needs."""
 
-    values: dict[str, str]
+    values: dict[str, Any]  # a multiple choice's as a list
     errors: dict[str, str] = msgspec.field(default_factory=dict)
     general_error: str | None = None
     impact: list[dict[str, Any]] | None = None  # the preview, once asked for
@@ -39,18 +39,23 @@ class Shown(msgspec.Struct, kw_only=True):
     opened_at: int | None = None  # the version the form was opened at (None: the asset's now)
 
 
-def opened(values: dict[str, str], row: AssetRow) -> int:
+def opened(values: dict[str, Any], row: AssetRow) -> int:
     """The version of the asset the form was opened at, as it sends it back (taken out of
     `values`); the asset's own when it sends none. A save is made on that version, so a change
     someone made meanwhile is refused rather than overwritten."""
     sent = values.pop("version", "")
-    number = natural(sent)
+    number = natural(sent) if isinstance(sent, str) else None
     return row.version if number is None else number
 
 
-async def form_values(request: Caller) -> dict[str, str]:
+async def form_values(request: Caller, multi: Collection[str] = ()) -> dict[str, Any]:
+    """The sent form's values; those of the fields `multi` names as lists of every choice."""
     form = await request.form()
-    return {str(k): str(form.get(k)) for k in form if k != "_csrf_token"}
+    return {
+        str(k): [str(v) for v in form.getall(k)] if k in multi else str(form.get(k))
+        for k in form
+        if k != "_csrf_token"
+    }
 
 
 def scope_name(row: AssetRow, scopes: dict[str, str]) -> str:

@@ -3,7 +3,9 @@ it is saved (the API's impact preview), and delete; all through the functions th
 handlers call (`visible_rows`, `create_from`, `impact_of`, `update_from`, `delete_from`), so
 every rule and refusal is the API's. A refusal is shown next to the field its pointer names."""
 
-from typing import Final
+import re
+from collections.abc import Mapping
+from typing import Any, Final
 from uuid import UUID
 
 import msgspec
@@ -22,14 +24,17 @@ from infra.console.asset_pages_common import (
     refusal,
     scope_name,
 )
+from infra.console.environment_fields import spec_groups
 from infra.console.environment_form import (
     META_FIELDS,
     NEW_FIELDS,
-    SPEC_FIELDS,
     creation_body,
-    field_at,
+    field_of,
     update_body,
+    values_of,
 )
+from infra.console.form_fields import Field
+from infra.console.form_rows import rows_in
 from infra.console.pages_common import page
 from infra.console.scopes import visible_scopes
 from infra.http.adapters import Adapters
@@ -37,10 +42,12 @@ from infra.http.asset_schemas import EnvironmentCreationRequest, EnvironmentUpda
 from infra.http.assets import create_from, one_now, one_visible, usage_of
 from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
+from infra.http.credentials import visible_credentials
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LIST: Final = "/environments"
 ONE: Final = "/environments/{asset_id:uuid}"
+MULTI: Final = ("/spec/capabilities",)  # the fields that send every value chosen
 
 
 @get(LIST, include_in_schema=False)
@@ -63,6 +70,31 @@ async def environments(request: Caller, adapters: NamedDependency[Adapters]) -> 
     )
 
 
+class _Form(msgspec.Struct, frozen=True, kw_only=True):
+    """The form's spec groups for the values it shows, and every field it has."""
+
+    groups: tuple[tuple[str, tuple[Field, ...]], ...]
+    fields: tuple[Field, ...]
+
+
+async def _form(
+    request: Caller, adapters: Adapters, values: Mapping[str, Any], held: Mapping[str, Any]
+) -> _Form:
+    """A row for each variable and connection `values` fill, and blank ones to add more; a
+    variable's credential chosen among those the caller sees."""
+    credentials = tuple(
+        (str(r.asset_id), f"{r.meta.name} ({r.kind})")
+        for r in await visible_credentials(request, adapters.reads)
+    )
+    groups = spec_groups(rows_in(values), credentials, held)
+    return _Form(groups=groups, fields=tuple(f for _, fields in groups for f in fields))
+
+
+def _named(legend: str, field: Field) -> str:
+    """A field as the list of refusals names it: a row's with its row (its group's legend)."""
+    return f"{legend}: {field.label}" if re.search(r"/\d+/", field.pointer) else field.label
+
+
 async def _render(
     request: Caller,
     adapters: Adapters,
@@ -72,7 +104,10 @@ async def _render(
 ) -> Template:
     usage = await usage_of(request, adapters.reads, [row], True) if row else None
     scopes = await visible_scopes(request, adapters)
+    held = _values_of(row) if row else {}
+    form = await _form(request, adapters, shown.values, held)
     meta = (*META_FIELDS, *(() if row else NEW_FIELDS))
+    types = row.meta.workload_supported_types if row else None
     return page(
         request,
         "asset_form.html.j2",
@@ -83,13 +118,19 @@ async def _render(
         base=f"/console{LIST}",
         row=row,
         shown=shown,
-        groups=(("Environment", meta), ("Image and command", SPEC_FIELDS)),
-        labels={f.pointer: f.label for f in (*meta, *SPEC_FIELDS)},
+        groups=(("Environment", meta), *form.groups),
+        labels={
+            **{f.pointer: f.label for f in meta},
+            **{f.pointer: _named(legend, f) for legend, fields in form.groups for f in fields},
+        },
         preview=True,
         editable=True,
         hidden={},
         scopes=scopes,
         scope=scope_name(row, {c.value: c.label for c in scopes}) if row else "",
+        kind_label=f"For {types.dist_framework} distributed workloads"
+        if types and types.dist_framework
+        else "",
         used_by=(usage or {}).get(row.asset_id, []) if row else [],
         status_code=status,
     )
@@ -104,26 +145,24 @@ async def new_environment(request: Caller, adapters: NamedDependency[Adapters]) 
 async def create_environment(
     request: Caller, adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
-    shown = Shown(values=await form_values(request))
-    known = {"/scope", *(f.pointer for f in (*META_FIELDS, *NEW_FIELDS, *SPEC_FIELDS))}
+    shown = Shown(values=await form_values(request, MULTI))
+    form = await _form(request, adapters, shown.values, {})
+    known = {"/scope", *(f.pointer for f in (*META_FIELDS, *NEW_FIELDS, *form.fields))}
+    built = creation_body(shown.values, form.fields)
+    if built.unknown:
+        shown.errors.update(built.unknown)
+        return await _render(request, adapters, shown, status=400)
     try:
-        data = msgspec.convert(
-            creation_body(shown.values), EnvironmentCreationRequest, strict=False
-        )
+        data = msgspec.convert(built.body, EnvironmentCreationRequest, strict=False)
         created = await create_from(request, data.meta, data.spec, adapters.streams)
     except (msgspec.ValidationError, TrainplateError) as exc:
-        status = refusal(shown, exc, lambda pointer: field_at(pointer, known))
+        status = refusal(shown, exc, lambda pointer: field_of(pointer, built, known))
         return await _render(request, adapters, shown, status=status)
     return Redirect(f"/console/environments/{created.state.id}", status_code=303)
 
 
-def _values_of(row: AssetRow) -> dict[str, str]:
-    spec = msgspec.to_builtins(row.spec)
-    values = {"/meta/name": row.meta.name, "/meta/description": row.meta.description or ""}
-    for field in SPEC_FIELDS:
-        found = spec.get(field.pointer.removeprefix("/spec/"))
-        values[field.pointer] = "" if found is None else str(found)
-    return values
+def _values_of(row: AssetRow) -> dict[str, Any]:
+    return values_of(row.meta.name, row.meta.description, row.spec)
 
 
 @get(ONE, include_in_schema=False)
@@ -144,22 +183,26 @@ async def preview_or_save(
 ) -> Template | Redirect:
     """Preview the impact of the form's settings; save them once their preview was shown."""
     row = await one_now(request, "environment", asset_id, adapters.streams)
-    values = await form_values(request)
+    values = await form_values(request, MULTI)
     action = values.pop("action", "preview")
     previewed = values.pop("previewed", "")
     version = opened(values, row)
     shown = Shown(values=values, opened_at=version)
-    known = {f.pointer for f in (*META_FIELDS, *SPEC_FIELDS)}
+    form = await _form(request, adapters, values, _values_of(row))
+    known = {f.pointer for f in (*META_FIELDS, *form.fields)}
+    built = update_body(values, form.fields, msgspec.to_builtins(row.spec))
+    if built.unknown:
+        shown.errors.update(built.unknown)
+        return await _render(request, adapters, shown, row, 400)
     try:
-        body = update_body(values, msgspec.to_builtins(row.spec))
-        data = msgspec.convert(body, EnvironmentUpdateRequest, strict=False)
+        data = msgspec.convert(built.body, EnvironmentUpdateRequest, strict=False)
         saved = await previewed_or_saved(
             request, adapters, "environment", asset_id, shown, action=action,
-            previewed=previewed, body=body, version=version, meta=data.meta, spec=data.spec,
-            base="/console/environments",
+            previewed=previewed, body=built.body, version=version, meta=data.meta,
+            spec=data.spec, base="/console/environments",
         )  # fmt: skip
     except (msgspec.ValidationError, TrainplateError) as exc:
-        status = refusal(shown, exc, lambda pointer: field_at(pointer, known))
+        status = refusal(shown, exc, lambda pointer: field_of(pointer, built, known))
         return await _render(request, adapters, shown, row, status)
     return saved or await _render(request, adapters, shown, row)
 

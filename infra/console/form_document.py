@@ -38,7 +38,7 @@ class Built(msgspec.Struct, frozen=True, kw_only=True):
     unknown: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-def _set(document: dict[str, Any], pointer: str, value: Any) -> None:
+def set_at(document: dict[str, Any], pointer: str, value: Any) -> None:
     """Put `value` at `pointer`, making the objects and lists (a digit names an item) on the
     way; items not given stay None until they are compacted away."""
     parts = pointer.strip("/").split("/")
@@ -60,10 +60,10 @@ def _set(document: dict[str, Any], pointer: str, value: Any) -> None:
             node = node.setdefault(part, made)
 
 
-def _compacted(value: Any, at: str, renamed: dict[str, str]) -> Any:
+def compacted(value: Any, at: str, renamed: dict[str, str]) -> Any:
     """Lists without the items left empty; `renamed` records each item that moved."""
     if isinstance(value, dict):
-        return {k: _compacted(v, f"{at}/{k}", renamed) for k, v in value.items()}
+        return {k: compacted(v, f"{at}/{k}", renamed) for k, v in value.items()}
     if isinstance(value, list):
         kept: list[Any] = []
         for i, item in enumerate(value):
@@ -71,7 +71,7 @@ def _compacted(value: Any, at: str, renamed: dict[str, str]) -> Any:
                 continue
             if len(kept) != i:
                 renamed[f"{at}/{len(kept)}"] = f"{at}/{i}"
-            kept.append(_compacted(item, f"{at}/{i}", renamed))
+            kept.append(compacted(item, f"{at}/{i}", renamed))
         return kept
     return value
 
@@ -96,7 +96,7 @@ def build(
         if field.kind == "multi":
             chosen = raw if isinstance(raw, list) else [raw] if raw else []
             if chosen:
-                _set(document, field.pointer, chosen)
+                set_at(document, field.pointer, chosen)
             continue
         if field.kind == "list" and isinstance(raw, list):
             raw = ", ".join(raw)  # a list loaded as it was, not as typed
@@ -105,7 +105,7 @@ def build(
         if text:
             # A list's items as typed: one left empty is the domain's to refuse, by its index.
             items = [item.strip() for item in text.split(",")]
-            _set(document, field.pointer, items if field.kind == "list" else text)
+            set_at(document, field.pointer, items if field.kind == "list" else text)
     kind, scope_id = scope_of(str(values.get("/scope") or ""))
     document["meta"]["scopeType"] = kind
     if scope_id:
@@ -114,7 +114,7 @@ def build(
     _configuration(document, values)
     unknown = _unknown_choices(fields, values)
     renamed: dict[str, str] = {}
-    body = _compacted(document, "", renamed)
+    body = compacted(document, "", renamed)
     if current is not None:
         skip = tuple(
             f"{at}/{key}"

@@ -32,6 +32,7 @@ LISTS: Final[Mapping[str, int]] = {
     **{f"{at}{p}": n for at in ("/spec", "/master/spec") for p, n in _BLANK.items()},
     "/assets/datasources": 2,
     "/master/assets/datasources": 1,
+    "/spec/connections": 1,  # an environment's tools (environment_fields.py)
 }
 _ITEM: Final = re.compile(r"^(?P<list>.+?)/(?P<index>[0-9]+)/")
 # The rows a list of a form holds at most. A posted field names its row, so without a bound one

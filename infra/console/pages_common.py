@@ -11,6 +11,7 @@ from litestar.types import ExceptionHandlersMap
 
 from domain.errors import TrainplateError
 from infra.http.auth import Principal
+from infra.http.org_unit_writes import tenant_admin
 from infra.http.problems import UNAVAILABLE, status_for
 from services.errors import NotAuthenticatedError
 
@@ -27,12 +28,14 @@ def page(
     status_code: int = 200,
     **context: Any,
 ) -> Template:
-    """A page; `signed_in` names the application when the request was authenticated."""
+    """A page; `signed_in` names the application when the request was authenticated, and
+    `tenant_admin` says whether it is a tenant admin (the nav shows it clusters and projects)."""
     user = request.scope.get("user")
     signed_in = user.client_id or user.subject if isinstance(user, Principal) else None
+    admin = isinstance(user, Principal) and tenant_admin(request)
     return Template(
         template_name=template,
-        context={"title": title, "signed_in": signed_in, **context},
+        context={"title": title, "signed_in": signed_in, "tenant_admin": admin, **context},
         status_code=status_code,
     )
 

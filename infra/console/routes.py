@@ -15,6 +15,7 @@ from infra.console.authentication import Verifiers, console_authentication
 from infra.console.compute_pages import COMPUTE_ROUTES
 from infra.console.data_source_pages import DATA_SOURCE_ROUTES
 from infra.console.environment_pages import ENVIRONMENT_ROUTES
+from infra.console.org_unit_pages import ORG_UNIT_ROUTES
 from infra.console.pages_common import EXCEPTION_HANDLERS
 from infra.console.session import SecureCookiesBehindTls, csrf_config, sealed_session
 from infra.console.settings_page import SETTINGS_ROUTES
@@ -24,6 +25,7 @@ from infra.console.template_edit import EDIT_ROUTES
 from infra.console.template_form import FORM_ROUTES
 from infra.console.template_list import templates_grid
 from infra.console.workload_pages import WORKLOAD_ROUTES
+from infra.console.workloads_list import WORKLOAD_LIST_ROUTES
 from infra.http import consistency
 from infra.http.edge import CONSOLE
 from infra.security.access_tokens import ExternalTokenVerifier, TokenIssuer
@@ -57,10 +59,12 @@ def console_router(
             *FORM_ROUTES,
             *EDIT_ROUTES,
             template_page,
+            *WORKLOAD_LIST_ROUTES,
             *WORKLOAD_ROUTES,
             *ENVIRONMENT_ROUTES,
             *COMPUTE_ROUTES,
             *DATA_SOURCE_ROUTES,
+            *ORG_UNIT_ROUTES,
             *SETTINGS_ROUTES,
             static,
         ],

@@ -32,6 +32,7 @@ from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows
 from infra.http.callers import Caller, actor, creation_id, guard_reads
 from infra.http.openapi_document import DisplayName
 from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
+from projections.queries import Reads
 from services import credentials as credential_use_cases
 from services.credentials import create_credential, delete_credential, update_credential
 from services.errors import InvalidRequestError
@@ -275,7 +276,7 @@ async def list_credentials(
     adapters: NamedDependency[Adapters],
     usage_info: UsageInfo = False,
 ) -> CombinedListResponse:
-    rows = await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), adapters.reads)
+    rows = await visible_credentials(request, adapters.reads)
     entries = []
     for row in rows:
         single = _asset(row, usage_info)
@@ -283,6 +284,11 @@ async def list_credentials(
         spec = CombinedSpec(**member)
         entries.append(CombinedEntry(meta=single.meta, spec=spec, used_by=single.used_by))
     return CombinedListResponse(entries)
+
+
+async def visible_credentials(request: Caller, reads: Reads) -> list[AssetRow]:
+    """Every credential the caller may see, of any kind, by name."""
+    return await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), reads)
 
 
 CREDENTIAL_ROUTES: Final = (

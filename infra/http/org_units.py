@@ -17,10 +17,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from domain.commands import (
-    CreateCluster,
     CreateDepartment,
-    CreateProject,
-    DeleteOrgUnit,
     RenameCluster,
     UpdateOrgUnit,
 )
@@ -31,7 +28,6 @@ from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.org_unit_schemas import (
-    TENANT_ID,
     ClusterCreationRequest,
     ClusterUpdateRequest,
     Department,
@@ -45,9 +41,9 @@ from infra.http.org_unit_schemas import (
     cluster_wire,
     department_wire,
     project_from_row,
-    project_wire,
     totals,
 )
+from infra.http.org_unit_writes import create_cluster_from, create_project_from, delete_from
 from projections.org_units import Details, OrgUnitRow
 from projections.queries import Reads
 from projections.queries import org_unit_reads as queries
@@ -61,24 +57,7 @@ async def create_cluster(
     data: JSONBody[ClusterCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> DisplayedCluster:
-    cluster_id, keyed = creation_id(request, "cluster")
-    command = CreateCluster(
-        cluster_id=cluster_id,
-        keyed=keyed,
-        name=data.name,
-        domain=data.domain,
-        version=data.version,
-        metadata=actor(request),
-    )
-    created = await org_units.create_cluster(command, streams=adapters.streams)
-    return DisplayedCluster(
-        uuid=str(command.cluster_id),
-        tenant_id=TENANT_ID,
-        name=data.name,
-        created_at=created.created.at,
-        domain=data.domain,
-        version=data.version,
-    )
+    return await create_cluster_from(request, data, adapters.streams)
 
 
 @get("/api/v1/clusters", tags=["Clusters"])
@@ -115,8 +94,7 @@ async def delete_cluster(
     cluster_uuid: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> None:
-    command = DeleteOrgUnit(scope=ScopeRef("cluster", str(cluster_uuid)), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=adapters.streams)
+    await delete_from(request, "cluster", str(cluster_uuid), adapters.streams)
 
 
 @post("/api/v1/org-unit/departments", status_code=201, tags=["Departments"])
@@ -198,8 +176,7 @@ async def delete_department(
     department_id: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> None:
-    command = DeleteOrgUnit(scope=ScopeRef("department", department_id), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=adapters.streams)
+    await delete_from(request, "department", department_id, adapters.streams)
 
 
 @post("/api/v1/org-unit/projects", status_code=201, tags=["Projects"])
@@ -208,31 +185,7 @@ async def create_project(
     data: JSONBody[ProjectCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> Project:
-    creation, keyed = creation_id(request, "project")
-    command = CreateProject(
-        cluster_id=data.cluster_id,
-        creation_id=creation,
-        keyed=keyed,
-        department_id=data.parent_id,
-        name=data.name,
-        description=data.description,
-        requested_namespace=data.requested_namespace,
-        resources=data.resources,
-        metadata=actor(request),
-    )
-    created = await org_units.create_project(command, streams=adapters.streams, ids=adapters.ids)
-    written = created.stamps.created
-    return project_wire(
-        project_id=created.state,
-        name=data.name,
-        cluster_id=data.cluster_id,
-        parent_id=data.parent_id,
-        description=data.description,
-        requested_namespace=data.requested_namespace,
-        resources=data.resources,
-        created=(written.at, written.by),
-        updated=(written.at, written.by),
-    )
+    return await create_project_from(request, data, adapters)
 
 
 @get("/api/v1/org-unit/projects", tags=["Projects"])
@@ -285,8 +238,7 @@ async def delete_project(
     project_id: FromPath[str],
     adapters: NamedDependency[Adapters],
 ) -> None:
-    command = DeleteOrgUnit(scope=ScopeRef("project", project_id), metadata=actor(request))
-    await org_units.delete_org_unit(command, streams=adapters.streams)
+    await delete_from(request, "project", project_id, adapters.streams)
 
 
 ORG_UNIT_ROUTES: Final = (

@@ -50,9 +50,25 @@ async def pods_of_workload(
     limit: PAGE = 50,
     search: Search = None,
 ) -> PodList:
+    return await pods_of(
+        row, adapters, deleted=bool(deleted), offset=offset, limit=limit, search=search
+    )
+
+
+async def pods_of(
+    row: WorkloadRow,
+    adapters: Adapters,
+    *,
+    deleted: bool = False,
+    offset: int = 0,
+    limit: int = 50,
+    search: str | None = None,
+) -> PodList:
+    """The pods of a workload the caller may see (`row`) in its current run: the API's page of
+    them and the console's."""
     query = Query(
         project_ids=[row.workload.request.project_id],
-        deleted=bool(deleted),
+        deleted=deleted,
         workload_id=row.workload.id,
         search=search,
     )

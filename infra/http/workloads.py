@@ -136,7 +136,8 @@ async def delete_workload(
     workload_id: FromPath[UUID],
     adapters: NamedDependency[Adapters],
 ) -> Response[Accepted]:
-    return await _change(request, workload_id, "delete", adapters.streams)
+    await change_from(request, workload_id, "delete", adapters.streams)
+    return Response(Accepted(), status_code=202)
 
 
 @post(
@@ -154,18 +155,19 @@ async def suspend_or_resume(
     if action not in ("suspend", "resume"):
         raise NotFoundException()
     verb: Literal["suspend", "resume"] = "suspend" if action == "suspend" else "resume"
-    return await _change(request, workload_id, verb, adapters.streams)
+    await change_from(request, workload_id, verb, adapters.streams)
+    return Response(Accepted(), status_code=202)
 
 
-async def _change(
-    request: Caller,
-    workload_id: UUID,
-    action: Literal["suspend", "resume", "delete"],
-    streams: EventStore,
-) -> Response[Accepted]:
+Change = Literal["suspend", "resume", "delete"]
+
+
+async def change_from(
+    request: Caller, workload_id: UUID, action: Change, streams: EventStore
+) -> None:
+    """Suspend, resume or delete the workload for the caller (the API's and the console's)."""
     command = ChangeWorkload(workload_id=workload_id, action=action, metadata=actor(request))
     await use_cases.change_workload(command, streams=streams)
-    return Response(Accepted(), status_code=202)
 
 
 @get(BASE, tags=["Workloads"])

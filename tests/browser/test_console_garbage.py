@@ -1,10 +1,12 @@
 """Whatever a console form is sent, the answer is a page that says what is wrong, never a 500:
 the new-template form's first step, the edit-template form (every section's fields, the
 master's too), the environment, compute resource and data source forms, the settings, the
-version comparison and the template name's check, each sent values of the wrong shape, with
-the session's own CSRF token so the forms themselves answer."""
+version comparison and the template name's check, the clusters and projects and a workload's
+actions, each sent values of the wrong shape, with the session's own CSRF token so the forms
+themselves answer."""
 
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from playwright.sync_api import Page
@@ -125,7 +127,30 @@ GARBAGE_ENVIRONMENTS: list[dict[str, Any]] = [
     {"/scope": "galaxy:1", "/meta/name": "junk"},
     {"/scope": "project:1", "/meta/name": "junk", "/spec/imagePullPolicy": "Sometimes"},
     {"/meta/workloadSupportedTypes/distFramework": "Abacus", "/meta/name": "junk"},
-]
+    *(
+        {"/scope": "tenant", "/meta/name": "junk", "/spec/image": "python:3.12", **sent}
+        for sent in (
+            {"/spec/environmentVariables/0/name": "X",
+             "/spec/environmentVariables/0/source": "sideways",
+             "/spec/environmentVariables/0/value": "1"},
+            {"/spec/environmentVariables/0/name": "X",
+             "/spec/environmentVariables/0/source": "credential",
+             "/spec/environmentVariables/0/credential/assetId": "not-an-id",
+             "/spec/environmentVariables/0/credential/key": "k"},
+            {"/spec/environmentVariables/0/name": "X",
+             "/spec/environmentVariables/0/source": "configMap",
+             "/spec/environmentVariables/0/configMap/name": "Not A Name"},
+            {"/spec/environmentVariables/0/name": "",
+             "/spec/environmentVariables/0/podFieldRef/path": "x" * 5000},
+            {"/spec/connections/0/name": "c", "/spec/connections/0/isExternal": "perhaps"},
+            {"/spec/connections/0/name": "c",
+             "/spec/connections/0/internalToolInfo/connectionType": "Sideways",
+             "/spec/connections/0/internalToolInfo/containerPort": "-1e999"},
+            {"/spec/probes/readiness/periodSeconds": "0"},
+            {"/spec/runAsNonRoot": "perhaps", "/spec/capabilities": "NOT_ONE"},
+        )
+    ),
+]  # fmt: skip
 
 GARBAGE_COMPUTES: list[dict[str, Any]] = [
     {"/scope": "project:1", "/meta/name": "junk", "/spec/compute/gpuDevicesRequest": "two"},
@@ -189,6 +214,12 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             status, text = _posted(page, f"{base}/environments/{environment_id}", form)
             assert status < 500, (form, status)
             assert "was not saved" in text or "Impact on templates" in text, form
+        far = {"/scope": "tenant", "/meta/name": "junk", "action": "save", "previewed": "x"}
+        far["/spec/environmentVariables/999999999/name"] = "X"
+        for url in (f"{base}/environments/new", f"{base}/environments/{environment_id}"):
+            status, text = _posted(page, url, far)
+            assert status == 400, (url, status)
+            assert "at most 1000 rows" in text, url
         page.goto(f"{base}/compute-resources/new")
         for form in GARBAGE_COMPUTES:
             status, text = _posted(page, f"{base}/compute-resources/new", form)
@@ -222,6 +253,32 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
         status, text = _posted(page, f"{base}/data-sources/galaxy/new", {"/meta/name": "x"})
         assert status == 404, status
         assert "Not found" in text
+        page.goto(f"{base}/clusters")
+        cluster = next(
+            c["uuid"] for c in service.api.get("/api/v1/clusters").json()
+            if c["name"] == "junk-cluster"
+        )  # fmt: skip
+        for url, form in (
+            (f"{base}/clusters", {"name": "x" * 5000}),
+            (f"{base}/clusters", {"name": "   "}),
+            (f"{base}/clusters", {"name": "junk\u200bcluster"}),
+            (f"{base}/projects", {"name": "junk-p", "clusterId": "not-a-uuid"}),
+            (f"{base}/projects", {"name": "junk-p", "clusterId": str(uuid4())}),
+            (f"{base}/projects", {"name": "junk-p", "clusterId": cluster, "parentId": "-1e999"}),
+            (f"{base}/projects", {"name": "", "clusterId": cluster, "description": "x" * 5000}),
+        ):
+            status, text = _posted(page, url, form)
+            assert 400 <= status < 500, (form, status)
+            assert "was not created" in text, form
+        for url in (
+            f"{base}/clusters/{uuid4()}/delete",
+            f"{base}/projects/not-a-project/delete",
+            f"{base}/workloads/{uuid4()}/suspend",
+            f"{base}/workloads/{uuid4()}/sideways",
+        ):
+            status, text = _posted(page, url, {})
+            assert status == 404, (url, status)
+            assert "Not found" in text, url
         page.goto(f"{base}/settings")
         for form in (
             {"workloads.ngcCatalog": "perhaps"},

@@ -1,0 +1,86 @@
+"""Creating clusters and projects from Run:ai's bodies, and deleting any org unit: the plain
+functions both the API's handlers (infra/http/org_units.py) and the console's pages call, so
+both refuse alike; and whether the caller is a tenant admin, for the console's nav."""
+
+from domain.access import permits
+from domain.commands import CreateCluster, CreateProject, DeleteOrgUnit
+from domain.values import TENANT, ScopeKind, ScopeRef
+from infra.http.adapters import Adapters
+from infra.http.callers import Caller, actor, creation_id
+from infra.http.org_unit_schemas import (
+    TENANT_ID,
+    ClusterCreationRequest,
+    DisplayedCluster,
+    Project,
+    ProjectCreationRequest,
+    project_wire,
+)
+from services import org_units
+from services.ports.event_store import EventStore
+
+
+async def create_cluster_from(
+    request: Caller, data: ClusterCreationRequest, streams: EventStore
+) -> DisplayedCluster:
+    """Create a cluster from Run:ai's body (the API's and the console's form alike)."""
+    cluster_id, keyed = creation_id(request, "cluster")
+    command = CreateCluster(
+        cluster_id=cluster_id,
+        keyed=keyed,
+        name=data.name,
+        domain=data.domain,
+        version=data.version,
+        metadata=actor(request),
+    )
+    created = await org_units.create_cluster(command, streams=streams)
+    return DisplayedCluster(
+        uuid=str(command.cluster_id),
+        tenant_id=TENANT_ID,
+        name=data.name,
+        created_at=created.created.at,
+        domain=data.domain,
+        version=data.version,
+    )
+
+
+async def create_project_from(
+    request: Caller, data: ProjectCreationRequest, adapters: Adapters
+) -> Project:
+    """Create a project from Run:ai's body (the API's and the console's form alike)."""
+    creation, keyed = creation_id(request, "project")
+    command = CreateProject(
+        cluster_id=data.cluster_id,
+        creation_id=creation,
+        keyed=keyed,
+        department_id=data.parent_id,
+        name=data.name,
+        description=data.description,
+        requested_namespace=data.requested_namespace,
+        resources=data.resources,
+        metadata=actor(request),
+    )
+    created = await org_units.create_project(command, streams=adapters.streams, ids=adapters.ids)
+    written = created.stamps.created
+    return project_wire(
+        project_id=created.state,
+        name=data.name,
+        cluster_id=data.cluster_id,
+        parent_id=data.parent_id,
+        description=data.description,
+        requested_namespace=data.requested_namespace,
+        resources=data.resources,
+        created=(written.at, written.by),
+        updated=(written.at, written.by),
+    )
+
+
+async def delete_from(request: Caller, kind: ScopeKind, unit_id: str, streams: EventStore) -> None:
+    """Delete the unit (refused while it holds anything): the API's and the console's."""
+    command = DeleteOrgUnit(scope=ScopeRef(kind, unit_id), metadata=actor(request))
+    await org_units.delete_org_unit(command, streams=streams)
+
+
+def tenant_admin(request: Caller) -> bool:
+    """Whether the caller holds what creating a cluster takes (a tenant admin): only for
+    showing the console's entries to clusters and projects; the use cases are what refuse."""
+    return permits(request.user.grants, (TENANT,), "admin")
