@@ -18,9 +18,9 @@ from infra.console.scopes import choice_value
 from infra.console.template_detail import shown
 from infra.console.template_form import said
 from infra.http.adapters import Adapters
-from infra.http.assets import delete_from, one_now, update_from
+from infra.http.asset_actions import delete_from, one_now, update_from
 from infra.http.callers import Caller
-from infra.http.impact import ImpactReport, impact_of
+from infra.http.impact_actions import ImpactReport, impact_of
 from infra.http.numerals import natural
 from infra.http.problems import status_for
 from projections.asset_catalogue import AssetRow

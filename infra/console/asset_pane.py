@@ -9,7 +9,7 @@ import msgspec
 from domain.specs import ComputeSpec, EnvironmentSpec
 from infra.console.linked import usable_at
 from infra.http.adapters import Adapters
-from infra.http.assets import visible_rows
+from infra.http.asset_actions import visible_rows
 from infra.http.callers import Caller
 from projections.asset_catalogue import AssetRow
 

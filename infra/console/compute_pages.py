@@ -38,11 +38,11 @@ from infra.console.form_fields import Field
 from infra.console.pages_common import page
 from infra.console.scopes import visible_scopes
 from infra.http.adapters import Adapters
+from infra.http.asset_actions import create_from, one_now, one_visible, usage_of
+from infra.http.asset_actions import visible_rows as visible_assets
 from infra.http.asset_schemas import ComputeCreationRequest, ComputeUpdateRequest
-from infra.http.assets import create_from, one_now, one_visible, usage_of
-from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
-from infra.http.tenant_settings import switches
+from infra.http.setting_actions import switches
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LIST: Final = "/compute-resources"

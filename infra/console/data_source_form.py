@@ -11,7 +11,7 @@ import msgspec
 
 from domain.values import AssetKind
 from infra.console.form_fields import Field
-from infra.http.data_sources import KINDS
+from infra.http.data_source_specs import KINDS
 
 KIND_LABELS: Final[dict[AssetKind, str]] = {
     "nfs": "NFS",

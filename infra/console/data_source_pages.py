@@ -39,11 +39,11 @@ from infra.console.environment_form import creation_meta, field_at
 from infra.console.pages_common import page
 from infra.console.scopes import visible_scopes
 from infra.http.adapters import Adapters
+from infra.http.asset_actions import create_from, one_now, one_visible, update_from, usage_of
+from infra.http.asset_actions import visible_rows as visible_assets
 from infra.http.asset_schemas import AssetCreationMeta, AssetUpdateMeta
-from infra.http.assets import create_from, one_now, one_visible, update_from, usage_of
-from infra.http.assets import visible_rows as visible_assets
 from infra.http.callers import Caller
-from infra.http.data_sources import KINDS, spec_as
+from infra.http.data_source_specs import KINDS, spec_as
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LIST: Final = "/data-sources"

@@ -32,7 +32,7 @@ from infra.console.storage_fields import storage_fields
 from infra.console.template_detail import flattened, shown
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.tenant_settings import switches
+from infra.http.setting_actions import switches
 from projections.asset_catalogue import AssetRow
 
 # The selects naming an asset the template links or loads.

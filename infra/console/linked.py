@@ -14,9 +14,9 @@ from domain.combined import from_environment
 from domain.specs import ComputeSpec, EnvironmentSpec
 from domain.values import AssetKind
 from infra.http.adapters import Adapters
-from infra.http.assets import one_now, one_visible, visible_rows
+from infra.http.asset_actions import one_now, one_visible, visible_rows
 from infra.http.callers import Caller
-from infra.http.data_sources import KINDS as DATA_SOURCE_KINDS
+from infra.http.data_source_specs import KINDS as DATA_SOURCE_KINDS
 from infra.http.numerals import natural
 from projections.asset_catalogue import AssetFilter, AssetRow
 

@@ -22,9 +22,13 @@ from infra.console.pages_common import page
 from infra.console.template_form import said
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
+from infra.http.org_unit_actions import (
+    create_cluster_from,
+    create_project_from,
+    delete_from,
+    visible_units,
+)
 from infra.http.org_unit_schemas import ClusterCreationRequest, ProjectCreationRequest
-from infra.http.org_unit_writes import create_cluster_from, create_project_from, delete_from
-from infra.http.org_units import visible_units
 from infra.http.problems import status_for
 
 CLUSTERS: Final = "/clusters"

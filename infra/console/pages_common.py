@@ -11,7 +11,7 @@ from litestar.types import ExceptionHandlersMap
 
 from domain.errors import TrainplateError
 from infra.http.auth import Principal
-from infra.http.org_unit_writes import tenant_admin
+from infra.http.org_unit_actions import tenant_admin
 from infra.http.problems import UNAVAILABLE, status_for
 from services.errors import NotAuthenticatedError
 

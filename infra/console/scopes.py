@@ -9,7 +9,7 @@ import msgspec
 from domain.values import ScopeKind, ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, seen_scopes
-from infra.http.org_units import visible_units
+from infra.http.org_unit_actions import visible_units
 
 LEVELS: Final[tuple[tuple[ScopeKind, str], ...]] = (
     ("cluster", "Cluster"),

@@ -19,9 +19,9 @@ from infra.console.pages_common import page
 from infra.console.template_form import said
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.org_units import visible_units
+from infra.http.org_unit_actions import visible_units
 from infra.http.problems import status_for
-from infra.http.tenant_settings import SettingRequest, may_change, set_from, switches
+from infra.http.setting_actions import SettingRequest, may_change, set_from, switches
 
 SETTINGS: Final = "/settings"
 # The form names the clusters whose switches it shows: a cluster made after the page was opened

@@ -15,7 +15,7 @@ from litestar.response import Redirect, Template
 from infra.console.authentication import TOKEN
 from infra.console.pages_common import SIGN_IN, page
 from infra.http.adapters import Adapters
-from infra.http.token_grant import issue_token
+from infra.http.token_actions import issue_token
 from infra.security.login_throttle import LoginThrottledError
 from services.errors import AuthenticationFailedError
 

@@ -18,10 +18,11 @@ from infra.console.pages_common import page, person
 from infra.console.scopes import choice_value, visible_scopes
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
-from infra.http.history import VersionWire, template_changes, template_versions
+from infra.http.history_actions import template_changes, template_versions
+from infra.http.history_schemas import VersionWire
 from infra.http.numerals import natural
-from infra.http.org_units import visible_units
-from infra.http.templates import read_template
+from infra.http.org_unit_actions import visible_units
+from infra.http.template_actions import read_template
 from projections.asset_catalogue import AssetRow
 from services.errors import InvalidRequestError
 

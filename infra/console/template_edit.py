@@ -47,8 +47,8 @@ from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.numerals import natural
 from infra.http.problems import status_for
+from infra.http.template_actions import patch_from, read_template, template_now
 from infra.http.template_schemas import DistributedTemplate, UpdateRequest
-from infra.http.templates import patch_from, read_template, template_now
 
 EDIT: Final = "/templates/{template_id:uuid}/edit"
 # The form's own values that are the template's as it stands, not the body's.

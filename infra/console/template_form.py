@@ -43,7 +43,7 @@ from infra.console.scopes import scope_of
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.problems import status_for
-from infra.http.templates import check_name_free, create_from
+from infra.http.template_actions import check_name_free, create_from
 from services.errors import NameTakenError
 
 NEW: Final = "/templates/new"

@@ -14,8 +14,8 @@ from infra.console.pages_common import page, person
 from infra.console.scopes import choice_value, visible_scopes
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
+from infra.http.template_actions import list_page
 from infra.http.template_views import ListQuery, count_of
-from infra.http.templates import list_page
 
 PAGE_SIZE: Final = 20
 # The grid's sortable columns, by the list grammar's own field names.

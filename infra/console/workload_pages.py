@@ -21,10 +21,9 @@ from infra.console.template_form import said
 from infra.console.workloads_list import template_names
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
+from infra.http.pod_actions import pods_of
 from infra.http.problems import status_for
-from infra.http.workload_pods import pods_of
-from infra.http.workload_schemas import DistributedCreationRequest
-from infra.http.workloads import (
+from infra.http.workload_actions import (
     Change,
     change_from,
     project_cluster,
@@ -32,6 +31,7 @@ from infra.http.workloads import (
     submit_from,
     visible_workload,
 )
+from infra.http.workload_schemas import DistributedCreationRequest
 
 # Phases after which nothing moves unless someone acts: the page stops asking.
 SETTLED: Final = frozenset({"Completed", "Failed", "Stopped"})

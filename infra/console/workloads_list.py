@@ -16,7 +16,7 @@ from infra.http import workload_queries
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
 from infra.http.problems import status_for
-from infra.http.templates import read_template
+from infra.http.template_actions import read_template
 
 PAGE_SIZE: Final = 50
 

@@ -20,6 +20,13 @@ from domain.commands import CreateCredential, DeleteCredential, SecretValues, Up
 from domain.specs import CredentialKind, CredentialSpec, NonEmpty
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
+from infra.http.asset_actions import (
+    one_visible,
+    scope_of,
+    visible_credentials,
+    visible_rows,
+    written,
+)
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -28,11 +35,10 @@ from infra.http.asset_schemas import (
     UsageInfo,
     asset_meta,
 )
-from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
+from infra.http.assets import visible_asset
 from infra.http.callers import Caller, actor, creation_id, guard_reads
 from infra.http.openapi_document import DisplayName
-from projections.asset_catalogue import CREDENTIAL_KINDS, AssetFilter, AssetRow
-from projections.queries import Reads
+from projections.asset_catalogue import AssetFilter, AssetRow
 from services import credentials as credential_use_cases
 from services.credentials import create_credential, delete_credential, update_credential
 from services.errors import InvalidRequestError
@@ -284,11 +290,6 @@ async def list_credentials(
         spec = CombinedSpec(**member)
         entries.append(CombinedEntry(meta=single.meta, spec=spec, used_by=single.used_by))
     return CombinedListResponse(entries)
-
-
-async def visible_credentials(request: Caller, reads: Reads) -> list[AssetRow]:
-    """Every credential the caller may see, of any kind, by name."""
-    return await visible_rows(request, CREDENTIAL_KINDS, AssetFilter(), reads)
 
 
 CREDENTIAL_ROUTES: Final = (

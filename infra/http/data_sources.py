@@ -5,7 +5,7 @@ Data sources, layer by layer: domain/data_sources.py the rules, infra/http/data_
 routes.
 """
 
-from typing import Any, Final, cast
+from typing import Any, Final
 from uuid import UUID
 
 import msgspec
@@ -15,11 +15,17 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, JSONBody
 
 from domain.commands import DeleteAsset
-from domain.pointers import pointer_in
-from domain.specs import AnyDataSourceSpec
 from domain.values import AssetKind
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
+from infra.http.asset_actions import (
+    create_from,
+    one_visible,
+    update_from,
+    usage_of,
+    visible_rows,
+    written,
+)
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -31,19 +37,11 @@ from infra.http.asset_schemas import (
     asset_meta,
     used_by,
 )
-from infra.http.assets import (
-    create_from,
-    one_visible,
-    update_from,
-    usage_of,
-    visible_asset,
-    visible_rows,
-    written,
-)
+from infra.http.assets import visible_asset
 from infra.http.callers import Caller, actor
-from projections.asset_catalogue import DATA_SOURCE_SPECS, AssetFilter, AssetRow
+from infra.http.data_source_specs import KINDS, spec_as
+from projections.asset_catalogue import AssetFilter, AssetRow
 from services import assets
-from services.errors import InvalidRequestError
 
 
 class DataSourceCreationRequest(RequestBody, frozen=True, kw_only=True):
@@ -68,29 +66,7 @@ class DataSourceListResponse(msgspec.Struct, frozen=True):
     entries: list[DataSourceAsset]
 
 
-# Path segment of each kind, and its member in the combined list's spec.
-KINDS: Final[dict[AssetKind, tuple[str, str]]] = {
-    "nfs": ("nfs", "nfs"),
-    "pvc": ("pvc", "pvc"),
-    "s3": ("s3", "s3"),
-    "git": ("git", "git"),
-    "hostPath": ("host-path", "hostPath"),
-    "config-map": ("config-map", "config_map"),
-    "secret-volume": ("secrets", "secret"),
-}
-
-
 _MEMBERS: Final[dict[str, str]] = {kind: member for kind, (_, member) in KINDS.items()}
-
-
-def spec_as(kind: AssetKind, raw: dict[str, Any], *, lax: bool = False) -> AnyDataSourceSpec:
-    """Decode the spec as the path's kind; a bad field is named under /spec. `lax` reads
-    numbers and booleans from text (a form's)."""
-    try:
-        spec = msgspec.convert(raw, type=DATA_SOURCE_SPECS[kind], strict=not lax)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequestError(pointer_in(str(exc), "/spec"), str(exc)) from None
-    return cast(AnyDataSourceSpec, spec)
 
 
 def _wire_spec(row: AssetRow) -> dict[str, Any]:

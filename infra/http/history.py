@@ -7,7 +7,7 @@ History, layer by layer: services/history.py the use cases, infra/http/history.p
 """
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 from uuid import UUID
 
 import msgspec
@@ -16,12 +16,18 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
 from domain.assets import AssetNotFoundError
-from domain.combined import FieldChange
 from domain.events import RecordedEvent
-from domain.templates import TemplateNotFoundError
 from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, seen_scopes
+from infra.http.history_actions import (
+    diff_of,
+    template_changes,
+    template_events,
+    template_versions,
+    versions_of,
+)
+from infra.http.history_schemas import AssetAsOf, DiffWire, HistoryWire
 from infra.http.template_schemas import DistributedTemplate
 from infra.http.template_views import wire_of
 from projections.template_catalogue import TemplateRow
@@ -31,75 +37,6 @@ from services.templates import combined
 
 TEMPLATES: Final = "/api/v1/workload-templates/{template_id:uuid}"
 ASSETS: Final = "/api/v1/asset/{asset_id:uuid}"
-
-
-class VersionWire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    version: int
-    type: str
-    time: datetime
-    actor: str
-    actor_kind: str
-    cause: UUID | None
-    position: int
-    # A linked asset's update (the fan-out): which asset, and the version of it now combined.
-    asset_id: UUID | None = None
-    asset_version: int | None = None
-
-
-class HistoryWire(msgspec.Struct, frozen=True, kw_only=True):
-    id: UUID
-    versions: list[VersionWire]
-
-
-class ChangeWire(msgspec.Struct, frozen=True):
-    field: str
-    before: Any
-    after: Any
-
-
-class DiffWire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    id: UUID
-    from_version: int
-    to_version: int
-    changes: list[ChangeWire]
-
-
-class AssetAsOf(msgspec.Struct, frozen=True, kw_only=True):
-    id: UUID
-    kind: str
-    version: int
-    deleted: bool
-    meta: dict[str, Any]
-    spec: dict[str, Any]
-
-
-def _versions(stream_id: UUID, recorded: list[RecordedEvent]) -> HistoryWire:
-    return HistoryWire(
-        id=stream_id,
-        versions=[
-            VersionWire(
-                version=v.version, type=v.type, time=v.recorded_at, actor=v.actor,
-                actor_kind=v.actor_kind, cause=v.cause, position=v.position,
-                asset_id=v.asset_id, asset_version=v.asset_version,
-            )
-            for v in history.versions(recorded)
-        ],
-    )  # fmt: skip
-
-
-def _diff(stream_id: UUID, old: int, new: int, found: list[FieldChange]) -> DiffWire:
-    changes = [ChangeWire(c.field, c.before, c.after) for c in found]
-    return DiffWire(id=stream_id, from_version=old, to_version=new, changes=changes)
-
-
-async def _template(
-    request: Caller, template_id: UUID, store: RecordedHistory
-) -> list[RecordedEvent]:
-    recorded = await history.template_history(template_id, history=store)
-    scope = history.template_at(recorded, len(recorded)).meta.scope_ref
-    if scope not in await seen_scopes(request):
-        raise TemplateNotFoundError(template_id)  # out of sight: the same answer
-    return recorded
 
 
 async def _asset(request: Caller, asset_id: UUID, store: RecordedHistory) -> list[RecordedEvent]:
@@ -134,11 +71,6 @@ async def template_history(
     return await template_versions(request, template_id, adapters)
 
 
-async def template_versions(request: Caller, template_id: UUID, adapters: Adapters) -> HistoryWire:
-    """A template's versions, for a caller who may see it (the API's and the console's)."""
-    return _versions(template_id, await _template(request, template_id, adapters.streams))
-
-
 @get(f"{TEMPLATES}/as-of", tags=["Template history"])
 async def template_as_of(
     request: Caller,
@@ -148,7 +80,7 @@ async def template_as_of(
     moment: Moment = None,
 ) -> Response[DistributedTemplate]:
     """The template as it was at `version`, or at `time` (ISO 8601), combined specs included."""
-    recorded = await _template(request, template_id, adapters.streams)
+    recorded = await template_events(request, template_id, adapters.streams)
     count = history.upto(recorded, version=version, at=_utc(moment))
     template = history.template_at(recorded, count)
     first, last = recorded[0], recorded[count - 1]
@@ -179,18 +111,6 @@ async def template_diff(
     return await template_changes(request, template_id, old, new, adapters)
 
 
-async def template_changes(
-    request: Caller, template_id: UUID, old: int, new: int | None, adapters: Adapters
-) -> DiffWire:
-    """A template's changes between two versions, for a caller who may see it (the API's and
-    the console's)."""
-    recorded = await _template(request, template_id, adapters.streams)
-    older = history.upto(recorded, version=old, at=None)
-    newer = history.upto(recorded, version=new, at=None)
-    found = await history.template_diff(recorded, older, newer, streams=adapters.streams)
-    return _diff(template_id, older, newer, found)
-
-
 @get(f"{ASSETS}/history", tags=["Asset history"])
 async def asset_history(
     request: Caller,
@@ -199,7 +119,7 @@ async def asset_history(
 ) -> HistoryWire:
     """Every version of an environment, compute resource, data source, registry or data
     volume, oldest first."""
-    return _versions(asset_id, await _asset(request, asset_id, adapters.streams))
+    return versions_of(asset_id, await _asset(request, asset_id, adapters.streams))
 
 
 @get(f"{ASSETS}/as-of", tags=["Asset history"])
@@ -233,7 +153,7 @@ async def asset_diff(
     recorded = await _asset(request, asset_id, adapters.streams)
     older = history.upto(recorded, version=old, at=None)
     newer = history.upto(recorded, version=new, at=None)
-    return _diff(asset_id, older, newer, history.asset_diff(recorded, older, newer))
+    return diff_of(asset_id, older, newer, history.asset_diff(recorded, older, newer))
 
 
 HISTORY_ROUTES: Final = (

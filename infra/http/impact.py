@@ -2,10 +2,9 @@
 change, and how (`POST .../{id}/impact` with the body an update would send, refused as the
 update would refuse it). Writes nothing."""
 
-from typing import Any, Final
+from typing import Final
 from uuid import UUID
 
-import msgspec
 from litestar import post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
@@ -13,62 +12,12 @@ from litestar.params import FromPath, JSONBody
 from domain.specs import ComputeSpec
 from infra.http.adapters import Adapters
 from infra.http.asset_schemas import (
-    AssetUpdateMeta,
     ComputeUpdateRequest,
     EnvironmentUpdateRequest,
 )
-from infra.http.callers import Caller, actor, seen_scopes
+from infra.http.callers import Caller
 from infra.http.consistency import READS
-from projections.queries import Reads, template_reads
-from services.assets import check_update, require_visible
-from services.ports.event_store import EventStore
-from services.templates import preview_asset_update
-
-
-class Change(msgspec.Struct, frozen=True):
-    field: str
-    before: Any
-    after: Any
-
-
-class TemplateImpact(msgspec.Struct, frozen=True):
-    id: str
-    name: str
-    changes: list[Change]
-
-
-class ImpactReport(msgspec.Struct, frozen=True):
-    templates: list[TemplateImpact]
-
-
-async def impact_of(
-    request: Caller,
-    kind: str,
-    asset_id: UUID,
-    meta: AssetUpdateMeta,
-    spec: Any,
-    streams: EventStore,
-    reads: Reads,
-) -> ImpactReport:
-    """Which of the templates the caller may see this update would change, and how (the API's
-    preview and the console's alike); an asset it may not see is not found, and values the
-    update would refuse are refused here first, so no preview is shown of a save that fails."""
-    await require_visible(kind, asset_id, actor(request), streams)  # else a 404, as a PUT's
-    await check_update(asset_id, meta.name, meta.description, spec, streams=streams)
-    seen = await seen_scopes(request)  # of the templates, only those it may see
-    rows = await template_reads.using_asset(reads, asset_id, seen)
-    dependents = [row.template for row in rows]
-    impacts = await preview_asset_update(asset_id, spec, dependents, streams=streams)
-    return ImpactReport(
-        [
-            TemplateImpact(
-                str(impact.template_id),
-                impact.name,
-                [Change(c.field, c.before, c.after) for c in impact.changes],
-            )
-            for impact in impacts
-        ]
-    )
+from infra.http.impact_actions import ImpactReport, impact_of
 
 
 @post(

@@ -23,10 +23,16 @@ from domain.commands import (
 )
 from domain.org_units import OrgUnitNotFoundError
 from domain.values import ScopeKind, ScopeRef
-from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search
+from infra.http.org_unit_actions import (
+    chosen_units,
+    create_cluster_from,
+    create_project_from,
+    delete_from,
+    visible_units,
+)
 from infra.http.org_unit_schemas import (
     ClusterCreationRequest,
     ClusterUpdateRequest,
@@ -43,7 +49,6 @@ from infra.http.org_unit_schemas import (
     project_from_row,
     totals,
 )
-from infra.http.org_unit_writes import create_cluster_from, create_project_from, delete_from
 from projections.org_units import Details, OrgUnitRow
 from projections.queries import Reads
 from projections.queries import org_unit_reads as queries
@@ -260,27 +265,6 @@ ORG_UNIT_ROUTES: Final = (
     update_project,
     delete_project,
 )
-
-
-async def visible_units(request: Caller, kind: ScopeKind, reads: Reads) -> list[OrgUnitRow]:
-    """The units of a kind the caller may see (the API's lists and the console's choices)."""
-    return await chosen_units(request, kind, reads, None)
-
-
-async def chosen_units(
-    request: Caller,
-    kind: ScopeKind,
-    reads: Reads,
-    filter_by: list[str] | None,
-    search: str | None = None,
-) -> list[OrgUnitRow]:
-    """The units of a kind the caller may see that a list's `filterBy` and `search` select
-    (infra/http/org_unit_queries.py), as the list and its count show them."""
-    seen = await seen_scopes(request)
-    units = await queries.every(reads)  # every kind: a project's parent is named
-    names = {ScopeRef(u.kind, u.id): u.name for u in units}
-    visible = [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
-    return org_unit_queries.select(visible, names, filter_by, search)
 
 
 async def _one(request: Caller, kind: ScopeKind, unit_id: str, reads: Reads) -> OrgUnitRow:

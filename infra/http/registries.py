@@ -20,6 +20,7 @@ from domain import registries
 from domain.commands import CreateRegistry, DeleteRegistry, SecretValues, UpdateRegistry
 from domain.specs import NonEmpty, RegistrySpec
 from infra.http.adapters import Adapters
+from infra.http.asset_actions import one_visible, scope_of, visible_rows, written
 from infra.http.asset_schemas import (
     AssetCreationMeta,
     AssetMetaResponse,
@@ -27,7 +28,7 @@ from infra.http.asset_schemas import (
     RequestBody,
     asset_meta,
 )
-from infra.http.assets import one_visible, scope_of, visible_asset, visible_rows, written
+from infra.http.assets import visible_asset
 from infra.http.callers import Caller, actor, creation_id, guard_reads
 from infra.oci.distribution import REPOSITORY, REPOSITORY_MAX, DistributionClient
 from infra.oci.logins import Login

@@ -18,42 +18,38 @@ from litestar.di import NamedDependency
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
-from domain.template_specs import (
-    DistributedTemplateSpec,
-    MasterSection,
-    TemplateAssets,
-)
-from domain.templates import TemplateBody, TemplateNotFoundError
-from domain.values import ScopeKind, ScopeRef
+from domain.commands import DeleteTemplate, UpdateTemplate
+from domain.templates import TemplateNotFoundError
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, creation_id, seen_scopes, visible_or_missing
-from infra.http.consistency import READ_WITH_STANDING, RowRead, prefetched
+from infra.http.callers import Caller, actor, visible_or_missing
+from infra.http.consistency import READ_WITH_STANDING, RowRead
 from infra.http.lists import Count
 from infra.http.openapi_document import NOT_NEGATIVE
+from infra.http.template_actions import (
+    body_of,
+    check_name_free,
+    create_from,
+    expected_version_of,
+    list_page,
+    patch_from,
+    read_template,
+)
 from infra.http.template_compliance import (
-    Comply,
     ComplyToProject,
     ComplyToReplicaType,
     ComplyToWorkloadType,
     comply_of,
-    with_compliance,
 )
 from infra.http.template_schemas import (
-    CreationMeta,
     CreationRequest,
     DistributedTemplate,
-    PaginationInfo,
     TemplateList,
     UpdateRequest,
 )
-from infra.http.template_views import ListQuery, count_of, page_of, wire_of, written
+from infra.http.template_views import ListQuery, count_of, wire_of, written
 from projections import template_queries
-from projections.queries import Reads
 from projections.queries import template_reads as queries
 from services import templates as use_cases
-from services.errors import InvalidRequestError
-from services.ports.event_store import EventStore
 
 BASE: Final = "/api/v1/workload-templates"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -62,40 +58,6 @@ SortBy = Annotated[
     template_queries.Field | None,
     QueryParameter(name="sortBy"),
 ]
-
-
-def _scope(meta: CreationMeta) -> ScopeRef:
-    if meta.scope_type == "system":
-        raise InvalidRequestError("/meta/scopeType", "the system scope is for built-in templates")
-    if meta.scope_type == "tenant":
-        return ScopeRef("tenant")
-    if not meta.scope_id:
-        raise InvalidRequestError("/meta/scopeId", f"a {meta.scope_type} template names its scope")
-    return ScopeRef(meta.scope_type, meta.scope_id)
-
-
-def _body(
-    spec: DistributedTemplateSpec | None,
-    assets: TemplateAssets | None,
-    same: bool | None,
-    master: MasterSection | None,
-) -> TemplateBody:
-    """Omitted, masterSpecSameAsWorker is true unless a master section is given."""
-    return TemplateBody(
-        spec=spec or DistributedTemplateSpec(),
-        assets=assets,
-        master_spec_same_as_worker=same if same is not None else master is None,
-        master=master,
-    )
-
-
-def _expected(if_match: str | None) -> int | None:
-    if if_match is None:
-        return None
-    try:
-        return int(if_match.strip().strip('"').removeprefix("W/").strip('"'))
-    except ValueError:
-        raise InvalidRequestError("If-Match", "an ETag this service gave (a version)") from None
 
 
 def _respond(wire: DistributedTemplate, version: int, status: int) -> Response[DistributedTemplate]:
@@ -110,28 +72,6 @@ async def create_template(
 ) -> Response[DistributedTemplate]:
     wire, version = await create_from(request, data, adapters)
     return _respond(wire, version, 202)
-
-
-async def create_from(
-    request: Caller, data: CreationRequest, adapters: Adapters
-) -> tuple[DistributedTemplate, int]:
-    """Create a template from Run:ai's creation body (the API's and the console's form alike):
-    the template as written, and its version."""
-    scope = _scope(data.meta)
-    body = _body(data.spec, data.assets, data.master_spec_same_as_worker, data.master)
-    template_id, keyed = creation_id(request, "template")
-    command = CreateTemplate(
-        template_id=template_id,
-        keyed=keyed,
-        scope=scope,
-        name=data.meta.name,
-        description=data.meta.description,
-        body=body,
-        metadata=actor(request),
-    )
-    async with adapters.streams.session() as session:  # one connection for the reads and the write
-        view = await use_cases.create_template(command, streams=session)
-    return wire_of(written(view)), view.template.version
 
 
 @get(DISTRIBUTED, tags=["Distributed templates"])
@@ -183,23 +123,6 @@ async def count_templates(
     return Count(await count_of(request, adapters.reads, query))
 
 
-async def list_page(
-    request: Caller,
-    streams: EventStore,
-    reads: Reads,
-    query: ListQuery,
-    offset: int,
-    limit: int,
-    comply: Comply | None = None,
-) -> TemplateList:
-    rows, more = await page_of(request, reads, query, offset, limit)
-    entries = await with_compliance(request, reads, rows, [wire_of(row) for row in rows], comply)
-    next_offset = offset + limit if more else None
-    return TemplateList(
-        entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
-    )
-
-
 @get(f"{BASE}/name-availability", status_code=204, tags=["Templates"])
 async def name_availability(
     request: Caller,
@@ -214,28 +137,6 @@ async def name_availability(
     caller may not see is answered as one that does not exist: its names are not its to know."""
     await check_name_free(
         request, adapters, template_name, scope_type, scope_id, fields=("/scopeId", "/templateName")
-    )
-
-
-async def check_name_free(
-    request: Caller,
-    adapters: Adapters,
-    template_name: str,
-    scope_type: ScopeKind,
-    scope_id: str | None,
-    *,
-    fields: tuple[str, str],
-) -> None:
-    """The use case's answer (services/templates.check_name_available) for the scope as the
-    request names it."""
-    scope = ScopeRef(scope_type, "" if scope_type == "tenant" else scope_id or "")
-    await use_cases.check_name_available(
-        scope,
-        template_name,
-        actor(request),
-        streams=adapters.streams,
-        holder=adapters.name_holder,
-        fields=fields,
     )
 
 
@@ -257,31 +158,6 @@ async def get_template(
     comply = comply_of(comply_to_project, comply_to_replica_type)
     wire, version = await read_template(request, template_id, adapters, comply)
     return _respond(wire, version, 200)
-
-
-async def read_template(
-    request: Caller, template_id: UUID, adapters: Adapters, comply: Comply | None = None
-) -> tuple[DistributedTemplate, int]:
-    """One template the caller may see, from the catalogue, and its version: the row the
-    request's settling read with its standing when the route asked for it (the API's GET),
-    else read now (the console's page)."""
-    if (record := prefetched(request)) is not None:
-        row = queries.found(record)
-    else:
-        row = await queries.one(adapters.reads, template_id)
-    if row is None or not queries.visible(row, await seen_scopes(request)):
-        raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    (wire,) = await with_compliance(request, adapters.reads, [row], [wire_of(row)], comply)
-    return wire, row.template.version
-
-
-async def template_now(
-    request: Caller, template_id: UUID, adapters: Adapters
-) -> tuple[DistributedTemplate, int]:
-    """One template the caller may see as its stream has it now, and its version: what an edit
-    is made on (the console's, whose form keeps what it does not show from it)."""
-    view = await use_cases.visible_template(template_id, actor(request), streams=adapters.streams)
-    return wire_of(written(view)), view.template.version
 
 
 # An edit sent with If-Match, once the template has moved on from that version.
@@ -315,8 +191,8 @@ async def replace_template(
         template_id=template_id,
         name=data.meta.name,
         description=data.meta.description,
-        body=_body(data.spec, data.assets, data.master_spec_same_as_worker, data.master),
-        expected_version=_expected(request.headers.get("if-match")),
+        body=body_of(data.spec, data.assets, data.master_spec_same_as_worker, data.master),
+        expected_version=expected_version_of(request.headers.get("if-match")),
         metadata=actor(request),
     )
     view = await use_cases.update_template(command, streams=adapters.streams)
@@ -343,25 +219,6 @@ async def patch_template(
     return _respond(wire, version, 200)
 
 
-async def patch_from(
-    request: Caller,
-    template_id: UUID,
-    data: dict[str, Any],
-    if_match: str | None,
-    adapters: Adapters,
-) -> tuple[DistributedTemplate, int]:
-    """Patch a template as Run:ai's PATCH does (the API's and the console's edit alike): the
-    template as written, and its version. One the caller may not see is not found."""
-    command = PatchTemplate(
-        template_id=template_id,
-        patch=data,
-        expected_version=_expected(if_match),
-        metadata=actor(request),
-    )
-    view = await use_cases.patch_template(command, streams=adapters.streams)
-    return wire_of(written(view)), view.template.version
-
-
 @delete(
     f"{DISTRIBUTED}/{{template_id:uuid}}",
     tags=["Distributed templates"],
@@ -375,7 +232,7 @@ async def delete_template(
 ) -> None:
     command = DeleteTemplate(
         template_id=template_id,
-        expected_version=_expected(request.headers.get("if-match")),
+        expected_version=expected_version_of(request.headers.get("if-match")),
         metadata=actor(request),
     )
     await use_cases.delete_template(command, streams=adapters.streams)

@@ -6,7 +6,6 @@ the use cases, projections/tenant_settings.py the read model, infra/http/tenant_
 HTTP routes.
 """
 
-from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -14,15 +13,10 @@ from litestar import get, put
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from domain.access import permits
-from domain.tenant_settings import FIXED, LIMITS, Described, TenantSettings, info_of
-from domain.values import ScopeRef
+from domain.tenant_settings import FIXED, LIMITS, Described, info_of
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor
-from infra.http.template_schemas import RequestBody
-from projections.queries import tenant_setting_reads as queries
-from services.errors import InvalidRequestError
-from services.tenant_settings import CHANGES_SETTINGS, change_settings
+from infra.http.callers import Caller
+from infra.http.setting_actions import SettingRequest, set_from, switches
 
 BASE: Final = "/v1/k8s/setting"
 
@@ -37,11 +31,6 @@ class Setting(msgspec.Struct, frozen=True, kw_only=True):
     description: str
     source: str
     stage: str
-
-
-class SettingRequest(RequestBody, frozen=True, kw_only=True):
-    key: str
-    value: bool | int | str
 
 
 class SettingResponse(msgspec.Struct, frozen=True):
@@ -103,33 +92,4 @@ async def put_setting(
     return SettingResponse()
 
 
-async def set_from(request: Caller, asked: Sequence[SettingRequest], adapters: Adapters) -> None:
-    """Set settings (tenant admins only), all or none: the PUT's one, and those the console's
-    settings page changes."""
-    changes: list[tuple[str, bool | int]] = []
-    for data in asked:
-        value = data.value
-        if isinstance(value, str):  # Run:ai's wire form: "true", "false", or a number's digits
-            if data.key in LIMITS and value.isascii() and value.isdigit():
-                value = int(value)
-            elif value in ("true", "false"):
-                value = value == "true"
-            else:
-                raise InvalidRequestError("/value", "true or false, or a limit's whole number")
-        changes.append((data.key, value))
-    await change_settings(changes, metadata=actor(request), streams=adapters.streams)
-
-
-def may_change(request: Caller) -> bool:
-    """Whether the caller holds what changing a setting takes (a tenant admin): only for
-    showing the switches read-only to others; `set_from` is what refuses."""
-    return permits(request.user.grants, (ScopeRef("tenant"),), CHANGES_SETTINGS)
-
-
 SETTING_ROUTES: Final = (list_settings, get_setting, put_setting)
-
-
-async def switches(adapters: Adapters) -> TenantSettings:
-    """The tenant's settings as the read model holds them: what the API's GETs answer, and what
-    the console shows (only what they enable)."""
-    return await queries.current(adapters.reads)

@@ -9,7 +9,6 @@ Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py 
 infra/http/workloads.py the HTTP routes.
 """
 
-from pathlib import Path
 from typing import Annotated, Final, Literal
 from uuid import UUID
 
@@ -18,17 +17,20 @@ from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from domain.commands import ChangeWorkload, RequestWorkload
-from domain.submissions import Overrides
-from domain.values import ScopeRef
 from domain.workloads import WorkloadNotFoundError
-from infra.backends.local_runtime import default_work_dir
 from infra.http import workload_queries
 from infra.http.accepted import Accepted
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, creation_id, seen_scopes
+from infra.http.callers import Caller
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.openapi_document import NOT_NEGATIVE
+from infra.http.workload_actions import (
+    change_from,
+    read_log,
+    run_folder,
+    submit_from,
+    visible_workload,
+)
 from infra.http.workload_schemas import (
     DistributedCreationRequest,
     DistributedWorkload,
@@ -46,11 +48,8 @@ from infra.http.workload_views import (
 )
 from projections.queries import workload_reads as queries
 from projections.workload_catalogue import WorkloadRow
-from services import org_units as org_unit_use_cases
-from services import workloads as use_cases
 from services.errors import InvalidRequestError
 from services.history import workload_history
-from services.ports.event_store import EventStore
 
 BASE: Final = "/api/v1/workloads"
 DISTRIBUTED: Final = f"{BASE}/distributed"
@@ -65,40 +64,6 @@ async def submit(
     return await submit_from(request, data, adapters)
 
 
-async def submit_from(
-    request: Caller, data: DistributedCreationRequest, adapters: Adapters
-) -> DistributedWorkload:
-    """Submit a workload from Run:ai's body (the API's and the console's form alike)."""
-    workload_id, keyed = creation_id(request, "workload")
-    command = RequestWorkload(
-        workload_id=workload_id,
-        keyed=keyed,
-        name=data.name,
-        use_given_name_as_prefix=data.use_given_name_as_prefix,
-        cluster_id=data.cluster_id,
-        project_id=data.project_id,
-        template_id=data.template_id,
-        overrides=Overrides(
-            spec=data.spec,
-            master_spec_same_as_worker=data.master_spec_same_as_worker,
-            master_spec=data.master_spec,
-        ),
-        metadata=actor(request),
-    )
-    requested = await use_cases.request_workload(
-        command, streams=adapters.streams, holders=adapters.name_holders
-    )
-    created = requested.stamps.created
-    return distributed_of(requested.state, created.by, created.at, None)
-
-
-async def project_cluster(project_id: str, adapters: Adapters) -> UUID | None:
-    """The cluster of a project (None: no such project), as its own stream says: a form that
-    names the project alone submits with it (the submission checks the caller's sight)."""
-    project = ScopeRef("project", project_id)
-    return await org_unit_use_cases.cluster_of(project, streams=adapters.streams)
-
-
 # Every route below that names one workload gets it as `row`, or a 404 when it is unknown or
 # outside the caller's scopes.
 async def _visible(
@@ -107,17 +72,6 @@ async def _visible(
     adapters: NamedDependency[Adapters],
 ) -> WorkloadRow:
     return await visible_workload(request, workload_id, adapters)
-
-
-async def visible_workload(request: Caller, workload_id: UUID, adapters: Adapters) -> WorkloadRow:
-    """The workload from the catalogue if the caller may see it; else WorkloadNotFoundError."""
-    row = await queries.one(adapters.reads, workload_id)
-    if row is None:
-        raise WorkloadNotFoundError(workload_id)
-    project = ScopeRef("project", row.workload.request.project_id)
-    if project not in await seen_scopes(request):
-        raise WorkloadNotFoundError(workload_id)  # out of sight: the same answer
-    return row
 
 
 ONE: Final = {"row": Provide(_visible)}
@@ -157,17 +111,6 @@ async def suspend_or_resume(
     verb: Literal["suspend", "resume"] = "suspend" if action == "suspend" else "resume"
     await change_from(request, workload_id, verb, adapters.streams)
     return Response(Accepted(), status_code=202)
-
-
-Change = Literal["suspend", "resume", "delete"]
-
-
-async def change_from(
-    request: Caller, workload_id: UUID, action: Change, streams: EventStore
-) -> None:
-    """Suspend, resume or delete the workload for the caller (the API's and the console's)."""
-    command = ChangeWorkload(workload_id=workload_id, action=action, metadata=actor(request))
-    await use_cases.change_workload(command, streams=streams)
 
 
 @get(BASE, tags=["Workloads"])
@@ -280,29 +223,10 @@ async def logs(
 ) -> str:
     """A local replica's output (`replica=worker-0`), of the current run unless `run` is given.
     Kubernetes workloads' logs are the cluster's: read them with kubectl."""
-    text = _read_log(_run_folder(row, adapters, run) / f"{replica}.log")
+    text = read_log(run_folder(row, adapters, run) / f"{replica}.log")
     if text is None:
         raise InvalidRequestError("/replica", f"no output of {replica} in this run")
     return text
-
-
-def _run_folder(row: WorkloadRow, adapters: Adapters, run: int | None) -> Path:
-    chosen = adapters.settings.submitter.work_dir
-    work_dir = Path(chosen) if chosen else default_work_dir(Path(adapters.settings.data_dir))
-    return work_dir / row.workload.request.job_name / f"run-{run or row.workload.run}"
-
-
-def replica_logs(row: WorkloadRow, adapters: Adapters) -> dict[str, str]:
-    """Every local replica's output of the current run, by replica (none on Kubernetes)."""
-    found = sorted(_run_folder(row, adapters, None).glob("*.log"))
-    return {path.stem: _read_log(path) or "" for path in found}
-
-
-def _read_log(path: Path) -> str | None:
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        return None
 
 
 WORKLOAD_ROUTES: Final = (

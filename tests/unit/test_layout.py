@@ -4,6 +4,7 @@ Import directions and cycles are import-linter's (pyproject.toml); what it canno
 """
 
 import ast
+import tomllib
 from collections import defaultdict
 from pathlib import Path
 
@@ -45,3 +46,23 @@ def test_a_module_name_repeats_across_layers_only_for_one_concept_and_says_so() 
             named = " ".join(docstring.split())
             missing = [str(other) for other in paths if other != path and str(other) not in named]
             assert not missing, f"{path} shares its name with {missing} but does not say so"
+
+
+def test_the_console_is_kept_from_every_module_of_the_apis_handlers() -> None:
+    """A module that holds a route is a handler module: the contract names each, so the console
+    reaches the API's work through its actions only."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "The console never imports the API's handlers"
+    ]
+    routes = ("get", "post", "put", "patch", "delete", "route")
+    handlers = set()
+    for path in (ROOT / "infra" / "http").glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            decorators = getattr(node, "decorator_list", [])
+            called = [d.func for d in decorators if isinstance(d, ast.Call)]
+            if any(isinstance(f, ast.Name) and f.id in routes for f in called):
+                handlers.add(f"infra.http.{path.stem}")
+    assert handlers == set(contract["forbidden_modules"])

@@ -1,12 +1,13 @@
-"""Creating clusters and projects from Run:ai's bodies, and deleting any org unit: the plain
-functions both the API's handlers (infra/http/org_units.py) and the console's pages call, so
-both refuse alike; and whether the caller is a tenant admin, for the console's nav."""
+"""What a caller's org-unit request does, shared by the API's handlers (infra/http/org_units.py)
+and the console's pages, so both refuse alike: creating clusters and projects, deleting any
+unit, the units a caller may see, and whether the caller is a tenant admin (the console's nav)."""
 
 from domain.access import permits
 from domain.commands import CreateCluster, CreateProject, DeleteOrgUnit
 from domain.values import TENANT, ScopeKind, ScopeRef
+from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
-from infra.http.callers import Caller, actor, creation_id
+from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.org_unit_schemas import (
     TENANT_ID,
     ClusterCreationRequest,
@@ -15,6 +16,9 @@ from infra.http.org_unit_schemas import (
     ProjectCreationRequest,
     project_wire,
 )
+from projections.org_units import OrgUnitRow
+from projections.queries import Reads
+from projections.queries import org_unit_reads as queries
 from services import org_units
 from services.ports.event_store import EventStore
 
@@ -84,3 +88,24 @@ def tenant_admin(request: Caller) -> bool:
     """Whether the caller holds what creating a cluster takes (a tenant admin): only for
     showing the console's entries to clusters and projects; the use cases are what refuse."""
     return permits(request.user.grants, (TENANT,), "admin")
+
+
+async def visible_units(request: Caller, kind: ScopeKind, reads: Reads) -> list[OrgUnitRow]:
+    """The units of a kind the caller may see (the API's lists and the console's choices)."""
+    return await chosen_units(request, kind, reads, None)
+
+
+async def chosen_units(
+    request: Caller,
+    kind: ScopeKind,
+    reads: Reads,
+    filter_by: list[str] | None,
+    search: str | None = None,
+) -> list[OrgUnitRow]:
+    """The units of a kind the caller may see that a list's `filterBy` and `search` select
+    (infra/http/org_unit_queries.py), as the list and its count show them."""
+    seen = await seen_scopes(request)
+    units = await queries.every(reads)  # every kind: a project's parent is named
+    names = {ScopeRef(u.kind, u.id): u.name for u in units}
+    visible = [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
+    return org_unit_queries.select(visible, names, filter_by, search)
