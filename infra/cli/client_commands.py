@@ -23,6 +23,7 @@ NOTHING: Final = 0
 FAILED: Final = 1
 CHANGES: Final = 2
 FORMATS: Final = ("table", "json", "yaml")
+WIDE: Final = 200
 
 
 def add_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -48,7 +49,9 @@ def add_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> int:
-    console = Console(highlight=False, soft_wrap=True)
+    # Piped (to a file, a CI log), tables keep whole values rather than Rich's 80 columns.
+    width = None if sys.stdout.isatty() else int(environ.get("COLUMNS") or WIDE)
+    console = Console(highlight=False, soft_wrap=True, width=width)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         if args.command == "login":
