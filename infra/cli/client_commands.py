@@ -15,7 +15,7 @@ from rich.console import Console
 from infra.api_client import profile as profiles
 from infra.api_client.profile import NotLoggedInError, Profile
 from infra.api_client.service import DOCUMENTS, PLANS, Service, ServiceError
-from infra.cli import template_files, template_history
+from infra.cli import template_files, template_history, template_submits
 from infra.cli.plan_tables import show_plan, summary
 from infra.cli.template_files import FileError
 
@@ -43,6 +43,7 @@ def add_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]"
         sub.add_argument("--scope", action="append", help="where --prune may delete")
         sub.add_argument("-o", "--output", choices=FORMATS, default="table")
     template_history.add_commands(actions)
+    template_submits.add_command(actions)
     apply = actions.choices["apply"]
     apply.add_argument("--plan", type=Path, help="apply exactly this plan (`plan -o json`)")
     apply.add_argument("--yes", action="store_true", help="do not ask before applying")
@@ -153,4 +154,5 @@ COMMANDS: Final[dict[str, Callable[[argparse.Namespace, Service, Console], int]]
     "history": template_history.history,
     "diff": template_history.diff,
     "rollback": template_history.rollback,
+    "submit": template_submits.submit,
 }

@@ -169,3 +169,12 @@ def journey(api: str, client: httpx.Client, tmp_path: Path) -> None:
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert names(client) == ["bert", "keep"]
     assert made(client.get(f"{TEMPLATES}/{bert_id}"))["spec"]["numWorkers"] == 6
+
+    rolled = trainplate("templates", "rollback", "bert", "--to-version", "1")
+    assert rolled.returncode == 0, rolled.stderr
+    assert made(client.get(f"{TEMPLATES}/{bert_id}"))["spec"]["numWorkers"] == 2
+    ran = trainplate("templates", "submit", "keep", "--project", "vision", "--set",
+                     "spec.command=/bin/true", "--set", "spec.numWorkers=1", "--env", "A=B",
+                     "--wait", "--timeout", "100")  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.strip().splitlines()[-1] == "Completed"
