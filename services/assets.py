@@ -276,10 +276,14 @@ def in_scope(scope: ScopeRef, user: str) -> Uses:
 
 
 def name_claim(kind: AssetKind, meta: AssetMeta) -> NameClaim:
-    scope = meta.scope_ref
     return NameClaim(
-        namespace=f"{kind}@{scope.kind}:{scope.id}", name=meta.name, field="/meta/name"
+        namespace=name_namespace(kind, meta.scope_ref), name=meta.name, field="/meta/name"
     )
+
+
+def name_namespace(kind: str, scope: ScopeRef) -> str:
+    """Where an asset's name must be unique: among its kind's in its scope."""
+    return f"{kind}@{scope.kind}:{scope.id}"
 
 
 async def _check_settings(spec: object, streams: StreamLoader) -> None:

@@ -186,3 +186,16 @@ class EventTooLargeError(ApplicationError):
         self.event_type = event_type
         self.size = size
         self.limit = limit
+
+
+class PlanOutdatedError(ApplicationError):
+    """A plan applied after what it read moved on (a template edited, an asset changed): nothing
+    was written, and the plan is to be made again. `moved` names each thing that moved."""
+
+    slug = "plan-outdated"
+
+    def __init__(self, moved: list[str]) -> None:
+        super().__init__(
+            f"nothing was applied: since the plan was made, {'; '.join(moved)}; plan again"
+        )
+        self.moved = "; ".join(moved)

@@ -121,11 +121,24 @@ async def _checked_creation(
         department_id=department_id,
         project_id=project_id,
     )
-    _allowed(await settings_of(streams), cmd.body, cluster_id)
-    versions, found = await _linked(cmd.body, lineage, streams)
-    await _check_registries(cmd.body, lineage, streams)
-    await _check_data_volumes(cmd.body, lineage, streams)
+    versions, found = await checked_body(cmd.body, lineage, cluster_id, streams=streams)
     return meta, versions, found
+
+
+async def checked_body(
+    body: TemplateBody,
+    lineage: tuple[ScopeRef, ...],
+    cluster_id: UUID | None,
+    *,
+    streams: StreamLoader,
+) -> tuple[tuple[AssetVersion, ...], dict[UUID, Asset]]:
+    """What a body may hold in its scope (the tenant's settings, its assets, registries and
+    data volumes): the versions of the assets it refers to, and the assets themselves."""
+    _allowed(await settings_of(streams), body, cluster_id)
+    versions, found = await _linked(body, lineage, streams)
+    await _check_registries(body, lineage, streams)
+    await _check_data_volumes(body, lineage, streams)
+    return versions, found
 
 
 def _same_template(first: Event, second: Event) -> bool:
@@ -187,10 +200,9 @@ async def _edit(
     if expected_version is not None and expected_version != stream.version:
         raise PreconditionFailedError(expected_version, stream.version)
     name, description, body = edit(current)
-    _allowed(await settings_of(streams), body, current.meta.cluster_id)
-    versions, found = await _linked(body, current.meta.lineage, streams)
-    await _check_registries(body, current.meta.lineage, streams)
-    await _check_data_volumes(body, current.meta.lineage, streams)
+    versions, found = await checked_body(
+        body, current.meta.lineage, current.meta.cluster_id, streams=streams
+    )
     events = templates.update(
         current,
         template_id,

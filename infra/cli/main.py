@@ -1,5 +1,6 @@
 """The `trainplate` command: `dev`, `serve <process>`, `migrate`, `verify`, `projections`,
-`schema`."""
+`schema`; and, over any service's REST API, `login` and `templates`
+(infra/cli/client_commands.py)."""
 
 import argparse
 import asyncio
@@ -16,6 +17,7 @@ import asyncpg
 import msgspec
 import nats.errors
 
+from infra.cli import client_commands
 from infra.cli.endpoints import ServiceNotFoundError, located
 from infra.cli.processes import PROCESSES
 from infra.settings import Settings, redacted
@@ -58,11 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help="with rebuild: the read model; with skip: the stuck one (or `relay`)",
     )
+    client_commands.add_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    if args.command in ("login", "templates"):  # a client of a service: none of its settings
+        sys.exit(client_commands.run(args))
     settings = Settings.from_env(os.environ)
     logging.basicConfig(
         level=settings.log_level.upper(),

@@ -32,6 +32,7 @@ from domain.org_units import (
 from domain.pointers import pointer_in
 from domain.policies import InvalidPolicyError, PolicyNotFoundError
 from domain.registries import RegistryInUseError
+from domain.template_documents import InvalidDocumentError
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
 from domain.tenant_settings import (
@@ -66,6 +67,7 @@ from services.errors import (
     NameTakenError,
     NotAuthenticatedError,
     NotPermittedError,
+    PlanOutdatedError,
     PreconditionFailedError,
     RegistryChangingError,
     VersionConflictError,
@@ -128,6 +130,9 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     LastTenantAdminError: 409,
     PreconditionFailedError: 412,
     InvalidTemplateError: 400,
+    InvalidDocumentError: 400,
+    # A plan applied after what it read moved on: nothing written, to be planned again.
+    PlanOutdatedError: 409,
     TemplateNotFoundError: 404,
     TemplateExistsError: 409,
     CredentialInUseError: 412,

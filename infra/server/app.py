@@ -42,6 +42,7 @@ from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.registries import REGISTRY_ROUTES
 from infra.http.service_accounts import SERVICE_ACCOUNT_ROUTES
+from infra.http.template_plans import TEMPLATE_PLAN_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tenant_settings import SETTING_ROUTES
 from infra.http.token_grant import grant_token
@@ -167,6 +168,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *ME_ROUTES,
             *PERMISSION_ROUTES,
             *TEMPLATE_ROUTES,
+            *TEMPLATE_PLAN_ROUTES,
             *IMPACT_ROUTES,
             *POD_ROUTES,
             *WORKLOAD_ROUTES,

@@ -1,0 +1,114 @@
+"""`trainplate templates history | diff | rollback NAME`: a template found by its name (and
+`--scope` where the name is in several scopes), over the service's history endpoints."""
+
+import argparse
+from typing import Any, Final
+
+from rich.console import Console
+
+from infra.api_client.service import TEMPLATES, Service, ServiceError
+from infra.cli.plan_tables import show_rows
+
+DISTRIBUTED: Final = f"{TEMPLATES}/distributed"
+UNITS: Final = {
+    "project": ("/api/v1/org-unit/projects", "projects"),
+    "department": ("/api/v1/org-unit/departments", "departments"),
+}
+
+
+def add_commands(actions: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    history = actions.add_parser("history", help="every version: when, what and who")
+    diff = actions.add_parser("diff", help="what changed between two versions")
+    diff.add_argument("--from", dest="old", type=int, required=True)
+    diff.add_argument("--to", dest="new", type=int)
+    rollback = actions.add_parser("rollback", help="a new version whose body is an older one's")
+    rollback.add_argument("--to-version", type=int, required=True)
+    for sub in (history, diff, rollback):
+        sub.add_argument("name")
+        sub.add_argument("--scope", help="project:NAME and the like, where the name is not unique")
+
+
+def template_named(service: Service, name: str, scope: str | None) -> dict[str, Any]:
+    """The one template of that name the caller sees (in `scope`, if given)."""
+    params = {"filterBy": f"name=={name}", "limit": 500}
+    found = [t for t in service.call("GET", DISTRIBUTED, params=params)["entries"]
+             if t["meta"]["name"] == name]  # fmt: skip
+    if scope is not None:
+        kind, _, unit = scope.partition(":")
+        ids = {"": ""} if kind == "tenant" else _unit_ids(service, kind, unit)
+        found = [t for t in found if t["meta"]["scopeType"] == kind
+                 and (kind == "tenant" or t["meta"]["scopeId"] in ids)]  # fmt: skip
+    if not found:
+        raise ValueError(f"no template named {name!r}" + (f" in {scope}" if scope else ""))
+    if len(found) > 1:
+        scopes = ", ".join(f"{t['meta']['scopeType']} {t['meta']['scopeId']}" for t in found)
+        raise ValueError(f"{name!r} names a template in each of {scopes}: say which with --scope")
+    chosen: dict[str, Any] = found[0]
+    return chosen
+
+
+def _unit_ids(service: Service, kind: str, name: str) -> set[str]:
+    if kind == "cluster":
+        return {
+            str(c["uuid"]) for c in service.call("GET", "/api/v1/clusters") if c["name"] == name
+        }
+    if kind not in UNITS:
+        raise ValueError(f"{kind!r}: a scope is tenant, cluster, department or project")
+    path, key = UNITS[kind]
+    listed = service.call("GET", path, params={"filterBy": f"name=={name}"})[key]
+    return {str(u["id"]) for u in listed if u["name"] == name}
+
+
+def history(args: argparse.Namespace, service: Service, console: Console) -> int:
+    template = template_named(service, args.name, args.scope)
+    answer = service.call("GET", f"{TEMPLATES}/{template['meta']['id']}/history")
+    names = _application_names(service)
+    rows = [
+        [str(v["version"]), v["time"], v["type"], names.get(v["actor"], v["actor"]), v["actorKind"]]
+        for v in answer["versions"]
+    ]
+    show_rows(f"{args.name}", ["version", "time", "change", "by", "kind"], rows, console)
+    return 0
+
+
+def _application_names(service: Service) -> dict[str, str]:
+    """Applications by id, to name who made each version (none where the caller may not list
+    them: their ids are shown)."""
+    try:
+        return {a["id"]: a["name"] for a in service.call("GET", "/api/v1/apps")}
+    except ServiceError:
+        return {}
+
+
+def diff(args: argparse.Namespace, service: Service, console: Console) -> int:
+    template = template_named(service, args.name, args.scope)
+    params = {"from": args.old, **({"to": args.new} if args.new else {})}
+    answer = service.call("GET", f"{TEMPLATES}/{template['meta']['id']}/diff", params=params)
+    for change in answer["changes"]:
+        console.print(f"{change['field']}: {change['before']} -> {change['after']}", markup=False)
+    return 0
+
+
+def rollback(args: argparse.Namespace, service: Service, console: Console) -> int:
+    """A new version whose name, description and body are those of `--to-version`, written only
+    if nobody changed the template meanwhile (If-Match)."""
+    template = template_named(service, args.name, args.scope)
+    template_id = template["meta"]["id"]
+    old = service.call(
+        "GET", f"{TEMPLATES}/{template_id}/as-of", params={"version": args.to_version}
+    )
+    body = {key: old[key] for key in ("spec", "assets", "masterSpecSameAsWorker", "master")
+            if old.get(key) is not None}  # fmt: skip
+    body["meta"] = {"name": old["meta"]["name"], "description": old["meta"]["description"]}
+    current = service.call("GET", f"{DISTRIBUTED}/{template_id}")
+    version = _history_length(service, template_id)
+    written = service.call(
+        "PUT", f"{DISTRIBUTED}/{template_id}", json=body, headers={"If-Match": f'"{version}"'}
+    )
+    changed = "" if written["spec"] != current["spec"] else " (its spec was already that)"
+    console.print(f"{args.name}: rolled back to version {args.to_version}{changed}", markup=False)
+    return 0
+
+
+def _history_length(service: Service, template_id: str) -> int:
+    return len(service.call("GET", f"{TEMPLATES}/{template_id}/history")["versions"])
