@@ -31,8 +31,9 @@ class Where:
     """The conditions of one query and their parameters, numbered as they are added. `text`
     maps each text field to its SQL expression (never NULL), `dates` each time field to its
     column, `numbers` each number field to its expression (compared as a number by ==, !=, <=
-    and >=, read as its text by the others); with `missing_time_differs`, `!=` holds of a
-    missing time (the pods' list)."""
+    and >=, read as its text by the others: its `text` expression if given, else its own cast;
+    a NULL number is missing, compared as that text); with `missing_time_differs`, `!=` holds
+    of a missing time (the pods' list)."""
 
     def __init__(
         self,
@@ -43,7 +44,7 @@ class Where:
         missing_time_differs: bool = False,
     ) -> None:
         self._numbers = numbers or {}
-        self._text = {**text, **{f: f"({e})::text" for f, e in self._numbers.items()}}
+        self._text = {**{f: f"({e})::text" for f, e in self._numbers.items()}, **text}
         self._dates = dates
         self._date_tests = _DISTINCT_DATE_TESTS if missing_time_differs else _DATE_TESTS
         self.params: list[Any] = []
@@ -68,7 +69,11 @@ class Where:
             assert wanted is not None  # the grammar refuses any other
             test = _NUMBER_TESTS[condition.operator]
             column = self._numbers[condition.field]
-            self.where.append(f"({column}) {test} {self.param(wanted)}::float8")
+            compared = f"({column}) {test} {self.param(wanted)}::float8"
+            as_text = _TEXT_TESTS[condition.operator].format(
+                e=self._text[condition.field], v=self.param(condition.value)
+            )
+            self.where.append(f"coalesce({compared}, {as_text})")
             return
         expression = self._text[condition.field]
         if condition.operator == "=^":
