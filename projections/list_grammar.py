@@ -1,10 +1,9 @@
 """Run:ai's `filterBy` grammar: `<field><operator><value>` items (`name=^ddp`,
 `createdAt>=2026-01-01T00:00:00Z`), over the fields one kind of list is filtered by.
 
-Parsed here for every list, and decided in SQL by projections/list_sql.py for all but the
-org units, still decided row by row with `holds` (which the tests keep as the grammar's
-oracle): text compares by code point, a missing value reads as the empty string, a time is
-compared as a time.
+Parsed here for every list and decided in SQL by projections/list_sql.py; `holds` decides it
+row by row, as the tests' oracle of the grammar: text compares by code point, a missing value
+reads as the empty string, a time is compared as a time.
 """
 
 import re

@@ -26,10 +26,9 @@ from domain.commands import (
 )
 from domain.org_units import OrgUnitNotFoundError
 from domain.values import ScopeKind, ScopeRef
-from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
-from infra.http.lists import Count, FilterBy, Search
+from infra.http.lists import Count, FilterBy, Search, conditions_of
 from infra.http.org_unit_schemas import (
     TENANT_ID,
     ClusterCreationRequest,
@@ -48,6 +47,7 @@ from infra.http.org_unit_schemas import (
     project_wire,
     totals,
 )
+from projections.list_grammar import Condition
 from projections.org_units import Details, OrgUnitRow
 from projections.queries import Reads
 from projections.queries import org_unit_reads as queries
@@ -169,7 +169,7 @@ async def count_departments(
     filter_by: FilterBy = None,
 ) -> Count:
     """How many departments the list shows for the same `filterBy`."""
-    return Count(len(await chosen_units(request, "department", adapters.reads, filter_by)))
+    return Count(await _counted(request, "department", adapters.reads, filter_by))
 
 
 @get("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -256,8 +256,7 @@ async def count_projects(
     search: Search = None,
 ) -> Count:
     """How many projects the list shows for the same `filterBy` and `search`."""
-    units = await chosen_units(request, "project", adapters.reads, filter_by, search)
-    return Count(len(units))
+    return Count(await _counted(request, "project", adapters.reads, filter_by, search))
 
 
 @get("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])
@@ -323,12 +322,31 @@ async def chosen_units(
     search: str | None = None,
 ) -> list[OrgUnitRow]:
     """The units of a kind the caller may see that a list's `filterBy` and `search` select
-    (infra/http/org_unit_queries.py), as the list and its count show them."""
+    (projections/queries/org_unit_reads.py), as the list shows them."""
+    conditions, search = _query(kind, filter_by, search)
     seen = await seen_scopes(request)
-    units = await queries.every(reads)  # every kind: a project's parent is named
-    names = {ScopeRef(u.kind, u.id): u.name for u in units}
-    visible = [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
-    return org_unit_queries.select(visible, names, filter_by, search)
+    return await queries.chosen(reads, kind, seen, conditions, search=search)
+
+
+async def _counted(
+    request: Caller,
+    kind: ScopeKind,
+    reads: Reads,
+    filter_by: list[str] | None,
+    search: str | None = None,
+) -> int:
+    conditions, search = _query(kind, filter_by, search)
+    return await queries.count(reads, kind, await seen_scopes(request), conditions, search=search)
+
+
+def _query(
+    kind: ScopeKind, filter_by: list[str] | None, search: str | None
+) -> tuple[list[Condition], str | None]:
+    """The conditions of a list of the kind, and its search; clusters are listed whole."""
+    grammar = queries.GRAMMARS.get(kind)
+    if grammar is None:
+        return [], None
+    return conditions_of(grammar, filter_by), search
 
 
 async def _one(request: Caller, kind: ScopeKind, unit_id: str, reads: Reads) -> OrgUnitRow:
