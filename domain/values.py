@@ -64,6 +64,16 @@ class NodePoolResources(
     memory: QuotaResource | None = None
 
 
+def quota_total(
+    resources: tuple[NodePoolResources, ...], resource: Literal["gpu", "cpu", "memory"]
+) -> float | None:
+    """A unit's total quota of one resource (Run:ai's `totalResources`): the sum of what it
+    deserves in each node pool, in their order; None when no pool says."""
+    quotas = [getattr(r, resource) for r in resources]
+    known = [float(q.deserved) for q in quotas if q is not None and q.deserved is not None]
+    return sum(known) if known else None
+
+
 AssetKind = Literal[
     "environment", "compute", "nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume"
 ]

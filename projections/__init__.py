@@ -54,7 +54,7 @@ ALL: tuple[Projection, ...] = (
         org_units.apply,
         (org_units.NAME, "org_units_epoch"),
         streams=frozenset({"cluster", "department", "project"}),
-        version=1,
+        version=2,  # 2: each unit's totalGpuQuota, as a number and as its text
     ),
     Projection(
         asset_catalogue.NAME,

@@ -1,6 +1,6 @@
 """Run:ai's `filterBy` grammar: `<field><operator><value>` items (`name=^ddp`), over one kind of
-list's fields. Parsed here for every list and decided in SQL (projections/list_sql.py) but for org
-units, decided row by row by `holds`, the tests' oracle (docs/decisions/0024-read-models.md)."""
+list's fields. Parsed here for every list and decided in SQL (projections/list_sql.py); `holds`
+decides it row by row, the tests' oracle (docs/decisions/0024-read-models.md)."""
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence

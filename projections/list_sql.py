@@ -27,7 +27,7 @@ _NUMBER_TESTS: Final = _DATE_TESTS
 class Where:
     """The conditions of one query and their parameters, numbered as added: `text` fields' SQL
     expressions (never NULL), `dates`' columns, `numbers`' expressions (as numbers by ==, !=, <=
-    and >=, as text by the rest); `missing_time_differs`: `!=` holds of a missing time (pods)."""
+    and >=, else as their `text` or cast; NULL reads as missing). See decision 0024."""
 
     def __init__(
         self,
@@ -38,7 +38,7 @@ class Where:
         missing_time_differs: bool = False,
     ) -> None:
         self._numbers = numbers or {}
-        self._text = {**text, **{f: f"({e})::text" for f, e in self._numbers.items()}}
+        self._text = {**{f: f"({e})::text" for f, e in self._numbers.items()}, **text}
         self._dates = dates
         self._date_tests = _DISTINCT_DATE_TESTS if missing_time_differs else _DATE_TESTS
         self.params: list[Any] = []
@@ -63,7 +63,11 @@ class Where:
             assert wanted is not None  # the grammar refuses any other
             test = _NUMBER_TESTS[condition.operator]
             column = self._numbers[condition.field]
-            self.where.append(f"({column}) {test} {self.param(wanted)}::float8")
+            compared = f"({column}) {test} {self.param(wanted)}::float8"
+            as_text = _TEXT_TESTS[condition.operator].format(
+                e=self._text[condition.field], v=self.param(condition.value)
+            )
+            self.where.append(f"coalesce({compared}, {as_text})")
             return
         expression = self._text[condition.field]
         if condition.operator == "=^":

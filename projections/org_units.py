@@ -25,7 +25,7 @@ from domain.events import (
     ProjectUpdated,
     RecordedEvent,
 )
-from domain.values import NodePoolResources, ScopeKind, ScopeRef
+from domain.values import NodePoolResources, ScopeKind, ScopeRef, quota_total
 from projections.executor import Executor
 
 NAME: Final = "org_units"
@@ -63,16 +63,28 @@ _decode_details = msgspec.json.Decoder(Details).decode
 
 _INSERT: Final = """
 INSERT INTO org_units (kind, id, name, cluster_id, department_id, description, details,
+                       total_gpu_quota, total_gpu_quota_text,
                        created_at, created_by, updated_at, updated_by, version)
-VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $8, $9, $10)
+VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $10, $11, $12)
 ON CONFLICT (kind, id) DO NOTHING
 """
 # Updates carry the stream version: a replayed older event never overwrites a newer row.
-_UPDATE: Final = """
-UPDATE org_units SET name = coalesce($3, name), description = coalesce($4, description),
-       details = coalesce($5::jsonb, details), updated_at = $6, updated_by = $7, version = $8
- WHERE kind = $1 AND id = $2 AND version < $8
+_RENAME: Final = """
+UPDATE org_units SET name = $3, updated_at = $4, updated_by = $5, version = $6
+ WHERE kind = $1 AND id = $2 AND version < $6
 """
+_UPDATE: Final = """
+UPDATE org_units SET description = $3, details = $4::jsonb, total_gpu_quota = $5,
+       total_gpu_quota_text = $6, updated_at = $7, updated_by = $8, version = $9
+ WHERE kind = $1 AND id = $2 AND version < $9
+"""
+
+
+def _gpu_total(details: Details) -> tuple[float | None, str]:
+    """The unit's `totalGpuQuota` (domain/values.py `quota_total`), and as the lists' text
+    operators read it: as Python writes the number, "" when there is none."""
+    total = quota_total(details.resources, "gpu")
+    return total, "" if total is None else str(total)
 
 
 async def apply(conn: Executor, recorded: RecordedEvent) -> None:
@@ -83,24 +95,22 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
             details = Details(domain=e.domain, cluster_version=e.version)
             await conn.execute(
                 _INSERT, "cluster", str(e.cluster_id), e.name, e.cluster_id, None, "",
-                _encode(details).decode(), at, by, version,
+                _encode(details).decode(), *_gpu_total(details), at, by, version,
             )  # fmt: skip
         case DepartmentCreated() as e:
             details = Details(resources=e.resources)
             await conn.execute(
                 _INSERT, "department", e.department_id, e.name, e.cluster_id, None,
-                e.description, _encode(details).decode(), at, by, version,
+                e.description, _encode(details).decode(), *_gpu_total(details), at, by, version,
             )  # fmt: skip
         case ProjectCreated() as e:
             details = Details(resources=e.resources, requested_namespace=e.requested_namespace)
             await conn.execute(
                 _INSERT, "project", e.project_id, e.name, e.cluster_id, e.department_id,
-                e.description, _encode(details).decode(), at, by, version,
+                e.description, _encode(details).decode(), *_gpu_total(details), at, by, version,
             )  # fmt: skip
         case ClusterRenamed() as e:
-            await conn.execute(
-                _UPDATE, "cluster", str(e.cluster_id), e.name, None, None, at, by, version
-            )
+            await conn.execute(_RENAME, "cluster", str(e.cluster_id), e.name, at, by, version)
         case DepartmentUpdated() as e:
             await _update_fields(conn, recorded, "department", e.department_id, e.description)
         case ProjectUpdated() as e:
@@ -146,7 +156,7 @@ async def _update_fields(
         _decode_details(row["details"]), resources=recorded.event.resources
     )
     await conn.execute(
-        _UPDATE, kind, unit_id, None, description, _encode(details).decode(),
+        _UPDATE, kind, unit_id, description, _encode(details).decode(), *_gpu_total(details),
         recorded.recorded_at, recorded.metadata.actor_subject, recorded.version,
     )  # fmt: skip
 
@@ -155,11 +165,12 @@ async def _delete(conn: Executor, kind: ScopeKind, unit_id: str) -> None:
     await conn.execute("DELETE FROM org_units WHERE kind = $1 AND id = $2", kind, unit_id)
 
 
-_COLUMNS: Final = """kind, id, name, cluster_id, department_id, description,
+# What a unit's row reads as (`row_of`), from org_units or a query's rows alike.
+COLUMNS: Final = """kind, id, name, cluster_id, department_id, description,
     details::text AS details, created_at, created_by, updated_at, updated_by"""
 
 
-def _row(record: asyncpg.Record) -> OrgUnitRow:
+def row_of(record: asyncpg.Record) -> OrgUnitRow:
     return OrgUnitRow(
         kind=record["kind"],
         id=record["id"],
@@ -178,18 +189,18 @@ def _row(record: asyncpg.Record) -> OrgUnitRow:
 async def list_units(conn: Executor, kind: ScopeKind | None = None) -> list[OrgUnitRow]:
     """Live units of one kind (or all), ordered by kind and numeric-aware id."""
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM org_units WHERE $1::text IS NULL OR kind = $1"
+        f"SELECT {COLUMNS} FROM org_units WHERE $1::text IS NULL OR kind = $1"
         " ORDER BY kind, length(id), id",
         kind,
     )
-    return [_row(r) for r in rows]
+    return [row_of(r) for r in rows]
 
 
 async def get_unit(conn: Executor, kind: ScopeKind, unit_id: str) -> OrgUnitRow | None:
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM org_units WHERE kind = $1 AND id = $2", kind, unit_id
+        f"SELECT {COLUMNS} FROM org_units WHERE kind = $1 AND id = $2", kind, unit_id
     )
-    return None if row is None else _row(row)
+    return None if row is None else row_of(row)
 
 
 async def names_of(conn: Executor, kind: ScopeKind, ids: Iterable[str]) -> dict[str, str]:

@@ -5,9 +5,9 @@ unit, the units a caller may see, and whether the caller is a tenant admin (the 
 from domain.access import permits
 from domain.commands import CreateCluster, CreateProject, DeleteOrgUnit
 from domain.values import TENANT, ScopeKind, ScopeRef
-from infra.http import org_unit_queries
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
+from infra.http.lists import conditions_of
 from infra.http.org_unit_schemas import (
     TENANT_ID,
     ClusterCreationRequest,
@@ -16,6 +16,7 @@ from infra.http.org_unit_schemas import (
     ProjectCreationRequest,
     project_wire,
 )
+from projections.list_grammar import Condition
 from projections.org_units import OrgUnitRow
 from projections.queries import Reads
 from projections.queries import org_unit_reads as queries
@@ -103,9 +104,28 @@ async def chosen_units(
     search: str | None = None,
 ) -> list[OrgUnitRow]:
     """The units of a kind the caller may see that a list's `filterBy` and `search` select
-    (infra/http/org_unit_queries.py), as the list and its count show them."""
+    (projections/queries/org_unit_reads.py), as the list shows them."""
+    conditions, search = _query(kind, filter_by, search)
     seen = await seen_scopes(request)
-    units = await queries.every(reads)  # every kind: a project's parent is named
-    names = {ScopeRef(u.kind, u.id): u.name for u in units}
-    visible = [u for u in units if u.kind == kind and ScopeRef(u.kind, u.id) in seen]
-    return org_unit_queries.select(visible, names, filter_by, search)
+    return await queries.chosen(reads, kind, seen, conditions, search=search)
+
+
+async def counted_units(
+    request: Caller,
+    kind: ScopeKind,
+    reads: Reads,
+    filter_by: list[str] | None,
+    search: str | None = None,
+) -> int:
+    conditions, search = _query(kind, filter_by, search)
+    return await queries.count(reads, kind, await seen_scopes(request), conditions, search=search)
+
+
+def _query(
+    kind: ScopeKind, filter_by: list[str] | None, search: str | None
+) -> tuple[list[Condition], str | None]:
+    """The conditions of a list of the kind, and its search; clusters are listed whole."""
+    grammar = queries.GRAMMARS.get(kind)
+    if grammar is None:
+        return [], None
+    return conditions_of(grammar, filter_by), search

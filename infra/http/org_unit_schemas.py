@@ -7,9 +7,10 @@ from uuid import UUID
 
 import msgspec
 
-from domain.values import NodePoolResources
+from domain.values import NodePoolResources, quota_total
 from infra.http.openapi_document import DisplayName
 from projections.org_units import OrgUnitRow
+from projections.queries.org_unit_reads import PHASE
 
 TENANT_ID: Final = 1  # one tenant per service
 
@@ -110,13 +111,10 @@ class ProjectList(msgspec.Struct, frozen=True):
 
 
 def totals(resources: tuple[NodePoolResources, ...]) -> TotalResources:
-    def total(pick: str) -> float | None:
-        values = [getattr(r, pick).deserved for r in resources if getattr(r, pick) is not None]
-        known = [v for v in values if v is not None]
-        return sum(known) if known else None
-
     return TotalResources(
-        gpu_quota=total("gpu"), cpu_quota=total("cpu"), memory_quota=total("memory")
+        gpu_quota=quota_total(resources, "gpu"),
+        cpu_quota=quota_total(resources, "cpu"),
+        memory_quota=quota_total(resources, "memory"),
     )
 
 
@@ -184,7 +182,7 @@ def project_wire(
         resources=resources,
         total_resources=totals(resources),
         effective={},
-        status=ProjectStatus(namespace=requested_namespace or f"runai-{name}", phase="Ready"),
+        status=ProjectStatus(namespace=requested_namespace or f"runai-{name}", phase=PHASE),
         created_at=created[0],
         updated_at=updated[0],
         created_by=created[1],

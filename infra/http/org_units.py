@@ -28,6 +28,7 @@ from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.lists import Count, FilterBy, Search
 from infra.http.org_unit_actions import (
     chosen_units,
+    counted_units,
     create_cluster_from,
     create_project_from,
     delete_from,
@@ -152,7 +153,7 @@ async def count_departments(
     filter_by: FilterBy = None,
 ) -> Count:
     """How many departments the list shows for the same `filterBy`."""
-    return Count(len(await chosen_units(request, "department", adapters.reads, filter_by)))
+    return Count(await counted_units(request, "department", adapters.reads, filter_by))
 
 
 @get("/api/v1/org-unit/departments/{department_id:str}", tags=["Departments"])
@@ -214,8 +215,7 @@ async def count_projects(
     search: Search = None,
 ) -> Count:
     """How many projects the list shows for the same `filterBy` and `search`."""
-    units = await chosen_units(request, "project", adapters.reads, filter_by, search)
-    return Count(len(units))
+    return Count(await counted_units(request, "project", adapters.reads, filter_by, search))
 
 
 @get("/api/v1/org-unit/projects/{project_id:str}", tags=["Projects"])

@@ -189,18 +189,20 @@ CREATE TABLE issued_ids (
 );
 
 CREATE TABLE org_units (
-    kind          text NOT NULL,
-    id            text NOT NULL,
-    name          text NOT NULL,
-    cluster_id    uuid NOT NULL,
-    department_id text,
-    description   text NOT NULL DEFAULT ''::text,
-    details       jsonb NOT NULL,
-    created_at    timestamp with time zone NOT NULL,
-    created_by    text NOT NULL,
-    updated_at    timestamp with time zone NOT NULL,
-    updated_by    text NOT NULL,
-    version       integer NOT NULL,
+    kind                 text NOT NULL,
+    id                   text NOT NULL,
+    name                 text NOT NULL,
+    cluster_id           uuid NOT NULL,
+    department_id        text,
+    description          text NOT NULL DEFAULT ''::text,
+    details              jsonb NOT NULL,
+    created_at           timestamp with time zone NOT NULL,
+    created_by           text NOT NULL,
+    updated_at           timestamp with time zone NOT NULL,
+    updated_by           text NOT NULL,
+    version              integer NOT NULL,
+    total_gpu_quota      double precision,
+    total_gpu_quota_text text NOT NULL DEFAULT ''::text,
     CONSTRAINT org_units_pkey PRIMARY KEY (kind, id)
 );
 CREATE INDEX org_units_cluster_idx ON public.org_units USING btree (cluster_id);

@@ -180,3 +180,40 @@ async def test_update_and_delete_follow_the_tree(
         json={"name": "research", "clusterId": made["cluster"]["uuid"]},
     )
     assert again.status_code == 201, again.text
+
+
+async def test_the_lists_select_by_the_gpu_quota_they_show_and_take_no_sort_or_page(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    cluster = (await call(app, "POST", "/api/v1/clusters", admin, json={"name": "east"})).json()
+    halves = [{"gpu": {"deserved": 0.5}}, {"gpu": {"deserved": 0.5}}]
+    for name, resources in (("big", RESOURCES), ("halves", halves), ("none", [])):
+        body = {"name": name, "clusterId": cluster["uuid"], "resources": resources}
+        made = await call(app, "POST", "/api/v1/org-unit/departments", admin, json=body)
+        assert made.status_code == 201, made.text
+    await project_all(clean_pool)
+    outsider = await token_for(clean_pool, "nobody", ())
+
+    async def listed(params: dict[str, str], token: str = admin) -> list[str]:
+        path = "/api/v1/org-unit/departments"
+        found = await call(app, "GET", path, token, params=params)
+        counted = await call(app, "GET", f"{path}/count", token, params=params)
+        assert (found.status_code, counted.status_code) == (200, 200), found.text
+        names = [d["name"] for d in found.json()["departments"]]
+        assert counted.json() == {"count": len(names)}
+        return names
+
+    assert await listed({"filterBy": "totalGpuQuota>=1"}) == ["big", "halves"]
+    assert await listed({"filterBy": "totalGpuQuota==1"}) == ["halves"]
+    # Text operators read the number as the list shows it (4.0, 1.0); none reads as "".
+    assert await listed({"filterBy": "totalGpuQuota=$.0"}) == ["big", "halves"]
+    assert await listed({"filterBy": "totalGpuQuota<=1"}) == ["halves", "none"]
+    assert await listed({"filterBy": "totalGpuQuota!@1"}) == ["big", "none"]
+    # Run:ai's sortBy, sortOrder, offset and limit are not taken: every unit, by id.
+    page = {"sortBy": "name", "sortOrder": "desc", "offset": "1", "limit": "1"}
+    assert await listed(page) == ["big", "halves", "none"]
+    assert await listed({}, outsider) == []
+    for token in (admin, outsider):  # refused whether or not the caller sees a unit
+        path = "/api/v1/org-unit/departments"
+        refused = await call(app, "GET", path, token, params={"filterBy": "gpuAllocated>=1"})
+        assert refused.status_code == 400, refused.text
