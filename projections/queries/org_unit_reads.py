@@ -1,7 +1,6 @@
-"""Clusters, departments and projects from the org tree's read model, and their names: one by
-id, and the units of a kind a caller sees that a list or its count selects in SQL, by Run:ai's
-`filterBy` over the fields the lists show and, for projects, the free-text `search` (a name).
-The GPU metrics' fields (`gpuAllocated`, `avgGpuUtilization24h`, ...) are not measured here."""
+"""Clusters, departments and projects from the org tree's read model: one by id, names, and a
+list or count selected in SQL by `filterBy` and (projects) `search`. The GPU metrics' fields
+(`gpuAllocated`, `avgGpuUtilization24h`, ...) are not measured here, so they are no fields."""
 
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Final
