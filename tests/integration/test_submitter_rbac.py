@@ -1,8 +1,6 @@
-"""The submitter's ClusterRole (deploy/kubernetes/base/submitter-rbac.yaml) against what the
-Kubernetes backend does: the backend is driven through every operation, in both Kubeflow APIs,
-against the API server stand-in, and each request it made is read as the API server's authorizer
-reads it (verb, API group, resource, subresource). The role must grant each of them and nothing
-else; taking any one grant away must leave a call the backend makes refused."""
+"""The submitter's ClusterRole against the requests the Kubernetes backend makes to the API server
+stand-in, over every operation of both Kubeflow APIs, each read as the authorizer reads it: the
+role grants each and nothing else, and taking any one grant away leaves a call refused."""
 
 import asyncio
 import time
