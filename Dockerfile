@@ -1,11 +1,20 @@
-# One image for every process: `trainplate serve api|relay|projector|submitter`.
-FROM python:3.12-slim
-WORKDIR /app
+# One image for every process: `trainplate serve api|relay|projector|submitter`, `trainplate migrate`.
+# The build stage installs the package and its production dependencies (no extra: no embedded
+# servers, no dev tools, no torch) into a virtual environment; the image gets that alone.
+FROM python:3.12-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN python -m venv /opt/trainplate
+WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY domain ./domain
 COPY services ./services
 COPY projections ./projections
 COPY infra ./infra
-RUN pip install --no-cache-dir .
-USER nobody
+RUN /opt/trainplate/bin/pip install .
+
+FROM python:3.12-slim
+ENV PATH=/opt/trainplate/bin:$PATH PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+COPY --from=build /opt/trainplate /opt/trainplate
+# A numeric user, so that Kubernetes can tell it is not root (runAsNonRoot).
+USER 65532:65532
 ENTRYPOINT ["trainplate"]

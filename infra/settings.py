@@ -40,6 +40,9 @@ class NatsSettings(msgspec.Struct, frozen=True, kw_only=True):
     # Must cover a relay restart: a republish inside the window is dropped by JetStream.
     duplicate_window_s: float = 600.0
     publish_timeout_s: float = 5.0
+    # Servers of a NATS cluster that keep a copy of each stream trainplate makes: 1 on a single
+    # server; 3 (or 5) on a cluster, which then keeps every stream while one (or two) are down.
+    replicas: Annotated[int, msgspec.Meta(ge=1, le=5)] = 1
 
 
 class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):

@@ -13,8 +13,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 Key = tuple[str, str, str, str]  # group/version, plural, namespace, name
+Call = tuple[str, str, dict[str, str]]  # method, path, query
 
 
 class KubeStandIn:
@@ -22,6 +24,7 @@ class KubeStandIn:
         self.installed = installed  # plurals whose CRD exists
         self.objects: dict[Key, dict[str, Any]] = {}
         self.requests: list[tuple[str, str]] = []
+        self.calls: list[Call] = []  # every request, watches and refusals included
         self._watchers: list[tuple[str, asyncio.Queue[dict[str, Any]]]] = []
         self.url = ""
 
@@ -189,7 +192,12 @@ class KubeStandIn:
         return response
 
     def app(self) -> web.Application:
-        app = web.Application()
+        @web.middleware
+        async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
+            self.calls.append((request.method, request.path, dict(request.query)))
+            return await handler(request)
+
+        app = web.Application(middlewares=[record])
         base = "/apis/{group}/{version}"
         app.router.add_post(f"{base}/namespaces/{{namespace}}/{{plural}}", self._create)
         one = f"{base}/namespaces/{{namespace}}/{{plural}}/{{name}}"

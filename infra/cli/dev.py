@@ -14,14 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Final
-from uuid import uuid4
 
 import asyncpg
 
-from domain.commands import CreateApplication
-from domain.events import EventMetadata
-from domain.values import TENANT_ADMIN
-from infra.bootstrap import create_pool
+from infra.cli.admin import create_admin
 from infra.cli.embedded import (
     EmbeddedNats,
     EmbeddedPostgres,
@@ -31,15 +27,8 @@ from infra.cli.embedded import (
 )
 from infra.cli.kept_ports import kept_port
 from infra.cli.processes import PROCESSES
-from infra.postgres.application_registry import PostgresApplicationRegistry
 from infra.postgres.migrate import apply_migrations
-from infra.postgres.streams import PostgresStreams
-from infra.postgres.units_of_work import SecretKeys
-from infra.security.secret_hashing import SecretHasher
-from infra.serialization import DOMAIN_CODEC
-from infra.settings import DatabaseSettings, Settings, redacted
-from services.applications import create_application
-from services.errors import ClientIdTakenError
+from infra.settings import Settings, redacted
 
 GRACE_S: Final = 10.0
 
@@ -76,7 +65,7 @@ def run_dev(settings: Settings) -> int:
         # the start: pgserver opens the folders above its data for its own user to read.)
         data_dir.chmod(0o711)
         asyncio.run(_migrate(postgres.url))
-        admin_secret = asyncio.run(_bootstrap_admin(postgres.url, settings))
+        _, admin_secret = asyncio.run(create_admin(postgres.url, settings, actor="trainplate-dev"))
         api_url = f"http://{settings.api_host}:{settings.api_port}"
         projector_port = kept_port(ports, "projector-metrics")
         metrics = {
@@ -184,32 +173,6 @@ def _local_key(path: Path, size: int) -> str:
     if not path.exists():
         write_private(path, secrets.token_urlsafe(size))
     return path.read_text().strip()
-
-
-async def _bootstrap_admin(url: str, settings: Settings) -> str | None:
-    """Create the tenant-wide admin application on first start. Returns its secret when it was
-    generated now (to be shown once), else None."""
-    pool = await create_pool(
-        DatabaseSettings(url=url, pool_max=2), application_name="trainplate-dev"
-    )
-    try:
-        keys = SecretKeys(hasher=SecretHasher(settings.auth))
-        store = PostgresStreams(pool, DOMAIN_CODEC, keys=keys)
-        registry = PostgresApplicationRegistry(store, pool, keys)
-        secret = settings.admin_app_secret or secrets.token_urlsafe(32)
-        command = CreateApplication(
-            application_id=uuid4(),
-            name=settings.admin_app_id,
-            grants=(TENANT_ADMIN,),
-            metadata=EventMetadata(actor_subject="trainplate-dev", actor_kind="system"),
-        )
-        try:
-            await create_application(command, secret=secret, store=store, registry=registry)
-        except ClientIdTakenError:
-            return None  # created on an earlier start; its secret was shown then
-        return None if settings.admin_app_secret else secret
-    finally:
-        await pool.close()
 
 
 def _token_hint(api_url: str, app_id: str, generated_secret: str | None) -> str:

@@ -1,5 +1,5 @@
-"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `verify`, `projections`,
-`schema`; and, over any service's REST API, `login` and `templates`
+"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `admin`, `verify`,
+`projections`, `schema`; and, over any service's REST API, `login` and `templates`
 (infra/cli/client_commands.py)."""
 
 import argparse
@@ -35,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("process", choices=PROCESSES)
 
     commands.add_parser("migrate", help="apply pending schema migrations and exit")
+    admin = commands.add_parser("admin", help="the tenant-wide admin application")
+    admin.add_argument(
+        "action",
+        choices=["create"],
+        help="make it ($TRAINPLATE_ADMIN_APP_ID, secret $TRAINPLATE_ADMIN_APP_SECRET or generated)",
+    )
     verify = commands.add_parser("verify", help="verify the hash chain of every stream")
     verify.add_argument("--stream", help="verify only this stream id")
     events = commands.add_parser("events", help="the events on NATS JetStream")
@@ -94,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 # The servers each tool command talks to (infra/cli/endpoints.py finds the local ones).
 _NEEDS: Final = {
     "migrate": ("database",),
+    "admin": ("database",),
     "verify": ("database",),
     "audit": ("database",),
     "projections": ("database",),
@@ -115,6 +122,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> None:
         serve_process(args.process, settings)
     elif args.command == "migrate":
         asyncio.run(_migrate(settings))
+    elif args.command == "admin":
+        _create_admin(settings)
     elif args.command == "events":
         from infra.cli.tail import tail
 
@@ -177,6 +186,21 @@ async def _migrate(settings: Settings) -> None:
     finally:
         await conn.close()
     print(f"applied: {applied}" if applied else "schema is up to date")
+
+
+def _create_admin(settings: Settings) -> None:
+    from infra.cli.admin import create_admin
+
+    made, secret = asyncio.run(
+        create_admin(settings.database.url, settings, actor="trainplate-admin-create")
+    )
+    name = settings.admin_app_id
+    if not made:
+        print(f"{name} exists already: its secret is as set or shown when it was made")
+    elif secret is None:
+        print(f"made {name}, a tenant admin, with the secret TRAINPLATE_ADMIN_APP_SECRET holds")
+    else:
+        print(f"made {name}, a tenant admin; its secret, shown this once: {secret}")
 
 
 async def _projections_status(settings: Settings) -> None:

@@ -31,14 +31,20 @@ HEADERS_RESERVE: Final = 8 * 1024
 STUCK_AFTER: Final = 3  # failed tries in a row at one event before it is the relay's fault
 
 
-async def ensure_stream(js: JetStreamContext, settings: NatsSettings) -> None:
-    """Create the stream, or bring an existing one's configuration up to date."""
-    config = StreamConfig(
+def stream_config(settings: NatsSettings) -> StreamConfig:
+    return StreamConfig(
         name=settings.stream,
         subjects=[f"{settings.subject_prefix}.>"],
         storage=StorageType.FILE,
         duplicate_window=settings.duplicate_window_s,
+        num_replicas=settings.replicas,
     )
+
+
+async def ensure_stream(js: JetStreamContext, settings: NatsSettings) -> None:
+    """Create the stream, or bring an existing one's configuration up to date (its replicas
+    too: JetStream copies it to more servers, or fewer)."""
+    config = stream_config(settings)
     try:
         await js.add_stream(config)
     except BadRequestError:  # exists with another configuration

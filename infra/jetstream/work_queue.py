@@ -48,6 +48,7 @@ async def ensure_consumer(
         name=DEAD_LETTER_STREAM,
         subjects=[settings.dead_letter_subject],
         storage=StorageType.FILE,
+        num_replicas=nats.replicas,
     )
     try:
         await js.add_stream(dead)

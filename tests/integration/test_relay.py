@@ -282,3 +282,35 @@ async def test_a_commit_wakes_the_relay_without_waiting_for_a_poll(
     assert held.headers["ce-subject"] == f"counter/{sid}"
     assert held.headers["trainplate-position"] == str(row["global_position"])
     assert held.headers["trainplate-version"] == "1"
+
+
+async def test_a_lost_stream_is_published_again_from_the_log_once_the_checkpoint_goes(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats
+) -> None:
+    """The way back from a broker that lost its store (docs/kubernetes-deploy.md): with the
+    relay stopped, its checkpoint row deleted; it then publishes the whole log again."""
+    nats_settings = _with_url(broker.url)
+    nc = await connect_nats(nats_settings, name="republished")
+    relay_settings = RelaySettings(poll_interval_s=0.05, name="again")
+
+    async def relayed() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(Relay(clean_pool, nc, nats_settings, relay_settings).run(stop))
+        try:
+            await wait_until_relayed(clean_pool, "again")
+        finally:
+            stop.set()
+            await task
+
+    try:
+        await append_interleaved(clean_pool, [uuid4() for _ in range(20)], 5)
+        await relayed()
+        await nc.jetstream().delete_stream(SETTINGS.stream)  # the broker's store is lost
+        deleted = await clean_pool.execute(
+            "DELETE FROM consumer_checkpoints WHERE name = 'relay:again'"
+        )
+        assert deleted == "DELETE 1"
+        await relayed()
+        assert len(await assert_exactly_once_in_order(clean_pool, nc)) == 100
+    finally:
+        await nc.close()

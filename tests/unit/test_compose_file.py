@@ -46,3 +46,9 @@ def test_the_processes_are_wired_by_settings_the_service_reads() -> None:
     assert settings.database.url == env["TRAINPLATE_DATABASE_URL"]
     assert settings.nats.url == env["TRAINPLATE_NATS_URL"]
     assert settings.api_port == 8080
+
+
+def test_the_submitter_dry_runs_for_want_of_a_framework_in_the_image_or_a_cluster() -> None:
+    env = _services()["submitter"]["environment"]
+    assert Settings.from_env(env).submitter.backend == "dry-run"
+    assert env.items() >= _services()["api"]["environment"].items()  # wired as the others

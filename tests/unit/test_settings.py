@@ -1,6 +1,7 @@
 import msgspec
 import pytest
 
+from infra.jetstream.outbox_relay import stream_config
 from infra.settings import Settings
 
 
@@ -50,3 +51,11 @@ def test_local_workloads_ids_are_a_range_far_from_users_that_ends_before_minus_o
         Settings.from_env({"TRAINPLATE_SUBMITTER__LOCAL_ID_FIRST": "0"})
     with pytest.raises(msgspec.ValidationError, match=r"past 4294967294 - at `\$\.submitter`"):
         Settings.from_env({"TRAINPLATE_SUBMITTER__LOCAL_ID_FIRST": str(2**32 - 10)})
+
+
+def test_the_streams_are_kept_on_as_many_servers_as_the_nats_cluster_is_told() -> None:
+    assert stream_config(Settings.from_env({}).nats).num_replicas == 1
+    nats = Settings.from_env({"TRAINPLATE_NATS__REPLICAS": "3"}).nats
+    assert stream_config(nats).num_replicas == 3
+    with pytest.raises(msgspec.ValidationError, match=r"\$\.nats\.replicas"):
+        Settings.from_env({"TRAINPLATE_NATS__REPLICAS": "6"})  # JetStream keeps at most 5

@@ -1,0 +1,234 @@
+"""deploy/kubernetes/: each overlay renders with `kubectl kustomize`, every object is valid for the
+Kubernetes versions we support (unknown fields refused), and the objects run what the code runs:
+commands the CLI has, settings it reads, probes where it serves them, replicas it can share."""
+
+import base64
+import copy
+import tomllib
+from typing import Any
+
+import kubernetes_validate
+import msgspec
+import pytest
+
+from infra.cli.main import build_parser
+from infra.cli.processes import PROCESSES
+from infra.security.sealing import Sealer
+from infra.settings import PREFIX, Settings
+from tests.kustomize import OVERLAYS, ROOT, Manifest, containers, of_kind, one, rendered
+
+# The three newest minor versions kubernetes-validate ships schemas for.
+VERSIONS = ("1.35.0", "1.36.0", "1.37.0")
+RUN_AS = 65532  # the Dockerfile's USER
+SECRETS = {"trainplate-servers", "trainplate-keys"}
+
+
+def env_of(overlay: str) -> dict[str, str]:
+    """What the API's pod is given: the settings ConfigMap and, in dev, the Secrets."""
+    env: dict[str, str] = {}
+    for manifest in rendered(overlay):
+        if manifest["kind"] == "ConfigMap" and manifest["metadata"]["name"].startswith(
+            "trainplate-settings"
+        ):
+            env |= manifest["data"]
+        if manifest["kind"] == "Secret" and manifest["metadata"]["name"].startswith(tuple(SECRETS)):
+            env |= {k: _decoded(v) for k, v in manifest["data"].items()}
+    return env
+
+
+def _decoded(value: str) -> str:
+    return base64.b64decode(value).decode()
+
+
+def trainplate(overlay: str) -> dict[str, Manifest]:
+    """The four processes' Deployments, by process."""
+    return {process: one(overlay, "Deployment", f"trainplate-{process}") for process in PROCESSES}
+
+
+def pod(deployment: Manifest) -> dict[str, Any]:
+    found: dict[str, Any] = deployment["spec"]["template"]["spec"]
+    return found
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_object_is_valid_for_the_supported_kubernetes_versions(
+    overlay: str, version: str
+) -> None:
+    for manifest in rendered(overlay):
+        kubernetes_validate.validate(manifest, version, strict=True)
+
+
+def test_an_unknown_field_is_refused() -> None:
+    deployment = copy.deepcopy(one("dev", "Deployment", "trainplate-api"))
+    pod(deployment)["containers"][0]["securityContext"]["readOnlyRootFileSystem"] = True
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, VERSIONS[-1], strict=True)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_four_processes_run_from_one_image_with_commands_the_cli_has(overlay: str) -> None:
+    images = set()
+    for process, deployment in trainplate(overlay).items():
+        (container,) = pod(deployment)["containers"]
+        args = build_parser().parse_args(container["args"])  # exits on an unknown command
+        assert (args.command, args.process) == ("serve", process)
+        images.add(container["image"])
+        for init in pod(deployment).get("initContainers", ()):
+            assert build_parser().parse_args(init["args"]).command == "migrate"
+            images.add(init["image"])
+    assert len(images) == 1
+    # The API migrates before it serves; the workers do it themselves at start-up.
+    (migrate,) = pod(trainplate(overlay)["api"])["initContainers"]
+    assert migrate["args"] == ["migrate"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_setting_given_is_one_the_service_reads(overlay: str) -> None:
+    sections = {f.name: f.type for f in msgspec.structs.fields(Settings)}
+    short = {"database_url", "nats_url"}
+    env = env_of(overlay)
+    for name in env:
+        field = name.removeprefix(PREFIX).lower()
+        section, _, rest = field.partition("__")
+        if rest:
+            assert rest in {f.name for f in msgspec.structs.fields(sections[section])}, name
+        else:
+            assert field in sections or field in short, name
+    settings = Settings.from_env(env)
+    assert settings.api_host == "0.0.0.0"
+    assert settings.submitter.backend == "kubernetes"
+    assert settings.submitter.kubeconfig == ""  # the pod's service account
+    assert settings.nats.replicas == (3 if overlay == "production" else 1)
+    if overlay == "production":
+        assert one(overlay, "StatefulSet", "nats")["spec"]["replicas"] == 3
+
+
+def test_dev_is_given_keys_the_service_takes() -> None:
+    settings = Settings.from_env(env_of("dev"))
+    assert len(settings.auth.signing_key) >= 32
+    Sealer(settings.credentials)  # refuses a key that is not 32 bytes
+    assert settings.database.url.startswith("postgresql://trainplate:")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_only_the_api_holds_the_keys_and_production_keeps_no_secret(overlay: str) -> None:
+    for process, deployment in trainplate(overlay).items():
+        refs = {
+            source["secretRef"]["name"].rsplit("-", 1)[0]
+            if overlay == "dev"
+            else source["secretRef"]["name"]
+            for container in pod(deployment)["containers"]
+            for source in container.get("envFrom", ())
+            if "secretRef" in source
+        }
+        assert refs == (SECRETS if process == "api" else {"trainplate-servers"}), process
+    if overlay == "production":
+        assert of_kind(overlay, "Secret") == []
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_container_runs_restricted_with_resource_requests(overlay: str) -> None:
+    for workload, container in containers(overlay):
+        where = f"{workload['metadata']['name']}/{container['name']}"
+        context = container["securityContext"]
+        assert context["runAsNonRoot"] is True, where
+        assert context["readOnlyRootFilesystem"] is True, where
+        assert context["allowPrivilegeEscalation"] is False, where
+        assert context["capabilities"] == {"drop": ["ALL"]}, where
+        assert context["seccompProfile"] == {"type": "RuntimeDefault"}, where
+        assert {"cpu", "memory"} <= set(container["resources"]["requests"]), where
+    for deployment in trainplate(overlay).values():
+        assert pod(deployment)["securityContext"]["runAsUser"] == RUN_AS
+        mounts = {m["mountPath"] for m in pod(deployment)["containers"][0]["volumeMounts"]}
+        assert "/tmp" in mounts
+
+
+def test_the_image_runs_as_the_user_the_pods_run_as() -> None:
+    lines = (ROOT / "Dockerfile").read_text().splitlines()
+    assert sum(line.startswith("FROM ") for line in lines) >= 2  # build, then run
+    assert [line for line in lines if line.startswith("USER ")] == [f"USER {RUN_AS}:{RUN_AS}"]
+    (install,) = [line for line in lines if "pip install" in line]
+    assert install.endswith("pip install .")  # no extra: production dependencies only
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "torch" not in " ".join(extras["dependencies"])
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_only_the_api_is_probed_where_it_serves(overlay: str) -> None:
+    port = Settings.from_env(env_of(overlay)).api_port
+    for process, deployment in trainplate(overlay).items():
+        (container,) = pod(deployment)["containers"]
+        probes = {key for key in container if key.endswith("Probe")}
+        if process != "api":
+            assert probes == set(), process  # they serve no HTTP
+            continue
+        (declared,) = container["ports"]
+        assert (declared["name"], declared["containerPort"]) == ("http", port)
+        assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_replicas_the_code_can_share_or_stand_by_with(overlay: str) -> None:
+    replicas = {p: d["spec"].get("replicas") for p, d in trainplate(overlay).items()}
+    # The API's are the autoscaler's to set, which a `replicas` in the manifest would undo.
+    assert replicas == {"api": None, "relay": 2, "projector": 2, "submitter": 2}
+    (hpa,) = of_kind(overlay, "HorizontalPodAutoscaler")
+    assert hpa["spec"]["scaleTargetRef"]["name"] == "trainplate-api"
+    assert hpa["spec"]["minReplicas"] >= 2
+    budgets = {b["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"]: b for b in
+               of_kind(overlay, "PodDisruptionBudget")}  # fmt: skip
+    assert "trainplate" in budgets
+    api_budget = one(overlay, "PodDisruptionBudget", "trainplate-api")
+    assert api_budget["spec"]["minAvailable"] == 1
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_only_the_api_takes_connections_and_only_trainplate_reaches_the_servers(
+    overlay: str,
+) -> None:
+    policies = {p["metadata"]["name"]: p["spec"] for p in of_kind(overlay, "NetworkPolicy")}
+    deny = policies.pop("default-deny-ingress")
+    assert deny == {"podSelector": {}, "policyTypes": ["Ingress"]}
+    api = policies.pop("trainplate-api-ingress")
+    assert api["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "api"
+    assert api["ingress"] == [{"ports": [{"port": 8080, "protocol": "TCP"}]}]
+    servers = {"nats"} if overlay == "production" else {"nats", "postgres"}
+    assert {p["podSelector"]["matchLabels"]["app.kubernetes.io/name"] for p in policies.values()} \
+        == servers  # fmt: skip
+    for spec in policies.values():
+        for rule in spec["ingress"]:
+            (peer,) = rule["from"]
+            assert set(peer) == {"podSelector"}  # pods of this namespace, no address block
+            allowed = peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"]
+            assert allowed in ("trainplate", "nats")  # nats: the cluster's own routes
+    for deployment in trainplate(overlay).values():
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        assert labels["app.kubernetes.io/name"] == "trainplate"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_only_the_submitter_has_a_token_and_a_role(overlay: str) -> None:
+    for process, deployment in trainplate(overlay).items():
+        spec = pod(deployment)
+        assert spec["serviceAccountName"] == f"trainplate-{process}"
+        assert spec["automountServiceAccountToken"] is (process == "submitter")
+    assert of_kind(overlay, "Role") == []
+    assert of_kind(overlay, "RoleBinding") == []
+    (binding,) = of_kind(overlay, "ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == "trainplate-submitter"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "trainplate-submitter", "namespace": "trainplate"}
+    ]
+    (role,) = of_kind(overlay, "ClusterRole")
+    assert role["rules"] == one("dev", "ClusterRole", "trainplate-submitter")["rules"]
+
+
+def test_the_namespace_enforces_the_restricted_pod_security_standard() -> None:
+    for overlay in OVERLAYS:
+        namespace = one(overlay, "Namespace", "trainplate")
+        assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+        assert {m["metadata"].get("namespace", "trainplate") for m in rendered(overlay)} == {
+            "trainplate"
+        }
