@@ -56,6 +56,7 @@ from infra.oci.failures import (
     RepositoryNotFoundError,
 )
 from infra.security.login_throttle import LoginThrottledError
+from infra.security.sealing import SealedUnderAnotherKeyError
 from services.errors import (
     ApplicationError,
     AuthenticationFailedError,
@@ -155,6 +156,7 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     WorkloadStateError: 409,
     DomainError: 422,
     ApplicationError: 400,
+    SealedUnderAnotherKeyError: 409,
     InfraError: 503,
 }
 

@@ -6,12 +6,11 @@ from typing import Final
 from uuid import UUID
 
 import asyncpg
-from cryptography.exceptions import InvalidTag
 
 from domain import applications
 from infra.postgres.connections import Connection, translated
 from infra.postgres.units_of_work import RowWrite, SecretKeys
-from infra.security.sealing import Sealed
+from infra.security.sealing import Sealed, SealedUnderAnotherKeyError
 from infra.security.secret_hashing import SecretHasher
 from services.errors import ClientIdTakenError
 from services.ports.event_store import StreamLoader
@@ -108,7 +107,7 @@ class PostgresApplicationRegistry:
         sealed = Sealed(row["key_id"], row["nonce"], row["sealed"])
         try:
             opened = sealer.open(application_id, sealed)
-        except InvalidTag:  # the key was changed under the same id
+        except SealedUnderAnotherKeyError:  # the key was changed under the same id
             return None
         return opened[_SECRET]
 

@@ -11,6 +11,7 @@ from typing import Final
 from uuid import UUID
 
 import msgspec
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -31,6 +32,19 @@ class CredentialKeyUnconfiguredError(InfraError):
 
 class InvalidCredentialKeyError(ValueError):
     pass
+
+
+class SealedUnderAnotherKeyError(InfraError):
+    """A value sealed under a credential key since replaced: only entering it again helps."""
+
+    slug = "sealed-under-another-key"
+
+    def __init__(self, asset_id: UUID) -> None:
+        super().__init__(
+            f"the secret of {asset_id} was sealed under a credential key since replaced;"
+            " enter it again"
+        )
+        self.asset_id = asset_id
 
 
 class Sealed(msgspec.Struct, frozen=True):
@@ -92,5 +106,8 @@ class Sealer:
         )
 
     def open(self, asset_id: UUID, sealed: Sealed) -> dict[str, str]:
-        plain = self._aead.decrypt(sealed.nonce, sealed.sealed, asset_id.bytes)
+        try:
+            plain = self._aead.decrypt(sealed.nonce, sealed.sealed, asset_id.bytes)
+        except InvalidTag:
+            raise SealedUnderAnotherKeyError(asset_id) from None
         return msgspec.json.decode(plain, type=dict[str, str])

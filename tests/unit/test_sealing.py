@@ -7,9 +7,9 @@ import hmac
 from uuid import uuid4
 
 import pytest
-from cryptography.exceptions import InvalidTag
 
-from infra.security.sealing import Sealer, _canonical
+from infra.http.problems import status_for
+from infra.security.sealing import SealedUnderAnotherKeyError, Sealer, _canonical
 from infra.settings import CredentialSettings
 
 SETTINGS = CredentialSettings(encryption_key="c2VhbGluZy1rZXktZm9yLXRlc3RzLW9ubHktMzJieXQ=")
@@ -40,5 +40,14 @@ def test_sealed_values_open_only_for_their_asset() -> None:
     asset = uuid4()
     sealed = sealer.seal(asset, {"password": "p"})
     assert sealer.open(asset, sealed) == {"password": "p"}
-    with pytest.raises(InvalidTag):
+    with pytest.raises(SealedUnderAnotherKeyError):
         sealer.open(uuid4(), sealed)
+
+
+def test_a_value_sealed_under_a_replaced_key_asks_to_be_entered_again() -> None:
+    asset = uuid4()
+    sealed = Sealer(SETTINGS).seal(asset, {"password": "p"})
+    other = CredentialSettings(encryption_key="b3RoZXIta2V5LWZvci10ZXN0cy1vbmx5LTMyYnl0ZXM=")
+    with pytest.raises(SealedUnderAnotherKeyError) as refused:
+        Sealer(other).open(asset, sealed)
+    assert status_for(refused.value) == 409  # the client's to fix, never a 500
