@@ -24,6 +24,7 @@ COVERED = (
     "infra/postgres",
     "infra/followers",
     "infra/server",
+    "infra/http",
     "infra/serialization.py",
     "infra/settings.py",
     "infra/errors.py",
