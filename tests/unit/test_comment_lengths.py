@@ -25,6 +25,7 @@ COVERED = (
     "infra/followers",
     "infra/server",
     "infra/http",
+    "infra/console",
     "infra/serialization.py",
     "infra/settings.py",
     "infra/errors.py",
