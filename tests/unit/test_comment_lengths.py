@@ -26,6 +26,7 @@ COVERED = (
     "infra/server",
     "infra/http",
     "infra/console",
+    "infra/api_client",
     "infra/serialization.py",
     "infra/settings.py",
     "infra/errors.py",
