@@ -27,6 +27,7 @@ COVERED = (
     "infra/http",
     "infra/console",
     "infra/api_client",
+    "infra/workers",
     "infra/serialization.py",
     "infra/settings.py",
     "infra/errors.py",
