@@ -139,10 +139,9 @@ async def previewed_or_saved(
     base: str,
     version: int,
 ) -> Redirect | None:
-    """An edit's update saved (on the asset at `version`, the one the form was opened at), when
-    the preview the page showed was of this very body (its digest sent back), answering the
-    asset's page; else its impact preview put in `shown`
-    (None). A refusal of either is raised, for the page to put next to its field."""
+    """An edit's update saved on the asset at `version` (as the form was opened) when the page's
+    preview was of this very body (its digest sent back), answering the asset's page; else its
+    impact preview put in `shown` (None). A refusal of either is raised, for the page's field."""
     if action == "save" and previewed == digest(body):
         await update_from(request, asset_id, meta, spec, adapters.streams, expected_version=version)
         return Redirect(f"{base}/{asset_id}?saved=1", status_code=303)

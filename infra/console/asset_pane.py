@@ -1,8 +1,6 @@
-"""The "Load from existing" side pane of the template form's Environment and Compute resources:
-the environments and compute resources the template's scope can use (its own and its
-ancestors', among those the caller sees, as the API's list answers them), each with a short
-summary a person picks by. The pane only fills the form's own select and link-or-copy choice,
-so what is linked or copied is decided exactly as when the select is used."""
+"""The template form's "Load from existing" pane: the environments and compute resources the scope
+can use, as the API lists them to the caller, each summarised; it only fills the form's select
+and link-or-copy choice, so the choice is decided exactly as when the select is used."""
 
 import msgspec
 

@@ -1,8 +1,6 @@
-"""A compute resource's form: the template form's compute fields (the guide's words: GPU devices
-per pod, GPU fractioning, CPU and memory request and limit, shared memory, extended resources),
-each named `/spec/compute/<member>` as in a template, the spec the form says, and a refusal's
-pointer (`/spec/<member>` in the asset's body) back to the field that holds it. No rule is
-checked here: the body goes to the API's own Structs and then to the domain."""
+"""A compute resource's form: the template form's compute fields, named `/spec/compute/<member>` as
+in a template, the spec they say, and a refusal's pointer (`/spec/<member>`) back to its field.
+No rule is checked here: the body goes to the API's own Structs, then to the domain."""
 
 from collections.abc import Mapping
 from typing import Any, Final

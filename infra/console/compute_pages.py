@@ -1,8 +1,6 @@
-"""Compute resources: the list (with the templates using each), a new one, an edit that shows
-which templates change and how before it is saved (the API's impact preview), and delete
-(refused while a template links it); all through the functions the API's own handlers call
-(`visible_rows`, `create_from`, `impact_of`, `update_from`, `delete_from`), so every rule and
-refusal is the API's. A refusal is shown next to the field its pointer names."""
+"""Compute resources: the list (with the templates using each), a new one, an edit that previews
+which templates change and how before it is saved, and delete (refused while a template links
+it), through the API's actions, so every rule and refusal is the API's, shown at its field."""
 
 from typing import Any, Final
 from uuid import UUID

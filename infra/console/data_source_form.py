@@ -1,7 +1,6 @@
-"""A data source's form, for each kind the guide names (NFS, PVC, S3 bucket, Git, host path,
-ConfigMap, secret): its fields in Run:ai's words, each named by the JSON pointer of its value in
-the data source's body (`/spec/claimInfo/size`), and the spec the form says. No rule is
-checked here: the body goes to the API's own Structs and then to the domain."""
+"""A data source's form, for each kind the guide names: its fields in Run:ai's words, each named by
+its value's JSON pointer in the body (`/spec/claimInfo/size`), and the spec it says. No rule is
+checked here: the body goes to the API's own Structs, then to the domain."""
 
 import re
 from collections.abc import Mapping

@@ -1,9 +1,6 @@
-"""Data sources: the list of every kind (with the templates using each), a new one of a kind
-the guide names, an edit saved as the API's PUT is, and delete (refused while a template loads
-it); all through the functions the API's own handlers call (`visible_rows`, `spec_as`,
-`create_from`, `update_from`, `delete_from`), so every rule and refusal is the API's. A
-refusal is shown next to the field its pointer names. A data source changes no template's
-combined spec, so an edit has no impact to preview."""
+"""Data sources: the list of every kind (with the templates using each), a new one, an edit saved as
+the API's PUT, and delete (refused while a template loads it), through the API's actions. A data
+source changes no template's combined spec, so an edit has no impact to preview."""
 
 from typing import Final
 from uuid import UUID

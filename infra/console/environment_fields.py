@@ -1,7 +1,6 @@
-"""An environment's spec fields, every one of Run:ai's environment asset spec, in the guide's
-words where it has them: the image and command, a row for each variable and each connection
-(form_rows.py: the rows filled, then blank ones to add more), the user and security, the
-container's runtime and its readiness probe. Each is named by its pointer in the asset's body."""
+"""An environment's spec fields, every one of Run:ai's environment asset spec, in the guide's words
+where it has them, with a row per variable and per connection (form_rows.py), each named by its
+pointer in the asset's body."""
 
 from collections.abc import Mapping
 from typing import Any, Final

@@ -1,7 +1,6 @@
-"""An environment's form: its meta fields, the body the form says (every spec field at its
-pointer, environment_fields.py), the values an environment fills it with, and a refusal's
-pointer back to the field that holds it. No rule is checked here: the body goes to the API's
-own Structs and then to the domain."""
+"""An environment's form: its meta fields, the body it says (every spec field at its pointer,
+environment_fields.py), the values an environment fills it with, and a refusal's pointer back to
+its field. No rule is checked here: the body goes to the API's Structs, then to the domain."""
 
 import hashlib
 from collections.abc import Mapping, Sequence

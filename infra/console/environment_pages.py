@@ -1,7 +1,6 @@
-"""Environments: the list, a new one, an edit that shows which templates change and how before
-it is saved (the API's impact preview), and delete; all through the functions the API's own
-handlers call (`visible_rows`, `create_from`, `impact_of`, `update_from`, `delete_from`), so
-every rule and refusal is the API's. A refusal is shown next to the field its pointer names."""
+"""Environments: the list, a new one, an edit that previews which templates change and how before
+it is saved, and delete; all through the API's actions (`visible_rows`, `create_from`,
+`impact_of`, `update_from`, `delete_from`), so every rule and refusal is the API's."""
 
 import re
 from collections.abc import Mapping

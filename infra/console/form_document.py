@@ -83,11 +83,9 @@ def build(
     copied: Mapping[str, Any] | None = None,
     current: Mapping[str, Any] | None = None,
 ) -> Built:
-    """The creation body the form says: every field with a value, at its pointer; `copied`, the
-    values of environments and compute resources used without linking (under `spec`, and the
-    master's under `master/spec`), under the form's own. An edit's `current` (the template's
-    own body) gives each list item back what its row does not show (form_rows.py), except in
-    lists `copied` fills."""
+    """The creation body the form says: every field with a value, at its pointer, over `copied`
+    (assets used without linking, the master's under `master/spec`); an edit's `current` gives
+    each list item back what its row does not show (form_rows.py), but in lists `copied` fills."""
     document: dict[str, Any] = {"meta": {}, "spec": {}, **copy.deepcopy(dict(copied or {}))}
     for field in fields:
         if not field.pointer.startswith(BODY):

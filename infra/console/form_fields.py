@@ -1,8 +1,6 @@
-"""The new-template form's fields, in the guide's order and words. Each field is named by the
-JSON pointer of its value in Run:ai's creation body (`/spec/image`), so the form becomes that
-body field by field, and a refusal that names a pointer is shown next to the field that has it.
-The few fields that are choices of the form itself (the scope, the configuration, link or not)
-have pointers of their own outside the body (`/scope`, `/configuration`, ...)."""
+"""The new-template form's fields, in the guide's order and words, each named by the JSON pointer of
+its value in Run:ai's creation body (`/spec/image`), so a refusal is shown at its field; the
+form's own choices have pointers outside the body (`/scope`, `/configuration`, ...)."""
 
 from collections.abc import Mapping
 from typing import Final, Literal, get_args
@@ -100,10 +98,9 @@ def environment_fields(
     registries: Options = (),
     held: Mapping[str, object] | None = None,
 ) -> tuple[Group, ...]:
-    """The environment's own settings, at `/spec` or `/master/spec`: the image's sources and the
-    registries to pick from are what the tenant's settings and the scope allow
-    (image_choices.py); `held`, an edited template's values, keeps a variable's source that the
-    form has no fields for."""
+    """The environment's own settings, at `/spec` or `/master/spec`: image sources and registries as
+    the tenant's settings and the scope allow (image_choices.py); `held`, an edited template's
+    values, keeps a variable's source the form has no fields for."""
     variables = rows_of(rows, f"{at}/environmentVariables")
     return (
         *_image(at, images, registries),

@@ -1,11 +1,6 @@
-"""The template form's list rows: how many each list has, and what of an item no row shows.
-
-A list is sent whole (a PATCH replaces it), so the edit form must show every item the template
-holds or saving drops the ones it did not show: each list has as many rows as the template (or
-the form as sent) fills, then the blank rows the new-template form offers for adding. And a row
-shows some of an item's members, not all (a toleration's `seconds`, a variable's `exclude` or
-secret, a port's tool): the item saved from a row keeps the members of the template's item in
-that row that no field of the row holds."""
+"""The template form's list rows: how many each list has, and what of an item no row shows. A list
+is sent whole, so an edit shows a row for every item the template holds and keeps each item's
+members no row holds: docs/decisions/0030-console-forms.md."""
 
 import re
 from collections.abc import Collection, Mapping
@@ -51,10 +46,9 @@ def rows_of(rows: Rows, pointer: str) -> int:
 def rows_in(
     values: Mapping[str, object], linked: Mapping[str, object] | None = None
 ) -> dict[str, int]:
-    """Each list's rows for these values: up to the last row they fill, then the blank ones (a
-    row sent empty is not counted, so the rows do not grow each time the form comes back). A
-    list a linked asset fills (`linked`: its values by pointer, shown read-only) has a row for
-    each of its items, whatever the form's own values fill: else only its first ones show."""
+    """Each list's rows for these values: up to the last row they fill (a row sent empty not
+    counted), then the blank ones; a list a linked asset fills (`linked`, shown read-only) has a
+    row for each of its items. Why: docs/decisions/0030-console-forms.md."""
     filled, shown = _filled(values), _filled(linked or {})
     return {
         pointer: max(filled.get(pointer, 0) + blank, shown.get(pointer, 0))
@@ -91,10 +85,9 @@ def with_unshown(
     *,
     skip: tuple[str, ...] = (),
 ) -> None:
-    """Give each item of `body`'s lists back the members of `current`'s item in the same row
-    (`renamed`: an item moved up once an empty row was left out) that no field of the row
-    holds (`fields`: the form's, by pointer). A list under a pointer of `skip` (filled from
-    elsewhere than its rows) is left as it is."""
+    """Give each item of `body`'s lists back the members of `current`'s item in its row (`renamed`:
+    moved up past an empty row) that no field of `fields` holds; lists under `skip` (filled from
+    elsewhere than their rows) are left as they are."""
     for pointer in LISTS:
         sent, had = at_pointer(body, pointer), at_pointer(current, pointer)
         if (

@@ -1,8 +1,6 @@
-"""The template form's state and choices, shared by the new-template form (template_form.py)
-and the edit (template_edit.py): what a render needs (`Form`), what the form offers the caller
-and its fields (with a row for every list item, form_rows.py), the values a sent form holds, and
-what an environment or compute resource put in it, linked (shown read-only) or loaded (copied
-into the form's own values)."""
+"""The template form's state and choices, shared by the new-template form and the edit: what a
+render needs (`Form`), what the form offers the caller, the values a sent form holds, and what a
+linked (read-only) or loaded (copied) environment or compute resource puts in it."""
 
 import re
 from collections.abc import Iterator, Mapping
@@ -91,11 +89,9 @@ async def choices_for(
     values: Mapping[str, object] | None = None,
     template: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
-    """What the form offers the caller, with a row for each list item `values` (the template,
-    or the form as sent) holds and the blank rows after them (form_rows.py); an edit's
-    `template` (its values) adds a choice for each asset it links or loads that the caller
-    cannot see, so that saving keeps it (`with_unseen`), and for an image's source or registry
-    the form would not offer (image_choices.py)."""
+    """What the form offers the caller, a row per list item `values` holds and blank ones after
+    (form_rows.py); an edit's `template` adds a choice for each asset, image source or registry
+    it holds the form would not offer, so saving keeps it (docs/decisions/0030-console-forms.md)."""
     settings = await switches(adapters)
     rows = await loadable(request, adapters)
     by_id = {str(r.asset_id): r for r in rows}
@@ -311,9 +307,8 @@ def copied_values(
     values: Mapping[str, Any], rows: Mapping[str, AssetRow]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """What each environment or compute resource used without linking puts in the body (the
-    workers' under `spec`, the master's under `master/spec`), and the values to build the body
-    from: its select emptied there, as nothing is linked. The form's own values stay as sent,
-    so a refusal shows the asset still chosen, to be used without linking."""
+    master's under `master/spec`), and the values to build it from, its select emptied there; the
+    form's own values stay as sent, so a refusal shows the asset still chosen."""
     copied: dict[str, Any] = {}
     unlinked = dict(values)
     for select, under, row in _chosen(values, rows, "copy"):

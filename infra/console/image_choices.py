@@ -1,8 +1,6 @@
-"""Where the template form's image comes from: a custom image; the NGC catalog, while the
-tenant's settings enable it; the NGC private registry, where the template's scope can use a
-registry (with the registry to pick from). An edit offers, besides, what the template holds and
-the form would not offer (the NGC catalog once the setting is off, a registry the editor cannot
-see): a select without an option for its value sends its first, so saving would change it."""
+"""Where the template form's image comes from: a custom image; the NGC catalog, while the tenant's
+settings enable it; the NGC private registry, where the scope can use a registry. An edit also
+offers what the template holds, or saving would change it (docs/decisions/0030-console-forms.md)."""
 
 from collections.abc import Mapping
 from typing import Final

@@ -74,10 +74,9 @@ async def asset_names(request: Caller, adapters: Adapters) -> dict[UUID, str]:
 async def copied_now(
     request: Caller, adapters: Adapters, chosen: Mapping[str, AssetKind]
 ) -> dict[str, AssetRow]:
-    """The environments and compute resources a template is saved with as copies (`chosen`: id
-    by kind), as their streams have them now: what the template keeps is the asset as written,
-    never the catalogue's copy, which may trail it. One the caller may not see is left out (the
-    save refuses it as the link it then is)."""
+    """The environments and compute resources saved as copies (`chosen`: id by kind), as their
+    streams have them now, never the catalogue's copy, which may trail; one the caller may not
+    see is left out, for the save to refuse as the link it then is."""
     found: dict[str, AssetRow] = {}
     for asset_id, kind in chosen.items():
         try:

@@ -1,10 +1,6 @@
-"""The master's own setup, when it differs from the workers' (the guide: "repeat the above setup
-steps with the necessary changes"): every field of the workers' sections that the master's spec
-has (MasterTemplateSpec), at `/master/spec`, and the data sources it loads under
-`/master/assets`. The workload-wide fields (the backoff limit, grace period, auto-deletion,
-priority and preemptibility) are the workers' for both, and sshAuthMountPath and cleanPodPolicy
-are the workload's alone, so the master has none of them (the combined master spec would drop
-them)."""
+"""The master's own setup, when it differs from the workers': every field of the workers' sections
+that MasterTemplateSpec has, at `/master/spec`, and its data sources at `/master/assets`; none of
+the workload-wide ones (docs/decisions/0030-console-forms.md)."""
 
 from collections.abc import Mapping
 from typing import Final

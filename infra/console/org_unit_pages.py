@@ -1,7 +1,6 @@
-"""Clusters and projects: the lists, a new one and delete, through the functions the API's own
-handlers call (`visible_units`, `create_cluster_from`, `create_project_from`, `delete_from`), so
-a page shows and refuses what the API does: a refusal of a field next to it, one of the caller
-(not permitted) as the problem page with the API's status."""
+"""Clusters and projects: the lists, a new one and delete, through the API's actions
+(`visible_units`, `create_cluster_from`, `create_project_from`, `delete_from`): a field's refusal
+shown next to it, the caller's (not permitted) as the problem page with the API's status."""
 
 from datetime import datetime
 from typing import Any, Final

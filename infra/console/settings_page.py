@@ -1,8 +1,6 @@
-"""The admin settings page: the switches the guide names (flexible workload submission,
-flexible templates, NGC catalog, data volumes, GPU resource optimization, each distributed
-framework, and each framework on each cluster the caller sees), shown to everyone with its
-current value and changeable by tenant admins alone, each change through the function the
-API's `PUT /v1/k8s/setting` calls (`set_from`), which is what refuses anyone else."""
+"""The admin settings page: the guide's switches (docs/console.md), shown to everyone with their
+values, changed by tenant admins alone, each through the function the API's
+`PUT /v1/k8s/setting` calls (`set_from`), which is what refuses anyone else."""
 
 from typing import Any, Final
 from uuid import UUID
@@ -130,10 +128,9 @@ async def save_settings(
         if _is_uuid(cluster_id):  # the page sends none other
             keys.extend(key for key, _ in _cluster_keys(cluster_id))
     sent = {key: str(form.get(key) or "false") for key in keys}
-    # Changed: what differs from the value the page showed (sent with it), not from a read
-    # model's at the save, which may trail a change someone made meanwhile (a switch left as
-    # shown is left as it now is). A value the page did not show is set as sent (a setting
-    # already at it is not written again).
+    # Changed: what differs from the value the page showed (sent with it), not from the read model's
+    # now, which may trail a change made meanwhile (a switch left as shown stays as it now is). Why:
+    # docs/decisions/0030-console-forms.md.
     changed = [(k, v) for k, v in sent.items() if v != form.get(f"{WAS}{k}")]
     try:  # one append: a refusal of any writes none
         asked = [SettingRequest(key=key, value=value) for key, value in changed]

@@ -1,8 +1,6 @@
-"""Signing in with an application's client id and secret (the API's own token grant), and out.
-
-Each sign-in is a session of its own, named in the token it gets; signing out forgets that
-session on the server (the store's signed_out.py), so the cookie, or the token in it, replayed
-afterwards is refused, while the application's other sessions and tokens stay good."""
+"""Signing in with an application's client id and secret (the API's own token grant), and out: each
+sign-in is a session, named in its token; signing out forgets it on the server (the store's
+signed_out.py), so a replayed cookie or token is refused, the application's others still good."""
 
 from typing import Any
 from uuid import UUID, uuid4

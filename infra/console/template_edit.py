@@ -1,14 +1,6 @@
-"""Edit a template: the new-template form's second step, filled in from the template as it
-stands, saved through the API's own PATCH (`patch_from`, Run:ai's merge and `fieldsToClear`).
-
-The form owns the fields it shows: each is sent as filled in, and each left empty is cleared,
-while whatever the template holds that the form does not show (a field only the API sets) stays
-as it was. A list is sent whole, so the form has a row for every item the template holds (and
-blank ones for adding), and an item keeps the members its row does not show (form_rows.py).
-
-Every rule is the domain's; a refusal is shown next to the field its JSON pointer names, with
-nothing written. The version the form was opened at goes back as If-Match, so an edit made
-meanwhile by someone else is refused rather than overwritten."""
+"""Edit a template: the new-template form filled in from the template, saved through the API's own
+PATCH (`patch_from`) with If-Match at the version it was opened at; the form owns the fields it
+shows and keeps what it does not. See docs/decisions/0030-console-forms.md."""
 
 import re
 from collections.abc import Mapping

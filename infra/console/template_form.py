@@ -1,12 +1,6 @@
-"""The new-template form, step by step as the guide walks it: scope, distributed architecture,
-framework, Workers & master or Workers only, a unique name, CONTINUE; then Environment, Compute
-resources, Data & storage and General settings (each environment or compute resource loaded
-from the ones the scope can use, linked or used without linking, or own settings), the toggle
-for a different master setup, and CREATE TEMPLATE.
-
-The form becomes Run:ai's creation body (form_document.py) and goes to the API's own create
-(`create_from`): every rule is the domain's, and its refusal is shown next to the field its
-JSON pointer names, with nothing written."""
+"""The new-template form, step by step as the guide walks it, to CREATE TEMPLATE: it becomes
+Run:ai's creation body (form_document.py) for the API's own create (`create_from`), so every
+rule is the domain's, a refusal shown at its field. See docs/decisions/0030-console-forms.md."""
 
 from typing import Annotated, Any, Final
 from uuid import UUID

@@ -1,7 +1,6 @@
-"""Submitting a workload from a template's page (a name and a project), and the workload's page:
-its phase as it moves (pending, running, completed or failed), its pods and each replica's
-output, and suspend, resume and delete; through the API's own submit, read, pods, logs and
-changes (infra/http/workloads.py, infra/http/workload_pods.py)."""
+"""Submitting a workload from a template's page (a name and a project), and the workload's page: its
+phase as it moves, its pods and each replica's output, suspend, resume and delete, through the
+API's own actions (infra/http/workload_actions.py, infra/http/pod_actions.py)."""
 
 from collections.abc import Awaitable
 from typing import Any, Final, get_args

@@ -1,14 +1,6 @@
-"""What an API process keeps in memory about access, so that a read costs one query for it.
-
-A caller's standing (its token still current, its grants) is folded from its own stream, and
-the org tree's lineages are read from their read model; both are kept here under the epoch they
-were read at (migration 0017), and the request's one standing query (the store's read_marks.py
-`standing`) says whether that epoch still holds. A grant, a revocation, a rotated secret or a
-disabling moves the write side's epoch in its own transaction, so the next request anywhere
-reloads: nothing is applied later than when the stream was read on every request. A console
-session signed out moves it too (migration 0032), so whether a session is signed out is kept the
-same way.
-"""
+"""What an API process keeps in memory about access (callers' standing, the org tree's lineages,
+signed-out sessions) under the epoch it was read at, so a read costs one query for it; a change
+moves the epoch in its own transaction. See docs/decisions/0029-what-a-request-reads.md."""
 
 from collections.abc import Mapping
 from types import MappingProxyType

@@ -1,12 +1,6 @@
-"""`/api/v1/authorization/roles` and `/api/v1/authorization/access-rules` in Run:ai's shapes.
-
-An access rule gives an application (subject type `app` or `service-account`) a role on a scope;
-the admins of a scope (or above it) create and delete the rules there. Lists show the rules on
-the scopes the caller can see.
-
-Access rules, layer by layer: services/access_rules.py the use cases, projections/access_rules.py
-the read model, infra/http/access_rules.py the HTTP routes.
-"""
+"""`/api/v1/authorization/roles` and `/access-rules` in Run:ai's shapes: a rule gives an application
+(subject type `app` or `service-account`) a role on a scope, granted by admins there or above.
+Also: services/access_rules.py, projections/access_rules.py."""
 
 from datetime import UTC, datetime
 from typing import Annotated, Final, Literal

@@ -1,11 +1,6 @@
-"""What the handlers talk to, put together once per process and injected as one dependency.
-
-One, not one per adapter: Litestar resolves two or more dependencies of a handler concurrently,
-in a task group of their own on every request, which cost a GET by id about an eighth of its
-time. Handlers annotate it with this class (Litestar checks the injected value against it: one
-isinstance, where a runtime Protocol check would walk the protocol's members per request).
-Each field is a port; the app's wiring (infra/server/app.py) hands in the store's adapters.
-"""
+"""What the handlers talk to (a port per field, the store's adapters handed in by
+infra/server/app.py), injected as one dependency annotated with its class, as that costs a
+request least: docs/decisions/0029-what-a-request-reads.md."""
 
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass

@@ -1,8 +1,6 @@
-"""`/api/v1/apps`: applications under their older name, which Run:ai's `ApplicationsApi` still
-calls. The same operations as `/api/v1/service-accounts` (infra/http/service_accounts.py, whose
-functions these routes call); only two bodies differ: a new application's secret is `secret`,
-not `clientSecret`, and so is a regenerated one's.
-"""
+"""`/api/v1/apps`: applications under the older name runapy's `ApplicationsApi` calls, through
+infra/http/service_accounts.py's functions; only a new or regenerated secret's member differs:
+`secret`, not `clientSecret`."""
 
 from typing import Final
 from uuid import UUID

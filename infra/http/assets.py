@@ -1,10 +1,6 @@
-"""Environment and compute-resource assets in Run:ai's shapes (`/api/v1/asset/environment`,
-`/api/v1/asset/compute`): create and update answer 202 with the asset as written; lists and gets
-come from the asset catalogue read model, limited to the scopes the caller's grants reach.
-
-Assets, layer by layer: domain/assets.py the rules, services/assets.py the use cases,
-infra/http/assets.py the HTTP routes.
-"""
+"""Environment and compute-resource assets in Run:ai's shapes (docs/api/assets.md): writes answer
+202 with the asset as written; reads, from the asset catalogue, what the caller's grants reach.
+Also: domain/assets.py, services/assets.py."""
 
 from collections.abc import Awaitable, Callable
 from functools import partial

@@ -1,10 +1,6 @@
-"""The event query API for audit tooling (our extension): every stored event, filtered by stream,
-type, actor, scope (with its descendants) and time, paged by a cursor, oldest or newest first; a
-live tail as server-sent events that resumes from a cursor; and the hash-chain verification.
-
-A caller sees the events of the scopes at or under its grants; a tenant-wide grant sees
-everything, the tenant's own events (applications, users) and deleted units included.
-"""
+"""The event query API for audit tooling (ours, docs/audit.md): stored events filtered and paged by
+a cursor, a live tail that resumes from one, and the hash-chain check. A caller sees the events of
+the scopes at or under its grants; a tenant-wide grant, all (the tenant's, deleted units')."""
 
 import asyncio
 import json

@@ -1,13 +1,6 @@
 """Bearer authentication: every route needs a valid access token unless it opts out
-(`exclude_from_auth=True`: health, readiness and the token endpoint itself).
-
-After the token's signature, one query settles a read (infra/http/consistency.py `settle`):
-whether the caller's own writes are read, and whether what this process keeps about the
-caller's access (infra/http/access_cache.py) still holds. A caller's token generation and
-grants are then usually known without reading its stream. A write is settled on the epochs the
-process last found, checked where it takes effect (the store's writer_standing.py); one that
-never reached the database is checked before its answer is sent.
-"""
+(`exclude_from_auth=True`: health, readiness, the token endpoint); one query then settles a read,
+a write where it takes effect (consistency.py; docs/decisions/0029-what-a-request-reads.md)."""
 
 import asyncio
 from collections.abc import Awaitable, Callable

@@ -73,11 +73,9 @@ Check = Callable[[UUID, EventMetadata, StreamLoader], Awaitable[None]]
 
 
 def guarded(check: Check, *, param: str) -> Guard:
-    """A guard run before the body is read: `check` of the stream the path's `param` names,
-    for the caller; what it raises answers the request, whatever the body, so neither the
-    thing's existence nor the body's shape leaks to whoever may not see it. That stream and
-    the caller's roles are read together, and kept for the request's use case (`guard_reads`),
-    which decides on them rather than reading them again."""
+    """A guard run before the body is read, checking the caller against the stream the path's
+    `param` names, so neither its existence nor the body's shape leaks; what it read is kept for
+    the use case (`guard_reads`). See docs/decisions/0029-what-a-request-reads.md."""
 
     async def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
         caller: Caller = connection  # type: ignore[assignment]  # guards run after auth

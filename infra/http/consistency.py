@@ -1,22 +1,6 @@
-"""Read-your-writes over eventually consistent read models.
-
-By default, with no header: a caller's read waits until the read models have applied every
-write the caller made before it, and what the fan-out made of them (the store's read_marks.py:
-the mark is in PostgreSQL, so a write through one API process is read back through another).
-A caller with nothing pending pays one indexed query, the request's standing query, which also
-says whether what the process keeps about access still holds (infra/http/access_cache.py); it is
-run by authentication (infra/http/auth.py), as every authenticated read needs it. A write, which
-waits for nothing, is not asked: its standing is the one the process last found, checked where the
-write takes effect (the store's writer_standing.py).
-
-Every write response also carries `X-Trainplate-Position`, the log position of the last event the
-request appended; a read that sends a position as `X-Trainplate-Min-Position` waits for that
-event as well (to read another caller's write). Both waits are bounded together by
-`TRAINPLATE_CONSISTENCY_WAIT_S`; a read whose wait runs out answers from the current state with
-`X-Trainplate-Stale: true`, counted by `trainplate_stale_reads_total`; so does a read whose
-caller's writes wait for a follower stuck on an event (a fault on record), at once, since
-waiting cannot help until the follower is moved on.
-"""
+"""Read-your-writes over eventually consistent read models: a read waits, bounded, until they hold
+its caller's writes; a write waits for nothing. What callers see: docs/api/index.md; how it is
+settled: docs/decisions/0019-request-standing.md, docs/decisions/0029-what-a-request-reads.md."""
 
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -120,10 +104,9 @@ def settler(wait_s: float) -> Settle:
 
 
 class RowRead(msgspec.Struct, frozen=True):
-    """A row a read route's handler needs, read by the statement that settles the request (one
-    round trip instead of two): `sql` selects it with $2, the route's path parameter `param`.
-    A route asks for it in its options (`opt={READ_WITH_STANDING: RowRead(...)}`) and takes it
-    with `prefetched`. Nothing of it is sent before authentication has finished."""
+    """A row a read route needs, read by the statement that settles the request (one round trip, not
+    two): `sql` selects it with $2, the path parameter `param`. Asked for in the route's options
+    (`opt={READ_WITH_STANDING: RowRead(...)}`), taken with `prefetched`; sent once authenticated."""
 
     sql: str
     param: str
@@ -145,12 +128,9 @@ def prefetched(connection: ASGIConnection[Any, Any, Any, Any]) -> object:
 async def settle(
     connection: ASGIConnection[Any, Any, Any, Any], subject: str, wait_s: float
 ) -> Standing:
-    """The request's standing: for a read (GET, or a route that says it reads), once the read
-    models hold the caller's own writes (and the `X-Trainplate-Min-Position` event, when sent),
-    or the wait ran out, or a follower it waits for is stuck on an event (then it answers
-    stale); for a write, at once, as nothing waits for a writer: the one this process last
-    found, `assumed`, or asked when it has found none yet. A read route's `RowRead` is made in
-    the same statement, on the same snapshot."""
+    """The request's standing: a read's (GET, or a route that says it reads) once the read models
+    hold its caller's writes and any `X-Trainplate-Min-Position`, the wait ran out or a follower
+    is stuck (stale), its `RowRead` on that snapshot; a write's at once: `assumed`, or asked."""
     handler = connection.route_handler
     reads = connection.scope.get("method") == "GET" or bool(handler.opt.get(READS))
     read: RowRead | None = handler.opt.get(READ_WITH_STANDING) if reads else None

@@ -1,10 +1,6 @@
-"""Credential assets in Run:ai's shapes (`/api/v1/asset/credentials/<kind>` and the combined
-`/api/v1/asset/credentials`). Values are write-only: no response, event, read model or error
-body carries them; responses show the public part and the id of the key that sealed them.
-
-Credentials, layer by layer: domain/credentials.py the rules, services/credentials.py the use cases,
-infra/http/credentials.py the HTTP routes.
-"""
+"""Credential assets in Run:ai's shapes (docs/api/assets.md). Values are write-only: no response,
+event, read model or error body carries them, only the public part and the sealing key's id.
+Also: domain/credentials.py, services/credentials.py."""
 
 from typing import Annotated, Final, cast
 from uuid import UUID

@@ -1,9 +1,5 @@
-"""Data-source assets in Run:ai's shapes (`/api/v1/asset/datasource/<kind>` and the combined
-`/api/v1/asset/datasource`): nfs, pvc, s3, git, host-path, config-map and secret volumes.
-
-Data sources, layer by layer: domain/data_sources.py the rules, infra/http/data_sources.py the HTTP
-routes.
-"""
+"""Data-source assets in Run:ai's shapes (`/api/v1/asset/datasource/<kind>` and the combined list):
+nfs, pvc, s3, git, host-path, config-map and secret volumes. Also: domain/data_sources.py."""
 
 from typing import Any, Final
 from uuid import UUID

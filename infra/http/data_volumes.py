@@ -1,13 +1,6 @@
-"""Data volumes in Run:ai's shapes (`/api/v1/datavolumes`): create (201), list and count (by
-`requestType`), get, patch the description (200), delete (204), the shared scopes (get and
-patch; runapy asks for them at `/shared-scopes`, so both spellings are served) and
-name-availability (204 or 409). Reads come from the data volume catalogue, limited to what the
-caller's grants reach; writes answer with the data volume as written.
-
-Data volumes, layer by layer: domain/data_volumes.py the rules, services/data_volumes.py the
-use cases, projections/data_volume_catalogue.py the read model, infra/http/data_volumes.py the
-HTTP routes.
-"""
+"""Data volumes in Run:ai's shapes (docs/api/assets.md; shared scopes at runapy's `/shared-scopes`
+too): writes answer the volume as written, reads what the caller's grants reach. Also:
+domain/data_volumes.py, services/data_volumes.py, projections/data_volume_catalogue.py."""
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime

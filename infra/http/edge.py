@@ -1,14 +1,6 @@
-"""Input the store cannot hold is refused at the edge, before any handler runs (so nothing is
-written), as a 400 or 415 problem naming what is wrong.
-
-An event is kept as `json` and a read model as `jsonb` and `text`: PostgreSQL refuses a NUL
-character in either (`\\u0000`), so an event carrying one would be accepted by the log and then
-refused by every projection that applies it, for good. Integers past 64 bits fit no column, and
-JSON nested deeper than any request of the API's needs only costs the parser. So every request's
-path, query and read-your-writes header, and every body, is checked here first; a body must be
-JSON (415 otherwise), as every operation of the API takes, and at most `max_body_bytes` (413
-otherwise; docs/decisions/0002-message-sizes.md).
-"""
+"""Input the store cannot hold (a NUL, a lone surrogate, a number past 64 bits, JSON nested too
+deep) is refused before any handler runs, as a problem naming where, and so is a body not JSON
+(the console's: a form) or too big. Why: docs/decisions/0028-http-edge-and-answers.md."""
 
 import re
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping

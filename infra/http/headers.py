@@ -1,9 +1,6 @@
-"""One request header read off the ASGI scope.
-
-Litestar's header map is built for all of a request's headers the first time any is asked
-for; authentication and the read-your-writes wait need one each, on every request, and most
-routes ask for no other. Header names are matched without regard to case, as HTTP has them (ASGI
-servers send them lowercased already)."""
+"""One request header read off the ASGI scope, its name matched without regard to case: every
+request reads one or two, and Litestar builds its map of them all for the first it is asked.
+Why: docs/decisions/0029-what-a-request-reads.md."""
 
 from collections.abc import Iterable
 

@@ -1,10 +1,6 @@
-"""History of a template or an asset (our extension): every version with who, when and why, the
-thing as of a version or a moment, and a field-level diff between two versions (a template's
-combined specs included, so changes that came from a linked asset show). Read from the event
-store itself, so the answer is exact; visible to whoever may see the template or asset.
-
-History, layer by layer: services/history.py the use cases, infra/http/history.py the HTTP routes.
-"""
+"""History of a template or an asset (ours, docs/audit.md): each version with who, when and why, the
+thing as of a version or moment, a field diff (combined specs included); read from the event
+store itself, so exact, for whoever may see it. Also: services/history.py."""
 
 from datetime import UTC, datetime
 from typing import Annotated, Final

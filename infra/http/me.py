@@ -1,12 +1,6 @@
-"""`/api/v1/authorization/me/access-rules` (and `/count`): the roles the caller itself holds,
-in Run:ai's shapes; no role is needed to ask.
-
-They are exactly the grants authentication settled for the request, which every permission
-check and every list's visibility of this request goes by (a grant or a revocation counts from
-the next request on, on every API process, whoever made it). Each is shown with its access
-rule from the access rules read model, its id and when and by whom it was granted, once that
-read model holds it; a role an application was created with has no rule, and no id.
-"""
+"""`/api/v1/authorization/me/access-rules` (and `/count`): the roles the caller holds, no role
+needed to ask: the grants its request was settled with, each with its rule once the access rules
+read model has it (none for a role an application was created with). See docs/api/access.md."""
 
 from datetime import datetime
 from typing import Annotated, Final

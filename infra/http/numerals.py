@@ -8,10 +8,9 @@ _MOST_DIGITS: Final = len(str(_MOST))
 
 
 def natural(text: str) -> int | None:
-    """The non-negative 64-bit integer `text` writes in ASCII digits, else None. Not
-    `str.isdigit()`: it also admits characters `int()` refuses ("²"), or reads as numbers
-    ("٣"). Longer numbers are no such integer, and are not converted at all: `int()` refuses
-    past 4,300 digits (ValueError), and would spend time on many fewer."""
+    """The non-negative 64-bit integer `text` writes in ASCII digits, else None: `str.isdigit()`
+    alone admits "²" and "٣", and a longer number is not converted at all, as `int()` is slow on
+    long ones (docs/decisions/0028-http-edge-and-answers.md)."""
     if not (text.isascii() and text.isdigit()):
         return None
     digits = text.lstrip("0")

@@ -1,15 +1,6 @@
-"""The OpenAPI document the API serves (`/schema/openapi.json`), made to say exactly what its
-decoders accept, so a client (or a fuzzer) that keeps to the document is not refused for the
-shape of what it sends.
-
-Litestar builds the document from the handlers; for the bodies' types its schemas fall short of
-the decoder in two ways that matter: a bound of zero is left out (`ge=0` reads as false, so
-`gpuPortionLimit: -1` looks valid) and bodies that refuse unknown members do not say so
-(`additionalProperties: false`). msgspec, which decodes the bodies, describes its own types
-exactly, so every component that is a struct is msgspec's schema of it. What no schema holds
-(a scope that must exist, a limit not below its request) stays the domain's, answered as a 400
-problem naming the field; what the store cannot hold at all is said once, in the description.
-"""
+"""The OpenAPI document the API serves (`/schema/openapi.json`), each struct in it as msgspec's own
+schema of it, so the document says exactly what the decoders accept (Litestar's falls short), the
+store's limits in its description. Why: docs/decisions/0028-http-edge-and-answers.md."""
 
 from collections.abc import Iterator
 from typing import Annotated, Any, Final, Literal

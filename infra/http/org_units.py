@@ -1,13 +1,6 @@
-"""Clusters, departments and projects in Run:ai's shapes (`/api/v1/clusters`,
-`/api/v1/org-unit/departments`, `/api/v1/org-unit/projects`).
-
-Writes go through the use cases; reads come from the org_units read model and show only the units
-the caller's grants reach (at, above or below a granted scope). A unit the caller cannot see is a
-404, so its existence does not leak.
-
-Org units, layer by layer: domain/org_units.py the rules, services/org_units.py the use cases,
-projections/org_units.py the read model, infra/http/org_units.py the HTTP routes.
-"""
+"""Clusters, departments and projects in Run:ai's shapes (docs/api/organization.md); reads show the
+units the caller's grants reach, any other is a 404, so its existence does not leak. Also:
+domain/org_units.py, services/org_units.py, projections/org_units.py."""
 
 from typing import Final
 from uuid import UUID

@@ -1,14 +1,6 @@
-"""`GET /api/v1/authorization/permissions` and `POST /api/v1/authorization/permitted-scopes`:
-what the caller may do, and where, in Run:ai's shapes; no role is needed to ask. The roles'
-permissions (`/api/v1/authorization/roles`) are worded here too.
-
-Both answer from the grants authentication settled for the request and the org tree's
-lineages (infra/http/callers.py), which every other read's visibility comes from too: a grant
-or a revocation counts from the next request on, on every API process.
-
-Permissions, layer by layer: domain/permissions.py the catalogue, infra/http/permissions.py the
-HTTP routes that answer from it.
-"""
+"""`GET /api/v1/authorization/permissions`, `POST .../permitted-scopes` and the roles' wording: what
+the caller may do and where, from the grants its request was settled with (docs/api/access.md).
+Also: domain/permissions.py, the catalogue."""
 
 from typing import Final, Literal
 

@@ -1,14 +1,6 @@
-"""Distributed policies in Run:ai's shapes: `GET/PUT/PATCH/DELETE /api/v2/policy/distributed`
-(the scope by `scope` and its id: `clusterId`, `departmentId` or `projectId`), and the list,
-`GET /api/v2/policy`. A policy's answer holds what the scope sets (`policy`, with its `meta`) and
-what is in force there (`effective`, each rule with its `sourceOfRule`); a scope that sets
-nothing answers only the latter. `validateOnly=true` checks a PUT or PATCH and keeps nothing.
-Admins of the scope or above set, change and delete; whoever sees the scope reads.
-
-Policies, layer by layer: domain/policies.py the rules, domain/policy_compliance.py a spec
-against them, services/policies.py the use cases, projections/policy_catalogue.py the read
-model, infra/http/policies.py the HTTP routes.
-"""
+"""Distributed policies in Run:ai's shapes (docs/api/policies.md): a scope's answer is what it sets
+(`policy`) and what is in force there (`effective`), only the latter when it sets nothing. Also:
+domain/policies.py, services/policies.py, projections/policy_catalogue.py."""
 
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal

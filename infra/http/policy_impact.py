@@ -1,13 +1,6 @@
-"""Impact preview of a policy change (`POST /api/v2/policy/distributed/impact`, ours, with the
-body a PUT would send): before it is saved, which templates would stop complying in which
-projects, and why; and which would comply again. Checked as the PUT checks it (admins of the
-scope, no loosening), written nowhere.
-
-For each project at or under the scope that the caller sees, its effective policy is worked
-out twice, as it is and with the proposed policy in the scope's place, and every template
-usable there (of the project or a scope above it) that the caller sees is judged against both,
-as a workload of that project would run it (projections/policy_impact.py).
-"""
+"""Impact preview of a policy change (`POST /api/v2/policy/distributed/impact`, ours): checked as
+the PUT is, written nowhere, which templates would stop complying, or comply again, in which
+projects. How: projections/policy_impact.py, docs/decisions/0029-what-a-request-reads.md."""
 
 from typing import Final
 

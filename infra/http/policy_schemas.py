@@ -1,12 +1,6 @@
-"""A distributed policy in Run:ai's wire shape (DistributedPolicyDefaultsAndRulesV2) and back.
-
-Both halves are nested by replica and field (`rules.worker.compute.gpuDevicesRequest.max`);
-the domain keeps rules flat by path (domain/policy_fields.py). Itemized fields wrap their items
-as `{"instances": [...]}` in defaults and their rules as `{"instances": {canAdd, locked}}`.
-What this service cannot honour is refused, naming the member, never dropped: rules of an
-item's `attributes`, `defaultFrom`, `imposedAssets`, and any field no distributed workload has.
-`sourceOfRule` is the service's to say (the effective policy's): one sent is ignored.
-"""
+"""A distributed policy in Run:ai's wire shape (DistributedPolicyDefaultsAndRulesV2), nested by
+replica and field, to and from the domain's flat paths (domain/policy_fields.py); what the service
+cannot honour is refused by name: docs/decisions/0028-http-edge-and-answers.md."""
 
 from collections.abc import Mapping
 from typing import Any, Final

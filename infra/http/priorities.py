@@ -1,9 +1,6 @@
-"""The workload priority dictionary in Run:ai's shape: `GET /api/v1/workload-priorities`, with
-its `sortBy` (name, source, value), `sortOrder` and `filterBy` (`value>=80`, `name=^medium`).
-The dictionary is fixed, so it is filtered and sorted here, in memory.
-
-Priorities, layer by layer: domain/priorities.py the dictionary, infra/http/priorities.py the
-HTTP route that reads it."""
+"""The workload priority dictionary in Run:ai's shape (`GET /api/v1/workload-priorities`, with
+`sortBy`, `sortOrder` and `filterBy`): it is fixed, so it is filtered and sorted here, in memory.
+Also: domain/priorities.py."""
 
 import re
 from typing import Annotated, Final, Literal

@@ -1,9 +1,6 @@
-"""Every error the API returns: an RFC 9457 problem document that is also a Run:ai error body.
-
-RFC 9457 allows extension members, so one body carries both: `type`, `title`, `status`, `detail`
-for problem-details clients, and Run:ai's `code` (the HTTP status) and `message` (plus `details`)
-for the official Run:ai client. Invalid fields are listed under `errors` as JSON pointers.
-"""
+"""Every error the API returns: an RFC 9457 problem document that is also a Run:ai error body
+(`type`, `title`, `status`, `detail`; Run:ai's `code`, `message`, `details`), with invalid fields
+under `errors` as JSON pointers. Why one body: docs/decisions/0028-http-edge-and-answers.md."""
 
 import logging
 from collections.abc import Mapping

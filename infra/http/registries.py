@@ -1,12 +1,6 @@
-"""Registry assets in Run:ai's shapes (`/api/v1/asset/registries`, `/{AssetId}`): create (201),
-list, get, update (200) and delete (204); and what a registry holds, asked of the registry
-itself over the OCI distribution API (infra/oci/): `/{AssetId}/repositories` and
-`/{AssetId}/repositories/tags?repository=`. The password is write-only: a response shows it
-masked, and nothing else carries it but the vault.
-
-Registries, layer by layer: domain/registries.py the rules, services/registries.py the use cases,
-infra/http/registries.py the HTTP routes.
-"""
+"""Registry assets in Run:ai's shapes (`/api/v1/asset/registries`, docs/api/assets.md), and what a
+registry holds, asked of it over the OCI distribution API (infra/oci/); the password is
+write-only, shown masked. Also: domain/registries.py, services/registries.py."""
 
 from typing import Annotated, Final, Literal
 from uuid import UUID

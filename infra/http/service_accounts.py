@@ -1,9 +1,6 @@
-"""`/api/v1/service-accounts`: applications as Run:ai presents them. Tenant admins only.
-`/api/v1/apps` (infra/http/apps.py), their older name, does the same through the functions here.
-
-Writes answer from the write side (the secret is shown once, in the creation response); reads come
-from the application catalogue read model, which every read waits for up to the caller's writes.
-"""
+"""`/api/v1/service-accounts`: applications as Run:ai presents them, for tenant admins (also under
+`/api/v1/apps`, infra/http/apps.py). Writes answer from the write side (the secret shown once, on
+creation); reads, from the application catalogue, wait for the caller's writes as every read."""
 
 import secrets
 from datetime import datetime

@@ -1,12 +1,6 @@
-"""Templates' compliance with a project's policy, as Run:ai answers it when a list (or a GET)
-names the project (`complyToProject`, and for distributed templates `complyToReplicaType`):
-each template with its `complianceIssues`, the ways what a workload of that project would run
-from it (its combined specs over the project's policy defaults) breaks the project's effective
-policy. A template that does not comply is still listed; it says why.
-
-The effective policy is read once for the request, and only a page's templates are combined:
-the cost is a page's, not the catalogue's; with no rules in force, nothing is combined.
-"""
+"""Templates' compliance with a project's policy (`complyToProject`, `complyToReplicaType`): each
+template's `complianceIssues`, judged as a workload of that project would run it; one that does
+not comply is still listed. Costs a page: docs/decisions/0029-what-a-request-reads.md."""
 
 from typing import Annotated, Literal
 

@@ -1,7 +1,6 @@
-"""Templates as code, an extension outside Run:ai's paths: `POST .../template-plans` plans a set
-of template documents (and, `apply: true` with the versions the plan read, applies it all or
-none); `GET .../template-documents` exports templates as documents.
-Also: services/template_plans.py."""
+"""Templates as code (ours): `POST .../template-plans` plans template documents (and, with
+`apply: true` and the versions the plan read, applies all or none); `GET .../template-documents`
+exports them. Also: services/template_plans.py; docs/decisions/0026-templates-as-code.md."""
 
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID

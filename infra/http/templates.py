@@ -1,14 +1,6 @@
-"""Distributed templates in Run:ai's shapes: `/api/v1/workload-templates/distributed` and the
-cross-type `/api/v1/workload-templates` (list, get, count, name availability).
-
-Every template response carries an `ETag` (its stream version); PUT, PATCH and DELETE honour
-`If-Match` (412 when the template moved on), and POST honours `Idempotency-Key` (a retry returns
-the first result and writes nothing). Reads come from the template catalogue, with the combined
-specs rebuilt from the asset versions each template records.
-
-Templates, layer by layer: domain/templates.py the rules, services/templates.py the use cases,
-infra/http/templates.py the HTTP routes.
-"""
+"""Distributed templates in Run:ai's shapes (`/api/v1/workload-templates/...`,
+docs/api/templates.md): `ETag` and `If-Match` by stream version, POST's `Idempotency-Key`; reads
+from the template catalogue. Also: domain/templates.py, services/templates.py."""
 
 from typing import Annotated, Any, Final, Literal
 from uuid import UUID

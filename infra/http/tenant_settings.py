@@ -1,10 +1,6 @@
-"""Tenant settings in Run:ai's shapes: `GET /v1/k8s/setting` (all), `PUT /v1/k8s/setting`
-(`{"key", "value"}`, tenant admins), `GET /v1/k8s/setting/{settingKey}` (its boolean).
-
-Tenant settings, layer by layer: domain/tenant_settings.py the rules, services/tenant_settings.py
-the use cases, projections/tenant_settings.py the read model, infra/http/tenant_settings.py the
-HTTP routes.
-"""
+"""Tenant settings in Run:ai's shapes: `GET /v1/k8s/setting`, `PUT` it (tenant admins) and
+`GET /v1/k8s/setting/{settingKey}`. Also: domain/tenant_settings.py, services/tenant_settings.py,
+projections/tenant_settings.py."""
 
 from typing import Final
 

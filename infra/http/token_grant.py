@@ -1,9 +1,6 @@
-"""`POST /api/v1/token`: credentials in, a signed access token out, in Run:ai's wire format.
-
-Run:ai clients spell the credential keys in several ways (`AppId`, `appId`, `appID`; `clientID`),
-so keys are matched without regard to case. Grants: `app_token` (AppId/AppSecret, what the
-official client sends) and `client_credentials` (clientID/clientSecret).
-"""
+"""`POST /api/v1/token`: credentials in, a signed access token out, in Run:ai's wire format; grants
+`app_token` (AppId/AppSecret, the official client's) and `client_credentials`, keys matched
+without regard to case, as Run:ai clients spell them several ways (`AppId`, `appId`, `appID`)."""
 
 from typing import Any
 

@@ -1,12 +1,6 @@
-"""The replicas (pods) of workloads in Run:ai's shapes: `GET /api/v1/workloads/{id}/pods`,
-`GET /api/v1/workloads/pods` (every workload the caller may see, filtered, sorted and paged as
-Run:ai's document says) and its `/count`. Read from the pods read model
-(projections/workload_pods.py): each workload's current run, as its backend last reported it
-(one per replica process on the local backend, the job's pods on Kubernetes).
-
-Pods, layer by layer: projections/workload_pods.py the read model, infra/http/workload_pods.py
-the HTTP routes.
-"""
+"""The pods of workloads in Run:ai's shapes (`/api/v1/workloads/{id}/pods`, `/api/v1/workloads/pods`
+and `/count`; docs/api/workloads.md): each workload's current run, as its backend last reported
+it. Read from projections/workload_pods.py."""
 
 from typing import Annotated, Final, Literal
 

@@ -1,9 +1,6 @@
-"""Which workloads a list or a count selects (`GET /api/v1/workloads` and `/count`): those of
-the projects the caller sees, deleted or live, that meet Run:ai's `filterBy` over the fields the
-list shows (and `templateId`, ours) and its free-text `search` (a workload's name). Newest first.
-The fields only a cluster's metrics would give (`allocatedGPU`, `idleGpus`, pending and running
-times, `nodepool`, ...) are not fields here. Parsed here, decided in SQL
-(projections/workload_list.py)."""
+"""Which workloads a list or a count selects (`GET /api/v1/workloads`, `/count`): of the projects
+the caller sees, deleted or live, meeting `filterBy` and `search`, newest first; decided in SQL
+(projections/workload_list.py). Which fields: docs/decisions/0029-what-a-request-reads.md."""
 
 from typing import Final
 

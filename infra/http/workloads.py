@@ -1,13 +1,6 @@
-"""Distributed workloads in Run:ai's shapes: submit from a template (`POST
-/api/v1/workloads/distributed`, 202), get, delete, suspend and resume, the any-type
-`/api/v1/workloads` list and get, and each workload's `/history` and `/events`, read from its
-own event stream. `/logs` (our extension) serves a local replica's output.
-
-Reads come from the workload catalogue; a workload outside the caller's scopes is a 404.
-
-Workloads, layer by layer: domain/workloads.py the rules, services/workloads.py the use cases,
-infra/http/workloads.py the HTTP routes.
-"""
+"""Distributed workloads in Run:ai's shapes (docs/api/workloads.md): submit from a template, read,
+delete, suspend, resume, history and events from its own stream, `/logs` (ours); one outside the
+caller's scopes is a 404. Also: domain/workloads.py, services/workloads.py."""
 
 from typing import Annotated, Final, Literal
 from uuid import UUID

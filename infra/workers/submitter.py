@@ -1,9 +1,6 @@
-"""The submitter process: `trainplate serve submitter`. The backend is chosen by
-TRAINPLATE_SUBMITTER__BACKEND (local, kubernetes or dry-run).
-
-Submitter, layer by layer: services/submitter.py what it decides, infra/workers/submitter.py its
-process.
-"""
+"""The submitter process: `trainplate serve submitter`, its backend chosen by
+TRAINPLATE_SUBMITTER__BACKEND (local, kubernetes or dry-run). What it decides:
+services/submitter.py."""
 
 import asyncio
 import contextlib

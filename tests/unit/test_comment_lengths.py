@@ -11,25 +11,8 @@ from typing import NamedTuple
 
 ROOT = Path(__file__).parents[2]
 MAX_LINES = 3
-# The roots held to the rule so far; the rest join as they are shortened.
-COVERED = (
-    "domain",
-    "services",
-    "projections",
-    "infra/backends",
-    "infra/jetstream",
-    "infra/oci",
-    "infra/cli",
-    "infra/security",
-    "infra/postgres",
-    "infra/followers",
-    "infra/server",
-    "infra/serialization.py",
-    "infra/settings.py",
-    "infra/errors.py",
-    "infra/bootstrap.py",
-    "bench",
-)
+# The roots held to the rule: every layer, and the benchmarks.
+COVERED = ("domain", "services", "projections", "infra", "bench")
 # Lines for the tools, not for readers: they neither count nor join two blocks into one.
 TOOL_PREFIXES = ("#!", "# type:", "# noqa", "# fmt:", "# pragma", "# -*-", "# SPDX-", "# Copyright")
 
