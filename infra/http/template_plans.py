@@ -16,7 +16,7 @@ from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
 from projections.queries import template_document_reads
 from services import template_plans as use_cases
-from services.errors import InvalidRequestError
+from services.errors import InvalidRequestError, PlanOutdatedError
 from services.template_plans import Declaration, Declared, Lookups, Plan, Planned
 
 PREFIX: Final = "/api/v1/trainplate"
@@ -30,16 +30,16 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
 
 class PlanRequest(Wire, frozen=True, kw_only=True):
-    """Documents to plan (as JSON), each from the file `sources` names at its place, if any;
-    `prune`: delete the templates of `scopes` (else the documents') no document holds. A plan
-    answer posted back whole with `apply: true` applies it (its other members are ignored)."""
+    """Documents to plan, each from the file `sources` names at its place; `prune`: delete the
+    templates of `scopes` (else the documents') no document holds; `apply: true` applies the plan
+    posted back whole (other members ignored) at its `versions`, or the plan made now."""
 
     documents: Annotated[list[dict[str, Any]], msgspec.Meta(max_length=MOST_DOCUMENTS)]
     sources: list[str] | None = None
     prune: bool = False
     scopes: list[NamedScope] | None = None
     apply: bool = False
-    versions: dict[UUID, int] | None = None
+    versions: dict[str, int] | None = None  # by template id, as a plan answers them
 
 
 class ScopeShown(Wire, frozen=True, kw_only=True):
@@ -131,12 +131,26 @@ async def plan_templates(
     if not data.apply:
         plan = await use_cases.plan_templates(declared, streams=adapters.streams, lookups=lookups)
         return _answer(data, plan, None)
-    if data.versions is None:
-        raise InvalidRequestError("/versions", "an apply names the versions its plan read")
+    if data.versions is None:  # applied as planned now: still all or none, guarded as read
+        now = await use_cases.plan_templates(declared, streams=adapters.streams, lookups=lookups)
+        versions = now.versions
+    else:
+        versions = _streams(data.versions)
     applied = await use_cases.apply_plan(
-        declared, data.versions, streams=adapters.streams, lookups=lookups
+        declared, versions, streams=adapters.streams, lookups=lookups
     )
     return _answer(data, applied.plan, applied.written)
+
+
+def _streams(versions: dict[str, int]) -> dict[UUID, int]:
+    """A key that is no template id names nothing the plan read: the plan is not this one."""
+    parsed: dict[UUID, int] = {}
+    for key, version in versions.items():
+        try:
+            parsed[UUID(key)] = version
+        except ValueError:
+            raise PlanOutdatedError([f"{key!r} names no template the plan read"]) from None
+    return parsed
 
 
 def _declared(request: Caller, data: PlanRequest) -> Declared:

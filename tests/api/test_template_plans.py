@@ -112,3 +112,17 @@ async def test_the_extension_is_in_the_served_openapi_document(app: Litestar, ad
     document = (await call(app, "GET", "/schema/openapi.json", admin)).json()
     assert "post" in document["paths"][PLANS]
     assert "get" in document["paths"][DOCUMENTS]
+
+
+async def test_documents_sent_with_apply_and_no_versions_are_planned_and_applied_at_once(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    (bert,) = await exported(app, admin, clean_pool)
+    bert["spec"]["numWorkers"] = 5
+    applied = await planned(app, admin, documents=[bert], apply=True)
+    assert applied["applied"] is True
+    (one,) = applied["templates"]
+    assert [c["field"] for c in one["changes"]] == ["/spec/numWorkers"]
+    await project_all(clean_pool)
+    got = await call(app, "GET", f"{TEMPLATES}/{one['templateId']}", admin)
+    assert got.json()["spec"]["numWorkers"] == 5
