@@ -188,6 +188,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_level: str = "INFO"
     api_host: str = "127.0.0.1"
     api_port: int = 8080
+    api_server: Literal["uvicorn", "granian"] = "uvicorn"  # which ASGI server runs the API
     # Proxies whose X-Forwarded-For/-Proto the API believes (addresses or CIDRs, comma-separated);
     # empty: none, so a caller on this machine cannot pose as another address to the login limits.
     api_trusted_proxies: str = ""

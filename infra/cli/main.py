@@ -154,6 +154,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def serve_process(process: str, settings: Settings) -> None:
+    if process == "api" and settings.api_server == "granian":
+        from infra.server.granian_server import serve
+
+        serve(settings)
+        return
     if process == "api":
         import uvicorn
 
