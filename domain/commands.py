@@ -287,8 +287,8 @@ class DeleteTemplate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
-    """Submit a distributed workload, from a template or from `overrides.spec` alone.
-    `keyed` as CreateAsset's."""
+    """Submit a distributed workload, from a template (at `template_version`, else its current
+    one) or from `overrides.spec` alone. `keyed` as CreateAsset's."""
 
     workload_id: UUID
     keyed: bool = False
@@ -299,6 +299,7 @@ class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
     template_id: UUID | None = None
     overrides: Overrides
     metadata: EventMetadata
+    template_version: int | None = None
 
 
 class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):
