@@ -18,6 +18,7 @@ from domain.specs import (
     WorkloadSupportedTypes,
 )
 from domain.submissions import Overrides
+from domain.template_documents import NamedScope
 from domain.templates import TemplateBody
 from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
@@ -300,6 +301,19 @@ class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
     overrides: Overrides
     metadata: EventMetadata
     template_version: int | None = None
+
+
+class SaveWorkloadAsTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    """Make a template that runs as the workload was submitted, in `scope` (None: the
+    workload's project). `keyed` as CreateAsset's."""
+
+    workload_id: UUID
+    template_id: UUID
+    keyed: bool = False
+    name: str
+    description: str | None = None
+    scope: NamedScope | None = None
+    metadata: EventMetadata
 
 
 class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):

@@ -167,12 +167,18 @@ def _unknown_field(raw: Any, info: msgspec.inspect.Type, at: str) -> str | None:
 
 
 def _check_scope(index: int, source: str | None, scope: NamedScope) -> None:
+    if (reason := scope_problem(scope)) is not None:
+        raise InvalidDocumentError(index, source, "/metadata/scope", reason)
+
+
+def scope_problem(scope: NamedScope) -> str | None:
+    """What is wrong with the scope as said (None: it names one unit's kind and name)."""
     named = [k for k in ("tenant", "department", "project") if getattr(scope, k) is not None]
     if scope.tenant is False or len(named) > 1 or (scope.tenant and scope.cluster):
-        reason = "one of tenant: true, cluster, department or project (with its cluster)"
-        raise InvalidDocumentError(index, source, "/metadata/scope", reason)
+        return "one of tenant: true, cluster, department or project (with its cluster)"
     if not named and scope.cluster is None:
-        raise InvalidDocumentError(index, source, "/metadata/scope", "names no scope")
+        return "names no scope"
+    return None
 
 
 # Where a body's field is said in a document, for errors found once the names are resolved.
