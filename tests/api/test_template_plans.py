@@ -169,3 +169,13 @@ async def test_a_registry_and_a_data_volume_are_exported_by_name_and_planned_aga
     assert refused.status_code == 400, refused.text
     assert [e["pointer"] for e in refused.json()["errors"]] == ["/documents/0/assets/registry/name"]
 
+
+@pytest.mark.parametrize("scope", [{}, {"tenant": False}, {"project": "llm", "department": "d"}])
+async def test_a_prune_scope_that_names_no_one_unit_is_refused_before_anything_is_planned(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, scope: dict[str, Any]
+) -> None:
+    (bert,) = await exported(app, admin, clean_pool)
+    body = {"documents": [bert], "prune": True, "scopes": [scope], "apply": True}
+    refused = await call(app, "POST", PLANS, admin, json=body)
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == ["/scopes/0"]
