@@ -230,3 +230,20 @@ def test_a_body_of_a_workload_mounts_its_data_volumes_from_the_assets_block() ->
     assert body.master.spec.preemptibility is None  # the whole workload's: the worker's
     assert body.master.spec.command == "serve"
     assert not body.master_spec_same_as_worker
+
+
+async def test_a_keyed_save_sent_again_answers_the_first_template() -> None:
+    at = await stand()
+    ran = await submit(at)
+    command = SaveWorkloadAsTemplate(
+        workload_id=ran.id, template_id=uuid4(), keyed=True, name="kept", metadata=SYSTEM
+    )
+
+    async def saved() -> templates.TemplateView:
+        return await saved_templates.save_workload_as_template(
+            command, streams=at.streams, holder=at.streams.holder, holders=at.streams.holders_in
+        )
+
+    first = await saved()
+    assert (await saved()).template == first.template
+    assert len([e for e in at.streams.every_event() if isinstance(e, TemplateCreated)]) == 2
