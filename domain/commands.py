@@ -18,6 +18,7 @@ from domain.specs import (
     WorkloadSupportedTypes,
 )
 from domain.submissions import Overrides
+from domain.template_documents import NamedScope
 from domain.templates import TemplateBody
 from domain.values import AssetKind, Grant, NodePoolResources, ScopeRef
 
@@ -287,8 +288,8 @@ class DeleteTemplate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
-    """Submit a distributed workload, from a template or from `overrides.spec` alone.
-    `keyed` as CreateAsset's."""
+    """Submit a distributed workload, from a template (at `template_version`, else its current
+    one) or from `overrides.spec` alone. `keyed` as CreateAsset's."""
 
     workload_id: UUID
     keyed: bool = False
@@ -298,6 +299,20 @@ class RequestWorkload(msgspec.Struct, frozen=True, kw_only=True):
     project_id: str
     template_id: UUID | None = None
     overrides: Overrides
+    metadata: EventMetadata
+    template_version: int | None = None
+
+
+class SaveWorkloadAsTemplate(msgspec.Struct, frozen=True, kw_only=True):
+    """Make a template that runs as the workload was submitted, in `scope` (None: the
+    workload's project). `keyed` as CreateAsset's."""
+
+    workload_id: UUID
+    template_id: UUID
+    keyed: bool = False
+    name: str
+    description: str | None = None
+    scope: NamedScope | None = None
     metadata: EventMetadata
 
 

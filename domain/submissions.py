@@ -3,22 +3,34 @@ over them (the same precedence as assets under a template), checked by the templ
 same ones a template's `runnable` reports.
 """
 
+from typing import TypeVar
 from uuid import UUID
 
 import msgspec
 
-from domain.combined import Combined, master_copy, overlay, with_workload_wide
+from domain.combined import DATA_VOLUME, Combined, master_copy, overlay, with_workload_wide
 from domain.events import AssetVersion, WorkloadSnapshot
 from domain.mandatory_fields import pointer, unset
 from domain.template_rules import (
+    WORKLOAD_WIDE,
     InvalidTemplateError,
     check_complete,
     check_master_copies,
     unset_values,
     without_client_defaults,
 )
-from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
+from domain.template_specs import (
+    DataSourceLink,
+    DataSourceOverrides,
+    DistributedTemplateSpec,
+    MasterSection,
+    MasterTemplateSpec,
+    TemplateAssets,
+)
+from domain.templates import TemplateBody
 from domain.workloads import InvalidWorkloadError
+
+_Spec = TypeVar("_Spec", DistributedTemplateSpec, MasterTemplateSpec)
 
 
 class Overrides(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,3 +101,36 @@ def snapshot_of(
         master_spec_same_as_worker=same,
         master=master,
     )
+
+
+def template_body_of(snapshot: WorkloadSnapshot) -> TemplateBody:
+    """A template body that runs as the workload was submitted: its resolved specs, their data
+    volumes mounted from the assets block (where a template mounts them), and the master without
+    the whole workload's values (the worker spec holds those)."""
+    spec, volumes = _mounted_apart(snapshot.spec)
+    same = snapshot.master_spec_same_as_worker
+    master = None
+    if not same and snapshot.master is not None:
+        own, master_volumes = _mounted_apart(snapshot.master)
+        own = msgspec.structs.replace(own, **dict.fromkeys(WORKLOAD_WIDE))
+        master = MasterSection(spec=own, assets=master_volumes)
+    return TemplateBody(spec=spec, assets=volumes, master_spec_same_as_worker=same, master=master)
+
+
+def _mounted_apart(spec: _Spec) -> tuple[_Spec, TemplateAssets | None]:
+    """The spec without its mounted data volumes, and those as the assets block's links."""
+    volumes = spec.storage.data_volume if spec.storage is not None else None
+    links = tuple(
+        DataSourceLink(
+            id=v.id,
+            kind=DATA_VOLUME,
+            overrides=DataSourceOverrides(container_path=v.mount_path),
+        )
+        for v in volumes or ()
+        if v.id is not None and not v.exclude
+    )
+    if spec.storage is None or not links:
+        return spec, None
+    kept = tuple(v for v in volumes or () if v.id is None or v.exclude) or None
+    storage = msgspec.structs.replace(spec.storage, data_volume=kept)
+    return msgspec.structs.replace(spec, storage=storage), TemplateAssets(datasources=links)

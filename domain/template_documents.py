@@ -1,6 +1,6 @@
 """Templates as files (`apiVersion: trainplate/v1`, `kind: DistributedTemplate`): a template's
 body with its scope and assets named, not numbered, so one file fits any installation. Also:
-services/template_plans.py (plans and applies them), docs/templates-in-git.md."""
+domain/template_exports.py, services/template_plans.py, docs/templates-in-git.md."""
 
 from collections.abc import Mapping
 from typing import Any, Final, Literal
@@ -10,9 +10,11 @@ import msgspec
 import msgspec.inspect
 
 from domain.assets import Asset
-from domain.combined import from_environment, overlay
+from domain.combined import DATA_VOLUME, from_environment, overlay
+from domain.data_volumes import DataVolume
 from domain.errors import DomainError
 from domain.pointers import pointer_in
+from domain.registries import Registry
 from domain.specs import ComputeSpec, EnvironmentSpec, NonEmpty
 from domain.template_specs import (
     DataSourceLink,
@@ -26,6 +28,8 @@ from domain.templates import TemplateBody
 
 API_VERSION: Final = "trainplate/v1"
 KIND: Final = "DistributedTemplate"
+# What a name in a document resolves to: an asset, a data volume, a registry.
+Found = Asset | DataVolume | Registry
 
 
 class Document(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -68,7 +72,15 @@ class NamedAsset(Document, frozen=True, kw_only=True):
     link: bool = True
 
 
+class NamedRegistry(Document, frozen=True, kw_only=True):
+    """The registry the spec's image comes from (`imageSource: ngcPrivateRegistry`)."""
+
+    name: NonEmpty
+
+
 class NamedDataSource(Document, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """A data source, or a data volume (`kind: data-volume`), by name."""
+
     name: NonEmpty
     kind: str | None = None  # needed only where two kinds share the name
     container_path: NonEmpty | None = None
@@ -79,6 +91,7 @@ class NamedAssets(Document, frozen=True, kw_only=True, omit_defaults=True):
     environment: NamedAsset | None = None
     compute: NamedAsset | None = None
     datasources: tuple[NamedDataSource, ...] | None = None
+    registry: NamedRegistry | None = None
 
 
 class DocumentMaster(Document, frozen=True, kw_only=True, omit_defaults=True):
@@ -133,7 +146,26 @@ def parse(index: int, source: str | None, raw: object) -> TemplateDocument:
     if unknown is not None:
         raise InvalidDocumentError(index, source, unknown, "no such field")
     _check_scope(index, source, document.metadata.scope)
+    for at, spec, named in _registries(document):
+        if spec is not None and spec.image_registry_id is not None and named is not None:
+            reason = "spec.imageRegistryId names a registry already: name it once"
+            raise InvalidDocumentError(index, source, f"{at}/registry", reason)
     return document
+
+
+def _registries(
+    document: TemplateDocument,
+) -> list[tuple[str, MasterTemplateSpec | DistributedTemplateSpec | None, NamedRegistry | None]]:
+    """Each section's spec and the registry its assets name, with where those assets sit."""
+    master = document.master
+    return [
+        ("/assets", document.spec, document.assets.registry if document.assets else None),
+        (
+            "/master/assets",
+            master.spec if master else None,
+            master.assets.registry if master and master.assets else None,
+        ),
+    ]
 
 
 _DOCUMENT_TYPE: Final = msgspec.inspect.type_info(TemplateDocument)
@@ -167,12 +199,18 @@ def _unknown_field(raw: Any, info: msgspec.inspect.Type, at: str) -> str | None:
 
 
 def _check_scope(index: int, source: str | None, scope: NamedScope) -> None:
+    if (reason := scope_problem(scope)) is not None:
+        raise InvalidDocumentError(index, source, "/metadata/scope", reason)
+
+
+def scope_problem(scope: NamedScope) -> str | None:
+    """What is wrong with the scope as said (None: it names one unit's kind and name)."""
     named = [k for k in ("tenant", "department", "project") if getattr(scope, k) is not None]
     if scope.tenant is False or len(named) > 1 or (scope.tenant and scope.cluster):
-        reason = "one of tenant: true, cluster, department or project (with its cluster)"
-        raise InvalidDocumentError(index, source, "/metadata/scope", reason)
+        return "one of tenant: true, cluster, department or project (with its cluster)"
     if not named and scope.cluster is None:
-        raise InvalidDocumentError(index, source, "/metadata/scope", "names no scope")
+        return "names no scope"
+    return None
 
 
 # Where a body's field is said in a document, for errors found once the names are resolved.
@@ -183,23 +221,27 @@ _IN_DOCUMENT: Final = (
 )
 
 
-def document_field(body_field: str) -> str:
-    """A template body's JSON pointer as the document says it (an asset by its name)."""
-    for body, document in _IN_DOCUMENT:
+def document_field(body_field: str, document: TemplateDocument | None = None) -> str:
+    """A template body's JSON pointer as the document says it (an asset by its name, and the
+    registry by its name where the document names it)."""
+    for body, said in _IN_DOCUMENT:
         if body_field == body or body_field.startswith(body + "/"):
-            return document
+            return said
+    for at, _, named in [] if document is None else _registries(document):
+        if named is not None and body_field == at.replace("assets", "spec") + "/imageRegistryId":
+            return f"{at}/registry/name"
     parts = body_field.split("/")
-    if "assets" in parts and parts[-1] in ("environment", "compute"):
+    if "assets" in parts and parts[-1] in ("environment", "compute", "registry"):
         return f"{body_field}/name"
     if "datasources" in parts and parts[-1] == "id":
         return "/".join(parts[:-1]) + "/name"
     return body_field
 
 
-def body_of(document: TemplateDocument, found: Mapping[str, Asset]) -> TemplateBody:
-    """The body the document makes, `found` holding each asset it names by the pointer that
-    names it (`/assets/environment`): linked ones by id, the others' values copied under the
-    document's own."""
+def body_of(document: TemplateDocument, found: Mapping[str, Found]) -> TemplateBody:
+    """The body the document makes, `found` holding each thing it names by the pointer that
+    names it (`/assets/environment`): linked ones and the registry by id, the others' values
+    copied under the document's own."""
     worker = _with_copies(document.spec, document.assets, "/assets", found)
     master = document.master
     section = None
@@ -219,7 +261,7 @@ def body_of(document: TemplateDocument, found: Mapping[str, Asset]) -> TemplateB
 
 
 def _with_copies(
-    spec: msgspec.Struct | None, named: NamedAssets | None, at: str, found: Mapping[str, Asset]
+    spec: msgspec.Struct | None, named: NamedAssets | None, at: str, found: Mapping[str, Found]
 ) -> dict[str, Any] | None:
     own: dict[str, Any] | None = None if spec is None else msgspec.to_builtins(spec)
     if named is None:
@@ -228,13 +270,15 @@ def _with_copies(
     for which, asset in (("environment", named.environment), ("compute", named.compute)):
         if asset is not None and not asset.link:
             overlay(copied, template_values(found[f"{at}/{which}"]))
-    if not copied:
-        return own
-    overlay(copied, own or {})
-    return copied
+    if copied:
+        overlay(copied, own or {})
+        own = copied
+    if named.registry is not None:
+        own = {**(own or {}), "imageRegistryId": str(found[f"{at}/registry"].id)}
+    return own
 
 
-def template_values(asset: Asset) -> dict[str, Any]:
+def template_values(asset: Found) -> dict[str, Any]:
     """An environment's or compute resource's values in the template spec's shape."""
     if isinstance(asset.spec, EnvironmentSpec):
         return from_environment(asset.spec)
@@ -243,8 +287,10 @@ def template_values(asset: Asset) -> dict[str, Any]:
     return {}
 
 
-def _links(named: NamedAssets | None, at: str, found: Mapping[str, Asset]) -> TemplateAssets | None:
-    if named is None:
+def _links(named: NamedAssets | None, at: str, found: Mapping[str, Found]) -> TemplateAssets | None:
+    if named is None or (
+        named.environment is None and named.compute is None and named.datasources is None
+    ):
         return None
 
     def linked(which: str, asset: NamedAsset | None) -> UUID | None:
@@ -255,7 +301,7 @@ def _links(named: NamedAssets | None, at: str, found: Mapping[str, Asset]) -> Te
         sources = tuple(
             DataSourceLink(
                 id=found[f"{at}/datasources/{i}"].id,
-                kind=found[f"{at}/datasources/{i}"].kind,
+                kind=_link_kind(found[f"{at}/datasources/{i}"]),
                 overrides=_overrides(source),
             )
             for i, source in enumerate(named.datasources)
@@ -267,54 +313,12 @@ def _links(named: NamedAssets | None, at: str, found: Mapping[str, Asset]) -> Te
     )
 
 
+def _link_kind(found: Found) -> str:
+    """The kind a template's link says: a data volume's is not its stream's kind."""
+    return DATA_VOLUME if isinstance(found, DataVolume) else found.kind
+
+
 def _overrides(source: NamedDataSource) -> DataSourceOverrides | None:
     if source.container_path is None and source.sub_path is None:
         return None
     return DataSourceOverrides(container_path=source.container_path, sub_path=source.sub_path)
-
-
-class Names(msgspec.Struct, frozen=True, kw_only=True):
-    """What an export names by id: each asset's name and kind."""
-
-    assets: Mapping[UUID, tuple[str, str]]
-
-
-def document_of(
-    name: str, description: str | None, scope: NamedScope, body: TemplateBody, names: Names
-) -> TemplateDocument:
-    """The document a template is exported as: planned again, it changes nothing."""
-    master = None
-    if body.master is not None:
-        master = DocumentMaster(spec=body.master.spec, assets=_named(body.master.assets, names))
-    return TemplateDocument(
-        api_version=API_VERSION,
-        kind=KIND,
-        metadata=DocumentMetadata(name=name, scope=scope, description=description),
-        spec=body.spec,
-        master_spec_same_as_worker=body.master_spec_same_as_worker,
-        master=master,
-        assets=_named(body.assets, names),
-    )
-
-
-def _named(links: TemplateAssets | None, names: Names) -> NamedAssets | None:
-    if links is None:
-        return None
-
-    def one(asset_id: UUID | None) -> NamedAsset | None:
-        return None if asset_id is None else NamedAsset(name=names.assets[asset_id][0])
-
-    sources = None
-    if links.datasources is not None:
-        sources = tuple(
-            NamedDataSource(
-                name=names.assets[link.id][0],
-                kind=link.kind,
-                container_path=link.overrides.container_path if link.overrides else None,
-                sub_path=link.overrides.sub_path if link.overrides else None,
-            )
-            for link in links.datasources
-        )
-    return NamedAssets(
-        environment=one(links.environment), compute=one(links.compute), datasources=sources
-    )

@@ -80,6 +80,19 @@ class InvalidWorkloadError(DomainError):
         self.reason = reason
 
 
+class WorkloadNotSavableError(DomainError):
+    """The workload's specs cannot be a template in the scope asked: `workload_field` points
+    into the workload (`/spec/...`), not into the request."""
+
+    slug = "workload-not-savable"
+
+    def __init__(self, workload_id: UUID, workload_field: str, reason: str) -> None:
+        super().__init__(f"workload {workload_id} cannot be a template: {workload_field}: {reason}")
+        self.workload_id = workload_id
+        self.workload_field = workload_field
+        self.reason = reason
+
+
 class WorkloadStateError(DomainError):
     """The action does not fit the workload's phase (resume a running one, suspend a deleted
     one)."""

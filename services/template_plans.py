@@ -10,15 +10,15 @@ from uuid import UUID, uuid4
 import msgspec
 
 from domain import templates, tenant_settings
-from domain.assets import Asset
-from domain.combined import FieldChange, Runnable, combine, diff_values
+from domain.combined import DATA_VOLUME, FieldChange, Runnable, combine, diff_values
+from domain.data_volumes import DataVolume
 from domain.errors import TrainplateError
 from domain.events import AssetVersion, EventMetadata
 from domain.policy_compliance import issues
 from domain.policy_rules import ComplianceIssue
 from domain.template_documents import (
+    Found,
     InvalidDocumentError,
-    NamedAssets,
     NamedScope,
     TemplateDocument,
     body_of,
@@ -34,11 +34,10 @@ from services.policies import effective_in
 from services.ports.event_store import Append, EventStore, StreamLoader, StreamReader, Uses
 from services.ports.name_lookups import NameHolder, NameHolders
 from services.prefetch import actor_stream, prefetch
-from services.template_names import asset_named, scope_named
+from services.template_names import named_in, scope_named
 from services.templates import checked_body, name_claim, name_namespace, uses_of
 
 Action = Literal["create", "update", "unchanged", "delete"]
-DATA_SOURCE_KINDS = ("nfs", "pvc", "s3", "git", "hostPath", "config-map", "secret-volume")
 
 
 class Declaration(msgspec.Struct, frozen=True):
@@ -225,7 +224,7 @@ def _naming(declaration: Declaration) -> Iterator[None]:
         if not isinstance(field, str):
             raise
         reason = str(error).removeprefix(f"{field}: ")
-        at = document_field(field)
+        at = document_field(field, declaration.document)
         raise InvalidDocumentError(declaration.index, declaration.source, at, reason) from error
 
 
@@ -247,7 +246,9 @@ async def _one(
         metadata, scope, role, f"{action} templates in {named_scope.label}", streams=streams,
         field=field,
     )  # fmt: skip
-    named = await _assets_named(document, lineage, streams, lookups.holder)
+    named = await named_in(
+        document, lineage, streams=streams, holder=lookups.holder, holders=lookups.holders
+    )
     body = templates.normalized(body_of(document, {f: a for f, (a, _) in named.items()}))
     cluster_id, department_id, project_id = placement(lineage, None)
     meta = TemplateMeta(
@@ -346,51 +347,16 @@ def _skeleton(value: Any) -> Any:
     return None
 
 
-def _resolved(at: str, asset: Asset, link: bool | None) -> ResolvedAsset:
+def _resolved(at: str, asset: Found, link: bool | None) -> ResolvedAsset:
     return ResolvedAsset(
         field=f"{at}/name",
         name=asset.meta.name,
-        kind=asset.kind,
+        kind=DATA_VOLUME if isinstance(asset, DataVolume) else asset.kind,
         asset_id=asset.id,
         scope=asset.meta.scope_ref,
         version=asset.version,
         link=link,
     )
-
-
-async def _assets_named(
-    document: TemplateDocument,
-    lineage: tuple[ScopeRef, ...],
-    streams: StreamLoader,
-    holder: NameHolder,
-) -> dict[str, tuple[Asset, bool | None]]:
-    """Each asset the document names, by the pointer that names it, with whether it links."""
-    found: dict[str, tuple[Asset, bool | None]] = {}
-    sections: list[tuple[str, NamedAssets | None]] = [("/assets", document.assets)]
-    if document.master is not None:
-        sections.append(("/master/assets", document.master.assets))
-    for at, named in sections:
-        if named is None:
-            continue
-        for which, asset in (("environment", named.environment), ("compute", named.compute)):
-            if asset is not None:
-                field = f"{at}/{which}"
-                found[field] = (
-                    await asset_named(
-                        asset.name, (which,), lineage, streams=streams, holder=holder, field=field
-                    ),
-                    asset.link,
-                )
-        for i, source in enumerate(named.datasources or ()):
-            field = f"{at}/datasources/{i}"
-            kinds = DATA_SOURCE_KINDS if source.kind is None else (source.kind,)
-            found[field] = (
-                await asset_named(
-                    source.name, kinds, lineage, streams=streams, holder=holder, field=field
-                ),
-                None,
-            )
-    return found
 
 
 async def _current(

@@ -85,6 +85,8 @@ def _request_digest(cmd: RequestWorkload) -> str:
     """What the submission asked, digested: every field of the command but who asked, in one
     order (keys sorted), so the same request digests the same every time."""
     asked = {k: v for k, v in msgspec.structs.asdict(cmd).items() if k != "metadata"}
+    if cmd.template_version is None:  # digests made before pinned versions stay the same
+        del asked["template_version"]
     return hashlib.sha256(msgspec.json.encode(asked, order="sorted")).hexdigest()
 
 
@@ -154,6 +156,8 @@ async def _decided(
         project.lineage, streams=await loader.add(streams_of(project.lineage))
     )
     if cmd.template_id is None:
+        if cmd.template_version is not None:
+            raise InvalidWorkloadError("/templateVersion", "a version of the templateId given")
         if cmd.overrides.spec is None:
             raise InvalidWorkloadError("/spec", "give a templateId, or the whole spec")
         # No template: the submission's own spec, with the defaults filled in.
@@ -166,7 +170,7 @@ async def _decided(
         )
         snapshot = snapshot_of(base, True, cmd.overrides)
     else:
-        template = await _template(cmd.template_id, project, loader)
+        template = await _template(cmd.template_id, project, loader, cmd.template_version)
         base = await combined(template, streams=loader, policy=policy)
         snapshot = snapshot_of(
             base,
@@ -292,14 +296,25 @@ async def _project(ref: ScopeRef, streams: StreamLoader) -> OrgUnit:
 
 
 async def _template(
-    template_id: UUID, project: OrgUnit, streams: StreamLoader
+    template_id: UUID, project: OrgUnit, streams: StreamLoader, version: int | None
 ) -> templates.Template:
-    template = fold_as(templates.fold, (await streams.load(template_id)).events)
+    """The live template, as it stands or at `version` (its stream's own history, so a pinned
+    submission runs exactly what that version was, linked assets' versions included)."""
+    events = (await streams.load(template_id)).events
+    template = fold_as(templates.fold, events)
     if template is None or template.deleted or template.meta.scope_ref not in project.lineage:
         raise InvalidWorkloadError(
             "/templateId", "no such template in the project's scope or above"
         )
-    return template
+    if version is None or version == template.version:
+        return template
+    if not 1 <= version <= template.version:
+        raise InvalidWorkloadError(
+            "/templateVersion", f"template {template_id} has versions 1 to {template.version}"
+        )
+    pinned = templates.fold(events[:version])
+    assert pinned is not None
+    return pinned
 
 
 def _template_specs(

@@ -10,6 +10,7 @@ from infra.api_client.profile import Profile
 PLANS: Final = "/api/v1/trainplate/template-plans"
 DOCUMENTS: Final = "/api/v1/trainplate/template-documents"
 TEMPLATES: Final = "/api/v1/workload-templates"
+SAVED_WORKLOADS: Final = "/api/v1/trainplate/workloads"  # `{id}/template` saves one as a template
 TIMEOUT_S: Final = 60.0
 
 

@@ -1,6 +1,6 @@
-"""`trainplate login` and `trainplate templates ...`: templates as code from a shell or CI,
-over the service's REST API only. `plan` exits 0 when nothing would change, 2 when something
-would, 1 on any error, so a CI job can gate on it."""
+"""`trainplate login`, `trainplate templates ...` and `trainplate workloads save-template`:
+templates as code from a shell or CI, over the service's REST API only. `plan` exits 0 when
+nothing would change, 2 when something would, 1 on any error, so a CI job can gate on it."""
 
 import argparse
 import json
@@ -14,7 +14,7 @@ from rich.console import Console
 
 from infra.api_client import profile as profiles
 from infra.api_client.profile import NotLoggedInError, Profile
-from infra.api_client.service import DOCUMENTS, PLANS, Service, ServiceError
+from infra.api_client.service import DOCUMENTS, PLANS, SAVED_WORKLOADS, Service, ServiceError
 from infra.cli import template_files, template_history, template_submits
 from infra.cli.plan_tables import show_plan, summary
 from infra.cli.template_files import FileError
@@ -47,6 +47,13 @@ def add_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]"
     apply = actions.choices["apply"]
     apply.add_argument("--plan", type=Path, help="apply exactly this plan (`plan -o json`)")
     apply.add_argument("--yes", action="store_true", help="do not ask before applying")
+    workloads = commands.add_parser("workloads", help="workloads seen from templates")
+    kept = workloads.add_subparsers(dest="action", required=True)
+    save = kept.add_parser("save-template", help="a new template that runs as the workload did")
+    save.add_argument("workload_id", metavar="ID")
+    save.add_argument("--name", required=True, help="the new template's name")
+    save.add_argument("--scope", help="project:NAME[@CLUSTER], tenant, ... (default: its project)")
+    save.add_argument("--description")
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> int:
@@ -119,6 +126,18 @@ def _apply(args: argparse.Namespace, service: Service, console: Console) -> int:
     return NOTHING
 
 
+def _save_template(args: argparse.Namespace, service: Service, console: Console) -> int:
+    body: dict[str, Any] = {"name": args.name}
+    if args.scope:
+        body["scope"] = scope_of(args.scope)
+    if args.description is not None:
+        body["description"] = args.description
+    path = f"{SAVED_WORKLOADS}/{args.workload_id}/template"
+    made = service.call("POST", path, json=body)
+    console.print(f"template {made['meta']['name']} {made['meta']['id']}", markup=False)
+    return NOTHING
+
+
 def _confirmed(console: Console) -> bool:
     if not sys.stdin.isatty():
         raise ValueError("not applied: pass --yes to apply without a terminal to ask on")
@@ -155,4 +174,5 @@ COMMANDS: Final[dict[str, Callable[[argparse.Namespace, Service, Console], int]]
     "diff": template_history.diff,
     "rollback": template_history.rollback,
     "submit": template_submits.submit,
+    "save-template": _save_template,
 }

@@ -1,6 +1,6 @@
 """The `trainplate` command: `dev`, `serve <process>`, `migrate`, `admin`, `verify`,
-`projections`, `schema`; and, over any service's REST API, `login` and `templates`
-(infra/cli/client_commands.py)."""
+`projections`, `schema`; and, over any service's REST API, `login`, `templates` and
+`workloads` (infra/cli/client_commands.py)."""
 
 import argparse
 import asyncio
@@ -70,9 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+CLIENT_COMMANDS: Final = ("login", "templates", "workloads")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    if args.command in ("login", "templates"):  # a client of a service: none of its settings
+    if args.command in CLIENT_COMMANDS:  # a client of a service: none of its settings
         sys.exit(client_commands.run(args))
     settings = Settings.from_env(os.environ)
     logging.basicConfig(

@@ -25,7 +25,9 @@ def add_commands(actions: "argparse._SubParsersAction[argparse.ArgumentParser]")
     rollback.add_argument("--to-version", type=int, required=True)
     for sub in (history, diff, rollback):
         sub.add_argument("name")
-        sub.add_argument("--scope", help="project:NAME and the like, where the name is not unique")
+        sub.add_argument(
+            "--scope", help="project:NAME[@CLUSTER], tenant, ... where the name is not unique"
+        )
 
 
 def template_named(service: Service, name: str, scope: str | None) -> dict[str, Any]:
@@ -47,7 +49,10 @@ def template_named(service: Service, name: str, scope: str | None) -> dict[str, 
     return chosen
 
 
-def _unit_ids(service: Service, kind: str, name: str) -> set[str]:
+def _unit_ids(service: Service, kind: str, label: str) -> set[str]:
+    """The ids of the units `NAME` or `NAME@CLUSTER` names (a unit's name is unique in its
+    cluster only)."""
+    name, _, cluster = label.partition("@")
     if kind == "cluster":
         return {
             str(c["uuid"]) for c in service.call("GET", "/api/v1/clusters") if c["name"] == name
@@ -56,7 +61,12 @@ def _unit_ids(service: Service, kind: str, name: str) -> set[str]:
         raise ValueError(f"{kind!r}: a scope is tenant, cluster, department or project")
     path, key = UNITS[kind]
     listed = service.call("GET", path, params={"filterBy": f"name=={name}"})[key]
-    return {str(u["id"]) for u in listed if u["name"] == name}
+    clusters = _unit_ids(service, "cluster", cluster) if cluster else None
+    return {
+        str(u["id"])
+        for u in listed
+        if u["name"] == name and (clusters is None or str(u["clusterId"]) in clusters)
+    }
 
 
 def history(args: argparse.Namespace, service: Service, console: Console) -> int:

@@ -1,5 +1,6 @@
-"""`trainplate templates submit NAME --project P`: a workload from a template, with values set
-on its spec; `--wait` follows its phase to the end (exit 0 on success, 1 on failure)."""
+"""`trainplate templates submit NAME --project P`: a workload from a template (`--version V`:
+that version of it), with values set on its spec; `--wait` follows its phase to the end (exit
+0 on success, 1 on failure)."""
 
 import argparse
 import secrets
@@ -22,6 +23,7 @@ def add_command(actions: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     submit.add_argument("name")
     submit.add_argument("--scope", help="project:NAME and the like, where the name is not unique")
     submit.add_argument("--project", required=True, help="the project to run it in, by name")
+    submit.add_argument("--version", type=int, help="run this version (default: the current)")
     submit.add_argument("--workload-name", help="default: the template's name and a suffix")
     submit.add_argument("--set", action="append", default=[], help="spec.numWorkers=3 and such")
     submit.add_argument("--env", action="append", default=[], help="an environment variable K=V")
@@ -66,6 +68,8 @@ def submit(args: argparse.Namespace, service: Service, console: Console) -> int:
         "templateId": template["meta"]["id"],
         "spec": overrides(args.set, args.env),
     }
+    if args.version is not None:
+        body["templateVersion"] = args.version
     workload = service.call("POST", WORKLOADS, json=body)
     console.print(workload["workloadId"], markup=False)
     if not args.wait:

@@ -38,7 +38,12 @@ from domain.tenant_settings import (
     LimitExceededError,
     UnknownSettingError,
 )
-from domain.workloads import InvalidWorkloadError, WorkloadNotFoundError, WorkloadStateError
+from domain.workloads import (
+    InvalidWorkloadError,
+    WorkloadNotFoundError,
+    WorkloadNotSavableError,
+    WorkloadStateError,
+)
 from infra.errors import (
     CONNECTION_LOST,
     InfraError,
@@ -151,6 +156,8 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     LimitExceededError: 400,
     WorkloadNotFoundError: 404,
     WorkloadStateError: 409,
+    # Well formed, but the workload's specs cannot be a template there (the field named).
+    WorkloadNotSavableError: 422,
     DomainError: 422,
     ApplicationError: 400,
     SealedUnderAnotherKeyError: 409,

@@ -10,7 +10,7 @@ from litestar import get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody, QueryParameter
 
-from domain.template_documents import NamedScope, TemplateDocument, parse
+from domain.template_documents import NamedScope, TemplateDocument, parse, scope_problem
 from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, seen_scopes
@@ -157,6 +157,9 @@ def _declared(request: Caller, data: PlanRequest) -> Declared:
     sources = data.sources or []
     if data.sources is not None and len(sources) != len(data.documents):
         raise InvalidRequestError("/sources", "one source for each document")
+    for i, scope in enumerate(data.scopes or ()):
+        if (reason := scope_problem(scope)) is not None:  # `{}` must not prune the tenant
+            raise InvalidRequestError(f"/scopes/{i}", reason)
     found = []
     for i, raw in enumerate(data.documents):
         source = sources[i] if sources else None

@@ -39,6 +39,7 @@ async def submit_from(
         cluster_id=data.cluster_id,
         project_id=data.project_id,
         template_id=data.template_id,
+        template_version=data.template_version,
         overrides=Overrides(
             spec=data.spec,
             master_spec_same_as_worker=data.master_spec_same_as_worker,

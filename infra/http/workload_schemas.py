@@ -2,7 +2,7 @@
 (DistributedCreationRequest, DistributedWorkload, Workload, HistoryRecord, Event)."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 import msgspec
@@ -21,6 +21,8 @@ class DistributedCreationRequest(RequestBody, frozen=True, kw_only=True):
     spec: DistributedTemplateSpec | None = None
     master_spec_same_as_worker: bool | None = None
     master_spec: MasterTemplateSpec | None = None
+    # Ours: run this version of the template (its history's), not the current one.
+    template_version: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 class Wire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -28,7 +30,8 @@ class Wire(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
 
 class DistributedWorkload(Wire, frozen=True, kw_only=True, omit_defaults=True):
-    """`templateId` is ours: the template the snapshot came from."""
+    """`templateId` and `templateVersion` are ours: the template version the snapshot came
+    from."""
 
     name: str
     requested_name: str
@@ -44,6 +47,7 @@ class DistributedWorkload(Wire, frozen=True, kw_only=True, omit_defaults=True):
     department_id: str | None = None
     deleted_at: datetime | None = None
     template_id: UUID | None = None
+    template_version: int | None = None
     master_spec: MasterTemplateSpec | None = None
 
 

@@ -59,6 +59,7 @@ def distributed_of(
         desired_phase=state.desired,
         actual_phase=state.actual,
         template_id=snapshot.template_id,
+        template_version=snapshot.template_version,
         spec=snapshot.spec,
         master_spec_same_as_worker=snapshot.master_spec_same_as_worker,
         master_spec=snapshot.master,

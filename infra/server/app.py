@@ -41,6 +41,7 @@ from infra.http.policy_impact import IMPACT_ROUTES as POLICY_IMPACT_ROUTES
 from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.registries import REGISTRY_ROUTES
+from infra.http.saved_templates import SAVED_TEMPLATE_ROUTES
 from infra.http.service_accounts import SERVICE_ACCOUNT_ROUTES
 from infra.http.template_plans import TEMPLATE_PLAN_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
@@ -169,6 +170,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *PERMISSION_ROUTES,
             *TEMPLATE_ROUTES,
             *TEMPLATE_PLAN_ROUTES,
+            *SAVED_TEMPLATE_ROUTES,
             *IMPACT_ROUTES,
             *POD_ROUTES,
             *WORKLOAD_ROUTES,

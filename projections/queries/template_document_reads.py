@@ -1,17 +1,21 @@
-"""Templates exported as documents (domain/template_documents.py): each template of the scopes
-asked for that the caller may see, its scope and assets named from the read models, so that
-planning the documents again finds nothing to change."""
+"""Templates exported as documents (domain/template_exports.py): each template of the scopes
+asked for that the caller may see, its scope, assets, data volumes and registries named from
+the read models, so that planning the documents again finds nothing to change."""
 
 from collections.abc import Sequence, Set
 from uuid import UUID
 
 import msgspec
 
+from domain.combined import DATA_VOLUME
 from domain.org_units import UnknownScopeError
-from domain.template_documents import NamedScope, Names, TemplateDocument, document_of
+from domain.registries import KIND as REGISTRY
+from domain.template_documents import NamedScope, TemplateDocument
+from domain.template_exports import Names, document_of
 from domain.templates import TemplateBody
 from domain.values import TENANT, ScopeRef
-from projections import asset_catalogue, org_units, template_catalogue
+from projections import asset_catalogue, data_volume_catalogue, org_units, template_catalogue
+from projections.executor import Executor
 from projections.org_units import OrgUnitRow
 from projections.queries import Reads
 
@@ -28,8 +32,9 @@ async def exported(
         names: dict[UUID, tuple[str, str]] = {}
         for row in rows:
             for kind, asset_id in _assets(row.template.body):
-                found = await asset_catalogue.get_asset(conn, kind, asset_id)
-                names[asset_id] = (found.meta.name if found else str(asset_id), kind)
+                name = await _name_of(conn, kind, asset_id)
+                if name is not None or kind != REGISTRY:  # a registry unnamed stays an id
+                    names[asset_id] = (name or str(asset_id), kind)
     documents = [
         document_of(
             row.template.meta.name,
@@ -78,8 +83,21 @@ def _named(scope: ScopeRef, units: list[OrgUnitRow]) -> NamedScope:
     return msgspec.convert(named, NamedScope)
 
 
+async def _name_of(conn: Executor, kind: str, asset_id: UUID) -> str | None:
+    if kind == DATA_VOLUME:
+        volume = await data_volume_catalogue.get_one(conn, asset_id)
+        return volume.name if volume else None
+    found = await asset_catalogue.get_asset(conn, kind, asset_id)
+    return found.meta.name if found else None
+
+
 def _assets(body: TemplateBody) -> list[tuple[str, UUID]]:
-    found: list[tuple[str, UUID]] = []
+    """What the body names by id: its assets, data volumes and registries, with their kinds."""
+    found: list[tuple[str, UUID]] = [
+        (REGISTRY, spec.image_registry_id)
+        for spec in (body.spec, body.master.spec if body.master else None)
+        if spec is not None and spec.image_registry_id is not None
+    ]
     for links in (body.assets, body.master.assets if body.master else None):
         if links is None:
             continue

@@ -1,5 +1,6 @@
 """Templates as code over HTTP: export, plan, apply all or none, bad documents as problems naming
-the document and the field; the endpoints are in the served OpenAPI document."""
+the document and the field; registries and data volumes by name; the endpoints are in the served
+OpenAPI document."""
 
 from typing import Any
 
@@ -8,7 +9,10 @@ import pytest
 from litestar import Litestar
 
 from tests.api.support import call, project_all
+from tests.api.test_registries import made as made_registry
+from tests.api.test_registries import ngc_template, registry, stand_in  # noqa: F401
 from tests.api.test_templates import assets, org, template
+from tests.oci_stand_in import OciStandIn
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -126,3 +130,52 @@ async def test_documents_sent_with_apply_and_no_versions_are_planned_and_applied
     await project_all(clean_pool)
     got = await call(app, "GET", f"{TEMPLATES}/{one['templateId']}", admin)
     assert got.json()["spec"]["numWorkers"] == 5
+
+
+async def test_a_registry_and_a_data_volume_are_exported_by_name_and_planned_again(
+    app: Litestar,
+    admin: str,
+    clean_pool: asyncpg.Pool,
+    stand_in: OciStandIn,  # noqa: F811
+) -> None:
+    units = await org(app, admin)
+    registry_id = (await made_registry(app, admin, registry("harbor", stand_in.url)))["meta"]["id"]
+    volume = {"name": "corpus", "projectId": units["project"]["id"], "originPvcName": "pvc-a"}
+    volume_made = await call(app, "POST", "/api/v1/datavolumes", admin, json=volume)
+    assert volume_made.status_code == 201, volume_made.text
+    body = ngc_template("bert", registry_id, scopeType="project", scopeId=units["project"]["id"])
+    link = {"id": volume_made.json()["id"], "kind": "data-volume"}
+    body["assets"] = {"datasources": [{**link, "overrides": {"containerPath": "/data"}}]}
+    made = await call(app, "POST", TEMPLATES, admin, json=body)
+    assert made.status_code == 202, made.text
+    await project_all(clean_pool)
+
+    answer = await call(app, "GET", DOCUMENTS, admin, params={"scope": "project:llm"})
+    (document,) = [entry["document"] for entry in answer.json()["documents"]]
+    assert "imageRegistryId" not in document["spec"]
+    assert document["assets"] == {
+        "registry": {"name": "harbor"},
+        "datasources": [{"name": "corpus", "kind": "data-volume", "containerPath": "/data"}],
+    }
+    plan = await planned(app, admin, documents=[document])
+    assert [t["action"] for t in plan["templates"]] == ["unchanged"]
+    (one,) = plan["templates"]
+    assert {(a["field"], a["id"]) for a in one["assets"]} == {
+        ("/assets/registry/name", registry_id),
+        ("/assets/datasources/0/name", volume_made.json()["id"]),
+    }
+    document["assets"]["registry"]["name"] = "quay"
+    refused = await call(app, "POST", PLANS, admin, json={"documents": [document]})
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == ["/documents/0/assets/registry/name"]
+
+
+@pytest.mark.parametrize("scope", [{}, {"tenant": False}, {"project": "llm", "department": "d"}])
+async def test_a_prune_scope_that_names_no_one_unit_is_refused_before_anything_is_planned(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool, scope: dict[str, Any]
+) -> None:
+    (bert,) = await exported(app, admin, clean_pool)
+    body = {"documents": [bert], "prune": True, "scopes": [scope], "apply": True}
+    refused = await call(app, "POST", PLANS, admin, json=body)
+    assert refused.status_code == 400, refused.text
+    assert [e["pointer"] for e in refused.json()["errors"]] == ["/scopes/0"]

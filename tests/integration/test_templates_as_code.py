@@ -1,6 +1,7 @@
 """Templates as code end to end: `trainplate templates` against `trainplate dev`, used as a CI
 script uses it (no sleeps, retries or special headers): export, edit, plan, apply, history; an
-edit between plan and apply refuses the whole apply; --prune deletes only where it is told."""
+edit between plan and apply refuses the whole apply; --prune deletes only where it is told;
+--scope where a name is in two scopes; a pinned submission, saved as a template."""
 
 import json
 import os
@@ -105,7 +106,7 @@ def test_export_edit_plan_apply_history_a_refused_apply_and_a_prune(
 
 def journey(api: str, client: httpx.Client, tmp_path: Path) -> None:
     trainplate = Run(tmp_path / "config")
-    setup(client)
+    projects = setup(client)
 
     logged_in = trainplate("login", "--url", api, "--app-id", "trainplate-admin",
                            "--app-secret", ADMIN_SECRET)  # fmt: skip
@@ -170,9 +171,40 @@ def journey(api: str, client: httpx.Client, tmp_path: Path) -> None:
     assert names(client) == ["bert", "keep"]
     assert made(client.get(f"{TEMPLATES}/{bert_id}"))["spec"]["numWorkers"] == 6
 
-    rolled = trainplate("templates", "rollback", "bert", "--to-version", "1")
+    # A second bert, in vision: the name alone is refused, --scope says which.
+    other = {
+        "meta": {"name": "bert", "scopeType": "project", "scopeId": projects["vision"]["id"]},
+        "spec": {"distributedFramework": "PyTorch", "numWorkers": 1, "image": "busybox:1"},
+    }
+    made(client.post(TEMPLATES, json=other))
+    ambiguous = trainplate("templates", "rollback", "bert", "--to-version", "1")
+    assert ambiguous.returncode == 1
+    assert "say which with --scope" in ambiguous.stderr
+    rolled = trainplate("templates", "rollback", "bert", "--scope", "project:llm",
+                        "--to-version", "1")  # fmt: skip
     assert rolled.returncode == 0, rolled.stderr
     assert made(client.get(f"{TEMPLATES}/{bert_id}"))["spec"]["numWorkers"] == 2
+    history = trainplate("templates", "history", "bert", "--scope", "project:vision@gitops-east")
+    assert history.returncode == 0, history.stderr
+    assert "template.created.v1" in history.stdout
+    assert "template.updated.v1" not in history.stdout
+    diff = trainplate("templates", "diff", "bert", "--scope", "project:llm", "--from", "1",
+                      "--to", "2")  # fmt: skip
+    assert diff.returncode == 0, diff.stderr
+    assert "/spec/numWorkers: 2 -> 4" in diff.stdout
+
+    # Pinned to version 2 (4 workers, overridden to 1 here), then saved as a template.
+    pinned = trainplate("templates", "submit", "bert", "--scope", "project:llm", "--project",
+                        "llm", "--version", "2", "--set", "spec.command=/bin/true",
+                        "--set", "spec.numWorkers=1")  # fmt: skip
+    assert pinned.returncode == 0, pinned.stderr
+    workload_id = pinned.stdout.strip()
+    workload = made(client.get(f"/api/v1/workloads/distributed/{workload_id}"))
+    assert (workload["templateId"], workload["templateVersion"]) == (bert_id, 2)
+    kept = trainplate("workloads", "save-template", workload_id, "--name", "bert-once",
+                      "--scope", "project:vision")  # fmt: skip
+    assert kept.returncode == 0, kept.stderr
+    assert "bert-once" in names(client)
     ran = trainplate("templates", "submit", "keep", "--project", "vision", "--set",
                      "spec.command=/bin/true", "--set", "spec.numWorkers=1", "--env", "A=B",
                      "--wait", "--timeout", "100")  # fmt: skip
