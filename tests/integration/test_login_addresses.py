@@ -1,6 +1,6 @@
 """The per-address login limit keys on the connection's peer, over a real `trainplate serve api`:
 a caller on this machine (a local workload, say) cannot pose as other addresses with
-X-Forwarded-For, unless the operator names the proxy that sets it."""
+X-Forwarded-For, unless the operator names the proxy that sets it; under either ASGI server."""
 
 from collections.abc import Iterator
 
@@ -38,14 +38,24 @@ def _api(postgres_url: str, nats_url: str, **settings: str) -> Iterator[str]:
         process.wait(30)
 
 
-@pytest.fixture(scope="module")
-def api(postgres_url: str, nats_url: str, pool: asyncpg.Pool) -> Iterator[str]:
-    yield from _api(postgres_url, nats_url)
+# Both ASGI servers the API may run under (`TRAINPLATE_API_SERVER`) read the peer alike.
+SERVERS = ["uvicorn", "granian"]
 
 
-@pytest.fixture(scope="module")
-def api_behind_proxy(postgres_url: str, nats_url: str, pool: asyncpg.Pool) -> Iterator[str]:
-    yield from _api(postgres_url, nats_url, API_TRUSTED_PROXIES="127.0.0.1")
+@pytest.fixture(scope="module", params=SERVERS)
+def api(
+    request: pytest.FixtureRequest, postgres_url: str, nats_url: str, pool: asyncpg.Pool
+) -> Iterator[str]:
+    yield from _api(postgres_url, nats_url, API_SERVER=request.param)
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def api_behind_proxy(
+    request: pytest.FixtureRequest, postgres_url: str, nats_url: str, pool: asyncpg.Pool
+) -> Iterator[str]:
+    yield from _api(
+        postgres_url, nats_url, API_SERVER=request.param, API_TRUSTED_PROXIES="127.0.0.1"
+    )
 
 
 def _wrong_logins(url: str, count: int, prefix: str) -> list[int]:
