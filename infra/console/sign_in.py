@@ -92,10 +92,10 @@ async def sign_out(
         try:
             claims = adapters.token_issuer.verify(token)
             session, expires = UUID(str(claims["sid"])), int(str(claims["exp"]))
-            signed_in = UUID(str(claims["sub"]))
         except (jwt.InvalidTokenError, KeyError, ValueError):
             return Redirect(SIGN_IN, status_code=303)  # expired or none of ours: nothing to end
-        note_subject(request.scope, str(claims.get("client_id", signed_in)), signed_in)
+        signed_in = str(claims.get("sub", ""))
+        note_subject(request.scope, str(claims.get("client_id") or signed_in), signed_in or None)
         await adapters.sessions.sign_out(session, expires)
     return Redirect(SIGN_IN, status_code=303)
 

@@ -9,7 +9,7 @@ import logging
 import re
 from collections.abc import MutableMapping
 from typing import Any, Final
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 from litestar.types import Scope as LitestarScope
 
@@ -73,9 +73,10 @@ def request_id(scope: Scope | LitestarScope) -> str:
     return found
 
 
-def note_subject(scope: Scope | LitestarScope, client_id: str, application_id: UUID | None) -> None:
-    """Whom a sign-in (or sign-out) named: the client id given, and the application if known."""
-    scope.setdefault("state", {})[SUBJECT] = (client_id[:_LONGEST_SUBJECT], application_id)
+def note_subject(scope: Scope | LitestarScope, client_id: str, subject_id: str | None) -> None:
+    """Whom a sign-in (or sign-out) named: the client id given, and the application's id once
+    known."""
+    scope.setdefault("state", {})[SUBJECT] = (client_id[:_LONGEST_SUBJECT], subject_id)
 
 
 def entity_of(method: str, path: str) -> tuple[str, str, str]:
@@ -130,8 +131,8 @@ def record_of(scope: Scope, status: int) -> AuditRecord | None:
         noted = scope.get("state", {}).get(SUBJECT)
         if noted is None:
             return None
-        client_id, application_id = noted
-        ids = {} if application_id is None else {"subjectId": str(application_id)}
+        client_id, subject_id = noted
+        ids = {} if subject_id is None else {"subjectId": subject_id}
         return AuditRecord(
             subject=client_id, subject_type="App", action=audited, metadata={**extra, **ids},
             **common,

@@ -46,7 +46,7 @@ async def issue_token(
     if found is None:
         throttle.failed(client_id, address)
         raise AuthenticationFailedError()
-    note_subject(request.scope, client_id, found.application_id)
+    note_subject(request.scope, client_id, str(found.application_id))
     issued = adapters.token_issuer.issue(
         found.application_id, client_id, found.token_generation, session=session
     )

@@ -164,11 +164,11 @@ def test_a_sign_in_is_recorded_with_whom_it_named_whatever_its_outcome() -> None
     assert (failed.subject, failed.action, failed.result, failed.http_status_code) == (
         "ci-bot", "sign-in", "Failed", 401,
     )  # fmt: skip
-    application = uuid4()
+    application = str(uuid4())
     note_subject(asked, "ci-bot", application)
     done = record_of(asked, 200)
     assert done is not None
-    assert (done.result, done.metadata) == ("Succeeded", {"subjectId": str(application)})
+    assert (done.result, done.metadata) == ("Succeeded", {"subjectId": application})
     assert done.source_ip == "127.0.0.1"
     assert asked["state"][SUBJECT] == ("ci-bot", application)
 
