@@ -50,6 +50,11 @@ class EventMetadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     # A create sent under an Idempotency-Key: what it asked, digested (services/idempotency.py),
     # so a retry is told from another request by this alone, before anything is decided again.
     request_digest: str | None = None
+    # The API request that caused it (none: no request did): its method, its path, and the
+    # status its route answers a success with; for the audit log (decision 0031).
+    http_method: str | None = None
+    http_path: str | None = None
+    http_status: int | None = None
 
 
 class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):

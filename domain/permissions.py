@@ -37,9 +37,11 @@ CATALOGUE: Final[Mapping[str, Mapping[Action, Role]]] = {
     # Anyone sees the rules on the scopes it sees; granting and revoking take an admin.
     "access_rules": {"create": "admin", "read": "viewer", "delete": "admin"},
     "service-account": {"create": "admin", "read": "admin", "update": "admin", "delete": "admin"},
+    # Run:ai's name for its audit log: who did what, sign-ins included (a tenant admin's to read).
+    "events-history": {"read": "admin"},
 }
 # Resource types that belong to the tenant as a whole: only a grant on the tenant reaches them.
-TENANT_WIDE: Final = frozenset({"service-account"})
+TENANT_WIDE: Final = frozenset({"service-account", "events-history"})
 # Run:ai's older names of resource types, read as the current ones.
 ALIASES: Final[Mapping[str, str]] = {"apps": "service-account"}
 

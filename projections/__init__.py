@@ -13,6 +13,7 @@ from projections import (
     application_catalogue,
     asset_catalogue,
     audit_index,
+    audit_log,
     data_volume_catalogue,
     org_units,
     policy_catalogue,
@@ -107,4 +108,5 @@ ALL: tuple[Projection, ...] = (
         version=1,
     ),
     Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES, version=1),  # every event
+    Projection(audit_log.NAME, audit_log.apply, audit_log.TABLES, version=1),  # every event
 )

@@ -302,6 +302,7 @@ async def _rebuild(settings: Settings, name: str | None) -> int:
 async def _verify(settings: Settings, stream: str | None) -> int:
     from uuid import UUID
 
+    from infra.postgres.audit_records import verify_records
     from infra.postgres.hashchain import first_missing, verify_all, verify_stream
 
     conn = await asyncpg.connect(settings.database.url)
@@ -310,6 +311,7 @@ async def _verify(settings: Settings, stream: str | None) -> int:
         missing = None if stream else await first_missing(conn)
         if missing is not None:
             reports.append(missing)
+        records = None if stream else await verify_records(conn)
     finally:
         await conn.close()
     broken = [r for r in reports if not r.intact]
@@ -320,7 +322,11 @@ async def _verify(settings: Settings, stream: str | None) -> int:
             f"(event {report.broken_at.event_id}): {report.broken_at.reason}"
         )
     print(f"{len(reports)} streams checked, {len(broken)} broken")
-    return 1 if broken else 0
+    if records is not None:
+        at = records.broken_at
+        state = "intact" if at is None else f"broken at record {at.seq}: {at.reason}"
+        print(f"{records.records} audit records checked, {state}")
+    return 1 if broken or (records is not None and not records.intact) else 0
 
 
 if __name__ == "__main__":

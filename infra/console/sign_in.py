@@ -13,6 +13,7 @@ from litestar.response import Redirect, Template
 from infra.console.authentication import TOKEN
 from infra.console.pages_common import SIGN_IN, page
 from infra.http.adapters import Adapters
+from infra.http.audit_trail import AUDITED, note_subject
 from infra.http.token_actions import issue_token
 from infra.security.login_throttle import LoginThrottledError
 from services.errors import AuthenticationFailedError
@@ -44,7 +45,7 @@ async def sign_in_page(request: Request[Any, Any, Any]) -> Template:
     )
 
 
-@post("/sign-in", exclude_from_auth=True, include_in_schema=False)
+@post("/sign-in", exclude_from_auth=True, include_in_schema=False, opt={AUDITED: "sign-in"})
 async def sign_in(
     request: Request[Any, Any, Any], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
@@ -81,7 +82,7 @@ def _admin(request: Request[Any, Any, Any]) -> str:
     return str(getattr(request.app.state, "admin_app_id", "trainplate-admin"))
 
 
-@post("/sign-out", exclude_from_auth=True, include_in_schema=False)
+@post("/sign-out", exclude_from_auth=True, include_in_schema=False, opt={AUDITED: "sign-out"})
 async def sign_out(
     request: Request[Any, Any, Any], adapters: NamedDependency[Adapters]
 ) -> Redirect:
@@ -93,6 +94,8 @@ async def sign_out(
             session, expires = UUID(str(claims["sid"])), int(str(claims["exp"]))
         except (jwt.InvalidTokenError, KeyError, ValueError):
             return Redirect(SIGN_IN, status_code=303)  # expired or none of ours: nothing to end
+        signed_in = str(claims.get("sub", ""))
+        note_subject(request.scope, str(claims.get("client_id") or signed_in), signed_in or None)
         await adapters.sessions.sign_out(session, expires)
     return Redirect(SIGN_IN, status_code=303)
 

@@ -40,6 +40,20 @@ class ChainBreak(Protocol):
     def reason(self) -> str: ...
 
 
+class RecordsBreak(Protocol):
+    @property
+    def seq(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class RecordsReport(Protocol):
+    @property
+    def records(self) -> int: ...
+    @property
+    def broken_at(self) -> RecordsBreak | None: ...
+
+
 class ChainVerification(Protocol):
     @property
     def streams(self) -> int: ...
@@ -47,6 +61,8 @@ class ChainVerification(Protocol):
     def intact(self) -> bool: ...
     @property
     def first_break(self) -> ChainBreak | None: ...
+    @property
+    def records(self) -> RecordsReport | None: ...
 
 
 class HashChains(Protocol):

@@ -64,10 +64,20 @@ class Break(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     reason: str
 
 
+class RecordsVerification(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """The chain of the audit log's entries that are no event (sign-ins, refused writes)."""
+
+    records: int
+    intact: bool
+    first_broken_seq: int | None
+    reason: str | None
+
+
 class Verification(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     streams: int
     intact: bool
     first_break: Break | None
+    audit_records: RecordsVerification | None = None
 
 
 def wire(row: AuditRow) -> AuditEvent:
@@ -215,7 +225,18 @@ async def verify(
             event_id=broken.event_id,
             reason=broken.reason,
         )
-    return Verification(streams=found.streams, intact=found.intact, first_break=first)
+    records = None
+    if found.records is not None:
+        at = found.records.broken_at
+        records = RecordsVerification(
+            records=found.records.records,
+            intact=at is None,
+            first_broken_seq=None if at is None else at.seq,
+            reason=None if at is None else at.reason,
+        )
+    return Verification(
+        streams=found.streams, intact=found.intact, first_break=first, audit_records=records
+    )
 
 
 AUDIT_ROUTES: Final = (query_events, tail_events, verify)

@@ -1,6 +1,7 @@
 """The authenticated caller of a request, and what its events record about it."""
 
 from collections.abc import Awaitable, Callable, Mapping
+from http import HTTPStatus
 from typing import Any, Final
 from uuid import UUID
 
@@ -14,21 +15,34 @@ from domain import access as access_rules
 from domain.events import ActorKind, EventMetadata
 from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
+from infra.http.audit_trail import request_id
 from infra.http.auth import Principal
 from infra.http.consistency import standings_of
+from infra.http.edge import CONSOLE
 from projections.queries import Viewer
 from services import access, idempotency
 from services.ports.event_store import StreamLoader
 from services.prefetch import actor_stream, prefetch
 
 Caller = Request[Principal, dict[str, Any], State]
+SEE_OTHER: Final = int(HTTPStatus.SEE_OTHER)
 
 
 def actor(caller: Caller) -> EventMetadata:
-    """Who the events of this request are recorded as caused by (never a secret)."""
+    """Who the events of this request are recorded as caused by (never a secret), and the
+    request: its id, method, path, and the status a success is answered with."""
     kind: ActorKind = "user" if caller.user.kind == "user" else "application"
-    request_id = caller.headers.get("x-request-id")
-    return EventMetadata(actor_subject=caller.user.subject, actor_kind=kind, request_id=request_id)
+    path = str(caller.scope["path"])
+    console = path == CONSOLE or path.startswith(f"{CONSOLE}/")
+    return EventMetadata(
+        actor_subject=caller.user.subject,
+        actor_kind=kind,
+        request_id=request_id(caller.scope),
+        http_method=caller.scope["method"],
+        http_path=path,
+        # The console answers a form it took by sending the browser on (303 See Other).
+        http_status=SEE_OTHER if console else caller.route_handler.status_code,
+    )
 
 
 def creation_id(caller: Caller, kind: str) -> tuple[UUID, bool]:

@@ -44,8 +44,13 @@ _GROUPS: Final = {
     "workloads": "workload",
     "access_rules": "iam",
     "service-account": "iam",
+    "events-history": "iam",
 }
-_NAMES: Final = {"access_rules": "Access rules", "service-account": "Service accounts"}
+_NAMES: Final = {
+    "access_rules": "Access rules",
+    "service-account": "Service accounts",
+    "events-history": "Event history",
+}
 
 
 def _permission(resource: str, actions: list[Action]) -> Permission:

@@ -9,6 +9,7 @@ from litestar import Request
 
 from infra.errors import TokenSigningUnconfiguredError
 from infra.http.adapters import Adapters
+from infra.http.audit_trail import note_subject
 from infra.security.login_throttle import LoginThrottle
 from services.errors import AuthenticationFailedError, InvalidRequestError
 
@@ -39,11 +40,13 @@ async def issue_token(
         raise TokenSigningUnconfiguredError()
     throttle: LoginThrottle = request.app.state.logins
     address = request.client.host if request.client is not None else ""
+    note_subject(request.scope, client_id, None)  # the audit log's subject, whatever the outcome
     throttle.check(client_id, address)
     found = await adapters.registry.authenticate(client_id, secret)
     if found is None:
         throttle.failed(client_id, address)
         raise AuthenticationFailedError()
+    note_subject(request.scope, client_id, str(found.application_id))
     issued = adapters.token_issuer.issue(
         found.application_id, client_id, found.token_generation, session=session
     )

@@ -9,6 +9,7 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from infra.http.adapters import Adapters
+from infra.http.audit_trail import AUDITED
 from infra.http.token_actions import GRANTS, TokenResponse, issue_token, text_of
 from services.errors import InvalidRequestError
 
@@ -19,6 +20,7 @@ from services.errors import InvalidRequestError
     tags=["Tokens"],
     operation_id="grant_token",
     exclude_from_auth=True,  # the login itself
+    opt={AUDITED: "sign-in"},
 )
 async def grant_token(
     request: Request[Any, Any, Any],

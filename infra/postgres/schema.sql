@@ -91,6 +91,66 @@ CREATE INDEX audit_index_stream_idx ON public.audit_index USING btree (stream_id
 CREATE INDEX audit_index_time_idx ON public.audit_index USING btree (recorded_at);
 CREATE INDEX audit_index_type_idx ON public.audit_index USING btree (type, seq);
 
+CREATE TABLE audit_log (
+    id               uuid NOT NULL,
+    logged_at        timestamp with time zone NOT NULL,
+    subject          text NOT NULL,
+    subject_type     text NOT NULL,
+    source_ip        text NOT NULL DEFAULT ''::text,
+    action           text NOT NULL,
+    http_method      text NOT NULL DEFAULT ''::text,
+    url              text NOT NULL DEFAULT ''::text,
+    entity_type      text NOT NULL DEFAULT ''::text,
+    entity_name      text NOT NULL DEFAULT ''::text,
+    entity_id        text NOT NULL DEFAULT ''::text,
+    result           text NOT NULL,
+    http_status_code integer,
+    cluster_id       uuid,
+    cluster_name     text NOT NULL DEFAULT ''::text,
+    request_id       text NOT NULL DEFAULT ''::text,
+    metadata         jsonb NOT NULL DEFAULT '{}'::jsonb,
+    CONSTRAINT audit_log_pkey PRIMARY KEY (id)
+);
+CREATE INDEX audit_log_entity_idx ON public.audit_log USING btree (entity_type COLLATE "C", logged_at);
+CREATE INDEX audit_log_subject_idx ON public.audit_log USING btree (subject COLLATE "C", logged_at);
+CREATE INDEX audit_log_time_idx ON public.audit_log USING btree (logged_at, id);
+
+CREATE TABLE audit_log_names (
+    kind       text NOT NULL,
+    id         text NOT NULL,
+    name       text NOT NULL,
+    cluster_id uuid,
+    CONSTRAINT audit_log_names_pkey PRIMARY KEY (kind, id)
+);
+
+CREATE TABLE audit_records (
+    seq              bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+    id               uuid NOT NULL,
+    logged_at        timestamp with time zone NOT NULL,
+    subject          text NOT NULL,
+    subject_type     text NOT NULL,
+    source_ip        text NOT NULL DEFAULT ''::text,
+    action           text NOT NULL,
+    http_method      text NOT NULL DEFAULT ''::text,
+    url              text NOT NULL DEFAULT ''::text,
+    entity_type      text NOT NULL DEFAULT ''::text,
+    entity_name      text NOT NULL DEFAULT ''::text,
+    entity_id        text NOT NULL DEFAULT ''::text,
+    result           text NOT NULL,
+    http_status_code integer,
+    cluster_id       uuid,
+    cluster_name     text NOT NULL DEFAULT ''::text,
+    request_id       text NOT NULL DEFAULT ''::text,
+    metadata         json NOT NULL,
+    prev_hash        bytea NOT NULL,
+    hash             bytea NOT NULL,
+    CONSTRAINT audit_records_pkey PRIMARY KEY (seq),
+    CONSTRAINT audit_records_id_key UNIQUE (id)
+);
+CREATE INDEX audit_records_entity_idx ON public.audit_records USING btree (entity_type COLLATE "C", logged_at);
+CREATE INDEX audit_records_subject_idx ON public.audit_records USING btree (subject COLLATE "C", logged_at);
+CREATE INDEX audit_records_time_idx ON public.audit_records USING btree (logged_at, id);
+
 CREATE TABLE audit_streams (
     stream_id  uuid NOT NULL,
     scope_kind text NOT NULL,
@@ -532,6 +592,21 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.trainplate_record_link(prev_hash bytea, digest bytea, micros bigint)
+ RETURNS bytea
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN sha256(((prev_hash || digest) || int8send(micros)));
+
+CREATE OR REPLACE FUNCTION public.trainplate_refuse_audit_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    RAISE EXCEPTION 'audit records are immutable: % refused', TG_OP USING ERRCODE = 'TP403';
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.trainplate_refuse_change()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -553,6 +628,7 @@ AS $function$
              WHERE e.stream_id = p_stream_id ORDER BY e.version DESC LIMIT 1) AS last
 $function$;
 
+CREATE TRIGGER audit_records_append_only BEFORE DELETE OR UPDATE ON public.audit_records FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_audit_change();
 CREATE TRIGGER events_append_only BEFORE DELETE OR UPDATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_change();
 CREATE TRIGGER events_follow_access AFTER INSERT ON public.events FOR EACH ROW WHEN ((new.stream_type = ANY (ARRAY['application'::text, 'user'::text]))) EXECUTE FUNCTION trainplate_follow_access();
 CREATE TRIGGER signed_out_sessions_access_epoch AFTER INSERT ON public.signed_out_sessions FOR EACH STATEMENT EXECUTE FUNCTION bump_access_epoch();

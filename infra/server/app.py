@@ -23,6 +23,8 @@ from infra.http.apps import APP_ROUTES
 from infra.http.asset_schemas import provide_asset_filter
 from infra.http.assets import ASSET_ROUTES
 from infra.http.audit import AUDIT_ROUTES
+from infra.http.audit_log import AUDIT_LOG_ROUTES
+from infra.http.audit_trail import AuditTrailMiddleware
 from infra.http.auth import BearerAuthenticationMiddleware
 from infra.http.consistency import after_request, settler
 from infra.http.credentials import CREDENTIAL_ROUTES
@@ -50,6 +52,7 @@ from infra.http.token_grant import grant_token
 from infra.http.workload_pods import POD_ROUTES
 from infra.http.workloads import WORKLOAD_ROUTES
 from infra.postgres.application_registry import PostgresApplicationRegistry
+from infra.postgres.audit_records import PostgresAuditRecords
 from infra.postgres.chain_checks import PostgresChainChecks
 from infra.postgres.credential_vault import PostgresCredentialVault
 from infra.postgres.names import PostgresIdSequence, name_holder, names_held_in
@@ -129,6 +132,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         app.state.streams = adapters.streams
         app.state.access = adapters.access
         app.state.admin_app_id = settings.admin_app_id  # named on the console's sign-in page
+        app.state.audit_records = PostgresAuditRecords(opened.pool)  # the audit trail's
         app.state.logins = LoginThrottle(
             per_client=settings.auth.login_failures_per_client,
             per_address=settings.auth.login_failures_per_address,
@@ -175,6 +179,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *POD_ROUTES,
             *WORKLOAD_ROUTES,
             *AUDIT_ROUTES,
+            *AUDIT_LOG_ROUTES,
             *CONTRACT_ROUTES,
             *HISTORY_ROUTES,
             *SETTING_ROUTES,
@@ -195,6 +200,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
                 EdgeGuardMiddleware,  # type: ignore[arg-type]  # plain ASGI, loosely typed
                 max_body_bytes=settings.sizes.body_bytes,
             ),
+            # Then: sign-ins and refused writes kept for the audit log, whoever the caller.
+            DefineMiddleware(AuditTrailMiddleware),  # type: ignore[arg-type]  # plain ASGI
             DefineMiddleware(
                 BearerAuthenticationMiddleware,
                 issuer=token_issuer,

@@ -346,18 +346,25 @@ async def test_a_name_no_template_or_data_volume_could_have_is_not_said_to_be_av
 
 def lists_by(document: Body, parameter: str) -> dict[str, tuple[list[Any], Body]]:
     """Each list of the served document that takes `parameter`: its schema's enum (if any),
-    and the query parameters it requires (the first value each allows)."""
+    and the query parameters it requires (the first value each allows; a time range's `start`
+    and `end`, this century)."""
     found = {}
     for path, item in document["paths"].items():
         given = {p["name"]: p for p in item.get("get", {}).get("parameters", [])}
         if parameter in given:
             required = {
-                name: p["schema"]["enum"][0]
+                name: _required_value(name, p["schema"])
                 for name, p in given.items()
                 if p.get("required") and p["in"] == "query"
             }
             found[path] = (given[parameter]["schema"].get("enum", []), required)
     return found
+
+
+def _required_value(name: str, schema: Body) -> Any:
+    if schema.get("format") == "date-time":
+        return "2100-01-01T00:00:00Z" if name == "end" else "2000-01-01T00:00:00Z"
+    return schema["enum"][0]
 
 
 async def test_every_documented_sort_key_of_every_list_answers(
