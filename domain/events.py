@@ -50,6 +50,10 @@ class EventMetadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     # A create sent under an Idempotency-Key: what it asked, digested (services/idempotency.py),
     # so a retry is told from another request by this alone, before anything is decided again.
     request_digest: str | None = None
+    # The W3C trace context of the span that appended it, as text (infra/telemetry/tracing.py
+    # writes it, the relay carries it on): filled by the store, never by a use case.
+    traceparent: str | None = None
+    tracestate: str | None = None
 
 
 class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):

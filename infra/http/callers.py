@@ -16,6 +16,7 @@ from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
 from infra.http.auth import Principal
 from infra.http.consistency import standings_of
+from infra.telemetry.log_records import REQUEST_ID
 from projections.queries import Viewer
 from services import access, idempotency
 from services.ports.event_store import StreamLoader
@@ -27,7 +28,7 @@ Caller = Request[Principal, dict[str, Any], State]
 def actor(caller: Caller) -> EventMetadata:
     """Who the events of this request are recorded as caused by (never a secret)."""
     kind: ActorKind = "user" if caller.user.kind == "user" else "application"
-    request_id = caller.headers.get("x-request-id")
+    request_id = REQUEST_ID.get() or caller.headers.get("x-request-id")
     return EventMetadata(actor_subject=caller.user.subject, actor_kind=kind, request_id=request_id)
 
 
