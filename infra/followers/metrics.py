@@ -61,40 +61,47 @@ class ProjectorMetrics:
         )
 
 
+class LagGauges:
+    """How far each follower of the log trails it, made anew for each scrape."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.behind = Gauge(
+            "trainplate_follower_lag_events",
+            "Events committed after the follower's checkpoint (for the relay: the outbox backlog).",
+            ["follower"],
+            registry=registry,
+        )
+        self.seconds = Gauge(
+            "trainplate_follower_lag_seconds",
+            "Age of the oldest event the follower has not processed (0 when caught up).",
+            ["follower"],
+            registry=registry,
+        )
+        self.position = Gauge(
+            "trainplate_follower_position",
+            "Global position of the follower's checkpoint.",
+            ["follower"],
+            registry=registry,
+        )
+        self.stuck = Gauge(
+            "trainplate_follower_stuck",
+            "1 while the follower is stopped at an event it cannot apply or publish (see /readyz).",
+            ["follower"],
+            registry=registry,
+        )
+
+
 async def lag_exposition(conn: Connection, followers: Sequence[tuple[str, str]]) -> bytes:
     """The lag of every follower of the log, as Prometheus text. `followers`: (label, checkpoint
     name) pairs, e.g. ("template_catalogue", "projection:template_catalogue")."""
     registry = CollectorRegistry()
-    behind = Gauge(
-        "trainplate_follower_lag_events",
-        "Events committed after the follower's checkpoint (for the relay: the outbox backlog).",
-        ["follower"],
-        registry=registry,
-    )
-    seconds = Gauge(
-        "trainplate_follower_lag_seconds",
-        "Age of the oldest event the follower has not processed (0 when caught up).",
-        ["follower"],
-        registry=registry,
-    )
-    position = Gauge(
-        "trainplate_follower_position",
-        "Global position of the follower's checkpoint.",
-        ["follower"],
-        registry=registry,
-    )
-    stuck = Gauge(
-        "trainplate_follower_stuck",
-        "1 while the follower is stopped at an event it cannot apply or publish (see /readyz).",
-        ["follower"],
-        registry=registry,
-    )
+    gauges = LagGauges(registry)
     for found in await followers_status(conn, followers):
         label = found.name
-        behind.labels(label).set(found.behind)
-        seconds.labels(label).set(found.lag_s)
-        position.labels(label).set(found.position)
-        stuck.labels(label).set(1 if found.stuck else 0)
+        gauges.behind.labels(label).set(found.behind)
+        gauges.seconds.labels(label).set(found.lag_s)
+        gauges.position.labels(label).set(found.position)
+        gauges.stuck.labels(label).set(1 if found.stuck else 0)
     return generate_latest(registry)
 
 

@@ -24,6 +24,7 @@ from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.projection_runner import ProjectionRunner
 from infra.jetstream.outbox_relay import Relay
 from infra.jetstream.work_queue import Submitter
+from infra.postgres.connections import Connection
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.server.app import create_app
@@ -170,7 +171,7 @@ async def test_an_environment_update_and_all_it_causes_share_the_callers_trace(
     assert every_span_in(spans, TRACE)
 
 
-async def relay_cursor(conn: asyncpg.Connection) -> global_log.Cursor:
+async def relay_cursor(conn: Connection) -> global_log.Cursor:
     return await global_log.load_checkpoint(conn, "relay:traces")
 
 
