@@ -145,3 +145,18 @@ def test_request_metrics_keep_their_labels_few() -> None:
     labels = {s.labels["method"] for m in metrics.registry.collect() for s in m.samples
               if s.name == "trainplate_http_requests_total"}  # fmt: skip
     assert labels == {"OTHER", "GET"}
+
+
+def test_spans_are_exported_only_when_an_otlp_endpoint_is_set() -> None:
+    assert not tracing.configure("trainplate-api", {})
+    assert not tracing.recording()
+    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # nothing is sent here
+    try:
+        assert tracing.configure("trainplate-api", endpoint)
+        assert tracing.recording()
+        provider = tracing._state.provider
+        assert provider is not None
+        assert provider.resource.attributes["service.name"] == "trainplate-api"
+    finally:
+        tracing.shutdown()  # no span was made: nothing is sent
+    assert not tracing.recording()
