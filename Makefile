@@ -16,7 +16,7 @@ $(BIN)/python:
 
 # Reinstall whenever the dependency list changes.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[embedded,dev,torch]'
+	$(BIN)/python -m pip install --quiet -e '.[embedded,dev,torch,otlp]'
 	touch $(STAMP)
 
 run: $(STAMP)

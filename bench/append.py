@@ -1,10 +1,12 @@
-"""Append throughput: PostgresStreams.append next to a bare asyncpg INSERT into an equivalent
-table, with each side's CPU per event, client and server. Method:
-docs/decisions/0011-benchmark-methods.md."""
+"""Append throughput: PostgresStreams.append next to a bare INSERT, CPU per event of each side;
+each append in a span, recorded only with OTEL_EXPORTER_OTLP_ENDPOINT set (`--otlp-sink`: a
+sink on this host). Method: docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
+import os
 import statistics
 import time
 import uuid
@@ -12,13 +14,14 @@ from collections.abc import Awaitable, Callable
 
 import asyncpg
 
-from bench.harness import CODEC, Figure, cpu_seconds, postgres, report, sample_event
+from bench.harness import CODEC, Figure, cpu_seconds, otlp_sink, postgres, report, sample_event
 from domain.events import EventMetadata
 from infra.bootstrap import create_pool
 from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import encode_metadata
 from infra.settings import DatabaseSettings
+from infra.telemetry import tracing
 from services.ports.event_store import Append
 
 ACTOR = EventMetadata(actor_subject="bench", actor_kind="system")
@@ -133,7 +136,8 @@ def ours(store: PostgresStreams, batch: int) -> Worker:
 
     async def append(n: int) -> int:
         stream, version = streams.next(batch)
-        await store.append(Append(stream, events, expected_version=version, metadata=ACTOR))
+        with tracing.span("append"):  # a request's span: recorded only when exported
+            await store.append(Append(stream, events, expected_version=version, metadata=ACTOR))
         return batch
 
     return append
@@ -172,6 +176,8 @@ MODES = [  # (name, connections, events per transaction)
 
 async def main(rounds: int, seconds: float, batch: int | None) -> None:
     modes = [mode for mode in MODES if batch is None or mode[2] == batch]
+    traced = tracing.configure("trainplate-bench", os.environ)
+    print(f"spans {'recorded and exported over OTLP' if traced else 'not recorded'}")
     with postgres() as url:
         pool = await create_pool(
             DatabaseSettings(url=url, pool_min=8, pool_max=8),
@@ -207,5 +213,10 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--batch", type=int, choices=[1, 100], help="only the modes of this size")
+    parser.add_argument("--otlp-sink", action="store_true", help="export to a sink on this host")
     args = parser.parse_args()
-    asyncio.run(main(args.rounds, args.seconds, args.batch))
+    with contextlib.ExitStack() as stack:
+        if args.otlp_sink:
+            os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = stack.enter_context(otlp_sink())
+        asyncio.run(main(args.rounds, args.seconds, args.batch))
+        tracing.shutdown()

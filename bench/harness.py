@@ -2,9 +2,11 @@
 that interleave our code with its raw baseline, and a report of medians with min, max and ratio."""
 
 import contextlib
+import http.server
 import os
 import statistics
 import tempfile
+import threading
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
@@ -66,6 +68,30 @@ async def with_server_cpu(
     before = cpu_seconds(pid)  # (the load starts only when awaited)
     rate, latencies = await load
     return rate, latencies, (cpu_seconds(pid) - before) / len(latencies)
+
+
+@contextlib.contextmanager
+def otlp_sink() -> Iterator[str]:
+    """A stand-in OTLP/HTTP collector on this machine that takes every export and keeps
+    nothing, so a traced run pays for making and sending its spans, not for a collector."""
+
+    class Taken(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Taken)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
 
 
 def postgres() -> contextlib.AbstractContextManager[str]:

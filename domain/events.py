@@ -55,6 +55,10 @@ class EventMetadata(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     http_method: str | None = None
     http_path: str | None = None
     http_status: int | None = None
+    # The W3C trace context of the span that appended it, as text (infra/telemetry/tracing.py
+    # writes it, the relay carries it on): filled by the store, never by a use case.
+    traceparent: str | None = None
+    tracestate: str | None = None
 
 
 class RecordedEvent(msgspec.Struct, frozen=True, kw_only=True):

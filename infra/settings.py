@@ -51,6 +51,9 @@ class RelaySettings(msgspec.Struct, frozen=True, kw_only=True):
     # Fallback when no NOTIFY arrives, e.g. rows held back by another transaction still open.
     poll_interval_s: float = 0.1
     name: str = "jetstream"
+    # Prometheus metrics of this process (events published, batch times); 0: not served.
+    metrics_port: int = 0
+    metrics_host: str = "127.0.0.1"
 
 
 class ProjectorSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,6 +109,9 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     # Trainer v2: the runtime's pod-group policy, for gang scheduling by the coscheduling
     # plugin or Volcano (KAI and Run:ai gang-schedule by themselves).
     gang_scheduling: Gang = "none"
+    # Prometheus metrics of this process (backend calls, messages settled); 0: not served.
+    metrics_port: int = 0
+    metrics_host: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
         if self.local_id_first + self.local_id_count - 1 > LAST_ID:
@@ -186,6 +192,8 @@ class SizeSettings(msgspec.Struct, frozen=True, kw_only=True):
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     service_name: str = "trainplate"
     log_level: str = "INFO"
+    # text: one line a record, for people; json: one JSON object a line, for a log pipeline.
+    log_format: Literal["text", "json"] = "text"
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     api_server: Literal["uvicorn", "granian"] = "uvicorn"  # which ASGI server runs the API

@@ -159,6 +159,16 @@ async def unsettled(conn: Executor) -> list[UUID]:
     return [row["workload_id"] for row in rows]
 
 
+async def phase_counts(conn: Executor) -> dict[str, int]:
+    """How many workloads not deleted are in each phase (a count of the whole table: asked
+    once per metrics scrape, not per request)."""
+    rows = await conn.fetch(
+        "SELECT actual_phase, count(*) AS n FROM workload_catalogue"
+        " WHERE deleted_at IS NULL GROUP BY actual_phase"
+    )
+    return {row["actual_phase"]: int(row["n"]) for row in rows}
+
+
 async def in_flight(conn: Executor, backend: str) -> list[UUID]:
     """Workloads whose current run `backend` took and that are pending or running: what it may
     have finished or lost without a report that arrived."""

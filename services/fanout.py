@@ -23,6 +23,9 @@ from services.ports.event_store import EventStore, OneAppend
 from services.ports.read_side import LinkIndex
 
 ACTOR = "linked-asset-fanout"
+# The events that may move templates on; the changes of an asset fan out to all its users.
+MOVES_TEMPLATES: Final = (EnvironmentUpdated, ComputeUpdated, TemplateCreated, TemplateUpdated)
+FANS_OUT: Final = (EnvironmentUpdated, ComputeUpdated)
 BATCH = 500  # templates read and written per statement
 ATTEMPTS = 5  # reads of a template its users keep editing, before the batch is tried again
 _FOLLOWED: Final = 20_000  # templates kept (about 1 to 5 KB each, by how much their specs hold)

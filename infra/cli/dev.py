@@ -4,6 +4,7 @@ dying stops the tree with exit code 1, rather than leave a half-working service 
 
 import asyncio
 import json
+import logging
 import os
 import secrets
 import signal
@@ -13,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Final
+from typing import Final, Protocol
 
 import asyncpg
 
@@ -31,9 +32,12 @@ from infra.postgres.migrate import apply_migrations
 from infra.settings import Settings, redacted
 
 GRACE_S: Final = 10.0
+_WORKERS: Final = ("projector", "relay", "submitter")  # each serves its metrics on a port
+log = logging.getLogger("trainplate.dev")
 
 
 def run_dev(settings: Settings) -> int:
+    say = _sayer(settings.log_format)
     data_dir = Path(settings.data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -43,7 +47,7 @@ def run_dev(settings: Settings) -> int:
             data_dir / "nats", max_payload=max_payload_for(settings.sizes.event_bytes), ports=ports
         )
     except EmbeddedServersMissingError as exc:
-        print(f"trainplate dev: {exc}", file=sys.stderr)
+        say(f"trainplate dev: {exc}", error=True)
         return 2
 
     stopping = False
@@ -67,10 +71,9 @@ def run_dev(settings: Settings) -> int:
         asyncio.run(_migrate(postgres.url))
         _, admin_secret = asyncio.run(create_admin(postgres.url, settings, actor="trainplate-dev"))
         api_url = f"http://{settings.api_host}:{settings.api_port}"
-        projector_port = kept_port(ports, "projector-metrics")
-        metrics = {
-            "api": f"{api_url}/metrics",
-            "projector": f"http://127.0.0.1:{projector_port}/metrics",
+        metrics_ports = {name: kept_port(ports, f"{name}-metrics") for name in _WORKERS}
+        metrics = {"api": f"{api_url}/metrics"} | {
+            name: f"http://127.0.0.1:{port}/metrics" for name, port in metrics_ports.items()
         }
         env = {
             **os.environ,
@@ -81,7 +84,8 @@ def run_dev(settings: Settings) -> int:
             "TRAINPLATE_DATA_DIR": str(data_dir),
             "TRAINPLATE_AUTH__SIGNING_KEY": _local_key(data_dir / "signing.key", 48),
             "TRAINPLATE_CREDENTIALS__ENCRYPTION_KEY": _local_key(data_dir / "credentials.key", 32),
-            "TRAINPLATE_PROJECTOR__METRICS_PORT": str(projector_port),
+        } | {
+            f"TRAINPLATE_{name.upper()}__METRICS_PORT": str(p) for name, p in metrics_ports.items()
         }
 
         def start(process: str) -> "subprocess.Popen[bytes]":
@@ -92,15 +96,20 @@ def run_dev(settings: Settings) -> int:
         # The URLs carry the servers' passwords: for this user's scripts only.
         urls = {"api": api_url, "database": postgres.url, "nats": broker.url, "metrics": metrics}
         write_private(endpoints, json.dumps(urls, indent=2))
-        print(
+        say(
             f"\ntrainplate is starting at {api_url}  (readiness: {api_url}/readyz)\n"
             f"  console    {api_url}/console  (sign in with an application's id and secret)\n"
             f"  PostgreSQL {redacted(postgres.url)}\n  NATS       {redacted(broker.url)}\n"
-            f"  endpoints  {endpoints}\n  Ctrl-C stops everything.\n",
-            flush=True,
+            f"  endpoints  {endpoints}\n  Ctrl-C stops everything.\n"
         )
-        print(_token_hint(api_url, settings.admin_app_id, admin_secret), flush=True)
-        supervisor = Supervisor(children, start)
+        if admin_secret is not None and settings.log_format == "json":
+            # A log pipeline keeps what it is given: the secret goes to a file of its own.
+            kept = data_dir / "admin-secret"
+            write_private(kept, admin_secret)
+            say(_token_hint(api_url, settings.admin_app_id, None, kept_in=kept))
+        else:
+            say(_token_hint(api_url, settings.admin_app_id, admin_secret))
+        supervisor = Supervisor(children, start, say)
         while not stopping:
             if not supervisor.tend(time.monotonic()):
                 return 1
@@ -125,9 +134,11 @@ class Supervisor:
         self,
         children: dict[str, "subprocess.Popen[bytes]"],
         start: Callable[[str], "subprocess.Popen[bytes]"],
+        say: "Say | None" = None,
     ) -> None:
         self._children = children
         self._start = start
+        self._say = say or _sayer("text")
         self._exits: dict[str, list[float]] = {}
         self._due: dict[str, float] = {}  # child -> when to start it again
 
@@ -140,18 +151,15 @@ class Supervisor:
             recent = [t for t in self._exits.get(name, []) if now - t < self.RESTART_WINDOW_S]
             self._exits[name] = [*recent, now]
             if len(recent) >= self.RESTARTS:
-                print(
+                self._say(
                     f"trainplate dev: {name} {_exit(code)}, {len(recent) + 1} times within "
                     f"{self.RESTART_WINDOW_S:.0f} s; stopping everything",
-                    file=sys.stderr,
-                    flush=True,
+                    error=True,
                 )
                 return False
             delay = float(2 ** len(recent))
-            print(
-                f"trainplate dev: {name} {_exit(code)}; restarting it in {delay:.0f} s",
-                file=sys.stderr,
-                flush=True,
+            self._say(
+                f"trainplate dev: {name} {_exit(code)}; restarting it in {delay:.0f} s", error=True
             )
             self._due[name] = now + delay
         for name, due in list(self._due.items()):
@@ -175,14 +183,33 @@ def _local_key(path: Path, size: int) -> str:
     return path.read_text().strip()
 
 
-def _token_hint(api_url: str, app_id: str, generated_secret: str | None) -> str:
+class Say(Protocol):
+    def __call__(self, text: str, *, error: bool = False) -> None: ...
+
+
+def _sayer(log_format: str) -> Say:
+    """How the supervisor speaks: printed lines, or (JSON logs) log records like its children's."""
+
+    def say(text: str, *, error: bool = False) -> None:
+        if log_format == "json":
+            log.log(logging.ERROR if error else logging.INFO, "%s", text.strip("\n"))
+        else:
+            print(text, file=sys.stderr if error else sys.stdout, flush=True)
+
+    return say
+
+
+def _token_hint(
+    api_url: str, app_id: str, generated_secret: str | None, *, kept_in: Path | None = None
+) -> str:
     secret = generated_secret or "<its secret>"
     body = json.dumps({"grantType": "app_token", "AppId": app_id, "AppSecret": secret})
-    shown = (
-        f"  admin app  {app_id}, secret {generated_secret}  (shown this once: keep it)\n"
-        if generated_secret
-        else f"  admin app  {app_id} (its secret: as set or shown when it was created)\n"
-    )
+    if kept_in is not None:
+        shown = f"  admin app  {app_id}, its secret made now and kept in {kept_in} (mode 0600)\n"
+    elif generated_secret:
+        shown = f"  admin app  {app_id}, secret {generated_secret}  (shown this once: keep it)\n"
+    else:
+        shown = f"  admin app  {app_id} (its secret: as set or shown when it was created)\n"
     return (
         f"{shown}  get a token:\n"
         f"    curl -s -X POST {api_url}/api/v1/token -H 'content-type: application/json' \\\n"

@@ -21,6 +21,8 @@ from infra.cli import client_commands
 from infra.cli.endpoints import ServiceNotFoundError, located
 from infra.cli.processes import PROCESSES
 from infra.settings import Settings, redacted
+from infra.telemetry import tracing
+from infra.telemetry.log_records import configure_logging
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,10 +80,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command in CLIENT_COMMANDS:  # a client of a service: none of its settings
         sys.exit(client_commands.run(args))
     settings = Settings.from_env(os.environ)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    role = args.process if args.command == "serve" else args.command
+    configure_logging(settings.log_level, settings.log_format, process=role)
     needs = _NEEDS.get(args.command, ())
     try:
         settings = located(settings, os.environ, needs=needs)
@@ -157,6 +157,18 @@ def _run(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def serve_process(process: str, settings: Settings) -> None:
+    try:
+        tracing.configure(f"{settings.service_name}-{process}", os.environ)
+    except tracing.TracingUnavailableError as error:
+        logging.getLogger("trainplate").error("%s", error)
+        sys.exit(2)
+    try:
+        _serve(process, settings)
+    finally:
+        tracing.shutdown()  # what is still buffered goes out
+
+
+def _serve(process: str, settings: Settings) -> None:
     if process == "api" and settings.api_server == "granian":
         from infra.server.granian_server import serve
 
@@ -172,6 +184,8 @@ def serve_process(process: str, settings: Settings) -> None:
             host=settings.api_host,
             port=settings.api_port,
             log_level=settings.log_level.lower(),
+            # JSON: uvicorn's records go through the root logger's handler, as every other.
+            log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
             lifespan="on",
             proxy_headers=bool(settings.api_trusted_proxies),
             forwarded_allow_ips=settings.api_trusted_proxies or None,

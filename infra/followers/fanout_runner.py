@@ -1,14 +1,15 @@
 """The linked-asset fan-out follows the log (services/fanout.py decides): on the runner's
 connection, the template events it appends, its memory of asset versions and its checkpoint
-commit in one transaction."""
+commit in one transaction. Each event that may move templates is handled in a span of its trace."""
 
+import time
 from collections.abc import Sequence
 from typing import Final
 from uuid import UUID
 
 import asyncpg
 
-from domain.events import RecordedEvent
+from domain.events import RecordedEvent, event_tag
 from infra.followers.checkpoint_moves import CheckpointMoves
 from infra.followers.log_runner import LogRunner
 from infra.followers.log_tap import LogTap
@@ -19,6 +20,7 @@ from infra.postgres.read_marks import mark_downstream
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import EventCodec
 from infra.settings import ProjectorSettings
+from infra.telemetry import tracing
 from services import fanout
 from services.errors import VersionConflictError
 
@@ -91,22 +93,56 @@ class FanoutRunner(LogRunner):
         self._notifier = notifier or CommitNotifier(pool)
         self._notices = _AfterCommit(self._notifier)
         self._followed = fanout.Followed()
+        self._observed: list[tuple[float | None, int]] = []  # (fan-out seconds, appended)
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         index = PostgresLinkIndex(conn)
         self._notices = _AfterCommit(self._notifier)
         self._followed.begin()
         appender = PostgresStreams(conn, self._codec, notifier=self._notices)
+        self._observed = []
         for recorded in events:
-            await fanout.handle(recorded, index=index, store=appender, followed=self._followed)
+            if isinstance(recorded.event, fanout.MOVES_TEMPLATES):
+                await self._moving(recorded, index, appender)
+            else:
+                await fanout.handle(recorded, index=index, store=appender, followed=self._followed)
             appended_up_to = appender.take_last_position()
             if appended_up_to is not None and recorded.metadata.actor_kind != "system":
                 # The caller's next read waits for these too (infra/postgres/read_marks.py).
                 await mark_downstream(conn, recorded.metadata.actor_subject, appended_up_to)
 
+    async def _moving(
+        self, recorded: RecordedEvent, index: PostgresLinkIndex, appender: PostgresStreams
+    ) -> None:
+        """`fanout.handle` of an event that may move templates on: in a span continuing the
+        event's trace (the appends record it), timed when an asset's change fans out."""
+        attributes = {
+            "trainplate.event.id": str(recorded.event_id),
+            "trainplate.event.type": event_tag(type(recorded.event)),
+        }
+        started = time.perf_counter()
+        with tracing.span(
+            "fan out", parents=[tracing.of_event(recorded.metadata)], attributes=attributes
+        ) as span:
+            appended = await fanout.handle(
+                recorded, index=index, store=appender, followed=self._followed
+            )
+            if span is not None:
+                span.set_attribute("trainplate.templates", appended)
+        if isinstance(recorded.event, fanout.FANS_OUT) or appended:
+            fans_out = isinstance(recorded.event, fanout.FANS_OUT)
+            self._observed.append((time.perf_counter() - started if fans_out else None, appended))
+
     def committed(self) -> None:
         self._notices.flush()
         self._followed.commit()
+        observed, self._observed = self._observed, []
+        if self._metrics is None:
+            return
+        for seconds, appended in observed:
+            if seconds is not None:
+                self._metrics.fanout_seconds.observe(seconds)
+            self._metrics.fanout_templates.inc(appended)
 
 
 class _AfterCommit:

@@ -1,5 +1,6 @@
 """The projection runner: feeds one read model the global log, exactly once per event
-(infra/followers/log_runner.py), its writes pipelined (`Pipelined`)."""
+(infra/followers/log_runner.py), its writes pipelined (`Pipelined`); a batch of traced events is
+applied in a span continuing (or linking) their traces."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -12,9 +13,11 @@ from infra.followers.global_log import LogEntry
 from infra.followers.log_runner import LogRunner
 from infra.followers.log_tap import LogTap
 from infra.followers.metrics import ProjectorMetrics
+from infra.followers.workload_timings import WorkloadTimings
 from infra.postgres.connections import Connection
 from infra.serialization import EventCodec
 from infra.settings import ProjectorSettings
+from infra.telemetry import tracing
 from projections import Projection
 
 
@@ -30,6 +33,7 @@ class ProjectionRunner(LogRunner):
         checkpoint: str | None = None,
         tap: LogTap | None = None,
         moves: CheckpointMoves | None = None,
+        timings: WorkloadTimings | None = None,
     ) -> None:
         super().__init__(
             pool,
@@ -42,6 +46,7 @@ class ProjectionRunner(LogRunner):
             moves=moves,
         )
         self._projection = projection
+        self._timings = timings
         # Worked out once from the tags the codec knows: asked of every event of the log.
         self._tags = frozenset(
             tag
@@ -53,6 +58,24 @@ class ProjectionRunner(LogRunner):
         return entry.type in self._tags
 
     async def consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
+        if self._timings is not None:
+            await self._timings.note(conn, events)
+        parents = [tracing.of_event(r.metadata) for r in events] if tracing.recording() else []
+        if not any(parents):  # not recording, or untraced events: no span
+            await self._consume(conn, events)
+            return
+        attributes: tracing.Attributes = {
+            "trainplate.projection": self.name,
+            "trainplate.events": len(events),
+        }
+        with tracing.span(f"apply {self.name}", parents=parents, attributes=attributes):
+            await self._consume(conn, events)
+
+    def committed(self) -> None:
+        if self._timings is not None:
+            self._timings.committed()
+
+    async def _consume(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
         # A read model and its checkpoint commit together, both made again from the log: a crash
         # that loses the last commits loses both, and the runner applies those events again. So
         # the commit need not wait for the WAL flush (docs/decisions/0023-followers.md).

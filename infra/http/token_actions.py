@@ -10,7 +10,8 @@ from litestar import Request
 from infra.errors import TokenSigningUnconfiguredError
 from infra.http.adapters import Adapters
 from infra.http.audit_trail import note_subject
-from infra.security.login_throttle import LoginThrottle
+from infra.security.login_throttle import LoginThrottle, LoginThrottledError
+from infra.telemetry.meters import ApiMetrics
 from services.errors import AuthenticationFailedError, InvalidRequestError
 
 # grantType -> (the key holding the client id, the key holding the secret), as Run:ai spells them
@@ -41,10 +42,16 @@ async def issue_token(
     throttle: LoginThrottle = request.app.state.logins
     address = request.client.host if request.client is not None else ""
     note_subject(request.scope, client_id, None)  # the audit log's subject, whatever the outcome
-    throttle.check(client_id, address)
+    metrics: ApiMetrics = request.app.state.metrics
+    try:
+        throttle.check(client_id, address)
+    except LoginThrottledError:
+        metrics.login_failures.labels("throttled").inc()
+        raise
     found = await adapters.registry.authenticate(client_id, secret)
     if found is None:
         throttle.failed(client_id, address)
+        metrics.login_failures.labels("bad_credentials").inc()
         raise AuthenticationFailedError()
     note_subject(request.scope, client_id, str(found.application_id))
     issued = adapters.token_issuer.issue(

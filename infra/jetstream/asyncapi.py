@@ -15,6 +15,7 @@ from infra.settings import NatsSettings
 
 VERSION: Final = "1.0.0"  # of the document's shape; each event carries its own version tag
 REF: Final = "#/components/schemas/{name}"
+TRACEPARENT: Final = "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"
 
 
 def event_types() -> tuple[type[Event], ...]:
@@ -43,7 +44,22 @@ def _headers() -> dict[str, Any]:
         "trainplate-position": text("the event's global position in the store"),
         "trainplate-version": text("the event's version within its stream (1, 2, ...)"),
     }
-    return {"type": "object", "required": sorted(properties), "properties": properties}
+    required = sorted(properties)
+    traced = {
+        "ce-traceparent": text(
+            "CloudEvents distributed tracing: the W3C trace context of the request that appended"
+            " the event (absent when it was appended outside any trace)",
+            pattern=TRACEPARENT,
+        ),
+        "ce-tracestate": text("the W3C tracestate that goes with ce-traceparent, if any"),
+        "traceparent": text(
+            "W3C trace context of this hop (the relay's publish), to continue; the same as"
+            " ce-traceparent when the relay records no span",
+            pattern=TRACEPARENT,
+        ),
+        "tracestate": text("the W3C tracestate that goes with traceparent, if any"),
+    }
+    return {"type": "object", "required": required, "properties": properties | traced}
 
 
 def asyncapi(nats: NatsSettings | None = None) -> dict[str, Any]:

@@ -1,10 +1,13 @@
-"""The NATS side of the event contract: a subject per event, CloudEvents 1.0 binary headers."""
+"""The NATS side of the event contract: a subject per event, CloudEvents 1.0 binary headers, and
+the distributed-tracing extension: `ce-traceparent` names the request that appended the event,
+`traceparent` the hop that published it (the same when the relay records no span)."""
 
 from typing import Final
 
 import msgspec
 
 from infra.followers.global_log import LogEntry
+from infra.telemetry import tracing
 
 SPEC_VERSION: Final = "1.0"
 TYPE_PREFIX: Final = "io.trainplate."
@@ -36,7 +39,7 @@ def thing_id(entry: LogEntry) -> str:
 
 def headers_for(entry: LogEntry) -> dict[str, str]:
     event_id = str(entry.event_id)
-    return {
+    headers = {
         MSG_ID: event_id,
         "ce-specversion": SPEC_VERSION,
         "ce-id": event_id,
@@ -48,3 +51,9 @@ def headers_for(entry: LogEntry) -> dict[str, str]:
         "trainplate-position": str(entry.cursor.position),
         "trainplate-version": str(entry.version),
     }
+    traceparent, tracestate = tracing.of_metadata(entry.metadata)
+    if traceparent is not None:
+        headers["ce-traceparent"] = headers["traceparent"] = traceparent
+        if tracestate is not None:
+            headers["ce-tracestate"] = headers["tracestate"] = tracestate
+    return headers

@@ -4,6 +4,7 @@ drops the copies by `Nats-Msg-Id`. When it stops: docs/decisions/0013-delivery-t
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Final
@@ -16,6 +17,7 @@ from nats.errors import MaxPayloadError
 from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import BadRequestError
+from opentelemetry.trace import SpanKind
 
 from infra.followers import faults, global_log
 from infra.followers.global_log import Cursor, LogEntry
@@ -23,6 +25,8 @@ from infra.followers.log_follower import LogFollower
 from infra.jetstream.cloudevents import headers_for, subject_for
 from infra.postgres.connections import Connection
 from infra.settings import EVENT_BYTES, NatsSettings, RelaySettings
+from infra.telemetry import tracing
+from infra.telemetry.meters import RelayMetrics
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +75,11 @@ class PublishOutcome:
         return self.errors.get(self.acked_prefix) if self.errors else None
 
     @property
+    def acked(self) -> int:
+        """How many events of the batch were acknowledged."""
+        return sum(self._acked)
+
+    @property
     def acked_prefix(self) -> int:
         """How many events, from the start of the batch, are all acknowledged."""
         for index, acked in enumerate(self._acked):
@@ -105,8 +114,10 @@ class Relay:
         settings: RelaySettings,
         *,
         event_bytes: int = EVENT_BYTES,
+        metrics: RelayMetrics | None = None,
     ) -> None:
         self._pool = pool
+        self._metrics = metrics
         self._nc = nc
         self._js = nc.jetstream()
         self._nats = nats
@@ -153,11 +164,36 @@ class Relay:
         return outcome
 
     async def _publish(self, entry: LogEntry) -> None:
+        subject, headers = subject_for(self._nats.subject_prefix, entry), headers_for(entry)
+        parent = None
+        if tracing.recording():  # a span continuing the event's trace: the next hop's parent
+            parent = tracing.parse(headers.get("ce-traceparent"), headers.get("ce-tracestate"))
+        if parent is None:
+            await self._publish_message(subject, entry, headers)
+            return
+        attributes = {
+            "messaging.system": "nats",
+            "messaging.operation.type": "send",
+            "messaging.destination.name": subject,
+            "messaging.message.id": str(entry.event_id),
+        }
+        with tracing.span(
+            f"send {self._nats.stream}", parents=[parent], kind=SpanKind.PRODUCER,
+            attributes=attributes,
+        ):  # fmt: skip
+            hop = tracing.current()
+            if hop is not None:
+                headers["traceparent"] = tracing.traceparent_of(hop)
+            await self._publish_message(subject, entry, headers)
+
+    async def _publish_message(
+        self, subject: str, entry: LogEntry, headers: dict[str, str]
+    ) -> None:
         await self._js.publish(
-            subject_for(self._nats.subject_prefix, entry),
+            subject,
             entry.data.encode(),
             timeout=self._nats.publish_timeout_s,
-            headers=headers_for(entry),
+            headers=headers,
         )
 
     def _refusal(self, entry: LogEntry) -> "MessageTooLargeError | None":
@@ -180,7 +216,11 @@ class Relay:
             ((i, why) for i, e in enumerate(entries) if (why := self._refusal(e)) is not None),
             None,
         )
+        started = time.perf_counter()
         outcome = await self.publish_batch(entries if refused is None else entries[: refused[0]])
+        if self._metrics is not None:
+            self._metrics.batch_seconds.observe(time.perf_counter() - started)
+            self._metrics.published.inc(outcome.acked)
         safe = outcome.last_safe_cursor
         if safe is not None:
             await global_log.save_checkpoint(conn, self.checkpoint_name, safe)

@@ -13,9 +13,13 @@ from nats.aio.msg import Msg as Message
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, NotFoundError
+from opentelemetry.trace import SpanContext, SpanKind
 
+from infra.jetstream.observed_backend import ObservedBackend
 from infra.jetstream.outbox_relay import ensure_stream
 from infra.settings import NatsSettings, SubmitterSettings
+from infra.telemetry import tracing
+from infra.telemetry.meters import SubmitterMetrics
 from projections import workload_catalogue
 from services import submitter
 from services.ports.event_store import EventStore
@@ -79,13 +83,15 @@ class Submitter:
         *,
         batches: EventStore,
         pool: asyncpg.Pool | None = None,
+        metrics: SubmitterMetrics | None = None,
     ) -> None:
         # `batches` commits each append_each by itself: a message is acked after it returns.
         self._pool = pool
         self._js = js
         self._store = store
         self._batches = batches
-        self._backend = backend
+        self._backend = ObservedBackend(backend, metrics)
+        self._metrics = metrics
         self._nats = nats
         self._settings = settings
 
@@ -148,7 +154,10 @@ class Submitter:
         for start in range(0, len(todo), size):
             chunk = todo[start : start + size]
             try:
-                failed = await self._reconcile(chunk, ask_backend=True)
+                with tracing.span(
+                    "sweep workloads", attributes={"trainplate.workloads": len(chunk)}
+                ):
+                    failed = await self._reconcile(chunk, ask_backend=True)
             except Exception:
                 log.exception("the sweep could not reconcile %d workloads", len(chunk))
                 continue
@@ -168,19 +177,37 @@ class Submitter:
                 by_workload.setdefault(workload_id, []).append(message)
         if not by_workload:
             return
+        asked_by = {i: _trace_of(batch[0]) for i, batch in by_workload.items()}
+        self._backend.asked_by = asked_by
+        attributes: tracing.Attributes = {
+            "messaging.system": "nats",
+            "messaging.batch.message_count": len(messages),
+        }
         try:
-            failed = await self._reconcile(by_workload)
+            # One span for the batch: its outcomes are appended together (in its trace).
+            with tracing.span(
+                "process workloads", parents=list(asked_by.values()), kind=SpanKind.CONSUMER,
+                attributes=attributes,
+            ):  # fmt: skip
+                failed = await self._reconcile(by_workload)
         except Exception as error:  # the store failed: nothing is known to be recorded
             failed = dict.fromkeys(by_workload, error)
+        finally:
+            self._backend.asked_by = {}
         retries: list[Awaitable[None]] = []
         for workload_id, batch in by_workload.items():
             why = failed.get(workload_id)
             for message in batch:
                 if why is None:
                     await message.ack()  # a publish, no round trip: one after another is cheapest
+                    self._settled("acked")
                 else:
                     retries.append(self._retry(message, workload_id, why))
         await asyncio.gather(*retries)
+
+    def _settled(self, outcome: str) -> None:
+        if self._metrics is not None:
+            self._metrics.messages.labels(outcome).inc()
 
     async def _reconcile(
         self, workload_ids: Iterable[UUID], *, ask_backend: bool = False
@@ -199,9 +226,11 @@ class Submitter:
         if delivered >= self._settings.max_deliver:
             try:
                 await self._dead_letter(message, workload_id, delivered, error)
+                self._settled("dead_lettered")
                 return
             except Exception:  # cannot even record the failure: keep the message
                 log.exception("workload %s: dead-lettering failed", workload_id)
+        self._settled("retried")
         delay = backoff_delay(self._settings.backoff, delivered)
         log.warning(
             "workload %s: attempt %d failed (%s); retrying in %.1fs",
@@ -228,6 +257,14 @@ class Submitter:
 async def _current_run(store: EventStore, workload_id: UUID) -> int:
     state = load_workload((await store.load(workload_id)).events)
     return state.run if state is not None else 1
+
+
+def _trace_of(message: Message) -> SpanContext | None:
+    """The context the message carries: its hop's, else the event's (`ce-traceparent`)."""
+    headers = message.headers or {}
+    return tracing.parse(headers.get("traceparent"), headers.get("tracestate")) or tracing.parse(
+        headers.get("ce-traceparent"), headers.get("ce-tracestate")
+    )
 
 
 def backoff_delay(backoff: Sequence[float], delivered: int) -> float:

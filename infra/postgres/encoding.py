@@ -14,6 +14,7 @@ from domain.events import Event, EventMetadata, stream_type_of
 from infra.postgres.hashchain import content_digests
 from infra.serialization import EncodedEvent, EventCodec, encode_metadata
 from infra.settings import EVENT_BYTES
+from infra.telemetry.tracing import stamped
 from services.errors import EventTooLargeError
 
 
@@ -48,7 +49,7 @@ def encode(
         stream_types = {stream_type_of(tag) for tag in {e.type for e in encoded}}
         if stream_types != {stream_type}:
             raise ValueError(f"one append goes to one stream type, not {sorted(stream_types)}")
-    meta = encode_metadata(metadata)
+    meta = encode_metadata(stamped(metadata))  # the span appending them, if any
     if len(streams) != len(encoded) or len(ids) != 16 * len(encoded):
         raise ValueError("one id and one stream per event")
     digests = content_digests(stream_type, meta, ids, streams, encoded)

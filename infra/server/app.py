@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any, Final
 
 from litestar import Litestar, Request
+from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
@@ -35,6 +36,7 @@ from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
 from infra.http.me import ME_ROUTES
+from infra.http.observed_requests import ObservedRequests
 from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.permissions import PERMISSION_ROUTES
@@ -71,6 +73,7 @@ from infra.security.secret_hashing import SecretHasher
 from infra.serialization import DOMAIN_CODEC
 from infra.server.health import healthz, metrics, readyz
 from infra.settings import Settings
+from infra.telemetry.meters import ApiMetrics
 from projections import ALL
 
 log = logging.getLogger(__name__)
@@ -89,6 +92,7 @@ def _adapters(request: Request[Any, Any, Any]) -> Adapters:
 
 
 def create_app(settings: Settings, *, resources: Resources | None = None) -> Litestar:
+    api_metrics = ApiMetrics()
     token_issuer = TokenIssuer(settings.auth) if settings.auth.signing_key else None
     external = ExternalTokenVerifier(settings.auth) if settings.auth.jwks_url else None
     sealer = answers = None
@@ -151,7 +155,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             yield
 
     settle = settler(settings.consistency_wait_s)
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             console_router(settings, token_issuer, external, settle),
             service_root,
@@ -215,4 +219,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         logging_config=None,  # the process configured logging already (one line per record)
         debug=False,
+        state=State({"metrics": api_metrics}),
     )
+    # Outermost, so it sees every answer: those of errors, refusals and unknown routes too.
+    app.asgi_handler = ObservedRequests(app.asgi_handler, api_metrics)  # type: ignore[arg-type,assignment]
+    return app

@@ -14,12 +14,13 @@ from prometheus_client import generate_latest
 from infra.bootstrap import Resources
 from infra.followers import faults
 from infra.followers.fanout_runner import NAME as FANOUT
-from infra.followers.metrics import CONTENT_TYPE, lag_exposition
+from infra.followers.metrics import CONTENT_TYPE, lag_exposition, workloads_exposition
 from infra.http.adapters import Adapters
 from infra.http.consistency import STALE_READS
 from infra.postgres.migrate import pending_migrations
 from infra.settings import Settings
-from projections import ALL
+from infra.telemetry.meters import ApiMetrics
+from projections import ALL, workload_catalogue
 
 CHECK_TIMEOUT_S = 2.0
 
@@ -97,10 +98,14 @@ async def metrics(
     request: Request[Any, Any, Any],
     adapters: NamedDependency[Adapters],
 ) -> Response[bytes]:
-    """Prometheus text: how far the relay (the outbox backlog) and each read model trail the
-    log, in events and seconds. No secret is in it, so scrapers need no token."""
+    """Prometheus text: this process's requests and failed logins, how far the relay (the outbox
+    backlog) and each read model trail the log, and the workloads of each phase. No secret is in
+    it, so scrapers need no token."""
     followers = [("relay", f"relay:{adapters.settings.relay.name}")]
     followers += [(name, f"projection:{name}") for name in (*(p.name for p in ALL), FANOUT)]
     async with _resources(request).pool.acquire() as conn:
         body = await lag_exposition(conn, followers)
-    return Response(body + generate_latest(STALE_READS), media_type=CONTENT_TYPE)
+        body += workloads_exposition(await workload_catalogue.phase_counts(conn))
+    api: ApiMetrics = request.app.state.metrics
+    body += generate_latest(STALE_READS) + generate_latest(api.registry)
+    return Response(body, media_type=CONTENT_TYPE)

@@ -21,10 +21,12 @@ from infra.followers.log_tap import LogTap
 from infra.followers.metrics import ProjectorMetrics
 from infra.followers.projection_runner import ProjectionRunner
 from infra.followers.rebuild import rebuild_if_outdated
+from infra.followers.workload_timings import WorkloadTimings
 from infra.postgres.migrate import apply_migrations
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from projections import ALL, Projection
+from projections.workload_catalogue import NAME as WORKLOADS
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ async def run(
                 metrics=metrics,
                 tap=tap,
                 moves=moves,
+                timings=WorkloadTimings(metrics) if projection.name == WORKLOADS else None,
             )
             for projection in projections
         ]

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from uuid import UUID
 
+from prometheus_client import start_http_server
+
 from domain.events import PodObserved
 from domain.workloads import Outcome
 from infra.backends.dry_run import DryRunBackend
@@ -22,6 +24,7 @@ from infra.postgres.migrate import apply_migrations
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
+from infra.telemetry.meters import SubmitterMetrics
 from services import pod_reports, submitter
 from services.ports.event_store import EventStore
 from services.ports.workload_backends import PodReports, Reports, WorkloadBackend
@@ -34,6 +37,13 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
         store = PostgresStreams(
             resources.pool, DOMAIN_CODEC, max_event_bytes=settings.sizes.event_bytes
         )
+        metrics = SubmitterMetrics()
+        if settings.submitter.metrics_port:
+            start_http_server(
+                settings.submitter.metrics_port,
+                addr=settings.submitter.metrics_host,
+                registry=metrics.registry,
+            )
         async with backend_for(settings, store) as (backend, watcher):
             worker = Submitter(
                 resources.js,
@@ -44,6 +54,7 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                 # On the pool: each batch's outcomes commit in their own statement.
                 batches=store,
                 pool=resources.pool,
+                metrics=metrics,
             )
             freeze_start_up()
             async with asyncio.TaskGroup() as group:

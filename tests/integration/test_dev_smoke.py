@@ -23,14 +23,18 @@ ADMIN_SECRET = "smoke-test-admin-secret"
 
 
 def start_dev(
-    data_dir: Path, port: int, output: IO[bytes] | int = subprocess.PIPE
+    data_dir: Path,
+    port: int,
+    output: IO[bytes] | int = subprocess.PIPE,
+    settings: dict[str, str] | None = None,
 ) -> "subprocess.Popen[bytes]":
     """`trainplate dev` as `make run` starts it, with none of this shell's TRAINPLATE_ settings
-    and a known admin secret; its output is captured (a pipe read at its end), or written to
-    `output`: a service that runs for long fills a pipe nobody reads, and then blocks on its
-    next log line."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAINPLATE_")}
+    (but `settings`) and a known admin secret; its output is captured (a pipe read at its end),
+    or written to `output`: a service that runs for long fills a pipe nobody reads, and then
+    blocks on its next log line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRAINPLATE_", "OTEL_"))}
     env["TRAINPLATE_ADMIN_APP_SECRET"] = ADMIN_SECRET
+    env.update(settings or {})
     command = ["dev", "--port", str(port), "--data-dir", str(data_dir)]
     return subprocess.Popen(
         [sys.executable, "-m", "infra.cli", *command],
@@ -155,3 +159,33 @@ def test_a_child_killed_with_sigkill_is_restarted_and_the_service_stays_up(
     assert dev.returncode == 0, output
     assert "projector was killed by SIGKILL; restarting it in 1 s" in output
     assert "relay was killed by SIGKILL; restarting it in 1 s" in output
+
+
+def test_json_logs_are_one_object_a_line_naming_trace_span_and_request(server_dir: Path) -> None:
+    port = free_port()
+    dev = start_dev(server_dir / "data", port, settings={"TRAINPLATE_LOG_FORMAT": "json"})
+    api = f"http://127.0.0.1:{port}"
+    traced = {"traceparent": TRACEPARENT, "x-request-id": "smoke-request-1"}
+    try:
+        wait_until_ready(f"{api}/readyz", dev, within_s=120)
+        assert httpx.get(f"{api}/readyz", headers=traced, timeout=10).status_code == 200
+        wrong = {"grantType": "app_token", "AppId": "trainplate-admin", "AppSecret": "not-it"}
+        assert httpx.post(f"{api}/api/v1/token", json=wrong, timeout=10).status_code == 401
+    finally:
+        dev.send_signal(signal.SIGTERM)
+        output = dev.communicate(timeout=60)[0].decode(errors="replace")
+    assert dev.returncode == 0, output
+    lines = output.splitlines()
+    records = [json.loads(line) for line in lines]  # every line, whichever process wrote it
+    assert all({"time", "level", "logger", "message", "process"} <= set(r) for r in records)
+    assert {r["process"] for r in records} >= {"dev", "api", "relay", "projector", "submitter"}
+    (answered,) = [r for r in records if r.get("request_id") == "smoke-request-1"]
+    assert answered["trace_id"] == TRACEPARENT[3:35]
+    assert answered["span_id"] == TRACEPARENT[36:52]
+    assert "GET /readyz" in answered["message"]
+    assert any(r["message"].startswith("trainplate is starting at") for r in records)
+    assert ADMIN_SECRET not in output
+    assert "not-it" not in output
+
+
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

@@ -8,6 +8,7 @@ import pytest
 from infra.postgres.connections import Connection
 from infra.postgres.hashchain import content_digest, link, micros, verify_all, verify_stream
 from infra.postgres.streams import PostgresStreams
+from infra.telemetry import tracing
 from services.ports.event_store import Append
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
@@ -190,3 +191,32 @@ async def test_the_database_counts_a_links_microseconds_as_the_verifier_does(
         await conn.execute("RESET TimeZone")
     assert len(rows) > 12_000
     assert [row["micros"] for row in rows] == [micros(row["t"]) for row in rows]
+
+
+async def test_a_chain_of_events_with_and_without_trace_context_verifies_and_detects_an_edit(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    """Events written before traces were recorded, and after: the digest covers what is stored,
+    trace context included, so rewriting a traceparent breaks the chain like any edit."""
+    store, sid = await _stream_of_five(clean_pool)
+    parent = tracing.parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    with tracing.span("a request", parents=[parent]):
+        await store.append(
+            Append(sid, [CounterIncremented(by=9)], expected_version=5, metadata=ACTOR)
+        )
+    async with clean_pool.acquire() as conn:
+        stored = await conn.fetchval(
+            "SELECT metadata::text FROM events WHERE stream_id = $1 AND version = 6", sid
+        )
+        assert "4bf92f3577b34da6a3ce929d0e0e4736" in stored
+        assert (await verify_stream(conn, sid)).intact
+        forged = stored.replace("4bf92f35", "00000000")
+        await _tamper(
+            conn,
+            "UPDATE events SET metadata = $2::json WHERE stream_id = $1 AND version = 6",
+            sid,
+            forged,
+        )
+        report = await verify_stream(conn, sid)
+    assert report.broken_at is not None
+    assert report.broken_at.version == 6

@@ -79,3 +79,12 @@ def test_every_project_and_department_event_carries_the_id_its_subject_needs() -
         kind = stream_type_of(event_tag(event_type))
         if kind in ("project", "department"):
             assert f"{kind}_id" in event_type.__struct_fields__, event_type
+
+
+def test_a_traced_event_carries_its_trace_as_the_cloudevents_extension() -> None:
+    traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    metadata = f'{{"actorSubject":"a","actorKind":"user","traceparent":"{traceparent}"}}'
+    headers = headers_for(msgspec.structs.replace(entry(), metadata=metadata))
+    assert headers["ce-traceparent"] == headers["traceparent"] == traceparent
+    assert "ce-tracestate" not in headers
+    assert "traceparent" not in headers_for(entry())

@@ -149,7 +149,8 @@ def test_the_image_runs_as_the_user_the_pods_run_as() -> None:
     assert sum(line.startswith("FROM ") for line in lines) >= 2  # build, then run
     assert [line for line in lines if line.startswith("USER ")] == [f"USER {RUN_AS}:{RUN_AS}"]
     (install,) = [line for line in lines if "pip install" in line]
-    assert install.endswith("pip install .")  # no extra: production dependencies only
+    # Production dependencies and the OTLP exporter only: no embedded servers, dev tools, torch.
+    assert install.endswith("pip install '.[otlp]'")
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "torch" not in " ".join(extras["dependencies"])
 
