@@ -6,6 +6,7 @@ from uuid import UUID, uuid4
 
 import msgspec
 
+from domain.cluster_specs import NodePoolChanges, NodePoolSpec
 from domain.events import EventMetadata
 from domain.policies import PolicyBody
 from domain.specs import (
@@ -306,6 +307,31 @@ class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):
 
     workload_id: UUID
     action: Literal["suspend", "resume", "delete"]
+    metadata: EventMetadata
+
+
+class CreateNodePool(msgspec.Struct, frozen=True, kw_only=True):
+    """`keyed` as CreateAsset's."""
+
+    nodepool_id: UUID
+    keyed: bool = False
+    cluster_id: UUID
+    name: str
+    spec: NodePoolSpec
+    metadata: EventMetadata
+
+
+class UpdateNodePool(msgspec.Struct, frozen=True, kw_only=True):
+    """A PUT (`whole`) or a PATCH of the pool's spec (domain/node_pools.py `changed`)."""
+
+    nodepool_id: UUID
+    changes: NodePoolChanges
+    whole: bool
+    metadata: EventMetadata
+
+
+class DeleteNodePool(msgspec.Struct, frozen=True, kw_only=True):
+    nodepool_id: UUID
     metadata: EventMetadata
 
 

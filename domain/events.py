@@ -10,6 +10,7 @@ from uuid import UUID
 
 import msgspec
 
+from domain.cluster_specs import NodePoolSpec
 from domain.policy_rules import PolicyRule
 from domain.specs import (
     AnyDataSourceSpec,
@@ -190,6 +191,29 @@ class UserRoleRevoked(Event, tag="user.role_revoked.v1", frozen=True, kw_only=Tr
 UserEvent = UserRoleGranted | UserRoleRevoked
 
 ClusterEvent = ClusterCreated | ClusterRenamed | ClusterDeleted
+
+
+class NodePoolCreated(Event, tag="nodepool.created.v1", frozen=True, kw_only=True):
+    """A node pool of a cluster: the nodes carrying `spec`'s label, named uniquely there."""
+
+    nodepool_id: UUID
+    cluster_id: UUID
+    name: str
+    spec: NodePoolSpec
+
+
+class NodePoolUpdated(Event, tag="nodepool.updated.v1", frozen=True, kw_only=True):
+    """The pool's spec as it now is (its name and cluster never change)."""
+
+    nodepool_id: UUID
+    spec: NodePoolSpec
+
+
+class NodePoolDeleted(Event, tag="nodepool.deleted.v1", frozen=True, kw_only=True):
+    nodepool_id: UUID
+
+
+NodePoolEvent = NodePoolCreated | NodePoolUpdated | NodePoolDeleted
 DepartmentEvent = DepartmentCreated | DepartmentUpdated | DepartmentDeleted
 ProjectEvent = ProjectCreated | ProjectUpdated | ProjectDeleted
 OrgUnitEvent = ClusterEvent | DepartmentEvent | ProjectEvent
@@ -614,6 +638,7 @@ DomainEvent = (
     ApplicationEvent
     | UserEvent
     | OrgUnitEvent
+    | NodePoolEvent
     | AssetEvent
     | CredentialEvent
     | RegistryEvent

@@ -14,6 +14,7 @@ from projections import (
     asset_catalogue,
     audit_index,
     data_volume_catalogue,
+    node_pool_catalogue,
     org_units,
     policy_catalogue,
     template_catalogue,
@@ -57,6 +58,13 @@ ALL: tuple[Projection, ...] = (
         version=2,  # 2: each unit's totalGpuQuota, as a number and as its text
     ),
     Projection(
+        node_pool_catalogue.NAME,
+        node_pool_catalogue.apply,
+        (node_pool_catalogue.NAME,),
+        streams=frozenset({"nodepool"}),
+        version=1,
+    ),
+    Projection(
         asset_catalogue.NAME,
         asset_catalogue.apply,
         (asset_catalogue.NAME,),
@@ -94,7 +102,7 @@ ALL: tuple[Projection, ...] = (
     Projection(
         template_catalogue.NAME,
         template_catalogue.apply,
-        (template_catalogue.NAME, "template_asset_states"),
+        (template_catalogue.NAME, "template_asset_states", "template_cluster_facts"),
         template_catalogue.apply_batch,
         template_catalogue.STREAMS,
         version=1,

@@ -23,6 +23,7 @@ from services import (
     access,
     data_volumes,
     idempotency,
+    node_pools,
     registries,
     stamps,
     template_patch,
@@ -39,7 +40,7 @@ from services.ports.event_store import (
     StreamReader,
     Uses,
 )
-from services.ports.name_lookups import NameHolder
+from services.ports.name_lookups import Lookups, NameHolder
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.races import decided_again
 from services.stamps import Stamps
@@ -63,9 +64,11 @@ class _Decided(idempotency.Decision, frozen=True, kw_only=True):
 
 
 @decided_again
-async def create_template(cmd: CreateTemplate, *, streams: EventStore) -> TemplateView:
+async def create_template(
+    cmd: CreateTemplate, *, streams: EventStore, names: Lookups
+) -> TemplateView:
     """Create the template; return it with its combined specs (built from the assets just
-    checked, so they are not read twice)."""
+    checked, so they are not read twice). `names`: the write side's, for its node pools."""
 
     async def decide(remembered: bool) -> _Decided:
         # The caller's roles and every asset the body names, read in one round trip, or none.
@@ -79,7 +82,7 @@ async def create_template(cmd: CreateTemplate, *, streams: EventStore) -> Templa
             ],
             remembered=remembered,
         )
-        meta, versions, found = await _checked_creation(cmd, loader)
+        meta, versions, found = await _checked_creation(cmd, loader, names)
         return _Decided(
             events=templates.create(None, cmd.template_id, meta, cmd.body, versions),
             name=name_claim(meta),
@@ -104,7 +107,7 @@ async def create_template(cmd: CreateTemplate, *, streams: EventStore) -> Templa
 
 
 async def _checked_creation(
-    cmd: CreateTemplate, streams: StreamLoader
+    cmd: CreateTemplate, streams: StreamLoader, names: Lookups
 ) -> tuple[TemplateMeta, tuple[AssetVersion, ...], dict[UUID, Asset]]:
     """What a creation may be made of, once the caller may make it there: its meta, and the
     versions of the assets it links and the assets themselves."""
@@ -121,7 +124,9 @@ async def _checked_creation(
         department_id=department_id,
         project_id=project_id,
     )
-    versions, found = await checked_body(cmd.body, lineage, cluster_id, streams=streams)
+    versions, found = await checked_body(
+        cmd.body, lineage, cluster_id, streams=streams, names=names
+    )
     return meta, versions, found
 
 
@@ -131,13 +136,18 @@ async def checked_body(
     cluster_id: UUID | None,
     *,
     streams: StreamLoader,
+    names: Lookups,
 ) -> tuple[tuple[AssetVersion, ...], dict[UUID, Asset]]:
-    """What a body may hold in its scope (the tenant's settings, its assets, registries and
-    data volumes): the versions of the assets it refers to, and the assets themselves."""
+    """What a body may hold in its scope (the tenant's settings, its assets, registries, data
+    volumes and its cluster's node pools): the versions of the assets it refers to, and the
+    assets themselves."""
     _allowed(await settings_of(streams), body, cluster_id)
     versions, found = await _linked(body, lineage, streams)
     await _check_registries(body, lineage, streams)
     await _check_data_volumes(body, lineage, streams)
+    await node_pools.check_named(
+        _replica_specs(body), cluster_id, names=names, refuse=InvalidTemplateError
+    )
     return versions, found
 
 
@@ -153,7 +163,9 @@ def _same_template(first: Event, second: Event) -> bool:
 
 
 @decided_again
-async def update_template(cmd: UpdateTemplate, *, streams: EventStore) -> TemplateView:
+async def update_template(
+    cmd: UpdateTemplate, *, streams: EventStore, names: Lookups
+) -> TemplateView:
     """Replace the template's name, description and body; return it as it now is, combined
     from the asset versions just checked."""
     return await _edit(
@@ -162,11 +174,14 @@ async def update_template(cmd: UpdateTemplate, *, streams: EventStore) -> Templa
         expected_version=cmd.expected_version,
         metadata=cmd.metadata,
         streams=streams,
+        names=names,
     )
 
 
 @decided_again
-async def patch_template(cmd: PatchTemplate, *, streams: EventStore) -> TemplateView:
+async def patch_template(
+    cmd: PatchTemplate, *, streams: EventStore, names: Lookups
+) -> TemplateView:
     """Apply a PATCH to the template as it stands (read once); return it as it now is."""
     return await _edit(
         cmd.template_id,
@@ -174,6 +189,7 @@ async def patch_template(cmd: PatchTemplate, *, streams: EventStore) -> Template
         expected_version=cmd.expected_version,
         metadata=cmd.metadata,
         streams=streams,
+        names=names,
     )
 
 
@@ -184,6 +200,7 @@ async def _edit(
     expected_version: int | None,
     metadata: EventMetadata,
     streams: EventStore,
+    names: Lookups,
 ) -> TemplateView:
     """Whatever `edit` makes of the template's name, description and body, once the caller
     may edit it."""
@@ -201,7 +218,7 @@ async def _edit(
         raise PreconditionFailedError(expected_version, stream.version)
     name, description, body = edit(current)
     versions, found = await checked_body(
-        body, current.meta.lineage, current.meta.cluster_id, streams=streams
+        body, current.meta.lineage, current.meta.cluster_id, streams=streams, names=names
     )
     events = templates.update(
         current,

@@ -20,6 +20,7 @@ from domain.data_sources import InvalidDataSourceError
 from domain.data_volumes import DataVolumeInUseError
 from domain.errors import DomainError, TrainplateError
 from domain.name_rules import InvalidNameError
+from domain.node_pools import InvalidNodePoolError, NodePoolNotFoundError
 from domain.org_units import (
     OrgUnitExistsError,
     OrgUnitNotEmptyError,
@@ -117,6 +118,8 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     ApplicationNotFoundError: 404,
     AccessRuleNotFoundError: 404,
     OrgUnitNotFoundError: 404,
+    NodePoolNotFoundError: 404,
+    InvalidNodePoolError: 400,
     UnknownScopeError: 400,
     OrgUnitExistsError: 409,
     OrgUnitNotEmptyError: 409,

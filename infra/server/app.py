@@ -33,6 +33,7 @@ from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
 from infra.http.me import ME_ROUTES
+from infra.http.node_pools import NODE_POOL_ROUTES
 from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
 from infra.http.permissions import PERMISSION_ROUTES
@@ -157,6 +158,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *SERVICE_ACCOUNT_ROUTES,
             *APP_ROUTES,
             *ORG_UNIT_ROUTES,
+            *NODE_POOL_ROUTES,
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,

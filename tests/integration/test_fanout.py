@@ -19,6 +19,7 @@ from domain.values import ScopeRef
 from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import load_checkpoint
 from infra.postgres.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
+from infra.postgres.names import name_lookups
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
@@ -26,6 +27,7 @@ from services import assets
 from services import templates as template_use_cases
 from services.errors import VersionConflictError
 from services.ports.event_store import Append, OneAppend
+from services.ports.name_lookups import Lookups
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -60,7 +62,7 @@ async def environment(streams: PostgresStreams, name: str) -> UUID:
     return (await assets.create_asset(command, streams=streams)).state.id
 
 
-async def link(streams: PostgresStreams, asset_id: UUID, name: str) -> UUID:
+async def link(streams: PostgresStreams, names: Lookups, asset_id: UUID, name: str) -> UUID:
     body = TemplateBody(
         spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2),
         assets=TemplateAssets(environment=asset_id),
@@ -68,7 +70,8 @@ async def link(streams: PostgresStreams, asset_id: UUID, name: str) -> UUID:
     command = CreateTemplate(
         template_id=uuid4(), scope=ScopeRef("tenant"), name=name, body=body, metadata=SYSTEM
     )
-    return (await template_use_cases.create_template(command, streams=streams)).template.id
+    view = await template_use_cases.create_template(command, streams=streams, names=names)
+    return view.template.id
 
 
 async def bump(streams: PostgresStreams, asset_id: UUID, image: str) -> None:
@@ -103,7 +106,7 @@ async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
     stop = asyncio.Event()
     following = asyncio.create_task(fanout.run(stop))  # the fan-out runs while they race
     try:
-        linkers = [link(streams, asset_id, f"t-{i}") for i in range(40)]
+        linkers = [link(streams, name_lookups(clean_pool), asset_id, f"t-{i}") for i in range(40)]
         updaters = [bump(streams, asset_id, f"pt:{i}") for i in range(1, 21)]
         results = await asyncio.gather(*linkers, *updaters)
         await asyncio.sleep(0.3)
@@ -129,7 +132,7 @@ async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
 async def test_a_replay_from_zero_writes_nothing_twice(clean_pool: asyncpg.Pool) -> None:
     streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
     asset_id = await environment(streams, "env")
-    template_id = await link(streams, asset_id, "t")
+    template_id = await link(streams, name_lookups(clean_pool), asset_id, "t")
     await bump(streams, asset_id, "pt:1")
     fanout = runner(clean_pool)
     await catch_up(clean_pool, fanout)
@@ -160,7 +163,10 @@ async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
     ids = []
     for start in range(0, 1200, 50):
         ids += await asyncio.gather(
-            *(link(streams, asset_id, f"t{i}") for i in range(start, start + 50))
+            *(
+                link(streams, name_lookups(clean_pool), asset_id, f"t{i}")
+                for i in range(start, start + 50)
+            )
         )
     await bump(streams, asset_id, "pt:1")
     await bump(streams, asset_id, "pt:2")
@@ -252,7 +258,7 @@ async def test_the_fan_out_wakes_the_log_s_readers_only_once_its_events_are_ther
 ) -> None:
     streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
     env = await environment(streams, "env")
-    template = await link(streams, env, "ddp")
+    template = await link(streams, name_lookups(clean_pool), env, "ddp")
     notifier = CommitNotifier(clean_pool, interval_s=0.05)
     fanout = FanoutRunner(
         clean_pool, DOMAIN_CODEC, ProjectorSettings(batch_size=50), notifier=notifier

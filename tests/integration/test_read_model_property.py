@@ -29,6 +29,7 @@ from infra.bootstrap import create_pool
 from infra.followers.global_log import load_checkpoint
 from infra.followers.log_runner import LogRunner
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.names import name_lookups
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings
@@ -67,6 +68,7 @@ class History:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.streams = PostgresStreams(pool, DOMAIN_CODEC)
+        self.names = name_lookups(pool)
         self.envs: dict[int, UUID] = {}
         self.computes: dict[int, UUID] = {}
         self.templates: dict[int, UUID] = {}
@@ -112,7 +114,7 @@ class History:
                     template_id=uuid4(), scope=ScopeRef("tenant"),
                     name=f"t-{slot}", body=body, metadata=SYSTEM,
                 )  # fmt: skip
-                view = await templates.create_template(create, streams=s)
+                view = await templates.create_template(create, streams=s, names=self.names)
                 self.templates[slot] = view.template.id
             case "update_template" if slot in self.templates:
                 body = TemplateBody(
@@ -123,7 +125,7 @@ class History:
                 change = UpdateTemplate(
                     template_id=self.templates[slot], name=f"t-{slot}", body=body, metadata=SYSTEM
                 )
-                await templates.update_template(change, streams=s)
+                await templates.update_template(change, streams=s, names=self.names)
             case "delete_template" if slot in self.templates:
                 drop = DeleteTemplate(template_id=self.templates[slot], metadata=SYSTEM)
                 await templates.delete_template(drop, streams=s)

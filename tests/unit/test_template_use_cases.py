@@ -72,7 +72,7 @@ async def create(
     command = CreateTemplate(
         template_id=uuid4(), scope=TENANT, name=name, body=body(**fields), metadata=metadata
     )
-    return await templates.create_template(command, streams=streams)
+    return await templates.create_template(command, streams=streams, names=streams.lookups)
 
 
 async def viewer(streams: InMemoryStreams) -> EventMetadata:
@@ -176,7 +176,7 @@ async def test_a_patch_merges_what_it_sends_ignores_nulls_and_clears_what_it_nam
         "fieldsToClear": ["spec.args"],
     }
     command = PatchTemplate(template_id=view.template.id, patch=patch, metadata=SYSTEM)
-    patched = await templates.patch_template(command, streams=streams)
+    patched = await templates.patch_template(command, streams=streams, names=streams.lookups)
     spec = patched.template.body.spec
     assert (spec.num_workers, spec.distributed_framework, spec.args) == (4, "PyTorch", None)
     assert (patched.template.meta.name, patched.template.meta.description) == ("ddp", "tuned")
@@ -199,7 +199,7 @@ async def test_a_patch_that_is_not_one_is_refused_naming_its_field(
     view = await create(streams)
     command = PatchTemplate(template_id=view.template.id, patch=patch, metadata=SYSTEM)
     with pytest.raises(InvalidRequestError) as refused:
-        await templates.patch_template(command, streams=streams)
+        await templates.patch_template(command, streams=streams, names=streams.lookups)
     assert refused.value.field == field
     assert (await streams.load(view.template.id)).version == 1
 
@@ -211,12 +211,12 @@ async def test_an_update_after_a_stale_version_or_by_a_viewer_is_refused() -> No
         template_id=view.template.id, name="ddp", body=body(), expected_version=7, metadata=SYSTEM
     )
     with pytest.raises(PreconditionFailedError):
-        await templates.update_template(stale, streams=streams)
+        await templates.update_template(stale, streams=streams, names=streams.lookups)
     by_viewer = msgspec.structs.replace(
         stale, expected_version=None, metadata=await viewer(streams)
     )
     with pytest.raises(NotPermittedError):
-        await templates.update_template(by_viewer, streams=streams)
+        await templates.update_template(by_viewer, streams=streams, names=streams.lookups)
     assert (await streams.load(view.template.id)).version == 1
 
 
@@ -224,7 +224,7 @@ async def test_an_update_that_changes_nothing_writes_nothing_and_keeps_its_stamp
     streams = InMemoryStreams()
     view = await create(streams)
     same = UpdateTemplate(template_id=view.template.id, name="ddp", body=body(), metadata=SYSTEM)
-    again = await templates.update_template(same, streams=streams)
+    again = await templates.update_template(same, streams=streams, names=streams.lookups)
     assert (await streams.load(view.template.id)).version == 1
     assert again.stamps == view.stamps
 
