@@ -1,6 +1,7 @@
 """Node pools against fakes of their ports: a cluster's admins register, change and delete them,
 names unique per cluster; a template naming a pool its cluster lacks is refused naming the field
-(a cluster with no pool registered checks none); one whose pool went later says so in `runnable`."""
+(a cluster with no pool registered checks none); one whose pool went later says so in `runnable`,
+and a submission of it is refused."""
 
 from typing import Any
 from uuid import UUID, uuid4
@@ -18,16 +19,19 @@ from domain.commands import (
     CreateTemplate,
     DeleteNodePool,
     PatchTemplate,
+    RequestWorkload,
     UpdateNodePool,
 )
 from domain.events import ApplicationCreated, EventMetadata, NodePoolDeleted
 from domain.node_pools import InvalidNodePoolError, NodePoolNotFoundError
 from domain.org_units import UnknownScopeError
+from domain.submissions import Overrides
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateBody
 from domain.values import Grant, Role, ScopeKind, ScopeRef
+from domain.workloads import InvalidWorkloadError
 from services import node_pools as use_cases
-from services import org_units, templates
+from services import org_units, templates, workloads
 from services.errors import NameTakenError, NotPermittedError
 from services.ports.event_store import Append
 from tests.fakes import InMemoryStreams
@@ -187,3 +191,38 @@ def test_runnable_says_which_pools_the_template_s_cluster_no_longer_has() -> Non
     assert runnable.issue == "/spec/nodePools/1: the cluster has no node pool 'a100'"
     both = ClusterFacts(node_pools=frozenset({"v100", "a100"}))
     assert combine(shape, {}, cluster=both).runnable.is_runnable
+
+
+async def test_a_submission_runs_only_on_pools_of_its_project_s_cluster() -> None:
+    streams = InMemoryStreams()
+    cluster, _, llm, _ = await tree(streams)
+    project = ScopeRef("project", llm)
+    made = await template(streams, project, body(nodePools=["v100"], image="pt:24"))
+    v100 = await pool(streams, cluster, "v100")
+    await pool(streams, cluster, "a100")
+
+    def submission(**overrides: Any) -> RequestWorkload:
+        return RequestWorkload(
+            workload_id=uuid4(),
+            name=f"run-{uuid4().hex[:6]}",
+            cluster_id=cluster,
+            project_id=llm,
+            template_id=made.template.id,
+            overrides=msgspec.convert(overrides, Overrides),
+            metadata=SYSTEM,
+        )
+
+    async def submit(command: RequestWorkload) -> None:
+        await workloads.request_workload(command, streams=streams, names=streams.lookups)
+
+    await submit(submission())
+    with pytest.raises(InvalidWorkloadError) as refused:
+        await submit(submission(spec={"nodePools": ["h100"]}))
+    assert refused.value.field == "/spec/nodePools/0"
+    await use_cases.delete_node_pool(
+        DeleteNodePool(nodepool_id=v100, metadata=SYSTEM), streams=streams
+    )
+    with pytest.raises(InvalidWorkloadError) as refused:
+        await submit(submission())  # the template's pool is gone
+    assert refused.value.field == "/templateId"
+    await submit(submission(spec={"nodePools": ["a100"]}))
