@@ -58,6 +58,7 @@ async def populate(pool: asyncpg.Pool, count: int) -> UUID:
             asset_id=env_id, scope=TENANT, name="shared-env", spec=environment(0), metadata=ACTOR
         ),
         streams=streams,
+        names=name_lookups(pool),
     )
     spec = DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2)
 
@@ -115,7 +116,7 @@ async def our_seconds(
     update = UpdateAsset(
         asset_id=env_id, name="shared-env", spec=environment(round_), metadata=ACTOR
     )
-    await update_asset(update, streams=streams)
+    await update_asset(update, streams=streams, names=name_lookups(pool))
     last = await pool.fetchval("SELECT max(global_position) FROM events")
     # Polling the followers' checkpoints (one-row reads) is the measurement.
     while await checkpoint(pool, fanout.checkpoint_name) < last:  # noqa: ASYNC110

@@ -66,3 +66,98 @@ class NodePoolChanges(Spec, frozen=True, kw_only=True):
     gpu_resource_optimization: GpuResourceOptimization | None = None
     scheduling_configuration: SchedulingConfiguration | None = None
     network_topology_id: UUID | None = None
+
+
+# A Kubernetes object's name (a DNS subdomain): what a StorageClass is called.
+OBJECT_NAME: Final = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+StorageClassName = Annotated[str, Meta(min_length=1, max_length=253, pattern=OBJECT_NAME)]
+SizeUnit = Literal["MB", "MiB", "GB", "GiB", "TB", "TiB"]
+VolumeMode = Literal["Filesystem", "Block"]
+
+
+class StorageClassSpec(Spec, frozen=True, kw_only=True):
+    """Run:ai's StorageClassSpec: what a cluster reports of one of its StorageClasses."""
+
+    provisioner: str | None = None
+    allow_volume_expansion: bool | None = None
+    is_default: bool
+
+
+class StorageClassPermissions(Spec, frozen=True, kw_only=True):
+    """Where a class may be used (None: Run:ai's default, allowed)."""
+
+    allowed_for_assets: bool | None = None
+    allowed_for_workloads: bool | None = None
+    allowed_for_ephemeral_volumes: bool | None = None
+    allowed_for_persistent_volumes: bool | None = None
+    allow_data_sharing: bool | None = None
+
+
+class PvcAccessModes(Spec, frozen=True, kw_only=True):
+    read_write_once: bool | None = None
+    read_only_many: bool | None = None
+    read_write_many: bool | None = None
+
+
+class AccessModeCustomization(Spec, frozen=True, kw_only=True):
+    required: bool | None = None
+    default: PvcAccessModes | None = None
+    supported_values: PvcAccessModes | None = None
+
+
+class VolumeModes(Spec, frozen=True, kw_only=True):
+    filesystem: bool | None = None
+    block: bool | None = None
+
+
+class VolumeModeCustomization(Spec, frozen=True, kw_only=True):
+    required: bool | None = None
+    default: VolumeMode | None = None
+    supported_values: VolumeModes | None = None
+
+
+class ClaimSizeCustomization(Spec, frozen=True, kw_only=True):
+    default: Quantity | None = None
+    supported_units: tuple[SizeUnit, ...] | None = None
+    min: Quantity | None = None
+    max: Quantity | None = None
+    step: Quantity | None = None
+
+
+AttributeKey = Annotated[
+    str, Meta(min_length=1, max_length=63, pattern=r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+]
+Given = Annotated[str, Meta(min_length=1)]
+
+
+class PvcAddedAttribute(Spec, frozen=True, kw_only=True):
+    """An annotation every PVC of the class carries, and how a form asks for it."""
+
+    key: AttributeKey
+    format: Literal["text", "number", "boolean"] | None = None
+    display: Given | None = None
+    description: Given | None = None
+    placeholder: Given | None = None
+    required: bool | None = None
+    default_value: Given | None = None
+    validation_regexp: Given | None = None
+    min_value: float | None = None
+    max_value: float | None = None
+    step: float | None = None
+    validation_error: Given | None = None
+
+
+class StorageClassCustomization(Spec, frozen=True, kw_only=True):
+    """What a PVC of the class may ask (access modes, volume mode, size) and is given unasked."""
+
+    access_mode: AccessModeCustomization | None = None
+    volume_mode: VolumeModeCustomization | None = None
+    claim_size: ClaimSizeCustomization | None = None
+    attributes: tuple[PvcAddedAttribute, ...] | None = None
+
+
+class StorageClassRules(Spec, frozen=True, kw_only=True):
+    """A class's configuration, as administrators set it: where it may be used, and how."""
+
+    permissions: StorageClassPermissions | None = None
+    customization: StorageClassCustomization | None = None

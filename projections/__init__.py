@@ -17,6 +17,7 @@ from projections import (
     node_pool_catalogue,
     org_units,
     policy_catalogue,
+    storage_class_catalogue,
     template_catalogue,
     tenant_settings,
     workload_catalogue,
@@ -62,6 +63,13 @@ ALL: tuple[Projection, ...] = (
         node_pool_catalogue.apply,
         (node_pool_catalogue.NAME,),
         streams=frozenset({"nodepool"}),
+        version=1,
+    ),
+    Projection(
+        storage_class_catalogue.NAME,
+        storage_class_catalogue.apply,
+        (storage_class_catalogue.NAME, storage_class_catalogue.CONFIGURATIONS),
+        streams=frozenset({"storageclass", "storageclassconfig"}),
         version=1,
     ),
     Projection(

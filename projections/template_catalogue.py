@@ -14,12 +14,11 @@ import msgspec
 
 from domain import assets as asset_rules
 from domain.assets import Asset
-from domain.cluster_facts import ClusterFacts
+from domain.cluster_facts import NOTHING, ClusterFacts
 from domain.combined import Combined, combine, master_of
 from domain.events import (
     AssetEvent,
     AssetVersion,
-    NodePoolCreated,
     RecordedEvent,
     TemplateCreated,
     TemplateDeleted,
@@ -232,14 +231,12 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> set
     if not kept:
         return moved
     states = await _asset_states(conn, {v for _, d in kept for v in d.body.asset_versions})
-    facts = await template_facts.of_clusters(
-        conn,
-        (d.meta.cluster_id for _, d in kept if template_facts.named(d.body.spec, d.body.master)),
-    )
-    combined = {
-        t: _combine_with(d.body, states, template_facts.of(facts, d.meta.cluster_id))
-        for t, d in kept
-    }
+    combined = {t: _combine_with(d.body, states, NOTHING) for t, d in kept}
+    # Worked out again on their clusters' facts: those resting on any (few), read in one query.
+    resting = [(t, d) for t, d in kept if template_facts.rests_on(combined[t])]
+    facts = await template_facts.of_clusters(conn, (d.meta.cluster_id for _, d in resting))
+    for t, d in resting:
+        combined[t] = _combine_with(d.body, states, template_facts.of(facts, d.meta.cluster_id))
     rows = [
         _Upserted(
             template_id=t,
@@ -355,11 +352,11 @@ _TEMPLATE_EVENTS: Final = (
 )
 
 
-# The streams of the events above, of the assets' (whose states it keeps) and of the node pools'
-# (its clusters' facts): no other event changes the read model.
+# The streams of the events above, of the assets' (whose states it keeps) and of its clusters'
+# facts: no other event changes the read model.
 STREAMS: Final = frozenset(
     stream_type_of(event_tag(event_type))
-    for event_type in (*_TEMPLATE_EVENTS, *typing.get_args(AssetEvent), NodePoolCreated)
+    for event_type in (*_TEMPLATE_EVENTS, *typing.get_args(AssetEvent), *template_facts.EVENTS)
 )
 
 

@@ -1,50 +1,86 @@
 """The template read model's facts of each cluster (`template_cluster_facts`): what its templates'
-combined specs rest on there (its node pools, by their streams), kept from their events, so a
-template's `runnable` says what its cluster lacks (domain/cluster_facts.py)."""
+combined specs rest on there (node pools, storage classes and their configurations, by stream),
+kept from their events, so `runnable` says what the cluster lacks (domain/cluster_facts.py)."""
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 from uuid import UUID
 
+import msgspec
+
+from domain import storage_classes, storage_rules
 from domain.cluster_facts import NOTHING, ClusterFacts
+from domain.cluster_specs import StorageClassRules
 from domain.combined import Combined
-from domain.events import NodePoolCreated, NodePoolDeleted, RecordedEvent
-from domain.template_specs import DistributedTemplateSpec, MasterSection
+from domain.events import (
+    NodePoolCreated,
+    NodePoolDeleted,
+    RecordedEvent,
+    StorageClassConfigurationCreated,
+    StorageClassConfigurationDeleted,
+    StorageClassConfigurationUpdated,
+    StorageClassRegistered,
+    StorageClassRemoved,
+)
+from domain.storage_rules import StorageFacts
 from projections.executor import Executor
 
-EVENTS = (NodePoolCreated, NodePoolDeleted)
-
-
-def named(spec: DistributedTemplateSpec, master: MasterSection | None) -> bool:
-    """Whether a template's own specs name anything of its cluster's (a node pool)."""
-    master_spec = master.spec if master is not None else None
-    return bool(spec.node_pools or (master_spec is not None and master_spec.node_pools))
+EVENTS: Final = (
+    NodePoolCreated,
+    NodePoolDeleted,
+    StorageClassRegistered,
+    StorageClassRemoved,
+    StorageClassConfigurationCreated,
+    StorageClassConfigurationUpdated,
+    StorageClassConfigurationDeleted,
+)
+_encode = msgspec.json.Encoder().encode
+_decode_rules = msgspec.json.Decoder(StorageClassRules).decode
+_INSERT: Final = (
+    "INSERT INTO template_cluster_facts (stream_id, cluster_id, kind, name, detail)"
+    " VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT DO NOTHING"
+)
+_DELETE: Final = "DELETE FROM template_cluster_facts WHERE stream_id = $1 RETURNING cluster_id"
 
 
 def rests_on(combined: Combined) -> bool:
-    """Whether combined specs rest on what their cluster holds: a change there works them out
-    again (template_catalogue.py `_recombine`)."""
+    """Whether combined specs rest on what their cluster holds (a node pool, a new volume's
+    storage class): a change there works them out again (template_catalogue.py `_recombine`)."""
     master = combined.master
-    return bool(combined.spec.node_pools or (master is not None and master.node_pools))
+    specs = [("", combined.spec), ("", master)]
+    pools = combined.spec.node_pools or (master is not None and master.node_pools)
+    return bool(pools or storage_rules.named_in(specs))
 
 
 async def record(conn: Executor, batch: Sequence[RecordedEvent]) -> set[UUID]:
-    """Each node pool made or deleted, kept as a fact of its cluster; the clusters whose facts
-    these events moved. Written once (stream ids are never reused), so safe to run twice."""
+    """Each fact these events make, change or end, kept for its cluster; the clusters whose
+    facts moved. Safe to run twice: a fact is its stream's, made and ended by its events."""
     moved: set[UUID] = set()
     for recorded in batch:
         match recorded.event:
             case NodePoolCreated() as e:
-                await conn.execute(
-                    "INSERT INTO template_cluster_facts (stream_id, cluster_id, kind, name)"
-                    " VALUES ($1, $2, 'nodepool', $3) ON CONFLICT DO NOTHING",
-                    e.nodepool_id, e.cluster_id, e.name,
-                )  # fmt: skip
+                await conn.execute(_INSERT, e.nodepool_id, e.cluster_id, "nodepool", e.name, None)
                 moved.add(e.cluster_id)
-            case NodePoolDeleted() as e:
-                gone = await conn.fetch(
-                    "DELETE FROM template_cluster_facts WHERE stream_id = $1 RETURNING cluster_id",
-                    e.nodepool_id,
+            case StorageClassRegistered() as e:
+                stream_id = storage_classes.stream_of(e.cluster_id, e.name)
+                await conn.execute(_INSERT, stream_id, e.cluster_id, "storageclass", e.name, None)
+                moved.add(e.cluster_id)
+            case StorageClassConfigurationCreated() as e:
+                rules = _encode(e.rules).decode()
+                await conn.execute(
+                    _INSERT, e.configuration_id, e.cluster_id, "storageclassconfig", e.name, rules
                 )
+                moved.add(e.cluster_id)
+            case StorageClassConfigurationUpdated() as e:
+                changed = await conn.fetch(
+                    "UPDATE template_cluster_facts SET detail = $2::jsonb WHERE stream_id = $1"
+                    " RETURNING cluster_id",
+                    e.configuration_id,
+                    _encode(e.rules).decode(),
+                )
+                moved.update(row["cluster_id"] for row in changed)
+            case NodePoolDeleted() | StorageClassRemoved() | StorageClassConfigurationDeleted():
+                gone = await conn.fetch(_DELETE, recorded.stream_id)
                 moved.update(row["cluster_id"] for row in gone)
             case _:
                 pass
@@ -57,14 +93,31 @@ async def of_clusters(conn: Executor, clusters: Iterable[UUID | None]) -> dict[U
     if not wanted:
         return {}
     rows = await conn.fetch(
-        "SELECT cluster_id, name FROM template_cluster_facts WHERE cluster_id = ANY($1::uuid[])"
-        " AND kind = 'nodepool'",
+        "SELECT cluster_id, kind, name, detail::text AS detail FROM template_cluster_facts"
+        " WHERE cluster_id = ANY($1::uuid[])",
         wanted,
     )
     pools: dict[UUID, set[str]] = {}
+    classes: dict[UUID, set[str]] = {}
+    rules: dict[UUID, dict[str, StorageClassRules]] = {}
     for row in rows:
-        pools.setdefault(row["cluster_id"], set()).add(row["name"])
-    return {c: ClusterFacts(node_pools=frozenset(names)) for c, names in pools.items()}
+        cluster, name = row["cluster_id"], row["name"]
+        match row["kind"]:
+            case "nodepool":
+                pools.setdefault(cluster, set()).add(name)
+            case "storageclass":
+                classes.setdefault(cluster, set()).add(name)
+            case "storageclassconfig":
+                rules.setdefault(cluster, {})[name] = _decode_rules(row["detail"])
+    return {
+        c: ClusterFacts(
+            node_pools=frozenset(pools.get(c, ())),
+            storage=StorageFacts(
+                classes=frozenset(classes[c]) if c in classes else None, rules=rules.get(c, {})
+            ),
+        )
+        for c in {*pools, *classes, *rules}
+    }
 
 
 def of(facts: Mapping[UUID, ClusterFacts], cluster_id: UUID | None) -> ClusterFacts:

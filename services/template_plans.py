@@ -253,7 +253,9 @@ async def _one(
         department_id=department_id,
         project_id=project_id,
     )
-    versions, found = await checked_body(body, lineage, cluster_id, streams=streams, names=lookups)
+    body, versions, found = await checked_body(
+        body, lineage, cluster_id, streams=streams, names=lookups
+    )
     current = await _current(scope, meta.name, streams, lookups.holder)
     template_id = current.id if current is not None else uuid4()
     if current is None:

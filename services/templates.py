@@ -7,13 +7,13 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, name_rules, policies, templates, tenant_settings
+from domain import assets, name_rules, policies, storage_rules, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
 from domain.events import AssetVersion, Event, EventMetadata, TemplateCreated
 from domain.policies import Effective
-from domain.specs import EnvironmentSpec
+from domain.specs import EnvironmentSpec, PvcSpec
 from domain.template_rules import InvalidTemplateError
 from domain.template_specs import ReplicaSpec, TemplateAssets
 from domain.templates import Template, TemplateBody
@@ -26,6 +26,7 @@ from services import (
     node_pools,
     registries,
     stamps,
+    storage_classes,
     template_patch,
     uses,
 )
@@ -82,11 +83,11 @@ async def create_template(
             ],
             remembered=remembered,
         )
-        meta, versions, found = await _checked_creation(cmd, loader, names)
+        meta, body, versions, found = await _checked_creation(cmd, loader, names)
         return _Decided(
-            events=templates.create(None, cmd.template_id, meta, cmd.body, versions),
+            events=templates.create(None, cmd.template_id, meta, body, versions),
             name=name_claim(meta),
-            uses=uses_of(cmd.name, cmd.scope, cmd.body),
+            uses=uses_of(cmd.name, cmd.scope, body),
             checked=loader.checked,
             found=found,
         )
@@ -108,9 +109,9 @@ async def create_template(
 
 async def _checked_creation(
     cmd: CreateTemplate, streams: StreamLoader, names: Lookups
-) -> tuple[TemplateMeta, tuple[AssetVersion, ...], dict[UUID, Asset]]:
-    """What a creation may be made of, once the caller may make it there: its meta, and the
-    versions of the assets it links and the assets themselves."""
+) -> tuple[TemplateMeta, TemplateBody, tuple[AssetVersion, ...], dict[UUID, Asset]]:
+    """What a creation may be made of, once the caller may make it there: its meta, its body
+    as checked, and the versions of the assets it links and the assets themselves."""
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
     lineage = await access.require_in(
         cmd.metadata, cmd.scope, "editor", "create templates", streams=streams, field=field
@@ -124,10 +125,10 @@ async def _checked_creation(
         department_id=department_id,
         project_id=project_id,
     )
-    versions, found = await checked_body(
+    body, versions, found = await checked_body(
         cmd.body, lineage, cluster_id, streams=streams, names=names
     )
-    return meta, versions, found
+    return meta, body, versions, found
 
 
 async def checked_body(
@@ -137,10 +138,10 @@ async def checked_body(
     *,
     streams: StreamLoader,
     names: Lookups,
-) -> tuple[tuple[AssetVersion, ...], dict[UUID, Asset]]:
+) -> tuple[TemplateBody, tuple[AssetVersion, ...], dict[UUID, Asset]]:
     """What a body may hold in its scope (the tenant's settings, its assets, registries, data
-    volumes and its cluster's node pools): the versions of the assets it refers to, and the
-    assets themselves."""
+    volumes, its cluster's node pools and storage classes): the body with its classes' defaults,
+    the versions of the assets it refers to, and the assets themselves."""
     _allowed(await settings_of(streams), body, cluster_id)
     versions, found = await _linked(body, lineage, streams)
     await _check_registries(body, lineage, streams)
@@ -148,7 +149,8 @@ async def checked_body(
     await node_pools.check_named(
         _replica_specs(body), cluster_id, names=names, refuse=InvalidTemplateError
     )
-    return versions, found
+    body = await _check_storage(body, cluster_id, found, streams, names)
+    return body, versions, found
 
 
 def _same_template(first: Event, second: Event) -> bool:
@@ -217,7 +219,7 @@ async def _edit(
     if expected_version is not None and expected_version != stream.version:
         raise PreconditionFailedError(expected_version, stream.version)
     name, description, body = edit(current)
-    versions, found = await checked_body(
+    body, versions, found = await checked_body(
         body, current.meta.lineage, current.meta.cluster_id, streams=streams, names=names
     )
     events = templates.update(
@@ -436,6 +438,41 @@ async def _check_data_volumes(
     sections = [("/assets", body.assets), ("/master/assets", _master_links(body))]
     mounted = data_volumes.mounted_in(sections)
     await data_volumes.check_usable(mounted, lineage, streams=streams, refuse=InvalidTemplateError)
+
+
+async def _check_storage(
+    body: TemplateBody,
+    cluster_id: UUID | None,
+    found: dict[UUID, Asset],
+    streams: StreamLoader,
+    names: Lookups,
+) -> TemplateBody:
+    """Its new volumes, and those of the PVC data sources it loads, held to their storage
+    classes (domain/storage_rules.py); its own given their classes' defaults."""
+    loaded = [
+        (f"{at}/datasources/{i}/id", spec)
+        for at, links in (("/assets", body.assets), ("/master/assets", _master_links(body)))
+        for i, link in enumerate((links.datasources or ()) if links else ())
+        if (asset := found.get(link.id)) is not None and isinstance(spec := asset.spec, PvcSpec)
+    ]
+    classes = storage_rules.named_in(_replica_specs(body)) | {
+        name for _, spec in loaded if (name := storage_rules.class_of(spec)) is not None
+    }
+    if not classes:
+        return body
+    facts = await storage_classes.facts_for(cluster_id, classes, streams=streams, names=names)
+    for field, spec in loaded:
+        _, issues = storage_rules.volume_checked(spec, "", facts, "workload")
+        storage_classes.refused([(field, reason) for _, reason in issues], InvalidTemplateError)
+    worker, issues = storage_rules.spec_checked(body.spec, "/spec", facts)
+    storage_classes.refused(issues, InvalidTemplateError)
+    assert worker is not None
+    master = body.master
+    if master is not None:
+        master_spec, issues = storage_rules.spec_checked(master.spec, "/master/spec", facts)
+        storage_classes.refused(issues, InvalidTemplateError)
+        master = msgspec.structs.replace(master, spec=master_spec)
+    return msgspec.structs.replace(body, spec=worker, master=master)
 
 
 def referenced(body: TemplateBody) -> list[UUID]:

@@ -30,6 +30,12 @@ from domain.org_units import (
 from domain.pointers import pointer_in
 from domain.policies import InvalidPolicyError, PolicyNotFoundError
 from domain.registries import RegistryInUseError
+from domain.storage_classes import (
+    ConfigurationNotFoundError,
+    InvalidConfigurationError,
+    InvalidStorageClassError,
+    StorageClassNotFoundError,
+)
 from domain.template_documents import InvalidDocumentError
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
@@ -120,6 +126,10 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     OrgUnitNotFoundError: 404,
     NodePoolNotFoundError: 404,
     InvalidNodePoolError: 400,
+    StorageClassNotFoundError: 404,
+    ConfigurationNotFoundError: 404,
+    InvalidStorageClassError: 400,
+    InvalidConfigurationError: 400,
     UnknownScopeError: 400,
     OrgUnitExistsError: 409,
     OrgUnitNotEmptyError: 409,

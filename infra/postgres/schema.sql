@@ -278,6 +278,28 @@ CREATE TABLE signed_out_sessions (
     CONSTRAINT signed_out_sessions_pkey PRIMARY KEY (session_id)
 );
 
+CREATE TABLE storage_class_catalogue (
+    cluster_id uuid NOT NULL,
+    name       text NOT NULL,
+    spec       jsonb NOT NULL,
+    version    integer NOT NULL,
+    CONSTRAINT storage_class_catalogue_pkey PRIMARY KEY (cluster_id, name)
+);
+
+CREATE TABLE storage_class_configuration_catalogue (
+    configuration_id uuid NOT NULL,
+    cluster_id       uuid NOT NULL,
+    name             text NOT NULL,
+    rules            jsonb NOT NULL,
+    created_at       timestamp with time zone NOT NULL,
+    created_by       text NOT NULL,
+    updated_at       timestamp with time zone NOT NULL,
+    updated_by       text NOT NULL,
+    version          integer NOT NULL,
+    CONSTRAINT storage_class_configuration_catalogue_pkey PRIMARY KEY (configuration_id)
+);
+CREATE INDEX storage_class_configuration_catalogue_class_idx ON public.storage_class_configuration_catalogue USING btree (cluster_id, name);
+
 CREATE TABLE stream_names (
     namespace text NOT NULL,
     name      text NOT NULL,
@@ -332,6 +354,7 @@ CREATE TABLE template_cluster_facts (
     cluster_id uuid NOT NULL,
     kind       text NOT NULL,
     name       text NOT NULL,
+    detail     jsonb,
     CONSTRAINT template_cluster_facts_pkey PRIMARY KEY (stream_id)
 );
 CREATE INDEX template_cluster_facts_cluster_idx ON public.template_cluster_facts USING btree (cluster_id);

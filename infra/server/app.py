@@ -43,6 +43,7 @@ from infra.http.priorities import PRIORITY_ROUTES
 from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.registries import REGISTRY_ROUTES
 from infra.http.service_accounts import SERVICE_ACCOUNT_ROUTES
+from infra.http.storage_classes import STORAGE_CLASS_ROUTES
 from infra.http.template_plans import TEMPLATE_PLAN_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tenant_settings import SETTING_ROUTES
@@ -159,6 +160,7 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *APP_ROUTES,
             *ORG_UNIT_ROUTES,
             *NODE_POOL_ROUTES,
+            *STORAGE_CLASS_ROUTES,
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,

@@ -86,19 +86,23 @@ class History:
                     asset_id=uuid4(), scope=ScopeRef("tenant"), name=f"env-{slot}",
                     spec=EnvironmentSpec(image=f"pt:{value}"), metadata=SYSTEM,
                 )  # fmt: skip
-                self.envs[slot] = (await assets.create_asset(command, streams=s)).state.id
+                self.envs[slot] = (
+                    await assets.create_asset(command, streams=s, names=self.names)
+                ).state.id
             case "compute":
                 command = CreateAsset(
                     asset_id=uuid4(), scope=ScopeRef("tenant"), name=f"gpu-{slot}",
                     spec=ComputeSpec(gpu_devices_request=value), metadata=SYSTEM,
                 )  # fmt: skip
-                self.computes[slot] = (await assets.create_asset(command, streams=s)).state.id
+                self.computes[slot] = (
+                    await assets.create_asset(command, streams=s, names=self.names)
+                ).state.id
             case "update_env" if slot in self.envs:
                 update = UpdateAsset(
                     asset_id=self.envs[slot], name=f"env-{slot}",
                     spec=EnvironmentSpec(image=f"pt:{value}-u"), metadata=SYSTEM,
                 )  # fmt: skip
-                await assets.update_asset(update, streams=s)
+                await assets.update_asset(update, streams=s, names=self.names)
             case "delete_env" if slot in self.envs:
                 delete = DeleteAsset(asset_id=self.envs[slot], kind="environment", metadata=SYSTEM)
                 await assets.delete_asset(delete, streams=s)

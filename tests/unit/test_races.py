@@ -110,12 +110,12 @@ async def test_an_asset_update_that_loses_a_race_is_decided_again() -> None:
         other = EnvironmentSpec(image="nvcr.io/nvidia/pytorch:24.10-py3")
         update = UpdateAsset(asset_id=env, name="pt", spec=other, metadata=SYSTEM)
         streams.races, racer = 0, streams.racer  # the racer's own append is not raced
-        await assets.update_asset(update, streams=streams)
+        await assets.update_asset(update, streams=streams, names=streams.lookups)
         streams.racer = racer
 
     streams.target, streams.races, streams.racer = env, 1, background
     command = UpdateAsset(asset_id=env, name="pt", spec=newer, metadata=SYSTEM)
-    updated = await assets.update_asset(command, streams=streams)
+    updated = await assets.update_asset(command, streams=streams, names=streams.lookups)
     assert msgspec.to_builtins(updated.state.spec)["image"].endswith("25.01-py3")
 
 

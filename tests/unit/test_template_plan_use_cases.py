@@ -75,6 +75,7 @@ async def setup() -> tuple[InMemoryStreams, Lookups]:
                 metadata=SYSTEM,
             ),
             streams=streams,
+            names=streams.lookups,
         )
     return streams, Lookups(streams.holder, streams.holders_in)
 

@@ -60,7 +60,7 @@ async def environment(
         workload_supported_types=WorkloadSupportedTypes(distributed=True, dist_framework="PyTorch"),
         metadata=SYSTEM,
     )
-    return (await assets.create_asset(command, streams=streams)).state.id
+    return (await assets.create_asset(command, streams=streams, names=streams.lookups)).state.id
 
 
 async def create(
@@ -115,7 +115,9 @@ async def test_a_create_decided_on_what_moved_on_since_is_decided_again_from_wha
     streams.remember(env)  # as a process keeps it after a create read it
     newer = EnvironmentSpec(image="nvcr.io/nvidia/pytorch:25.01-py3")
     await assets.update_asset(
-        UpdateAsset(asset_id=env, name="pt", spec=newer, metadata=SYSTEM), streams=streams
+        UpdateAsset(asset_id=env, name="pt", spec=newer, metadata=SYSTEM),
+        streams=streams,
+        names=streams.lookups,
     )
     view = await create(streams, assets={"environment": str(env)})
     assert view.combined.spec.image == "nvcr.io/nvidia/pytorch:25.01-py3"
