@@ -113,7 +113,7 @@ ALL: tuple[Projection, ...] = (
         (template_catalogue.NAME, "template_asset_states", "template_cluster_facts"),
         template_catalogue.apply_batch,
         template_catalogue.STREAMS,
-        version=1,
+        version=2,  # 2: which rows rest on their cluster's facts (its node pools, storage classes)
     ),
     Projection(
         workload_catalogue.NAME,
