@@ -29,6 +29,7 @@ from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.projection_runner import ProjectionRunner
 from infra.jetstream.outbox_relay import checkpoint_name, ensure_stream
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.names import name_lookups
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings, NatsSettings, ProjectorSettings, RelaySettings
@@ -57,6 +58,7 @@ async def populate(pool: asyncpg.Pool, count: int) -> UUID:
             asset_id=env_id, scope=TENANT, name="shared-env", spec=environment(0), metadata=ACTOR
         ),
         streams=streams,
+        names=name_lookups(pool),
     )
     spec = DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2)
 
@@ -66,7 +68,7 @@ async def populate(pool: asyncpg.Pool, count: int) -> UUID:
             template_id=uuid4(), scope=TENANT, name=f"t{i:05}", body=body,
             metadata=ACTOR,
         )  # fmt: skip
-        await create_template(command, streams=streams)
+        await create_template(command, streams=streams, names=name_lookups(pool))
 
     for start in range(0, count, 32):
         await asyncio.gather(*(one(i) for i in range(start, min(count, start + 32))))
@@ -114,7 +116,7 @@ async def our_seconds(
     update = UpdateAsset(
         asset_id=env_id, name="shared-env", spec=environment(round_), metadata=ACTOR
     )
-    await update_asset(update, streams=streams)
+    await update_asset(update, streams=streams, names=name_lookups(pool))
     last = await pool.fetchval("SELECT max(global_position) FROM events")
     # Polling the followers' checkpoints (one-row reads) is the measurement.
     while await checkpoint(pool, fanout.checkpoint_name) < last:  # noqa: ASYNC110

@@ -8,8 +8,9 @@ from uuid import UUID
 
 import msgspec
 
-from domain import priorities
+from domain import cluster_facts, priorities
 from domain.assets import Asset
+from domain.cluster_facts import ClusterFacts
 from domain.specs import (
     ComputeSpec,
     ConfigMapSpec,
@@ -89,10 +90,11 @@ def combine(
     worker_defaults: Mapping[str, Any] = _NONE,
     master_defaults: Mapping[str, Any] = _NONE,
     copy_master: bool = True,
+    cluster: ClusterFacts = cluster_facts.NOTHING,
 ) -> Combined:
-    """`assets`: every asset the template refers to that still exists, by id. A project's policy
-    defaults, if given, lie beneath the assets, above ours. `copy_master` False leaves the
-    same-as-worker master out (None), for a store that copies it when read."""
+    """`assets`: every asset the template refers to that still exists, by id; `cluster`: what its
+    cluster holds, for `runnable`. A project's policy defaults lie beneath the assets, above ours.
+    `copy_master` False leaves the same-as-worker master out (None), for a store that copies it."""
     problems: list[str] = []
     worker = _resolve(body.assets, body.spec, assets, problems, worker_defaults)
     framework = worker.get("distributedFramework")
@@ -114,6 +116,7 @@ def combine(
     issue = runnable_issue(spec, master, body.master_spec_same_as_worker)
     if issue is not None:
         problems.append(issue)
+    problems.extend(cluster_facts.issues(spec, master, body.master_spec_same_as_worker, cluster))
     runnable = Runnable(not problems, "; ".join(problems) or None)
     return Combined(spec=spec, master=master, runnable=runnable)
 

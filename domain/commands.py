@@ -6,6 +6,12 @@ from uuid import UUID, uuid4
 
 import msgspec
 
+from domain.cluster_specs import (
+    NodePoolChanges,
+    NodePoolSpec,
+    StorageClassRules,
+    StorageClassSpec,
+)
 from domain.events import EventMetadata
 from domain.policies import PolicyBody
 from domain.specs import (
@@ -321,6 +327,73 @@ class ChangeWorkload(msgspec.Struct, frozen=True, kw_only=True):
 
     workload_id: UUID
     action: Literal["suspend", "resume", "delete"]
+    metadata: EventMetadata
+
+
+class CreateNodePool(msgspec.Struct, frozen=True, kw_only=True):
+    """`keyed` as CreateAsset's."""
+
+    nodepool_id: UUID
+    keyed: bool = False
+    cluster_id: UUID
+    name: str
+    spec: NodePoolSpec
+    metadata: EventMetadata
+
+
+class UpdateNodePool(msgspec.Struct, frozen=True, kw_only=True):
+    """A PUT (`whole`) or a PATCH of the pool's spec (domain/node_pools.py `changed`)."""
+
+    nodepool_id: UUID
+    changes: NodePoolChanges
+    whole: bool
+    metadata: EventMetadata
+
+
+class DeleteNodePool(msgspec.Struct, frozen=True, kw_only=True):
+    nodepool_id: UUID
+    metadata: EventMetadata
+
+
+class RegisterStorageClass(msgspec.Struct, frozen=True, kw_only=True):
+    """A cluster has the class `name` (anew, or as it now reports it)."""
+
+    cluster_id: UUID
+    name: str
+    spec: StorageClassSpec
+    metadata: EventMetadata
+
+
+class RemoveStorageClass(msgspec.Struct, frozen=True, kw_only=True):
+    cluster_id: UUID
+    name: str
+    metadata: EventMetadata
+
+
+class CreateStorageClassConfiguration(msgspec.Struct, frozen=True, kw_only=True):
+    """`keyed` as CreateAsset's."""
+
+    configuration_id: UUID
+    keyed: bool = False
+    cluster_id: UUID
+    name: str
+    rules: StorageClassRules
+    metadata: EventMetadata
+
+
+class UpdateStorageClassConfiguration(msgspec.Struct, frozen=True, kw_only=True):
+    """A PUT (`whole`: `rules` replace the configuration's) or a PATCH (merged, and the
+    attributes of `remove_attributes` dropped: domain/storage_classes.py `patched`)."""
+
+    configuration_id: UUID
+    rules: StorageClassRules
+    whole: bool
+    remove_attributes: tuple[str, ...] = ()
+    metadata: EventMetadata
+
+
+class DeleteStorageClassConfiguration(msgspec.Struct, frozen=True, kw_only=True):
+    configuration_id: UUID
     metadata: EventMetadata
 
 

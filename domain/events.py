@@ -10,6 +10,7 @@ from uuid import UUID
 
 import msgspec
 
+from domain.cluster_specs import NodePoolSpec, StorageClassRules, StorageClassSpec
 from domain.policy_rules import PolicyRule
 from domain.specs import (
     AnyDataSourceSpec,
@@ -199,6 +200,78 @@ class UserRoleRevoked(Event, tag="user.role_revoked.v1", frozen=True, kw_only=Tr
 UserEvent = UserRoleGranted | UserRoleRevoked
 
 ClusterEvent = ClusterCreated | ClusterRenamed | ClusterDeleted
+
+
+class NodePoolCreated(Event, tag="nodepool.created.v1", frozen=True, kw_only=True):
+    """A node pool of a cluster: the nodes carrying `spec`'s label, named uniquely there."""
+
+    nodepool_id: UUID
+    cluster_id: UUID
+    name: str
+    spec: NodePoolSpec
+
+
+class NodePoolUpdated(Event, tag="nodepool.updated.v1", frozen=True, kw_only=True):
+    """The pool's spec as it now is (its name and cluster never change)."""
+
+    nodepool_id: UUID
+    spec: NodePoolSpec
+
+
+class NodePoolDeleted(Event, tag="nodepool.deleted.v1", frozen=True, kw_only=True):
+    nodepool_id: UUID
+
+
+NodePoolEvent = NodePoolCreated | NodePoolUpdated | NodePoolDeleted
+
+
+class StorageClassRegistered(Event, tag="storageclass.registered.v1", frozen=True, kw_only=True):
+    """A cluster has this StorageClass, as it reports it now (again, after a change)."""
+
+    cluster_id: UUID
+    name: str
+    spec: StorageClassSpec
+
+
+class StorageClassRemoved(Event, tag="storageclass.removed.v1", frozen=True, kw_only=True):
+    cluster_id: UUID
+    name: str
+
+
+StorageClassEvent = StorageClassRegistered | StorageClassRemoved
+
+
+class StorageClassConfigurationCreated(
+    Event, tag="storageclassconfig.created.v1", frozen=True, kw_only=True
+):
+    """How the class `name` of a cluster may be used, set by its administrators."""
+
+    configuration_id: UUID
+    cluster_id: UUID
+    name: str
+    rules: StorageClassRules
+
+
+class StorageClassConfigurationUpdated(
+    Event, tag="storageclassconfig.updated.v1", frozen=True, kw_only=True
+):
+    """The configuration's rules as they now are (its cluster and class never change)."""
+
+    configuration_id: UUID
+    rules: StorageClassRules
+
+
+class StorageClassConfigurationDeleted(
+    Event, tag="storageclassconfig.deleted.v1", frozen=True, kw_only=True
+):
+    configuration_id: UUID
+
+
+StorageClassConfigurationEvent = (
+    StorageClassConfigurationCreated
+    | StorageClassConfigurationUpdated
+    | StorageClassConfigurationDeleted
+)
 DepartmentEvent = DepartmentCreated | DepartmentUpdated | DepartmentDeleted
 ProjectEvent = ProjectCreated | ProjectUpdated | ProjectDeleted
 OrgUnitEvent = ClusterEvent | DepartmentEvent | ProjectEvent
@@ -623,6 +696,9 @@ DomainEvent = (
     ApplicationEvent
     | UserEvent
     | OrgUnitEvent
+    | NodePoolEvent
+    | StorageClassEvent
+    | StorageClassConfigurationEvent
     | AssetEvent
     | CredentialEvent
     | RegistryEvent

@@ -15,8 +15,10 @@ from projections import (
     audit_index,
     audit_log,
     data_volume_catalogue,
+    node_pool_catalogue,
     org_units,
     policy_catalogue,
+    storage_class_catalogue,
     template_catalogue,
     tenant_settings,
     workload_catalogue,
@@ -58,6 +60,20 @@ ALL: tuple[Projection, ...] = (
         version=2,  # 2: each unit's totalGpuQuota, as a number and as its text
     ),
     Projection(
+        node_pool_catalogue.NAME,
+        node_pool_catalogue.apply,
+        (node_pool_catalogue.NAME,),
+        streams=frozenset({"nodepool"}),
+        version=1,
+    ),
+    Projection(
+        storage_class_catalogue.NAME,
+        storage_class_catalogue.apply,
+        (storage_class_catalogue.NAME, storage_class_catalogue.CONFIGURATIONS),
+        streams=frozenset({"storageclass", "storageclassconfig"}),
+        version=1,
+    ),
+    Projection(
         asset_catalogue.NAME,
         asset_catalogue.apply,
         (asset_catalogue.NAME,),
@@ -95,10 +111,10 @@ ALL: tuple[Projection, ...] = (
     Projection(
         template_catalogue.NAME,
         template_catalogue.apply,
-        (template_catalogue.NAME, "template_asset_states"),
+        (template_catalogue.NAME, "template_asset_states", "template_cluster_facts"),
         template_catalogue.apply_batch,
         template_catalogue.STREAMS,
-        version=1,
+        version=2,  # 2: which rows rest on their cluster's facts (its node pools, storage classes)
     ),
     Projection(
         workload_catalogue.NAME,

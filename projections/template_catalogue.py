@@ -1,6 +1,6 @@
 """Read model of templates: one row per live template, its used assets indexed, its combined
-specs and runnable state worked out from the asset versions its stream records (kept per version
-in `template_asset_states`), so a read is one row: docs/decisions/0024-read-models.md."""
+specs and runnable state worked out from the asset versions it records (`template_asset_states`)
+and its cluster's facts (projections/template_facts.py): docs/decisions/0024-read-models.md."""
 
 import typing
 from collections import OrderedDict
@@ -14,6 +14,7 @@ import msgspec
 
 from domain import assets as asset_rules
 from domain.assets import Asset
+from domain.cluster_facts import NOTHING, ClusterFacts
 from domain.combined import Combined, combine, master_of
 from domain.events import (
     AssetEvent,
@@ -29,6 +30,7 @@ from domain.events import (
 from domain.template_specs import DistributedTemplateSpec, MasterSection, TemplateAssets
 from domain.templates import Template, TemplateBody
 from domain.values import AssetMeta, ScopeRef, TemplateMeta
+from projections import template_facts
 from projections.asset_catalogue import SPECS
 from projections.executor import Executor
 
@@ -182,12 +184,12 @@ def _evolve(draft: _Draft | None, recorded: RecordedEvent) -> _Draft | None:
             return None
 
 
-async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
+async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> set[UUID]:
     """Fold each template's events of the batch into its row in memory, from the rows as stored
-    (read once for all; a stream starting in this batch from nothing, unread), then upsert every
-    moved row in one statement, delete in one more. Events at or below a row's version: skipped."""
+    (read once; a stream new in this batch, unread), then upsert every moved row in one statement,
+    delete in one more; the templates moved. Events at or below a row's version: skipped."""
     if not batch:
-        return
+        return set()
     firsts: dict[UUID, int] = {}
     for recorded in batch:
         firsts.setdefault(recorded.stream_id, recorded.version)
@@ -227,8 +229,14 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> Non
         )
     kept = [(t, d) for t in ids if t in moved and (d := drafts.get(t)) is not None]
     if not kept:
-        return
+        return moved
     states = await _asset_states(conn, {v for _, d in kept for v in d.body.asset_versions})
+    combined = {t: _combine_with(d.body, states, NOTHING) for t, d in kept}
+    # Worked out again on their clusters' facts: those resting on any (few), read in one query.
+    resting = [(t, d) for t, d in kept if template_facts.rests_on(combined[t])]
+    facts = await template_facts.of_clusters(conn, (d.meta.cluster_id for _, d in resting))
+    for t, d in resting:
+        combined[t] = _combine_with(d.body, states, template_facts.of(facts, d.meta.cluster_id))
     rows = [
         _Upserted(
             template_id=t,
@@ -243,7 +251,8 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> Non
             updated_at=d.updated_at,
             updated_by=d.updated_by,
             version=d.version,
-            combined=_combine_with(d.body, states),
+            combined=combined[t],
+            cluster_facts=template_facts.rests_on(combined[t]),
         )
         for t, d in kept
     ]
@@ -252,20 +261,60 @@ async def _fold_templates(conn: Executor, batch: Sequence[RecordedEvent]) -> Non
     # every element of each, more than the rest of the projection's own work.
     await conn.execute(
         "INSERT INTO template_catalogue AS t (template_id, name, scope_kind, scope_id, meta,"
-        " body, asset_ids, created_at, created_by, updated_at, updated_by, version, combined)"
+        " body, asset_ids, created_at, created_by, updated_at, updated_by, version, combined,"
+        " cluster_facts)"
         " SELECT u.template_id, u.name, u.scope_kind, u.scope_id, u.meta, u.body,"
         "   u.asset_ids::uuid[], u.created_at, u.created_by, u.updated_at, u.updated_by,"
-        "   u.version, u.combined"
+        "   u.version, u.combined, u.cluster_facts"
         " FROM jsonb_to_recordset($1::jsonb) AS u(template_id uuid, name text, scope_kind text,"
         "   scope_id text, meta jsonb, body jsonb, asset_ids text, created_at timestamptz,"
         "   created_by text, updated_at timestamptz, updated_by text, version int,"
-        "   combined jsonb)"
+        "   combined jsonb, cluster_facts bool)"
         " ON CONFLICT (template_id) DO UPDATE SET name = excluded.name, meta = excluded.meta,"
         "   body = excluded.body, asset_ids = excluded.asset_ids,"
         "   updated_at = excluded.updated_at, updated_by = excluded.updated_by,"
-        "   version = excluded.version, combined = excluded.combined"
+        "   version = excluded.version, combined = excluded.combined,"
+        "   cluster_facts = excluded.cluster_facts"
         " WHERE t.version < excluded.version",
         _encode(rows).decode(),
+    )
+    return moved
+
+
+async def _recombine(conn: Executor, clusters: set[UUID], folded: set[UUID]) -> None:
+    """Work out again the combined specs of these clusters' templates that rest on their facts
+    (but those just folded, which read the facts as they now are); `recombined` moves, so no
+    reader keeps the row it decoded before (`row_of`)."""
+    if not clusters:
+        return
+    rows = await conn.fetch(
+        "SELECT template_id, meta::text AS meta, body::text AS body FROM template_catalogue"
+        " WHERE cluster_facts AND meta->>'clusterId' = ANY($1::text[])"
+        " AND NOT template_id = ANY($2::uuid[])",
+        [str(c) for c in sorted(clusters)],
+        list(folded),
+    )
+    if not rows:
+        return
+    bodies = {r["template_id"]: (_decode_meta(r["meta"]), _decode_body(r["body"])) for r in rows}
+    states = await _asset_states(conn, {v for _, b in bodies.values() for v in b.asset_versions})
+    facts = await template_facts.of_clusters(conn, clusters)
+    combined = {
+        t: _combine_with(body, states, template_facts.of(facts, meta.cluster_id))
+        for t, (meta, body) in bodies.items()
+    }
+    await conn.execute(
+        "UPDATE template_catalogue AS t SET combined = u.combined,"
+        " cluster_facts = u.cluster_facts, recombined = t.recombined + 1"
+        " FROM jsonb_to_recordset($1::jsonb) AS u(template_id uuid, combined jsonb,"
+        "   cluster_facts bool)"
+        " WHERE t.template_id = u.template_id",
+        _encode(
+            [
+                {"template_id": t, "combined": c, "cluster_facts": template_facts.rests_on(c)}
+                for t, c in combined.items()
+            ]
+        ).decode(),
     )
 
 
@@ -285,6 +334,7 @@ class _Upserted(msgspec.Struct, frozen=True, kw_only=True):
     updated_by: str
     version: int
     combined: Combined
+    cluster_facts: bool
 
 
 def _array_literal(ids: Iterable[UUID]) -> str:
@@ -302,27 +352,32 @@ _TEMPLATE_EVENTS: Final = (
 )
 
 
-# The streams of the events above and of the assets' (whose states it keeps): no other event
-# changes the read model.
+# The streams of the events above, of the assets' (whose states it keeps) and of its clusters'
+# facts: no other event changes the read model.
 STREAMS: Final = frozenset(
     stream_type_of(event_tag(event_type))
-    for event_type in (*_TEMPLATE_EVENTS, *typing.get_args(AssetEvent))
+    for event_type in (*_TEMPLATE_EVENTS, *typing.get_args(AssetEvent), *template_facts.EVENTS)
 )
 
 
 async def apply_batch(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
-    """Fold a batch in, safe to run twice (rows carry their stream version, asset states are
-    written once): the assets' states first, which changes nothing a template event reads (its
-    asset versions come before it in the log), then the templates', one read, two writes at most."""
+    """Fold a batch in, safe to run twice (rows carry their versions, asset states and facts are
+    written once): asset states and cluster facts first (a template event's asset versions come
+    before it), then the templates, then those resting on facts that moved (`_recombine`)."""
     assets: list[RecordedEvent] = []
     templates: list[RecordedEvent] = []
+    facts: list[RecordedEvent] = []
     for recorded in batch:  # one pass, templates' first: most events are theirs
         if isinstance(recorded.event, _TEMPLATE_EVENTS):
             templates.append(recorded)
         elif asset_rules.is_asset_event(recorded.event):
             assets.append(recorded)
+        elif isinstance(recorded.event, template_facts.EVENTS):
+            facts.append(recorded)
     await _record_assets(conn, assets)
-    await _fold_templates(conn, templates)
+    clusters = await template_facts.record(conn, facts)
+    folded = await _fold_templates(conn, templates)
+    await _recombine(conn, clusters, folded)
 
 
 async def apply(conn: Executor, recorded: RecordedEvent) -> None:
@@ -330,11 +385,18 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
     await apply_batch(conn, [recorded])
 
 
-def _combine_with(body: StoredBody, states: dict[tuple[UUID, int], Asset]) -> Combined:
-    """The body combined with the assets at the versions it records (gone: absent), without the
-    master of `masterSpecSameAsWorker`: that copy of the worker spec is made when the row is read
-    (row_of), not stored with every row (it was a third of a row's bytes)."""
-    return combine(_template_body(body), _kept(body.asset_versions, states), copy_master=False)
+def _combine_with(
+    body: StoredBody, states: dict[tuple[UUID, int], Asset], facts: ClusterFacts
+) -> Combined:
+    """The body combined with the assets at the versions it records (gone: absent) on its
+    cluster's `facts`, without the master of `masterSpecSameAsWorker`: that copy is made when the
+    row is read (row_of), not stored with every row (it was a third of a row's bytes)."""
+    return combine(
+        _template_body(body),
+        _kept(body.asset_versions, states),
+        copy_master=False,
+        cluster=facts,
+    )
 
 
 def _kept(
@@ -345,18 +407,18 @@ def _kept(
 
 
 COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created_at, created_by,
-    updated_at, updated_by, version, combined::text AS combined"""
+    updated_at, updated_by, version, combined::text AS combined, recombined"""
 
 
-# Rows decoded lately, by template and version, bounded, per process: every change to a row moves
-# its stream's version (the fan-out's too), and the rows are frozen all the way down, so a read
-# of a version decoded before takes that decoding again.
-_DECODED: Final[OrderedDict[tuple[UUID, int], TemplateRow]] = OrderedDict()
+# Rows decoded lately, bounded, per process: every change to a row moves its stream's version (the
+# fan-out's too) or, its cluster's facts moving, its `recombined`; the rows are frozen all the way
+# down, so a read of one decoded before takes that decoding again.
+_DECODED: Final[OrderedDict[tuple[UUID, int, int], TemplateRow]] = OrderedDict()
 _DECODED_MAX: Final = 4096
 
 
 def row_of(record: asyncpg.Record) -> TemplateRow:
-    key = (record["template_id"], record["version"])
+    key = (record["template_id"], record["version"], record["recombined"])
     if (known := _DECODED.get(key)) is not None:
         _DECODED.move_to_end(key)
         return known

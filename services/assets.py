@@ -4,7 +4,7 @@ are unique per kind within a scope. Also: domain/assets.py, infra/http/assets.py
 from collections.abc import Sequence
 from uuid import UUID
 
-from domain import assets, credentials
+from domain import assets, credentials, storage_rules
 from domain.assets import Asset, AssetNotFoundError, AssetSpec, InvalidAssetError
 from domain.commands import (
     CreateAsset,
@@ -18,6 +18,7 @@ from domain.specs import (
     ComputeSpec,
     EnvironmentSpec,
     GitSpec,
+    PvcSpec,
     S3Spec,
     SecretVolumeSpec,
     WorkloadSupportedTypes,
@@ -25,7 +26,7 @@ from domain.specs import (
 from domain.tenant_settings import STREAM as SETTINGS_STREAM
 from domain.tenant_settings import check_compute
 from domain.values import AssetKind, AssetMeta, ScopeRef
-from services import access, idempotency, stamps, tenant_settings, uses
+from services import access, idempotency, stamps, storage_classes, tenant_settings, uses
 from services.errors import PreconditionFailedError
 from services.kinds import fold_as, live_scope
 from services.ports.event_store import (
@@ -36,6 +37,7 @@ from services.ports.event_store import (
     StreamReader,
     Uses,
 )
+from services.ports.name_lookups import Lookups
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.races import decided_again
 from services.stamps import Stamped
@@ -50,8 +52,9 @@ SCOPE_FIELDS = {
 
 
 @decided_again
-async def create_asset(cmd: CreateAsset, *, streams: EventStore) -> Stamped[Asset]:
-    """Create the asset; return it as written."""
+async def create_asset(cmd: CreateAsset, *, streams: EventStore, names: Lookups) -> Stamped[Asset]:
+    """Create the asset; return it as written. `names`: the write side's, for the storage class
+    of a PVC data source."""
     kind = assets.kind_of(cmd.spec)
 
     async def decide(remembered: bool) -> idempotency.Decision:
@@ -70,8 +73,9 @@ async def create_asset(cmd: CreateAsset, *, streams: EventStore) -> Stamped[Asse
         )
         await _check_credentials(cmd.spec, meta.lineage, loader)
         await _check_settings(cmd.spec, loader)
+        spec = await _with_storage(cmd.spec, meta.cluster_id, loader, names)
         return idempotency.Decision(
-            events=assets.create(None, cmd.asset_id, meta, cmd.spec),
+            events=assets.create(None, cmd.asset_id, meta, spec),
             name=name_claim(kind, meta),
             uses=uses_of(kind, meta, cmd.spec),
             checked=loader.checked,
@@ -85,7 +89,7 @@ async def create_asset(cmd: CreateAsset, *, streams: EventStore) -> Stamped[Asse
 
 @decided_again
 async def update_asset(
-    cmd: UpdateAsset, *, streams: EventStore, reads: StreamLoader | None = None
+    cmd: UpdateAsset, *, streams: EventStore, names: Lookups, reads: StreamLoader | None = None
 ) -> Stamped[Asset]:
     """Replace the asset's name, description and spec; return it as it now is. `reads`: the
     streams the request just read (`require_visible`), decided on, not read again; the append is
@@ -104,7 +108,7 @@ async def update_asset(
     )
     if cmd.expected_version is not None and cmd.expected_version != stream.version:
         raise PreconditionFailedError(cmd.expected_version, stream.version)
-    events = await _update_events(current, cmd.name, cmd.description, cmd.spec, loader)
+    events = await _update_events(current, cmd.name, cmd.description, cmd.spec, loader, names)
     if not events:
         return Stamped(state=current, stamps=stamps.loaded(stream))
     updated = _after(stream.events, events)
@@ -159,21 +163,41 @@ async def check_update(
     spec: AssetSpec,
     *,
     streams: EventStore,
+    names: Lookups,
 ) -> None:
     """Refuse, writing nothing, what an update to these values would (the asset's and its spec's
     rules, its credentials, the settings it needs), so no impact preview shows values the update
     refuses. Who may update, and a name another asset holds, the update itself decides."""
     stream = await streams.load(asset_id)
     current = assets.live(assets.fold(stream.events), assets.kind_of(spec), asset_id)
-    await _update_events(current, name, description, spec, streams)
+    await _update_events(current, name, description, spec, streams, names)
 
 
 async def _update_events(
-    current: Asset, name: str, description: str | None, spec: AssetSpec, streams: StreamLoader
+    current: Asset,
+    name: str,
+    description: str | None,
+    spec: AssetSpec,
+    streams: StreamLoader,
+    names: Lookups,
 ) -> list[AssetEvent]:
     await _check_credentials(spec, current.meta.lineage, streams)
     await _check_settings(spec, streams)
+    spec = await _with_storage(spec, current.meta.cluster_id, streams, names)
     return assets.update(current, current.id, name=name, description=description, spec=spec)
+
+
+async def _with_storage(
+    spec: AssetSpec, cluster_id: UUID | None, streams: StreamLoader, names: Lookups
+) -> AssetSpec:
+    """A PVC data source's new PVC, held to its storage class as an asset's and given the
+    class's defaults (domain/storage_rules.py)."""
+    if not isinstance(spec, PvcSpec) or (name := storage_rules.class_of(spec)) is None:
+        return spec
+    facts = await storage_classes.facts_for(cluster_id, [name], streams=streams, names=names)
+    checked, issues = storage_rules.volume_checked(spec, "/spec", facts, "asset")
+    storage_classes.refused(issues, InvalidAssetError)
+    return checked
 
 
 @decided_again

@@ -16,7 +16,7 @@ from domain.workloads import WorkloadNotFoundError, WorkloadNotSavableError
 from services import access
 from services.kinds import fold_as
 from services.ports.event_store import EventStore
-from services.ports.name_lookups import NameHolder, NameHolders
+from services.ports.name_lookups import Lookups
 from services.races import decided_again
 from services.template_names import scope_named
 from services.templates import TemplateView, create_template
@@ -33,7 +33,7 @@ _ASKED: Final = (
 
 @decided_again  # the creation retries its own races; this one the reads before it
 async def save_workload_as_template(
-    cmd: SaveWorkloadAsTemplate, *, streams: EventStore, holder: NameHolder, holders: NameHolders
+    cmd: SaveWorkloadAsTemplate, *, streams: EventStore, names: Lookups
 ) -> TemplateView:
     """The new template, once the caller may see the workload and create templates in the
     scope; a workload out of sight is missing (WorkloadNotFoundError)."""
@@ -52,7 +52,7 @@ async def save_workload_as_template(
         scope = ScopeRef("project", request.project_id)
     else:
         scope = await scope_named(
-            cmd.scope, streams=streams, holder=holder, holders=holders, field="/scope"
+            cmd.scope, streams=streams, holder=names.holder, holders=names.holders, field="/scope"
         )
     await access.require_in(
         cmd.metadata, scope, "editor", "create templates", streams=streams, field="/scope"
@@ -67,7 +67,7 @@ async def save_workload_as_template(
         metadata=cmd.metadata,
     )
     with _as_asked(cmd.workload_id):
-        return await create_template(creation, streams=streams)
+        return await create_template(creation, streams=streams, names=names)
 
 
 @contextmanager

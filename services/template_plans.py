@@ -32,7 +32,7 @@ from services.errors import NameTakenError, PlanOutdatedError, VersionConflictEr
 from services.kinds import fold_as
 from services.policies import effective_in
 from services.ports.event_store import Append, EventStore, StreamLoader, StreamReader, Uses
-from services.ports.name_lookups import NameHolder, NameHolders
+from services.ports.name_lookups import Lookups, NameHolder
 from services.prefetch import actor_stream, prefetch
 from services.template_names import named_in, scope_named
 from services.templates import checked_body, name_claim, name_namespace, uses_of
@@ -55,11 +55,6 @@ class Declared(msgspec.Struct, frozen=True, kw_only=True):
     metadata: EventMetadata
     prune: bool = False
     scopes: tuple[NamedScope, ...] | None = None
-
-
-class Lookups(NamedTuple):
-    holder: NameHolder
-    holders: NameHolders
 
 
 class ResolvedAsset(msgspec.Struct, frozen=True, kw_only=True):
@@ -259,7 +254,9 @@ async def _one(
         department_id=department_id,
         project_id=project_id,
     )
-    versions, found = await checked_body(body, lineage, cluster_id, streams=streams)
+    body, versions, found = await checked_body(
+        body, lineage, cluster_id, streams=streams, names=lookups
+    )
     current = await _current(scope, meta.name, streams, lookups.holder)
     template_id = current.id if current is not None else uuid4()
     if current is None:

@@ -7,13 +7,13 @@ from uuid import UUID
 
 import msgspec
 
-from domain import assets, name_rules, policies, templates, tenant_settings
+from domain import assets, name_rules, policies, storage_rules, templates, tenant_settings
 from domain.assets import Asset, AssetSpec
 from domain.combined import Combined, FieldChange, changes, combine
 from domain.commands import CreateTemplate, DeleteTemplate, PatchTemplate, UpdateTemplate
 from domain.events import AssetVersion, Event, EventMetadata, TemplateCreated
 from domain.policies import Effective
-from domain.specs import EnvironmentSpec
+from domain.specs import EnvironmentSpec, PvcSpec
 from domain.template_rules import InvalidTemplateError
 from domain.template_specs import ReplicaSpec, TemplateAssets
 from domain.templates import Template, TemplateBody
@@ -23,8 +23,10 @@ from services import (
     access,
     data_volumes,
     idempotency,
+    node_pools,
     registries,
     stamps,
+    storage_classes,
     template_patch,
     uses,
 )
@@ -39,7 +41,7 @@ from services.ports.event_store import (
     StreamReader,
     Uses,
 )
-from services.ports.name_lookups import NameHolder
+from services.ports.name_lookups import Lookups, NameHolder
 from services.prefetch import actor_stream, prefetch, scope_stream
 from services.races import decided_again
 from services.stamps import Stamps
@@ -63,9 +65,11 @@ class _Decided(idempotency.Decision, frozen=True, kw_only=True):
 
 
 @decided_again
-async def create_template(cmd: CreateTemplate, *, streams: EventStore) -> TemplateView:
+async def create_template(
+    cmd: CreateTemplate, *, streams: EventStore, names: Lookups
+) -> TemplateView:
     """Create the template; return it with its combined specs (built from the assets just
-    checked, so they are not read twice)."""
+    checked, so they are not read twice). `names`: the write side's, for its node pools."""
 
     async def decide(remembered: bool) -> _Decided:
         # The caller's roles and every asset the body names, read in one round trip, or none.
@@ -79,11 +83,11 @@ async def create_template(cmd: CreateTemplate, *, streams: EventStore) -> Templa
             ],
             remembered=remembered,
         )
-        meta, versions, found = await _checked_creation(cmd, loader)
+        meta, body, versions, found = await _checked_creation(cmd, loader, names)
         return _Decided(
-            events=templates.create(None, cmd.template_id, meta, cmd.body, versions),
+            events=templates.create(None, cmd.template_id, meta, body, versions),
             name=name_claim(meta),
-            uses=uses_of(cmd.name, cmd.scope, cmd.body),
+            uses=uses_of(cmd.name, cmd.scope, body),
             checked=loader.checked,
             found=found,
         )
@@ -104,10 +108,10 @@ async def create_template(cmd: CreateTemplate, *, streams: EventStore) -> Templa
 
 
 async def _checked_creation(
-    cmd: CreateTemplate, streams: StreamLoader
-) -> tuple[TemplateMeta, tuple[AssetVersion, ...], dict[UUID, Asset]]:
-    """What a creation may be made of, once the caller may make it there: its meta, and the
-    versions of the assets it links and the assets themselves."""
+    cmd: CreateTemplate, streams: StreamLoader, names: Lookups
+) -> tuple[TemplateMeta, TemplateBody, tuple[AssetVersion, ...], dict[UUID, Asset]]:
+    """What a creation may be made of, once the caller may make it there: its meta, its body
+    as checked, and the versions of the assets it links and the assets themselves."""
     field = "/meta/scopeType" if cmd.scope.kind == "tenant" else "/meta/scopeId"
     lineage = await access.require_in(
         cmd.metadata, cmd.scope, "editor", "create templates", streams=streams, field=field
@@ -121,8 +125,10 @@ async def _checked_creation(
         department_id=department_id,
         project_id=project_id,
     )
-    versions, found = await checked_body(cmd.body, lineage, cluster_id, streams=streams)
-    return meta, versions, found
+    body, versions, found = await checked_body(
+        cmd.body, lineage, cluster_id, streams=streams, names=names
+    )
+    return meta, body, versions, found
 
 
 async def checked_body(
@@ -131,14 +137,20 @@ async def checked_body(
     cluster_id: UUID | None,
     *,
     streams: StreamLoader,
-) -> tuple[tuple[AssetVersion, ...], dict[UUID, Asset]]:
-    """What a body may hold in its scope (the tenant's settings, its assets, registries and
-    data volumes): the versions of the assets it refers to, and the assets themselves."""
+    names: Lookups,
+) -> tuple[TemplateBody, tuple[AssetVersion, ...], dict[UUID, Asset]]:
+    """What a body may hold in its scope (the tenant's settings, its assets, registries, data
+    volumes, its cluster's node pools and storage classes): the body with its classes' defaults,
+    the versions of the assets it refers to, and the assets themselves."""
     _allowed(await settings_of(streams), body, cluster_id)
     versions, found = await _linked(body, lineage, streams)
     await _check_registries(body, lineage, streams)
     await _check_data_volumes(body, lineage, streams)
-    return versions, found
+    await node_pools.check_named(
+        _replica_specs(body), cluster_id, names=names, refuse=InvalidTemplateError
+    )
+    body = await _check_storage(body, cluster_id, found, streams, names)
+    return body, versions, found
 
 
 def _same_template(first: Event, second: Event) -> bool:
@@ -153,7 +165,9 @@ def _same_template(first: Event, second: Event) -> bool:
 
 
 @decided_again
-async def update_template(cmd: UpdateTemplate, *, streams: EventStore) -> TemplateView:
+async def update_template(
+    cmd: UpdateTemplate, *, streams: EventStore, names: Lookups
+) -> TemplateView:
     """Replace the template's name, description and body; return it as it now is, combined
     from the asset versions just checked."""
     return await _edit(
@@ -162,11 +176,14 @@ async def update_template(cmd: UpdateTemplate, *, streams: EventStore) -> Templa
         expected_version=cmd.expected_version,
         metadata=cmd.metadata,
         streams=streams,
+        names=names,
     )
 
 
 @decided_again
-async def patch_template(cmd: PatchTemplate, *, streams: EventStore) -> TemplateView:
+async def patch_template(
+    cmd: PatchTemplate, *, streams: EventStore, names: Lookups
+) -> TemplateView:
     """Apply a PATCH to the template as it stands (read once); return it as it now is."""
     return await _edit(
         cmd.template_id,
@@ -174,6 +191,7 @@ async def patch_template(cmd: PatchTemplate, *, streams: EventStore) -> Template
         expected_version=cmd.expected_version,
         metadata=cmd.metadata,
         streams=streams,
+        names=names,
     )
 
 
@@ -184,6 +202,7 @@ async def _edit(
     expected_version: int | None,
     metadata: EventMetadata,
     streams: EventStore,
+    names: Lookups,
 ) -> TemplateView:
     """Whatever `edit` makes of the template's name, description and body, once the caller
     may edit it."""
@@ -200,8 +219,8 @@ async def _edit(
     if expected_version is not None and expected_version != stream.version:
         raise PreconditionFailedError(expected_version, stream.version)
     name, description, body = edit(current)
-    versions, found = await checked_body(
-        body, current.meta.lineage, current.meta.cluster_id, streams=streams
+    body, versions, found = await checked_body(
+        body, current.meta.lineage, current.meta.cluster_id, streams=streams, names=names
     )
     events = templates.update(
         current,
@@ -419,6 +438,41 @@ async def _check_data_volumes(
     sections = [("/assets", body.assets), ("/master/assets", _master_links(body))]
     mounted = data_volumes.mounted_in(sections)
     await data_volumes.check_usable(mounted, lineage, streams=streams, refuse=InvalidTemplateError)
+
+
+async def _check_storage(
+    body: TemplateBody,
+    cluster_id: UUID | None,
+    found: dict[UUID, Asset],
+    streams: StreamLoader,
+    names: Lookups,
+) -> TemplateBody:
+    """Its new volumes, and those of the PVC data sources it loads, held to their storage
+    classes (domain/storage_rules.py); its own given their classes' defaults."""
+    loaded = [
+        (f"{at}/datasources/{i}/id", spec)
+        for at, links in (("/assets", body.assets), ("/master/assets", _master_links(body)))
+        for i, link in enumerate((links.datasources or ()) if links else ())
+        if (asset := found.get(link.id)) is not None and isinstance(spec := asset.spec, PvcSpec)
+    ]
+    classes = storage_rules.named_in(_replica_specs(body)) | {
+        name for _, spec in loaded if (name := storage_rules.class_of(spec)) is not None
+    }
+    if not classes:
+        return body
+    facts = await storage_classes.facts_for(cluster_id, classes, streams=streams, names=names)
+    for field, spec in loaded:
+        _, issues = storage_rules.volume_checked(spec, "", facts, "workload")
+        storage_classes.refused([(field, reason) for _, reason in issues], InvalidTemplateError)
+    worker, issues = storage_rules.spec_checked(body.spec, "/spec", facts)
+    storage_classes.refused(issues, InvalidTemplateError)
+    assert worker is not None
+    master = body.master
+    if master is not None:
+        master_spec, issues = storage_rules.spec_checked(master.spec, "/master/spec", facts)
+        storage_classes.refused(issues, InvalidTemplateError)
+        master = msgspec.structs.replace(master, spec=master_spec)
+    return msgspec.structs.replace(body, spec=worker, master=master)
 
 
 def referenced(body: TemplateBody) -> list[UUID]:

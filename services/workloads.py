@@ -7,8 +7,8 @@ from uuid import UUID
 
 import msgspec
 
-from domain import data_volumes, org_units, templates, tenant_settings, workloads
-from domain.combined import Combined, combine, credential_secret_name
+from domain import data_volumes, org_units, storage_rules, templates, tenant_settings, workloads
+from domain.combined import Combined, combine, credential_secret_name, master_of
 from domain.commands import ChangeWorkload, RequestWorkload
 from domain.events import (
     DataVolumeClaim,
@@ -22,13 +22,13 @@ from domain.policy_compliance import check_submission
 from domain.submissions import Overrides, snapshot_of
 from domain.values import ScopeRef
 from domain.workloads import InvalidWorkloadError, Workload
-from services import access, credentials, idempotency, uses
+from services import access, credentials, idempotency, node_pools, storage_classes, uses
 from services import registries as registry_assets
 from services.errors import IdempotencyKeyReusedError
 from services.kinds import fold_as
 from services.policies import effective_in, streams_of
 from services.ports.event_store import Append, EventStore, NameClaim, Stream, StreamLoader, Uses
-from services.ports.name_lookups import NameHolders
+from services.ports.name_lookups import Lookups
 from services.prefetch import actor_stream, prefetch
 from services.races import decided_again
 from services.stamps import Stamped, Stamps
@@ -38,7 +38,7 @@ from services.tenant_settings import current as settings_of
 
 @decided_again
 async def request_workload(
-    cmd: RequestWorkload, *, streams: EventStore, holders: NameHolders
+    cmd: RequestWorkload, *, streams: EventStore, names: Lookups
 ) -> Stamped[Workload]:
     looked_up = False  # the keyed stream found empty just now: not read again before the append
     if cmd.keyed:
@@ -49,7 +49,7 @@ async def request_workload(
         looked_up = not stream.version
 
     async def decide(remembered: bool) -> idempotency.Decision:
-        return await _decided(cmd, streams, holders, remembered)
+        return await _decided(cmd, streams, names, remembered)
 
     _, creation = await idempotency.create_decided(
         streams,
@@ -106,7 +106,7 @@ def _same_submission(first: Event, second: Event) -> bool:
 
 
 async def _decided(
-    cmd: RequestWorkload, streams: EventStore, holders: NameHolders, remembered: bool
+    cmd: RequestWorkload, streams: EventStore, names: Lookups, remembered: bool
 ) -> idempotency.Decision:
     """The submission's events, once the caller may submit them and they may run there,
     decided on streams read `remembered` or from the store now (services/prefetch.py)."""
@@ -195,7 +195,9 @@ async def _decided(
     )
     # What would run, whether the template, the submission or the policy's defaults set it.
     tenant_settings.check_workers(settings, "/spec", snapshot.spec)
-    pull = await credentials.pulled_with(project.lineage, holders=holders, streams=loader)
+    await _check_node_pools(cmd, snapshot, project.cluster_id, names)
+    snapshot = await _check_storage(cmd, snapshot, project.cluster_id, loader, names)
+    pull = await credentials.pulled_with(project.lineage, holders=names.holders, streams=loader)
     snapshot = msgspec.structs.replace(
         snapshot,
         image_pull_secrets=tuple(credential_secret_name(i) for i in pull),
@@ -225,6 +227,56 @@ async def _decided(
         uses=Uses(user=f"workload {name}", used=held),
         checked=loader.checked,
     )
+
+
+async def _check_node_pools(
+    cmd: RequestWorkload, snapshot: WorkloadSnapshot, cluster_id: UUID, names: Lookups
+) -> None:
+    """What would run names only pools of the project's cluster (one that has any): a pool the
+    submission names is refused at its field, one of the template's at `/templateId`."""
+    own = {"/spec": cmd.overrides.spec, "/masterSpec": cmd.overrides.master_spec}
+
+    def refuse(field: str, reason: str) -> InvalidWorkloadError:
+        at = field.rsplit("/nodePools/", 1)[0]
+        given = own.get(at)
+        named = given is not None and given.node_pools is not None
+        return InvalidWorkloadError(field if named else "/templateId", reason)
+
+    master = None if snapshot.master_spec_same_as_worker else snapshot.master
+    specs = [("/spec", snapshot.spec), ("/masterSpec", master)]
+    await node_pools.check_named(specs, cluster_id, names=names, refuse=refuse)
+
+
+async def _check_storage(
+    cmd: RequestWorkload,
+    snapshot: WorkloadSnapshot,
+    cluster_id: UUID,
+    streams: StreamLoader,
+    names: Lookups,
+) -> WorkloadSnapshot:
+    """What would run makes new PVCs only as their storage classes allow, with their defaults:
+    refused at the submission's own field when it gives volumes, else at `/templateId`."""
+    same = snapshot.master_spec_same_as_worker
+    specs = [("/spec", snapshot.spec), ("/masterSpec", None if same else snapshot.master)]
+    classes = storage_rules.named_in(specs)
+    if not classes:
+        return snapshot
+    facts = await storage_classes.facts_for(cluster_id, classes, streams=streams, names=names)
+    own = {"/spec": cmd.overrides.spec, "/masterSpec": cmd.overrides.master_spec}
+
+    def refuse(field: str, reason: str) -> InvalidWorkloadError:
+        given = own.get(field.split("/storage/", 1)[0])
+        gives = given is not None and given.storage is not None and bool(given.storage.pvc)
+        return InvalidWorkloadError(field if gives else "/templateId", reason)
+
+    spec, issues = storage_rules.spec_checked(snapshot.spec, "/spec", facts)
+    storage_classes.refused(issues, refuse)
+    assert spec is not None
+    master = master_of(spec) if same and snapshot.master is not None else snapshot.master
+    if not same:
+        master, issues = storage_rules.spec_checked(master, "/masterSpec", facts)
+        storage_classes.refused(issues, refuse)
+    return msgspec.structs.replace(snapshot, spec=spec, master=master)
 
 
 @decided_again

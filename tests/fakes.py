@@ -53,6 +53,7 @@ from services.ports.kept_secrets import (
     CredentialValuesDestroyed,
     SecretRow,
 )
+from services.ports.name_lookups import Lookups
 
 
 class InMemoryStreams:
@@ -94,6 +95,11 @@ class InMemoryStreams:
     async def holders_in(self, namespaces: Sequence[str]) -> list[UUID]:
         """The NameHolders port: the streams holding a name in these namespaces."""
         return [held for (namespace, _), held in self.names.items() if namespace in namespaces]
+
+    @property
+    def lookups(self) -> Lookups:
+        """Both name lookups, as the use cases take them."""
+        return Lookups(self.holder, self.holders_in)
 
     async def load_many(
         self, stream_ids: Sequence[UUID], *, remembered: bool = False

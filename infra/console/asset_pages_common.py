@@ -143,9 +143,19 @@ async def previewed_or_saved(
     preview was of this very body (its digest sent back), answering the asset's page; else its
     impact preview put in `shown` (None). A refusal of either is raised, for the page's field."""
     if action == "save" and previewed == digest(body):
-        await update_from(request, asset_id, meta, spec, adapters.streams, expected_version=version)
+        await update_from(
+            request,
+            asset_id,
+            meta,
+            spec,
+            adapters.streams,
+            adapters.names,
+            expected_version=version,
+        )
         return Redirect(f"{base}/{asset_id}?saved=1", status_code=303)
-    report = await impact_of(request, kind, asset_id, meta, spec, adapters.streams, adapters.reads)
+    report = await impact_of(
+        request, kind, asset_id, meta, spec, adapters.streams, adapters.reads, adapters.names
+    )
     shown.impact, shown.previewed = impact_rows(report), digest(body)
     if action == "save":
         shown.note = "The settings changed since their preview: review this one, then save."

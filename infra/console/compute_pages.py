@@ -150,7 +150,7 @@ async def create_compute(
         body = creation_body(shown.values, fields)
         data = msgspec.convert(body, ComputeCreationRequest, strict=False)
         spec = data.spec or ComputeSpec()
-        created = await create_from(request, data.meta, spec, adapters.streams)
+        created = await create_from(request, data.meta, spec, adapters.streams, adapters.names)
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_of(pointer, _known(groups), rows))
         return await _render(request, adapters, shown, status=status)

@@ -158,7 +158,7 @@ async def create_data_source(
     try:
         meta = msgspec.convert(creation_meta(shown.values), AssetCreationMeta, strict=False)
         spec = spec_as(kind, spec_of(kind, shown.values), lax=True)
-        created = await create_from(request, meta, spec, adapters.streams)
+        created = await create_from(request, meta, spec, adapters.streams, adapters.names)
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_at(pointer, _known(kind)))
         return await _render(request, adapters, kind, shown, status=status)
@@ -201,7 +201,15 @@ async def save_data_source(
         meta = msgspec.convert(meta_of(values), AssetUpdateMeta, strict=False)
         current = msgspec.to_builtins(row.spec)
         spec = spec_as(kind, spec_of(kind, values, current), lax=True)
-        await update_from(request, asset_id, meta, spec, adapters.streams, expected_version=version)
+        await update_from(
+            request,
+            asset_id,
+            meta,
+            spec,
+            adapters.streams,
+            adapters.names,
+            expected_version=version,
+        )
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_at(pointer, _known(kind)))
         return await _render(request, adapters, kind, shown, row, status)

@@ -158,7 +158,7 @@ async def create_environment(
         return await _render(request, adapters, shown, status=400)
     try:
         data = msgspec.convert(built.body, EnvironmentCreationRequest, strict=False)
-        created = await create_from(request, data.meta, data.spec, adapters.streams)
+        created = await create_from(request, data.meta, data.spec, adapters.streams, adapters.names)
     except (msgspec.ValidationError, TrainplateError) as exc:
         status = refusal(shown, exc, lambda pointer: field_of(pointer, built, known))
         return await _render(request, adapters, shown, status=status)

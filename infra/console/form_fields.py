@@ -28,10 +28,14 @@ class Field(msgspec.Struct, frozen=True, kw_only=True):
     # otherwise; without scripts every field shows, and the select decides what is sent).
     when: str = ""
     when_values: tuple[str, ...] = ()
+    # One of several fields of one pointer, each shown for other `when_values` (a storage
+    # class's fields, as its configuration allows them): its id tells them apart.
+    variant: str = ""
 
     @property
     def id(self) -> str:
-        return "f" + self.pointer.replace("/", "-")
+        own = "f" + self.pointer.replace("/", "-")
+        return f"{own}--{self.variant}" if self.variant else own
 
 
 class Group(msgspec.Struct, frozen=True, kw_only=True):
@@ -232,9 +236,17 @@ def _processors(at: str, *, gpu_limits: bool) -> tuple[Group, ...]:
     )  # fmt: skip
 
 
-def scheduling_fields(at: str, rows: Rows = NEW) -> tuple[Group, ...]:
-    """Tolerations and topology: editable even while a compute resource is linked."""
+def scheduling_fields(at: str, rows: Rows = NEW, pools: Options | None = None) -> tuple[Group, ...]:
+    """Node pools, tolerations and topology: editable even while a compute resource is linked.
+    `pools`: the template's cluster's, to choose from (None: it has none, so any names)."""
+    if pools:
+        chosen = spec_field(f"{at}/nodePools", "multi", options=pools,
+                            hint="The cluster's pools, in order of preference")  # fmt: skip
+    else:
+        free = "Comma-separated (the cluster has no pools registered)"
+        chosen = spec_field(f"{at}/nodePools", "list", hint=free)
     return (
+        Group(legend="Node pools", fields=(chosen,)),
         *(
             Group(legend=f"Toleration {i + 1}", fields=(
                 spec_field(f"{at}/tolerations/{i}/key"),

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 import msgspec
 
+from domain.cluster_specs import StorageClassSpec
 from domain.tenant_settings import FRAMEWORKS, GPU_OPTIMIZATION, NGC_CATALOG
 from domain.values import AssetKind
 from infra.console.asset_pane import pane_items
@@ -22,7 +23,7 @@ from infra.console.form_fields import (
     scheduling_fields,
 )
 from infra.console.form_rows import Rows, rows_in
-from infra.console.image_choices import NONE, Images, image_choices
+from infra.console.image_choices import NONE, Images, Options, image_choices
 from infra.console.linked import as_template_values, loadable, usable_registries
 from infra.console.master_fields import master_fields
 from infra.console.scopes import scope_of, visible_scopes
@@ -30,8 +31,11 @@ from infra.console.storage_fields import storage_fields
 from infra.console.template_detail import flattened, shown
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller
+from infra.http.node_pool_actions import pool_names
 from infra.http.setting_actions import switches
+from infra.http.storage_class_actions import volume_choices
 from projections.asset_catalogue import AssetRow
+from projections.storage_class_catalogue import StorageClassRow
 
 # The selects naming an asset the template links or loads.
 SOURCE_REF: Final = re.compile(r"^(/master)?/assets/datasources/\d+/ref$")
@@ -117,6 +121,13 @@ async def choices_for(
     images = image_choices(ngc=settings.get(NGC_CATALOG), registries=registries, held=template)
     scopes = await visible_scopes(request, adapters)
     frameworks = [f for f in FRAMEWORKS if settings.allows_framework(f, None)]
+    cluster = next((c.cluster for c in scopes if c.value == scope), None)
+    cluster_held = Cluster(
+        pools=with_held_pools(
+            tuple((n, n) for n in await pool_names(request, adapters, cluster)), template
+        ),
+        classes=with_held_classes(await volume_choices(request, adapters, cluster), template),
+    )
     return {
         "sources": sources,
         "gpu_limits": gpu_limits,
@@ -127,7 +138,9 @@ async def choices_for(
             rows_in(values or {}, linked_values(values or {}, by_id)),
             images=images,
             held=template,
+            cluster=cluster_held,
         ),
+        "cluster": cluster_held,
         "held": template,
         "scopes": scopes,
         "frameworks": frameworks,
@@ -142,6 +155,51 @@ async def choices_for(
         "rows": by_id,
         "pane": await pane_items(request, adapters, kind, scope_id),
     }
+
+
+class Cluster(msgspec.Struct, frozen=True, kw_only=True):
+    """What the template's cluster offers the form: its node pools (none: names are typed) and
+    its storage classes, with their configurations."""
+
+    pools: Options = ()
+    classes: tuple[StorageClassRow, ...] = ()
+
+
+def with_held_pools(pools: Options, template: Mapping[str, object] | None) -> Options:
+    """The cluster's pools, then each an edited template names that it no longer has, so
+    saving keeps what it names (and is refused for it, naming the field)."""
+    if not pools:
+        return pools
+    listed = {value for value, _ in pools}
+    held: list[str] = []
+    for pointer in ("/spec/nodePools", "/master/spec/nodePools"):
+        names = (template or {}).get(pointer)
+        held += [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+    unseen = tuple((n, f"{n} (not in the cluster)") for n in dict.fromkeys(held) if n not in listed)
+    return (*pools, *unseen)
+
+
+CLASS: Final = re.compile(r"^(/master)?/spec/storage/pvc/\d+/claimInfo/storageClass$")
+
+
+def with_held_classes(
+    classes: list[StorageClassRow], template: Mapping[str, object] | None
+) -> tuple[StorageClassRow, ...]:
+    """The cluster's classes, then each an edited template's volumes name that it does not
+    have (offered as they are, so saving keeps them and is refused for them)."""
+    if not classes:
+        return ()
+    listed = {c.name for c in classes}
+    held = [v for p, v in (template or {}).items() if CLASS.match(p) and isinstance(v, str) and v]
+    kept = [
+        StorageClassRow(
+            cluster_id=classes[0].cluster_id, name=n, spec=StorageClassSpec(is_default=False),
+            rules=None,
+        )
+        for n in dict.fromkeys(held)
+        if n not in listed
+    ]  # fmt: skip
+    return (*classes, *kept)
 
 
 def with_unseen(
@@ -168,10 +226,12 @@ def sections_of(
     *,
     images: Images = NONE,
     held: Mapping[str, object] | None = None,
+    cluster: "Cluster | None" = None,
 ) -> dict[str, tuple[Group, ...]]:
     """The form's sections: the data sources it may load, GPU limits or not, each list's rows,
-    the image's sources and registries (image_choices.py), and what an edited template holds
-    that the form keeps (`held`)."""
+    the image's sources and registries (image_choices.py), what an edited template holds that
+    the form keeps (`held`), and what its cluster offers (its pools and storage classes)."""
+    offered = cluster or Cluster()
     spec, master = "/spec", "/master/spec"
     return {
         "environment": environment_fields(
@@ -182,8 +242,8 @@ def sections_of(
             held=held,
         ),
         "compute": compute_fields("/spec", gpu_limits=gpu_limits, rows=rows),
-        "scheduling": scheduling_fields("/spec", rows),
-        "storage": storage_fields(sources, rows),
+        "scheduling": scheduling_fields("/spec", rows, offered.pools),
+        "storage": storage_fields(sources, rows, classes=offered.classes),
         "general": general_fields(rows),
         **{
             f"master_{name}": groups
@@ -194,6 +254,8 @@ def sections_of(
                 held=held,
                 gpu_limits=gpu_limits,
                 sources=sources,
+                pools=offered.pools,
+                classes=offered.classes,
             ).items()
         },
     }
@@ -282,6 +344,7 @@ def load_into(form: Form, which: str, choices: dict[str, Any]) -> None:
         counts,
         images=choices.get("images", NONE),
         held=choices.get("held"),
+        cluster=choices.get("cluster"),
     )
 
 

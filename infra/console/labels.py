@@ -60,6 +60,7 @@ LABELS: Final = {
     "/compute/extendedResources": "Extended resources",
     "/compute/extendedResources/*/resource": "Extended resource",
     "/compute/extendedResources/*/quantity": "Quantity",
+    "/nodePools": "Node pools",
     "/tolerations/*/key": "Toleration key",
     "/tolerations/*/operator": "Toleration operator",
     "/tolerations/*/value": "Toleration value",

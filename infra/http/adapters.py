@@ -13,7 +13,13 @@ from infra.settings import Settings
 from projections.queries import Reads
 from services.ports.event_store import EventStore
 from services.ports.kept_secrets import ApplicationRegistry, CredentialVault
-from services.ports.name_lookups import IdSequence, NameHolder, NameHolders, RuleHolders
+from services.ports.name_lookups import (
+    IdSequence,
+    Lookups,
+    NameHolder,
+    NameHolders,
+    RuleHolders,
+)
 from services.ports.read_side import RecordedHistory
 
 
@@ -87,3 +93,8 @@ class Adapters:
     name_holders: NameHolders
     reads: Reads  # the read models, for the queries of projections/queries/
     chains: HashChains  # the event log's hash chains, for the audit's verification
+
+    @property
+    def names(self) -> Lookups:
+        """Both name lookups, as a use case asking after a namespace's names takes them."""
+        return Lookups(self.name_holder, self.name_holders)

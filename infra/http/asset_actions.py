@@ -28,6 +28,7 @@ from projections.queries import asset_reads as queries
 from services import assets
 from services.errors import InvalidRequestError
 from services.ports.event_store import EventStore
+from services.ports.name_lookups import Lookups
 from services.stamps import Stamped
 
 
@@ -41,7 +42,7 @@ async def usage_of(request: Caller, reads: Reads, rows: list[AssetRow], wanted: 
 
 
 async def create_from(
-    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: EventStore
+    request: Caller, meta: AssetCreationMeta, spec: AssetSpec, streams: EventStore, names: Lookups
 ) -> Stamped[Asset]:
     """Create an asset of the spec's kind from Run:ai's creation meta."""
     asset_id, keyed = creation_id(request, asset_rules.kind_of(spec))
@@ -58,7 +59,7 @@ async def create_from(
         spec=spec,
         metadata=actor(request),
     )
-    return await assets.create_asset(command, streams=streams)
+    return await assets.create_asset(command, streams=streams, names=names)
 
 
 def scope_of(meta: AssetCreationMeta) -> ScopeRef:
@@ -85,6 +86,7 @@ async def update_from(
     meta: AssetUpdateMeta,
     spec: AssetSpec,
     streams: EventStore,
+    names: Lookups,
     *,
     expected_version: int | None = None,
 ) -> AssetRow:
@@ -98,7 +100,10 @@ async def update_from(
         expected_version=expected_version,
         metadata=actor(request),
     )
-    return written(await assets.update_asset(command, streams=streams, reads=guard_reads(request)))
+    updated = await assets.update_asset(
+        command, streams=streams, names=names, reads=guard_reads(request)
+    )
+    return written(updated)
 
 
 async def delete_from(

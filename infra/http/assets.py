@@ -64,7 +64,7 @@ async def create_environment(
     data: JSONBody[EnvironmentCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> EnvironmentAsset:
-    created = await create_from(request, data.meta, data.spec, adapters.streams)
+    created = await create_from(request, data.meta, data.spec, adapters.streams, adapters.names)
     return _environment(written(created))
 
 
@@ -106,7 +106,9 @@ async def update_environment(
     data: JSONBody[EnvironmentUpdateRequest],
     adapters: NamedDependency[Adapters],
 ) -> EnvironmentAsset:
-    row = await update_from(request, asset_id, data.meta, data.spec, adapters.streams)
+    row = await update_from(
+        request, asset_id, data.meta, data.spec, adapters.streams, adapters.names
+    )
     return _environment(row)
 
 
@@ -126,7 +128,9 @@ async def create_compute(
     data: JSONBody[ComputeCreationRequest],
     adapters: NamedDependency[Adapters],
 ) -> ComputeAsset:
-    created = await create_from(request, data.meta, data.spec or ComputeSpec(), adapters.streams)
+    created = await create_from(
+        request, data.meta, data.spec or ComputeSpec(), adapters.streams, adapters.names
+    )
     return _compute(written(created))
 
 
@@ -169,7 +173,9 @@ async def update_compute(
     adapters: NamedDependency[Adapters],
 ) -> ComputeAsset:
     spec = data.spec or ComputeSpec()
-    return _compute(await update_from(request, asset_id, data.meta, spec, adapters.streams))
+    return _compute(
+        await update_from(request, asset_id, data.meta, spec, adapters.streams, adapters.names)
+    )
 
 
 @delete("/api/v1/asset/compute/{asset_id:uuid}", status_code=202, tags=["Compute"])

@@ -87,7 +87,9 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         data: JSONBody[DataSourceCreationRequest],
         adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
-        created = await create_from(request, data.meta, spec_as(kind, data.spec), adapters.streams)
+        created = await create_from(
+            request, data.meta, spec_as(kind, data.spec), adapters.streams, adapters.names
+        )
         return _asset(written(created))
 
     @get(path, tags=tags, operation_id=f"list_{ident}", name=f"list_{ident}")
@@ -129,7 +131,9 @@ def _routes(kind: AssetKind) -> list[HTTPRouteHandler]:
         adapters: NamedDependency[Adapters],
     ) -> DataSourceAsset:
         spec = spec_as(kind, data.spec)
-        return _asset(await update_from(request, asset_id, data.meta, spec, adapters.streams))
+        return _asset(
+            await update_from(request, asset_id, data.meta, spec, adapters.streams, adapters.names)
+        )
 
     @delete(
         f"{path}/{{asset_id:uuid}}",

@@ -40,6 +40,7 @@ async def environment_impact(
         data.spec,
         adapters.streams,
         adapters.reads,
+        adapters.names,
     )
 
 
@@ -57,7 +58,14 @@ async def compute_impact(
 ) -> ImpactReport:
     spec = data.spec or ComputeSpec()
     return await impact_of(
-        request, "compute", asset_id, data.meta, spec, adapters.streams, adapters.reads
+        request,
+        "compute",
+        asset_id,
+        data.meta,
+        spec,
+        adapters.streams,
+        adapters.reads,
+        adapters.names,
     )
 
 

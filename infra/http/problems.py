@@ -20,6 +20,7 @@ from domain.data_sources import InvalidDataSourceError
 from domain.data_volumes import DataVolumeInUseError
 from domain.errors import DomainError, TrainplateError
 from domain.name_rules import InvalidNameError
+from domain.node_pools import InvalidNodePoolError, NodePoolNotFoundError
 from domain.org_units import (
     OrgUnitExistsError,
     OrgUnitNotEmptyError,
@@ -29,6 +30,12 @@ from domain.org_units import (
 from domain.pointers import pointer_in
 from domain.policies import InvalidPolicyError, PolicyNotFoundError
 from domain.registries import RegistryInUseError
+from domain.storage_classes import (
+    ConfigurationNotFoundError,
+    InvalidConfigurationError,
+    InvalidStorageClassError,
+    StorageClassNotFoundError,
+)
 from domain.template_documents import InvalidDocumentError
 from domain.template_rules import InvalidTemplateError
 from domain.templates import TemplateExistsError, TemplateNotFoundError
@@ -122,6 +129,12 @@ STATUS_BY_ERROR: Final[Mapping[type[Exception], int]] = {
     ApplicationNotFoundError: 404,
     AccessRuleNotFoundError: 404,
     OrgUnitNotFoundError: 404,
+    NodePoolNotFoundError: 404,
+    InvalidNodePoolError: 400,
+    StorageClassNotFoundError: 404,
+    ConfigurationNotFoundError: 404,
+    InvalidStorageClassError: 400,
+    InvalidConfigurationError: 400,
     UnknownScopeError: 400,
     OrgUnitExistsError: 409,
     OrgUnitNotEmptyError: 409,

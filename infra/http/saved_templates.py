@@ -18,6 +18,7 @@ from infra.http.template_plans import PREFIX
 from infra.http.template_schemas import DistributedTemplate, RequestBody
 from infra.http.template_views import wire_of, written
 from services.errors import InvalidRequestError
+from services.ports.name_lookups import Lookups
 from services.saved_templates import save_workload_as_template
 
 SAVED: Final = f"{PREFIX}/workloads/{{workload_id:uuid}}/template"
@@ -55,7 +56,7 @@ async def save_as_template(
     )
     async with adapters.streams.session() as session:  # one connection for the reads and the write
         view = await save_workload_as_template(
-            command, streams=session, holder=adapters.name_holder, holders=adapters.name_holders
+            command, streams=session, names=Lookups(adapters.name_holder, adapters.name_holders)
         )
     version = view.template.version
     return Response(wire_of(written(view)), status_code=202, headers={"ETag": f'"{version}"'})

@@ -86,7 +86,7 @@ async def create_from(
         metadata=actor(request),
     )
     async with adapters.streams.session() as session:  # one connection for the reads and the write
-        view = await use_cases.create_template(command, streams=session)
+        view = await use_cases.create_template(command, streams=session, names=adapters.names)
     return wire_of(written(view)), view.template.version
 
 
@@ -169,5 +169,5 @@ async def patch_from(
         expected_version=expected_version_of(if_match),
         metadata=actor(request),
     )
-    view = await use_cases.patch_template(command, streams=adapters.streams)
+    view = await use_cases.patch_template(command, streams=adapters.streams, names=adapters.names)
     return wire_of(written(view)), view.template.version

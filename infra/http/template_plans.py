@@ -17,7 +17,7 @@ from infra.http.callers import Caller, actor, seen_scopes
 from projections.queries import template_document_reads
 from services import template_plans as use_cases
 from services.errors import InvalidRequestError, PlanOutdatedError
-from services.template_plans import Declaration, Declared, Lookups, Plan, Planned
+from services.template_plans import Declaration, Declared, Plan, Planned
 
 PREFIX: Final = "/api/v1/trainplate"
 PLANS: Final = f"{PREFIX}/template-plans"
@@ -127,7 +127,7 @@ async def plan_templates(
     """Plan the documents (nothing written) or, `apply: true`, apply them all or none: 409
     when anything the plan read has moved since, naming it."""
     declared = _declared(request, data)
-    lookups = Lookups(adapters.name_holder, adapters.name_holders)
+    lookups = adapters.names
     if not data.apply:
         plan = await use_cases.plan_templates(declared, streams=adapters.streams, lookups=lookups)
         return _answer(data, plan, None)

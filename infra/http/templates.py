@@ -187,7 +187,7 @@ async def replace_template(
         expected_version=expected_version_of(request.headers.get("if-match")),
         metadata=actor(request),
     )
-    view = await use_cases.update_template(command, streams=adapters.streams)
+    view = await use_cases.update_template(command, streams=adapters.streams, names=adapters.names)
     return _respond(wire_of(written(view)), view.template.version, 200)
 
 

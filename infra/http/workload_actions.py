@@ -48,7 +48,7 @@ async def submit_from(
         metadata=actor(request),
     )
     requested = await use_cases.request_workload(
-        command, streams=adapters.streams, holders=adapters.name_holders
+        command, streams=adapters.streams, names=adapters.names
     )
     created = requested.stamps.created
     return distributed_of(requested.state, created.by, created.at, None)

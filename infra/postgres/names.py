@@ -5,6 +5,7 @@ so two concurrent creates of the same name cannot both commit.
 """
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Final
 from uuid import UUID
 
@@ -13,6 +14,7 @@ import asyncpg
 from infra.postgres.connections import Connection, translated
 from services.errors import NameTakenError
 from services.ports.event_store import NameClaim
+from services.ports.name_lookups import Lookups
 
 _RELEASE_OTHERS: Final = (
     "DELETE FROM stream_names WHERE stream_id = $1 AND (namespace, name) <> ($2, $3)"
@@ -96,3 +98,8 @@ async def names_held_in(pool: asyncpg.Pool, namespaces: Sequence[str]) -> list[U
             "SELECT stream_id FROM stream_names WHERE namespace = ANY($1::text[])", namespaces
         )
     return [row["stream_id"] for row in rows]
+
+
+def name_lookups(pool: asyncpg.Pool) -> Lookups:
+    """Both lookups over `pool`, as the use cases asking after a namespace's names take them."""
+    return Lookups(partial(name_holder, pool), partial(names_held_in, pool))

@@ -248,6 +248,20 @@ CREATE TABLE issued_ids (
     CONSTRAINT issued_ids_pkey PRIMARY KEY (creation_id)
 );
 
+CREATE TABLE node_pool_catalogue (
+    nodepool_id uuid NOT NULL,
+    cluster_id  uuid NOT NULL,
+    name        text NOT NULL,
+    spec        jsonb NOT NULL,
+    created_at  timestamp with time zone NOT NULL,
+    created_by  text NOT NULL,
+    updated_at  timestamp with time zone NOT NULL,
+    updated_by  text NOT NULL,
+    version     integer NOT NULL,
+    CONSTRAINT node_pool_catalogue_pkey PRIMARY KEY (nodepool_id)
+);
+CREATE INDEX node_pool_catalogue_cluster_idx ON public.node_pool_catalogue USING btree (cluster_id, name COLLATE "C");
+
 CREATE TABLE org_units (
     kind                 text NOT NULL,
     id                   text NOT NULL,
@@ -324,6 +338,28 @@ CREATE TABLE signed_out_sessions (
     CONSTRAINT signed_out_sessions_pkey PRIMARY KEY (session_id)
 );
 
+CREATE TABLE storage_class_catalogue (
+    cluster_id uuid NOT NULL,
+    name       text NOT NULL,
+    spec       jsonb NOT NULL,
+    version    integer NOT NULL,
+    CONSTRAINT storage_class_catalogue_pkey PRIMARY KEY (cluster_id, name)
+);
+
+CREATE TABLE storage_class_configuration_catalogue (
+    configuration_id uuid NOT NULL,
+    cluster_id       uuid NOT NULL,
+    name             text NOT NULL,
+    rules            jsonb NOT NULL,
+    created_at       timestamp with time zone NOT NULL,
+    created_by       text NOT NULL,
+    updated_at       timestamp with time zone NOT NULL,
+    updated_by       text NOT NULL,
+    version          integer NOT NULL,
+    CONSTRAINT storage_class_configuration_catalogue_pkey PRIMARY KEY (configuration_id)
+);
+CREATE INDEX storage_class_configuration_catalogue_class_idx ON public.storage_class_configuration_catalogue USING btree (cluster_id, name);
+
 CREATE TABLE stream_names (
     namespace text NOT NULL,
     name      text NOT NULL,
@@ -351,24 +387,37 @@ CREATE TABLE template_asset_states (
 );
 
 CREATE TABLE template_catalogue (
-    template_id uuid NOT NULL,
-    name        text NOT NULL,
-    scope_kind  text NOT NULL,
-    scope_id    text NOT NULL,
-    meta        jsonb NOT NULL,
-    body        jsonb NOT NULL,
-    asset_ids   uuid[] NOT NULL,
-    created_at  timestamp with time zone NOT NULL,
-    created_by  text NOT NULL,
-    updated_at  timestamp with time zone NOT NULL,
-    updated_by  text NOT NULL,
-    version     integer NOT NULL,
-    combined    jsonb NOT NULL,
+    template_id   uuid NOT NULL,
+    name          text NOT NULL,
+    scope_kind    text NOT NULL,
+    scope_id      text NOT NULL,
+    meta          jsonb NOT NULL,
+    body          jsonb NOT NULL,
+    asset_ids     uuid[] NOT NULL,
+    created_at    timestamp with time zone NOT NULL,
+    created_by    text NOT NULL,
+    updated_at    timestamp with time zone NOT NULL,
+    updated_by    text NOT NULL,
+    version       integer NOT NULL,
+    combined      jsonb NOT NULL,
+    cluster_facts boolean NOT NULL DEFAULT false,
+    recombined    integer NOT NULL DEFAULT 0,
     CONSTRAINT template_catalogue_pkey PRIMARY KEY (template_id)
 );
 CREATE INDEX template_catalogue_asset_ids_idx ON public.template_catalogue USING gin (asset_ids);
+CREATE INDEX template_catalogue_cluster_facts_idx ON public.template_catalogue USING btree (((meta ->> 'clusterId'::text))) WHERE cluster_facts;
 CREATE INDEX template_catalogue_name_c_idx ON public.template_catalogue USING btree (name COLLATE "C", template_id);
 CREATE INDEX template_catalogue_runnable_idx ON public.template_catalogue USING btree ((((combined -> 'runnable'::text) ->> 'isRunnable'::text)));
+
+CREATE TABLE template_cluster_facts (
+    stream_id  uuid NOT NULL,
+    cluster_id uuid NOT NULL,
+    kind       text NOT NULL,
+    name       text NOT NULL,
+    detail     jsonb,
+    CONSTRAINT template_cluster_facts_pkey PRIMARY KEY (stream_id)
+);
+CREATE INDEX template_cluster_facts_cluster_idx ON public.template_cluster_facts USING btree (cluster_id);
 
 CREATE TABLE tenant_admins (
     stream_id uuid NOT NULL,

@@ -36,6 +36,7 @@ from infra.http.event_contract import CONTRACT_ROUTES
 from infra.http.history import HISTORY_ROUTES
 from infra.http.impact import IMPACT_ROUTES
 from infra.http.me import ME_ROUTES
+from infra.http.node_pools import NODE_POOL_ROUTES
 from infra.http.observed_requests import ObservedRequests
 from infra.http.openapi_document import DecoderExactJson
 from infra.http.org_units import ORG_UNIT_ROUTES
@@ -47,6 +48,7 @@ from infra.http.problems import EXCEPTION_HANDLERS
 from infra.http.registries import REGISTRY_ROUTES
 from infra.http.saved_templates import SAVED_TEMPLATE_ROUTES
 from infra.http.service_accounts import SERVICE_ACCOUNT_ROUTES
+from infra.http.storage_classes import STORAGE_CLASS_ROUTES
 from infra.http.template_plans import TEMPLATE_PLAN_ROUTES
 from infra.http.templates import TEMPLATE_ROUTES
 from infra.http.tenant_settings import SETTING_ROUTES
@@ -166,6 +168,8 @@ def create_app(settings: Settings, *, resources: Resources | None = None) -> Lit
             *SERVICE_ACCOUNT_ROUTES,
             *APP_ROUTES,
             *ORG_UNIT_ROUTES,
+            *NODE_POOL_ROUTES,
+            *STORAGE_CLASS_ROUTES,
             *ASSET_ROUTES,
             *CREDENTIAL_ROUTES,
             *DATA_SOURCE_ROUTES,

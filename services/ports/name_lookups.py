@@ -2,7 +2,7 @@
 the holders of names and of access rules, and the small integer ids Run:ai numbers things with."""
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from uuid import UUID
 
 from domain.commands import SubjectKind
@@ -20,6 +20,13 @@ class NameHolders(Protocol):
     claims), in no order: what a write decides on when it must know everything named there."""
 
     async def __call__(self, namespaces: Sequence[str]) -> list[UUID]: ...
+
+
+class Lookups(NamedTuple):
+    """Both name lookups, for a use case asking which of a namespace's names are held."""
+
+    holder: NameHolder
+    holders: NameHolders
 
 
 class IdSequence(Protocol):

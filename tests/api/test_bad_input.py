@@ -261,6 +261,10 @@ async def named_edges(app: Litestar, admin: str) -> list[tuple[str, str, Any, st
         ("POST", "/api/v1/clusters", lambda name: {"name": name}, "/name"),
         ("POST", "/api/v1/org-unit/departments", lambda n: {"name": n, "clusterId": unit}, "/name"),
         ("POST", "/api/v1/org-unit/projects", lambda n: {"name": n, "clusterId": unit}, "/name"),
+        ("POST", "/api/v1/node-pools", lambda n: {
+            "name": n, "clusterId": unit, "labelKey": "k", "labelValue": "v"}, "/name"),
+        ("POST", "/api/v1/storage-class-configuration", lambda n: {
+            "scopeType": "cluster", "scopeId": unit, "name": n}, "/name"),
         ("POST", "/api/v1/service-accounts", lambda name: {"name": name}, "/name"),
         ("POST", "/api/v1/apps", lambda name: {"name": name}, "/name"),
         ("POST", "/api/v1/authorization/access-rules", lambda name: {

@@ -19,6 +19,7 @@ from domain.values import ScopeRef
 from infra.followers.fanout_runner import FanoutRunner
 from infra.followers.global_log import load_checkpoint
 from infra.postgres.commit_notifier import NOTIFY_CHANNEL, CommitNotifier
+from infra.postgres.names import name_lookups
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
@@ -26,6 +27,7 @@ from services import assets
 from services import templates as template_use_cases
 from services.errors import VersionConflictError
 from services.ports.event_store import Append, OneAppend
+from services.ports.name_lookups import Lookups
 from tests.conftest import ACTOR
 from tests.sample_events import CODEC, CounterIncremented, CounterOpened
 
@@ -48,7 +50,7 @@ async def catch_up(pool: asyncpg.Pool, fanout: FanoutRunner) -> None:
                 return
 
 
-async def environment(streams: PostgresStreams, name: str) -> UUID:
+async def environment(streams: PostgresStreams, name: str, names: Lookups) -> UUID:
     command = CreateAsset(
         asset_id=uuid4(),
         scope=ScopeRef("tenant"),
@@ -57,10 +59,10 @@ async def environment(streams: PostgresStreams, name: str) -> UUID:
         spec=EnvironmentSpec(image="pt:0"),
         metadata=SYSTEM,
     )
-    return (await assets.create_asset(command, streams=streams)).state.id
+    return (await assets.create_asset(command, streams=streams, names=names)).state.id
 
 
-async def link(streams: PostgresStreams, asset_id: UUID, name: str) -> UUID:
+async def link(streams: PostgresStreams, names: Lookups, asset_id: UUID, name: str) -> UUID:
     body = TemplateBody(
         spec=DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=2),
         assets=TemplateAssets(environment=asset_id),
@@ -68,17 +70,18 @@ async def link(streams: PostgresStreams, asset_id: UUID, name: str) -> UUID:
     command = CreateTemplate(
         template_id=uuid4(), scope=ScopeRef("tenant"), name=name, body=body, metadata=SYSTEM
     )
-    return (await template_use_cases.create_template(command, streams=streams)).template.id
+    view = await template_use_cases.create_template(command, streams=streams, names=names)
+    return view.template.id
 
 
-async def bump(streams: PostgresStreams, asset_id: UUID, image: str) -> None:
+async def bump(streams: PostgresStreams, asset_id: UUID, image: str, names: Lookups) -> None:
     """Update the environment, retrying when another updater got there first."""
     while True:
         command = UpdateAsset(
             asset_id=asset_id, name="env", spec=EnvironmentSpec(image=image), metadata=SYSTEM
         )
         try:
-            await assets.update_asset(command, streams=streams)
+            await assets.update_asset(command, streams=streams, names=names)
             return
         except VersionConflictError:
             continue
@@ -98,13 +101,15 @@ async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
     clean_pool: asyncpg.Pool,
 ) -> None:
     streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
-    asset_id = await environment(streams, "env")
+    asset_id = await environment(streams, "env", name_lookups(clean_pool))
     fanout = runner(clean_pool, batch_size=7)
     stop = asyncio.Event()
     following = asyncio.create_task(fanout.run(stop))  # the fan-out runs while they race
     try:
-        linkers = [link(streams, asset_id, f"t-{i}") for i in range(40)]
-        updaters = [bump(streams, asset_id, f"pt:{i}") for i in range(1, 21)]
+        linkers = [link(streams, name_lookups(clean_pool), asset_id, f"t-{i}") for i in range(40)]
+        updaters = [
+            bump(streams, asset_id, f"pt:{i}", name_lookups(clean_pool)) for i in range(1, 21)
+        ]
         results = await asyncio.gather(*linkers, *updaters)
         await asyncio.sleep(0.3)
     finally:
@@ -128,9 +133,9 @@ async def test_concurrent_linkers_and_updaters_end_on_the_latest_version(
 
 async def test_a_replay_from_zero_writes_nothing_twice(clean_pool: asyncpg.Pool) -> None:
     streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
-    asset_id = await environment(streams, "env")
-    template_id = await link(streams, asset_id, "t")
-    await bump(streams, asset_id, "pt:1")
+    asset_id = await environment(streams, "env", name_lookups(clean_pool))
+    template_id = await link(streams, name_lookups(clean_pool), asset_id, "t")
+    await bump(streams, asset_id, "pt:1", name_lookups(clean_pool))
     fanout = runner(clean_pool)
     await catch_up(clean_pool, fanout)
     count = "SELECT count(*) FROM events WHERE type = 'template.linked_asset_updated.v1'"
@@ -156,14 +161,17 @@ async def test_a_crash_between_two_batches_of_a_fan_out_writes_each_event_once(
     transaction); the
     restart, and a later replay from zero, write each template's event exactly once."""
     streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
-    asset_id = await environment(streams, "env")
+    asset_id = await environment(streams, "env", name_lookups(clean_pool))
     ids = []
     for start in range(0, 1200, 50):
         ids += await asyncio.gather(
-            *(link(streams, asset_id, f"t{i}") for i in range(start, start + 50))
+            *(
+                link(streams, name_lookups(clean_pool), asset_id, f"t{i}")
+                for i in range(start, start + 50)
+            )
         )
-    await bump(streams, asset_id, "pt:1")
-    await bump(streams, asset_id, "pt:2")
+    await bump(streams, asset_id, "pt:1", name_lookups(clean_pool))
+    await bump(streams, asset_id, "pt:2", name_lookups(clean_pool))
     fanout = runner(clean_pool, batch_size=1)  # one log event per transaction
     count = "SELECT count(*) FROM events WHERE type = 'template.linked_asset_updated.v1'"
     calls = 0
@@ -251,14 +259,14 @@ async def test_the_fan_out_wakes_the_log_s_readers_only_once_its_events_are_ther
     clean_pool: asyncpg.Pool,
 ) -> None:
     streams = PostgresStreams(clean_pool, DOMAIN_CODEC)
-    env = await environment(streams, "env")
-    template = await link(streams, env, "ddp")
+    env = await environment(streams, "env", name_lookups(clean_pool))
+    template = await link(streams, name_lookups(clean_pool), env, "ddp")
     notifier = CommitNotifier(clean_pool, interval_s=0.05)
     fanout = FanoutRunner(
         clean_pool, DOMAIN_CODEC, ProjectorSettings(batch_size=50), notifier=notifier
     )
     await catch_up(clean_pool, fanout)
-    await bump(streams, env, "pt:1")
+    await bump(streams, env, "pt:1", name_lookups(clean_pool))
     heard: asyncio.Queue[object] = asyncio.Queue()
 
     def hear(*args: object) -> None:

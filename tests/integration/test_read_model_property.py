@@ -29,6 +29,7 @@ from infra.bootstrap import create_pool
 from infra.followers.global_log import load_checkpoint
 from infra.followers.log_runner import LogRunner
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.names import name_lookups
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import DatabaseSettings
@@ -67,6 +68,7 @@ class History:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.streams = PostgresStreams(pool, DOMAIN_CODEC)
+        self.names = name_lookups(pool)
         self.envs: dict[int, UUID] = {}
         self.computes: dict[int, UUID] = {}
         self.templates: dict[int, UUID] = {}
@@ -84,19 +86,23 @@ class History:
                     asset_id=uuid4(), scope=ScopeRef("tenant"), name=f"env-{slot}",
                     spec=EnvironmentSpec(image=f"pt:{value}"), metadata=SYSTEM,
                 )  # fmt: skip
-                self.envs[slot] = (await assets.create_asset(command, streams=s)).state.id
+                self.envs[slot] = (
+                    await assets.create_asset(command, streams=s, names=self.names)
+                ).state.id
             case "compute":
                 command = CreateAsset(
                     asset_id=uuid4(), scope=ScopeRef("tenant"), name=f"gpu-{slot}",
                     spec=ComputeSpec(gpu_devices_request=value), metadata=SYSTEM,
                 )  # fmt: skip
-                self.computes[slot] = (await assets.create_asset(command, streams=s)).state.id
+                self.computes[slot] = (
+                    await assets.create_asset(command, streams=s, names=self.names)
+                ).state.id
             case "update_env" if slot in self.envs:
                 update = UpdateAsset(
                     asset_id=self.envs[slot], name=f"env-{slot}",
                     spec=EnvironmentSpec(image=f"pt:{value}-u"), metadata=SYSTEM,
                 )  # fmt: skip
-                await assets.update_asset(update, streams=s)
+                await assets.update_asset(update, streams=s, names=self.names)
             case "delete_env" if slot in self.envs:
                 delete = DeleteAsset(asset_id=self.envs[slot], kind="environment", metadata=SYSTEM)
                 await assets.delete_asset(delete, streams=s)
@@ -112,7 +118,7 @@ class History:
                     template_id=uuid4(), scope=ScopeRef("tenant"),
                     name=f"t-{slot}", body=body, metadata=SYSTEM,
                 )  # fmt: skip
-                view = await templates.create_template(create, streams=s)
+                view = await templates.create_template(create, streams=s, names=self.names)
                 self.templates[slot] = view.template.id
             case "update_template" if slot in self.templates:
                 body = TemplateBody(
@@ -123,7 +129,7 @@ class History:
                 change = UpdateTemplate(
                     template_id=self.templates[slot], name=f"t-{slot}", body=body, metadata=SYSTEM
                 )
-                await templates.update_template(change, streams=s)
+                await templates.update_template(change, streams=s, names=self.names)
             case "delete_template" if slot in self.templates:
                 drop = DeleteTemplate(template_id=self.templates[slot], metadata=SYSTEM)
                 await templates.delete_template(drop, streams=s)

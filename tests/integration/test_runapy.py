@@ -8,6 +8,7 @@ balancer), with the projector following the log as in production."""
 
 import asyncio
 import itertools
+import json
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -38,6 +39,7 @@ from runai.models import (
     ImagePullPolicy,
     NFSAssetSpec,
     NFSCreationRequest,
+    NodepoolCreateFields,
     RegistryCreationRequest,
     RegistrySpec,
     RegistryUpdateRequest,
@@ -45,6 +47,7 @@ from runai.models import (
     ScopeType2,
     SharedScopeBase,
     SharedScopesPatchRequest,
+    StorageClassConfigurationCreationRequest,
     TenantSettingCreationRequest,
 )
 from runai.runai_client import RunaiClient
@@ -515,3 +518,112 @@ async def test_runapy_reads_the_pods_a_backend_reported(
     listed = pods_api.list_pods(filter_by=[f"workloadId=={workload_id}"]).data["pods"]
     assert [p["k8sPhase"] for p in listed] == ["Running", "Running"]
     assert pods_api.count_pods(filter_by=["nodeName==gpu-1"]).data == {"count": 2}
+
+
+def refused_at(call: Callable[[], object]) -> tuple[int, list[str]]:
+    """The status of a call that must be refused, and the fields its problem names."""
+    try:
+        call()
+    except ApiException as error:
+        body = json.loads(error.body or "{}")
+        return int(error.status), [e["pointer"] for e in body.get("errors", [])]
+    return 200, []
+
+
+def storage_journey(client: Callable[[], RunaiClient], round_: int, org: dict[str, str]) -> None:
+    """The guide's storage class and node pools, as an administrator's script keeps them: a
+    class registered and listed, configured (RWO only, 1-10 GiB); a template's volume of it with
+    RWX or 100 GiB refused naming the field, a valid one created; a pool registered, a template
+    naming a missing one refused; then all of it removed."""
+    cluster, fast, pool = org["cluster"], f"fast-{round_}", f"v100-{round_}"
+    classes = f"/v1/k8s/clusters/{cluster}/storage-classes"
+    spec = {"provisioner": "ebs.csi.aws.com", "isDefault": False}
+    registered = client().api_client.call_api("PUT", f"{classes}/{fast}", body=spec)
+    assert registered.status_code == 200
+    assets = client().workload_assets
+    names = assets.storage_classes.v1_get_storage_classes(cluster).data["storageClasses"]
+    assert fast in names, f"round {round_}: {names}"
+    listed = assets.storage_classes.get_storage_classes(cluster, name=fast).data["items"]
+    assert [i["storage_class_name"] for i in listed] == [fast], f"round {round_}: {listed}"
+    rwo = {"readWriteOnce": True, "readOnlyMany": False, "readWriteMany": False}
+    configured = assets.storage_class_configuration.create_storage_class_configuration(
+        StorageClassConfigurationCreationRequest.from_dict(
+            {"scopeType": "cluster", "scopeId": cluster, "name": fast,
+             "customization": {"accessMode": {"supportedValues": rwo},
+                               "claimSize": {"min": "1Gi", "max": "10Gi"}}}
+        )
+    )  # fmt: skip
+    assert configured.status_code == 201
+    v2 = assets.storage_classes.get_storage_classes_v2(cluster, name=fast).data["items"]
+    assert v2[0]["customization"]["claimSize"]["max"] == "10Gi", f"round {round_}: {v2}"
+
+    templates = client().workloads.workload_templates
+
+    def template(name: str, **spec: object) -> dict[str, object]:
+        return {
+            "meta": {"name": name, "scopeType": "project", "scopeId": org["project"]},
+            "spec": {"distributedFramework": "PyTorch", "numWorkers": 2, "image": IMAGE, **spec},
+        }
+
+    def volume(**claim: object) -> dict[str, object]:
+        claim_info = {"storageClass": fast, "size": "5Gi", **claim}
+        return {"storage": {"pvc": [{"path": "/scratch", "claimInfo": claim_info}]}}
+
+    at = "/spec/storage/pvc/0/claimInfo"
+    cases: list[tuple[dict[str, object], str]] = [
+        ({"accessModes": {"readWriteMany": True}}, f"{at}/accessModes/readWriteMany"),
+        ({"size": "100Gi"}, f"{at}/size"),
+    ]
+    for claim, field in cases:
+        body = template("vol", **volume(**claim))
+
+        def create(sent: dict[str, object] = body) -> object:
+            return templates.create_distributed_template(sent)
+
+        refused = refused_at(create)
+        assert refused == (400, [field]), f"round {round_}: {refused}"
+    made = templates.create_distributed_template(template(f"vol-{round_}", **volume()))
+    assert made.status_code == 202
+
+    pools = client().organizations.node_pools
+    created = pools.create_nodepool(
+        NodepoolCreateFields.from_dict(
+            {"name": pool, "clusterId": cluster, "labelKey": "gpu", "labelValue": pool}
+        )
+    )
+    assert created.status_code == 201
+    pool_id = created.data["id"]
+    found = pools.get_nodepools(filter_by=[f"name=={pool}"]).data["nodepools"]
+    assert [p["id"] for p in found] == [pool_id], f"round {round_}: {found}"
+    refused = refused_at(
+        lambda: templates.create_distributed_template(template("pools", nodePools=["h100"]))
+    )
+    assert refused == (400, ["/spec/nodePools/0"]), f"round {round_}: {refused}"
+    placed = templates.create_distributed_template(template(f"placed-{round_}", nodePools=[pool]))
+    assert placed.status_code == 202
+
+    for template_id in (made.data["meta"]["id"], placed.data["meta"]["id"]):
+        templates.delete_distributed_template(template_id)
+    assert pools.delete_nodepool(pool_id).status_code in (202, 204)
+    assets.storage_class_configuration.delete_storage_class_configuration_by_id(
+        configured.data["id"]
+    )
+    client().api_client.call_api("DELETE", f"{classes}/{fast}")
+    names = assets.storage_classes.v1_get_storage_classes(cluster).data["storageClasses"]
+    assert fast not in names, f"round {round_}: {names} after the removal"
+
+
+async def test_runapy_scripts_keep_a_cluster_s_storage_classes_and_node_pools(
+    service: list[str], clean_pool: asyncpg.Pool
+) -> None:
+    await register_admin(clean_pool)
+    org = an_org(service[0])
+    client = clients_over(service)  # each call to the next of the two API processes
+
+    def journeys() -> None:
+        for round_ in range(ROUNDS):
+            storage_journey(client, round_, org)
+
+    await asyncio.to_thread(journeys)
+    removed = "SELECT count(*) FROM events WHERE type = 'storageclass.removed.v1'"
+    assert await clean_pool.fetchval(removed) == ROUNDS

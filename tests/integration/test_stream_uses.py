@@ -30,6 +30,7 @@ from domain.specs import CredentialRef, EnvironmentSpec, EnvironmentVariable, S3
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import AssetMeta, ScopeRef, TemplateMeta
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.names import name_lookups
 from infra.postgres.stream_uses import hold_unused
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
@@ -52,7 +53,9 @@ async def test_a_use_of_an_asset_deleted_after_it_was_checked_is_refused_where_i
         asset_id=uuid4(), scope=ScopeRef("tenant"), name="pt",
         spec=EnvironmentSpec(image="pt:2"), metadata=SYSTEM,
     )  # fmt: skip
-    env = (await assets.create_asset(create, streams=streams)).state.id
+    env = (
+        await assets.create_asset(create, streams=streams, names=name_lookups(clean_pool))
+    ).state.id
     # The template's checks ran while the environment was live; it is deleted before the write.
     await assets.delete_asset(
         DeleteAsset(asset_id=env, kind="environment", metadata=SYSTEM), streams=streams
@@ -107,7 +110,9 @@ async def test_a_use_that_waited_for_the_deletion_of_what_it_uses_is_refused(
         asset_id=uuid4(), scope=ScopeRef("tenant"), name="pt",
         spec=EnvironmentSpec(image="pt:2"), metadata=SYSTEM,
     )  # fmt: skip
-    env = (await assets.create_asset(create, streams=streams)).state.id
+    env = (
+        await assets.create_asset(create, streams=streams, names=name_lookups(clean_pool))
+    ).state.id
     template_id = uuid4()
     claim = NameClaim(namespace="template@tenant:", name="llm")
     meta = TemplateMeta(name="llm", scope="tenant")

@@ -57,7 +57,7 @@ async def test_units_nest_their_names_are_unique_under_a_parent_and_a_holder_is_
         spec=EnvironmentSpec(image="pt"),
         metadata=SYSTEM,
     )
-    await assets.create_asset(env, streams=streams)
+    await assets.create_asset(env, streams=streams, names=streams.lookups)
 
     ml = ScopeRef("department", department.state)
     with pytest.raises(OrgUnitNotEmptyError, match="project llm"):

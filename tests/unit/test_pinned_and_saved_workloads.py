@@ -59,6 +59,7 @@ async def stand() -> Stand:
             metadata=SYSTEM,
         ),
         streams=streams,
+        names=streams.lookups,
     )
     await templates.update_template(
         UpdateTemplate(
@@ -68,6 +69,7 @@ async def stand() -> Stand:
             metadata=SYSTEM,
         ),
         streams=streams,
+        names=streams.lookups,
     )
     return Stand(
         streams=streams,
@@ -97,9 +99,7 @@ async def submit(
         overrides=overrides or Overrides(),
         metadata=SYSTEM,
     )
-    made = await workloads.request_workload(
-        command, streams=at.streams, holders=at.streams.holders_in
-    )
+    made = await workloads.request_workload(command, streams=at.streams, names=at.streams.lookups)
     return made.state
 
 
@@ -119,7 +119,7 @@ async def save(
         metadata=actor,
     )
     return await saved_templates.save_workload_as_template(
-        command, streams=at.streams, holder=at.streams.holder, holders=at.streams.holders_in
+        command, streams=at.streams, names=at.streams.lookups
     )
 
 
@@ -166,7 +166,7 @@ async def test_a_saved_workload_makes_a_template_that_runs_as_it_was_submitted()
             metadata=SYSTEM,
         ),
         streams=at.streams,
-        holders=at.streams.holders_in,
+        names=at.streams.lookups,
     )
     assert again.state.snapshot.spec == ran.snapshot.spec
     assert again.state.snapshot.master == ran.snapshot.master
@@ -241,7 +241,7 @@ async def test_a_keyed_save_sent_again_answers_the_first_template() -> None:
 
     async def saved() -> templates.TemplateView:
         return await saved_templates.save_workload_as_template(
-            command, streams=at.streams, holder=at.streams.holder, holders=at.streams.holders_in
+            command, streams=at.streams, names=at.streams.lookups
         )
 
     first = await saved()

@@ -15,7 +15,7 @@ from domain.template_exports import Names, document_of
 from domain.templates import Template
 from domain.values import TENANT
 from services import data_volumes, registries, template_plans, templates
-from services.template_plans import Lookups
+from services.ports.name_lookups import Lookups
 from tests.fakes import InMemoryCredentialVault, InMemoryStreams
 from tests.unit.test_template_plan_use_cases import SYSTEM, applied, declared, document, setup
 

@@ -70,7 +70,7 @@ async def test_an_edit_without_if_match_that_loses_races_is_decided_again() -> N
     streams, template_id = await raced_template(3)
     patch = {"spec": {"numWorkers": 4}}
     command = PatchTemplate(template_id=template_id, patch=patch, metadata=SYSTEM)
-    patched = await templates.patch_template(command, streams=streams)
+    patched = await templates.patch_template(command, streams=streams, names=streams.lookups)
     assert patched.template.body.spec.num_workers == 4
     stream = await streams.load(template_id)
     assert stream.version == 1 + 3 + 1  # the create, three background edits, the patch
@@ -96,7 +96,7 @@ async def test_an_edit_with_if_match_that_loses_a_race_is_refused_naming_both_ve
         metadata=SYSTEM,
     )
     with pytest.raises(PreconditionFailedError) as refused:
-        await templates.update_template(command, streams=streams)
+        await templates.update_template(command, streams=streams, names=streams.lookups)
     assert (refused.value.expected, refused.value.actual) == (1, 2)
     assert (await streams.load(template_id)).version == 2  # only the background edit
 
@@ -110,12 +110,12 @@ async def test_an_asset_update_that_loses_a_race_is_decided_again() -> None:
         other = EnvironmentSpec(image="nvcr.io/nvidia/pytorch:24.10-py3")
         update = UpdateAsset(asset_id=env, name="pt", spec=other, metadata=SYSTEM)
         streams.races, racer = 0, streams.racer  # the racer's own append is not raced
-        await assets.update_asset(update, streams=streams)
+        await assets.update_asset(update, streams=streams, names=streams.lookups)
         streams.racer = racer
 
     streams.target, streams.races, streams.racer = env, 1, background
     command = UpdateAsset(asset_id=env, name="pt", spec=newer, metadata=SYSTEM)
-    updated = await assets.update_asset(command, streams=streams)
+    updated = await assets.update_asset(command, streams=streams, names=streams.lookups)
     assert msgspec.to_builtins(updated.state.spec)["image"].endswith("25.01-py3")
 
 

@@ -15,7 +15,8 @@ from domain.template_documents import InvalidDocumentError, NamedScope, parse
 from domain.values import ScopeRef
 from services import assets, template_plans, templates
 from services.errors import PlanOutdatedError
-from services.template_plans import Declaration, Declared, Lookups
+from services.ports.name_lookups import Lookups
+from services.template_plans import Declaration, Declared
 from tests.fakes import InMemoryStreams
 from tests.unit.org_tree import tree
 
@@ -74,6 +75,7 @@ async def setup() -> tuple[InMemoryStreams, Lookups]:
                 metadata=SYSTEM,
             ),
             streams=streams,
+            names=streams.lookups,
         )
     return streams, Lookups(streams.holder, streams.holders_in)
 
@@ -147,6 +149,7 @@ async def test_an_edit_between_plan_and_apply_refuses_the_whole_apply() -> None:
             metadata=SYSTEM,
         ),
         streams=streams,
+        names=lookups,
     )
     before = streams.every_event()
     with pytest.raises(PlanOutdatedError) as refused:

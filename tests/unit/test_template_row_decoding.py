@@ -1,5 +1,5 @@
 """A template row read again at the same version is the decoding made before (rows are frozen,
-and every change to one moves its version); another version is decoded from what was read."""
+and every change to one moves its version, or its recombination); another is decoded anew."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +16,7 @@ from projections.template_catalogue import StoredBody, row_of
 _encode = msgspec.json.Encoder().encode
 
 
-def record(template_id: object, version: int, workers: int) -> Any:
+def record(template_id: object, version: int, workers: int, recombined: int = 0) -> Any:
     """A row as the catalogue's query returns it (its JSON columns as text), by column name
     as an asyncpg record is read."""
     spec = DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=workers)
@@ -24,6 +24,7 @@ def record(template_id: object, version: int, workers: int) -> Any:
     return {
         "template_id": template_id,
         "version": version,
+        "recombined": recombined,
         "meta": _encode(TemplateMeta(name="ddp", scope="tenant")).decode(),
         "body": _encode(StoredBody(spec=spec)).decode(),
         "combined": _encode(combine(TemplateBody(spec=spec), {}, copy_master=False)).decode(),
@@ -44,3 +45,11 @@ def test_a_version_read_again_is_not_decoded_again_and_a_new_one_is() -> None:
     assert moved.combined.spec.num_workers == 5
     assert moved.combined.master is not None  # made on read, as the row stores none
     assert first.template.body.spec.num_workers == 2
+
+
+def test_a_row_worked_out_again_on_its_clusters_facts_is_decoded_again() -> None:
+    template_id = uuid4()
+    first = row_of(record(template_id, 1, workers=2))
+    again = row_of(record(template_id, 1, workers=3, recombined=1))
+    assert again is not first
+    assert again.combined.spec.num_workers == 3

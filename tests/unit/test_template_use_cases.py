@@ -60,7 +60,7 @@ async def environment(
         workload_supported_types=WorkloadSupportedTypes(distributed=True, dist_framework="PyTorch"),
         metadata=SYSTEM,
     )
-    return (await assets.create_asset(command, streams=streams)).state.id
+    return (await assets.create_asset(command, streams=streams, names=streams.lookups)).state.id
 
 
 async def create(
@@ -72,7 +72,7 @@ async def create(
     command = CreateTemplate(
         template_id=uuid4(), scope=TENANT, name=name, body=body(**fields), metadata=metadata
     )
-    return await templates.create_template(command, streams=streams)
+    return await templates.create_template(command, streams=streams, names=streams.lookups)
 
 
 async def viewer(streams: InMemoryStreams) -> EventMetadata:
@@ -115,7 +115,9 @@ async def test_a_create_decided_on_what_moved_on_since_is_decided_again_from_wha
     streams.remember(env)  # as a process keeps it after a create read it
     newer = EnvironmentSpec(image="nvcr.io/nvidia/pytorch:25.01-py3")
     await assets.update_asset(
-        UpdateAsset(asset_id=env, name="pt", spec=newer, metadata=SYSTEM), streams=streams
+        UpdateAsset(asset_id=env, name="pt", spec=newer, metadata=SYSTEM),
+        streams=streams,
+        names=streams.lookups,
     )
     view = await create(streams, assets={"environment": str(env)})
     assert view.combined.spec.image == "nvcr.io/nvidia/pytorch:25.01-py3"
@@ -176,7 +178,7 @@ async def test_a_patch_merges_what_it_sends_ignores_nulls_and_clears_what_it_nam
         "fieldsToClear": ["spec.args"],
     }
     command = PatchTemplate(template_id=view.template.id, patch=patch, metadata=SYSTEM)
-    patched = await templates.patch_template(command, streams=streams)
+    patched = await templates.patch_template(command, streams=streams, names=streams.lookups)
     spec = patched.template.body.spec
     assert (spec.num_workers, spec.distributed_framework, spec.args) == (4, "PyTorch", None)
     assert (patched.template.meta.name, patched.template.meta.description) == ("ddp", "tuned")
@@ -199,7 +201,7 @@ async def test_a_patch_that_is_not_one_is_refused_naming_its_field(
     view = await create(streams)
     command = PatchTemplate(template_id=view.template.id, patch=patch, metadata=SYSTEM)
     with pytest.raises(InvalidRequestError) as refused:
-        await templates.patch_template(command, streams=streams)
+        await templates.patch_template(command, streams=streams, names=streams.lookups)
     assert refused.value.field == field
     assert (await streams.load(view.template.id)).version == 1
 
@@ -211,12 +213,12 @@ async def test_an_update_after_a_stale_version_or_by_a_viewer_is_refused() -> No
         template_id=view.template.id, name="ddp", body=body(), expected_version=7, metadata=SYSTEM
     )
     with pytest.raises(PreconditionFailedError):
-        await templates.update_template(stale, streams=streams)
+        await templates.update_template(stale, streams=streams, names=streams.lookups)
     by_viewer = msgspec.structs.replace(
         stale, expected_version=None, metadata=await viewer(streams)
     )
     with pytest.raises(NotPermittedError):
-        await templates.update_template(by_viewer, streams=streams)
+        await templates.update_template(by_viewer, streams=streams, names=streams.lookups)
     assert (await streams.load(view.template.id)).version == 1
 
 
@@ -224,7 +226,7 @@ async def test_an_update_that_changes_nothing_writes_nothing_and_keeps_its_stamp
     streams = InMemoryStreams()
     view = await create(streams)
     same = UpdateTemplate(template_id=view.template.id, name="ddp", body=body(), metadata=SYSTEM)
-    again = await templates.update_template(same, streams=streams)
+    again = await templates.update_template(same, streams=streams, names=streams.lookups)
     assert (await streams.load(view.template.id)).version == 1
     assert again.stamps == view.stamps
 

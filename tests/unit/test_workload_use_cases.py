@@ -56,7 +56,7 @@ def submission(
 
 
 async def submit(streams: InMemoryStreams, command: RequestWorkload) -> Workload:
-    made = await workloads.request_workload(command, streams=streams, holders=streams.holders_in)
+    made = await workloads.request_workload(command, streams=streams, names=streams.lookups)
     return made.state
 
 
