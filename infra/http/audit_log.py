@@ -33,7 +33,10 @@ OCTETS: Final = "application/octet-stream"  # both downloads, as Run:ai's docume
 # A cell a spreadsheet would take for a formula is written as text (a leading apostrophe).
 _FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
 
-Samples = Annotated[int | None, QueryParameter(name="numberOfSamples", ge=0, le=1000)]
+# Not optional: the served document keeps a bound only on a parameter that is (Litestar).
+SAMPLES: Final = 20
+Samples = Annotated[int, QueryParameter(name="numberOfSamples", ge=0, le=1000)]
+Limit = Annotated[int, QueryParameter(ge=0, le=1000)]
 
 
 class AuditLog(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -118,11 +121,11 @@ def _range(start: datetime, end: datetime) -> tuple[datetime, datetime]:
     return found[0], found[1]
 
 
-def _samples(number_of_samples: int | None, limit: int | None) -> int:
+def _samples(number_of_samples: int, limit: int) -> int:
     """Run:ai's `numberOfSamples` (20 unless given), or `limit` as the other lists call it."""
-    if number_of_samples is not None and limit is not None and number_of_samples != limit:
+    if SAMPLES != number_of_samples != limit != SAMPLES:
         raise InvalidRequestError("limit", "is numberOfSamples by another name: send one")
-    return next((n for n in (number_of_samples, limit) if n is not None), 20)
+    return number_of_samples if number_of_samples != SAMPLES else limit
 
 
 def _allowed(request: Caller) -> None:
@@ -138,8 +141,8 @@ async def get_audit_logs(
     start: Annotated[datetime, QueryParameter()],
     end: Annotated[datetime, QueryParameter()],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
-    number_of_samples: Samples = None,
-    limit: Annotated[int | None, QueryParameter(ge=0, le=1000)] = None,
+    number_of_samples: Samples = SAMPLES,
+    limit: Limit = SAMPLES,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     sort_by: Annotated[SortField | None, QueryParameter(name="sortBy")] = None,
     filter_by: FilterBy = None,
@@ -171,7 +174,7 @@ async def download_audit_logs(
     end: Annotated[datetime, QueryParameter()],
     file_type: Annotated[str | None, QueryParameter(name="file_type")] = None,
     file_type_camel: Annotated[str | None, QueryParameter(name="fileType")] = None,
-    number_of_samples: Samples = None,
+    number_of_samples: Samples = SAMPLES,
     filter_by: FilterBy = None,
 ) -> Response[bytes]:
     """The entries `get_audit_logs` would list first, oldest first, as a file: CSV (a header
@@ -188,7 +191,7 @@ async def download_audit_logs(
         sort_by="timestamp",
         descending=False,
         offset=0,
-        limit=_samples(number_of_samples, None),
+        limit=number_of_samples,
         counted=False,
     )
     logs = [shown(e) for e in entries]
