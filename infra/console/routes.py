@@ -24,6 +24,7 @@ from infra.console.template_detail import template_page
 from infra.console.template_edit import EDIT_ROUTES
 from infra.console.template_form import FORM_ROUTES
 from infra.console.template_list import templates_grid
+from infra.console.template_plan_page import TEMPLATE_PLAN_PAGES
 from infra.console.workload_pages import WORKLOAD_ROUTES
 from infra.console.workloads_list import WORKLOAD_LIST_ROUTES
 from infra.http import consistency
@@ -65,6 +66,7 @@ def console_router(
             *COMPUTE_ROUTES,
             *DATA_SOURCE_ROUTES,
             *ORG_UNIT_ROUTES,
+            *TEMPLATE_PLAN_PAGES,
             *SETTINGS_ROUTES,
             static,
         ],
