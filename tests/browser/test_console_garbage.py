@@ -168,6 +168,26 @@ GARBAGE_COMPUTES: list[dict[str, Any]] = [
     },
 ]
 
+_DDP = "apiVersion: trainplate/v1\nkind: DistributedTemplate\nmetadata: {name: junk-ddp, "
+GARBAGE_PLANS: list[dict[str, Any]] = [
+    {"documents": ""},
+    {"documents": "kind: [unclosed"},
+    {"documents": "just a string\n---\n- a list"},
+    {"documents": "a: &a [*a, *a]\nb: !!python/object:os.system {}"},
+    {"documents": "{1: 2, [3]: 4}"},
+    {"documents": _DDP + "scope: {project: junk-vision}}\nspec: &s {tolerations: [*s]}"},
+    {"documents": _DDP + "scope: {project: junk-vision}}\nspec: {command: &c [*c]}"},
+    {"documents": _DDP + "scope: {galaxy: far}}\nspec: {numWorkers: many}"},
+    {"documents": _DDP + "scope: {project: junk-vision}}\nspec: {numWorkers: 2}\n"
+     "assets: {environment: {name: no-such-env}}"},
+    {"documents": _DDP + "scope: {project: junk-vision}}\ncreated: 2024-01-01"},
+    {"documents": _DDP + "scope: {project: junk-vision}}", "prune": "on", "scopes": "galaxy:1"},
+    {"documents": _DDP + "scope: {project: junk-vision}}", "action": "apply", "versions": "{x"},
+    {"documents": _DDP + "scope: {project: junk-vision}}", "action": "apply",
+     "versions": '{"not-a-uuid": 1}'},
+    {"documents": "---\n" * 1001 + "\n".join(f"--- {i}" for i in range(1001))},
+]  # fmt: skip
+
 # (the kind's address, the form sent)
 GARBAGE_DATA_SOURCES: list[tuple[str, dict[str, Any]]] = [
     ("nfs", {"/scope": "project:not-a-number", "/meta/name": "junk"}),
@@ -279,6 +299,11 @@ def test_no_console_form_answers_garbage_with_a_server_error(service: Service) -
             status, text = _posted(page, url, {})
             assert status == 404, (url, status)
             assert "Not found" in text, url
+        page.goto(f"{base}/template-plans")
+        for form in GARBAGE_PLANS:
+            status, text = _posted(page, f"{base}/template-plans", form)
+            assert 400 <= status < 500, (form, status)
+            assert "the documents were not" in text, form
         page.goto(f"{base}/settings")
         for form in (
             {"workloads.ngcCatalog": "perhaps"},
