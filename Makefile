@@ -22,8 +22,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/trainplate dev
 
-# xdist processes for the tests that start no process of their own; 0 (the default): one
-# pytest process for every test, the fastest on 2 cores (docs/decisions/0008-parallel-tests.md).
+# xdist processes for the tests that start no process of their own; 0 (the default): they run
+# in one pytest process beside the one of those that do (docs/decisions/0008-parallel-tests.md).
 PYTEST_WORKERS ?= 0
 
 # Everything CI checks (.ci/run): the static checks run beside pytest, and -O prints each one's
@@ -52,13 +52,10 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # pytest exits 5 when it collects nothing; that is a failure here, as any other non-zero code.
-# With PYTEST_WORKERS, two runs side by side (make -j): the tests that start whole processes
-# (`slow`, `fuzz`) one at a time, as their readiness waits expect; the rest spread over
-# PYTEST_WORKERS processes. A server given in TEST_DATABASE_URL or TEST_NATS_URL serves one.
+# Two runs side by side (make -j): the tests that start whole processes (`slow`, `fuzz`) one at
+# a time, as their readiness waits expect; the rest beside them, over PYTEST_WORKERS processes
+# if set. A server given in TEST_DATABASE_URL or TEST_NATS_URL serves one pytest: one run.
 ifneq ($(TEST_DATABASE_URL)$(TEST_NATS_URL),)
-pytest: $(STAMP)
-	$(BIN)/pytest
-else ifeq ($(PYTEST_WORKERS),0)
 pytest: $(STAMP)
 	$(BIN)/pytest
 else
@@ -66,7 +63,7 @@ pytest: pytest-spread pytest-processes
 endif
 
 pytest-spread: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) -m 'not slow and not fuzz'
+	$(BIN)/pytest $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS)) -m 'not slow and not fuzz'
 
 pytest-processes: $(STAMP)
 	$(BIN)/pytest -m 'slow or fuzz'
