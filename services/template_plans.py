@@ -34,6 +34,7 @@ from services.policies import effective_in
 from services.ports.event_store import Append, EventStore, StreamLoader, StreamReader, Uses
 from services.ports.name_lookups import Lookups, NameHolder
 from services.prefetch import actor_stream, prefetch
+from services.races import decided_again
 from services.template_names import named_in, scope_named
 from services.templates import checked_body, name_claim, name_namespace, uses_of
 
@@ -122,23 +123,41 @@ async def plan_templates(declared: Declared, *, streams: StreamReader, lookups: 
 
 
 async def apply_plan(
-    declared: Declared, versions: Mapping[UUID, int], *, streams: EventStore, lookups: Lookups
+    declared: Declared,
+    versions: Mapping[UUID, int] | None,
+    *,
+    streams: EventStore,
+    lookups: Lookups,
 ) -> Applied:
     """The plan, decided again and written in one transaction, each template at the version
-    the plan read; PlanOutdatedError, writing nothing, when anything read has moved since."""
+    the plan read; PlanOutdatedError, writing nothing, when anything read has moved since.
+    No `versions`: the documents as decided now, decided again when a write races them."""
+    if versions is None:
+        return await _applied_now(declared, streams=streams, lookups=lookups)
     plan, writes = await _decided(declared, "editor", streams, lookups)
     moved = _moved(plan, versions)
     if moved:
         raise PlanOutdatedError(moved)
-    written: dict[str, int] = {}
     try:
-        async with streams.transaction() as tx:
-            for planned, write in writes:
-                result = await tx.append(write)
-                written[f"{planned.scope_label}/{planned.name}"] = result.version
+        return Applied(plan=plan, written=await _written(writes, streams))
     except (VersionConflictError, NameTakenError) as error:
         raise PlanOutdatedError([_what_moved(error, plan, writes)]) from error
-    return Applied(plan=plan, written=written)
+
+
+@decided_again
+async def _applied_now(declared: Declared, *, streams: EventStore, lookups: Lookups) -> Applied:
+    plan, writes = await _decided(declared, "editor", streams, lookups)
+    return Applied(plan=plan, written=await _written(writes, streams))
+
+
+async def _written(writes: list[tuple[Planned, Append]], streams: EventStore) -> dict[str, int]:
+    """Every write in one transaction: all or none."""
+    written: dict[str, int] = {}
+    async with streams.transaction() as tx:
+        for planned, write in writes:
+            result = await tx.append(write)
+            written[f"{planned.scope_label}/{planned.name}"] = result.version
+    return written
 
 
 def _moved(plan: Plan, versions: Mapping[UUID, int]) -> list[str]:

@@ -112,11 +112,7 @@ async def plan_from(request: Caller, data: PlanRequest, adapters: Adapters) -> P
     if not data.apply:
         plan = await use_cases.plan_templates(declared, streams=adapters.streams, lookups=lookups)
         return _answer(data, plan, None)
-    if data.versions is None:  # applied as planned now: still all or none, guarded as read
-        now = await use_cases.plan_templates(declared, streams=adapters.streams, lookups=lookups)
-        versions = now.versions
-    else:
-        versions = _streams(data.versions)
+    versions = None if data.versions is None else _streams(data.versions)
     applied = await use_cases.apply_plan(
         declared, versions, streams=adapters.streams, lookups=lookups
     )
