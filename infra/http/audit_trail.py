@@ -164,13 +164,9 @@ class AuditTrailMiddleware:
         if scope["type"] != "http" or (scope["method"] not in WRITES and not audited):
             await self._app(scope, receive, send)
             return
-        given = request_id(scope).encode("latin-1")
-
+        # (infra/http/observed_requests.py answers every request's X-Request-Id)
         async def answer(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", ()))
-                if not any(key.lower() == b"x-request-id" for key, _ in headers):
-                    message["headers"] = [*headers, (b"x-request-id", given)]
                 await _keep(scope, record_of(scope, int(message["status"])))
             await send(message)
 
