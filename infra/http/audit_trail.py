@@ -164,6 +164,7 @@ class AuditTrailMiddleware:
         if scope["type"] != "http" or (scope["method"] not in WRITES and not audited):
             await self._app(scope, receive, send)
             return
+
         # (infra/http/observed_requests.py answers every request's X-Request-Id)
         async def answer(message: Message) -> None:
             if message["type"] == "http.response.start":
