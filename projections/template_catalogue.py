@@ -3,7 +3,6 @@ specs and runnable state worked out from the asset versions it records (`templat
 and its cluster's facts (projections/template_facts.py): docs/decisions/0024-read-models.md."""
 
 import typing
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -14,6 +13,7 @@ import msgspec
 
 from domain import assets as asset_rules
 from domain.assets import Asset
+from domain.bounded import Bounded
 from domain.cluster_facts import NOTHING, ClusterFacts
 from domain.combined import Combined, combine, master_of
 from domain.events import (
@@ -43,6 +43,10 @@ class StoredBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     master_spec_same_as_worker: bool = True
     master: MasterSection | None = None
     asset_versions: tuple[AssetVersion, ...] = ()
+
+
+# A decoded row's key: the template, its version and its cluster facts' `recombined`.
+RowKey = tuple[UUID, int, int]
 
 
 class TemplateRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -413,20 +417,15 @@ COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created
 # Rows decoded lately, bounded, per process: every change to a row moves its stream's version (the
 # fan-out's too) or, its cluster's facts moving, its `recombined`; the rows are frozen all the way
 # down, so a read of one decoded before takes that decoding again.
-_DECODED: Final[OrderedDict[tuple[UUID, int, int], TemplateRow]] = OrderedDict()
-_DECODED_MAX: Final = 4096
+_DECODED: Final[Bounded[RowKey, TemplateRow]] = Bounded(4096)
 
 
 def row_of(record: asyncpg.Record) -> TemplateRow:
     key = (record["template_id"], record["version"], record["recombined"])
-    if (known := _DECODED.get(key)) is not None:
-        _DECODED.move_to_end(key)
-        return known
-    row = _decoded(record)
-    _DECODED[key] = row
-    if len(_DECODED) > _DECODED_MAX:
-        _DECODED.popitem(last=False)
-    return row
+    if (known := _DECODED.get(key)) is None:
+        known = _decoded(record)
+        _DECODED.put(key, known)
+    return known
 
 
 def _decoded(record: asyncpg.Record) -> TemplateRow:

@@ -7,6 +7,7 @@ from typing import Final
 from uuid import UUID, uuid5
 
 from domain import templates
+from domain.bounded import Bounded
 from domain.events import (
     ComputeCreated,
     ComputeUpdated,
@@ -17,7 +18,6 @@ from domain.events import (
     TemplateCreated,
     TemplateUpdated,
 )
-from services.bounded import Bounded
 from services.errors import VersionConflictError
 from services.ports.event_store import EventStore, OneAppend
 from services.ports.read_side import LinkIndex

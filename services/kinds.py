@@ -5,10 +5,10 @@ until `forget_folds_of` (docs/decisions/0021-decisions-on-remembered-streams.md)
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Protocol, TypeVar
 
+from domain.bounded import Bounded
 from domain.errors import InvalidHistoryError
 from domain.events import Event
 from domain.values import AssetMeta, ScopeRef
-from services.bounded import Bounded
 
 State = TypeVar("State")
 

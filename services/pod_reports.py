@@ -9,10 +9,10 @@ from uuid import UUID
 import msgspec
 
 from domain import workloads
+from domain.bounded import Bounded
 from domain.errors import InvalidHistoryError
 from domain.events import EventMetadata, PodObserved, WorkloadEvent, WorkloadPodsChanged
 from domain.workloads import Workload, WorkloadNotFoundError
-from services.bounded import Bounded
 from services.errors import VersionConflictError
 from services.ports.event_store import Append, EventStore
 

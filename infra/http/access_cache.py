@@ -8,9 +8,9 @@ from typing import Final, Protocol
 from uuid import UUID
 
 from domain.applications import Application
+from domain.bounded import Bounded
 from domain.values import TENANT, Grant, ScopeRef
 from services import access
-from services.bounded import Bounded
 from services.ports.event_store import StreamLoader
 from services.ports.read_side import OrgTree
 

@@ -8,7 +8,6 @@ import msgspec
 from litestar.params import QueryParameter
 
 from domain.org_units import UnknownScopeError
-from domain.policy_compliance import issues
 from domain.values import ScopeRef
 from infra.http.callers import Caller, visibility
 from infra.http.template_schemas import DistributedTemplate
@@ -62,11 +61,11 @@ async def with_compliance(
     lineage = lineages.get(project)
     if lineage is None or project not in seen:  # out of sight: as if there were none
         raise UnknownScopeError("project", project.id, field="/complyToProject")
-    policy, combined = await template_reads.under_policy(reads, rows, lineage)
     prefix = None if comply.replica is None else f"{comply.replica.lower()}."
     shown: list[DistributedTemplate] = []
-    for wire, specs in zip(wires, combined, strict=True):
-        found = [] if specs is None else issues(policy, specs.spec, specs.master)
+    for wire, found in zip(
+        wires, await template_reads.compliance(reads, rows, lineage), strict=True
+    ):
         kept = [i for i in found if prefix is None or i.field.startswith(prefix)]
         shown.append(
             CompliantTemplate(

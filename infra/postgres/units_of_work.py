@@ -12,6 +12,7 @@ from uuid import UUID
 
 import asyncpg
 
+from domain.bounded import Bounded
 from infra.postgres import writer_standing
 from infra.postgres.commit_notifier import CommitNotices, CommitNotifier
 from infra.postgres.connections import Connection, translated
@@ -21,7 +22,6 @@ from infra.security.sealing import CredentialKeyUnconfiguredError, Sealer
 from infra.security.secret_hashing import SecretHasher
 from infra.serialization import EventCodec
 from infra.settings import EVENT_BYTES
-from services.bounded import Bounded
 from services.kinds import forget_folds_of, keep_folds_of
 from services.ports.event_store import Stream
 

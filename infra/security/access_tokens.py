@@ -8,8 +8,8 @@ from uuid import UUID
 import jwt
 import msgspec
 
+from domain.bounded import Bounded
 from infra.settings import AuthSettings
-from services.bounded import Bounded
 
 ALGORITHM: Final = "HS256"
 VERIFIED_CACHE: Final = 10_000  # tokens whose signature was checked, newest kept

@@ -2,13 +2,15 @@
 id, those using an asset, and their combined specs under a project's policy."""
 
 from collections.abc import Sequence, Set
-from typing import cast
+from typing import Final, cast
 from uuid import UUID
 
 import asyncpg
+import msgspec
 
-from domain.combined import Combined
-from domain.policies import Effective
+from domain.bounded import Bounded
+from domain.policy_compliance import issues
+from domain.policy_rules import ComplianceIssue
 from domain.values import ScopeRef
 from projections import policy_catalogue, template_catalogue, template_pages
 from projections.queries import Reads
@@ -74,20 +76,28 @@ async def using_asset(reads: Reads, asset_id: UUID, seen: Set[ScopeRef]) -> list
         return await template_catalogue.templates_with(conn, asset_id, seen)
 
 
-async def under_policy(
+async def compliance(
     reads: Reads, rows: list[TemplateRow], lineage: Sequence[ScopeRef]
-) -> tuple[Effective, list[Combined | None]]:
-    """The policy in force at the end of `lineage` (a project's), and each row's combined
-    specs with its defaults beneath them (None for each when it has no rules)."""
+) -> list[list[ComplianceIssue]]:
+    """Each row's issues under the policy in force at the end of `lineage` (a project's), its
+    combined specs with the policy's defaults beneath them. Kept per row version and policy."""
     async with reads.connection() as conn:
         policy = await policy_catalogue.effective_at(conn, lineage)
-        combined: list[Combined | None] = (
-            list(
-                await template_catalogue.combined_under(
-                    conn, rows, policy.worker_defaults, policy.master_defaults
-                )
+        if not policy.rules:
+            return [[] for _ in rows]
+        digest = _encode(policy)
+        keys = [(row.template.id, row.template.version, digest) for row in rows]
+        missing = [row for row, key in zip(rows, keys, strict=True) if key not in _ISSUES]
+        if missing:
+            combined = await template_catalogue.combined_under(
+                conn, missing, policy.worker_defaults, policy.master_defaults
             )
-            if policy.rules
-            else [None] * len(rows)
-        )
-    return policy, combined
+            for row, specs in zip(missing, combined, strict=True):
+                key = (row.template.id, row.template.version, digest)
+                _ISSUES.put(key, issues(policy, specs.spec, specs.master))
+    return [_ISSUES.get(key) or [] for key in keys]
+
+
+# A template version's issues under a policy (its encoding): neither changes once written.
+_ISSUES: Final[Bounded[tuple[UUID, int, bytes], list[ComplianceIssue]]] = Bounded(8192)
+_encode = msgspec.json.Encoder().encode

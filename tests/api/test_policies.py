@@ -274,13 +274,21 @@ async def test_templates_report_their_compliance_with_a_projects_policy(
     assert [i["rule"] for i in one.json()["complianceIssues"]] == ["max"]
     any_type = await call(app, "GET", "/api/v1/workload-templates", admin, params=comply)
     assert [i["rule"] for i in any_type.json()["entries"][0]["complianceIssues"]] == ["max"]
-    # The policy loosened: the template complies.
+    # The template edited: its new version is judged afresh (what was judged is kept per version).
+    edit = {"spec": {"backoffLimit": 5}}
+    edited = await call(app, "PATCH", f"{TEMPLATES}/{template_id}", admin, json=edit)
+    assert edited.status_code == 200, edited.text
+    await project_all(clean_pool)
+    listed = await call(app, "GET", TEMPLATES, admin, params=comply)
+    rules = [i["rule"] for i in listed.json()["entries"][0]["complianceIssues"]]
+    assert sorted(rules) == ["canEdit", "max"], listed.text
+    # The policy loosened: only the edited backoff limit breaks it.
     loose = {"meta": {"scope": "project", "projectId": project["id"]},
              "reset": ["worker.compute"]}  # fmt: skip
     assert (await call(app, "PATCH", POLICY, admin, json=loose)).status_code == 200
     await project_all(clean_pool)
     listed = await call(app, "GET", TEMPLATES, admin, params=comply)
-    assert listed.json()["entries"][0]["complianceIssues"] == []
+    assert [i["rule"] for i in listed.json()["entries"][0]["complianceIssues"]] == ["canEdit"]
     unknown = await call(app, "GET", TEMPLATES, admin, params={"complyToProject": 999})
     assert unknown.status_code == 400, unknown.text
     assert unknown.json()["errors"][0]["pointer"] == "/complyToProject"

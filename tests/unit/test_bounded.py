@@ -1,7 +1,7 @@
-"""The write side's bounded memory (services/bounded.py): the least recently read or written
+"""The write side's bounded memory (domain/bounded.py): the least recently read or written
 entry goes first, and the caller is handed what went."""
 
-from services.bounded import Bounded
+from domain.bounded import Bounded
 
 
 def test_the_least_recently_used_entry_makes_room() -> None:

@@ -1,6 +1,6 @@
 """A process's memory of what it read or decided, bounded, least recently used out first: the
-write side's remembered streams, heads and folds, the fan-out's and pod watchers' folds, and the
-API's verified tokens and callers' standing are all this one mapping."""
+write side's streams, heads and folds, the API's tokens and standings, the read side's decoded
+rows and their compliance are all this one mapping."""
 
 from collections import OrderedDict
 from typing import Generic, TypeVar
