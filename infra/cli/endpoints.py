@@ -2,18 +2,30 @@
 the local service (`trainplate dev` writes them to `<data dir>/endpoints.json` while it runs).
 It never guesses a default port: a service it cannot find is one line saying what to do."""
 
+import contextlib
 import json
-from collections.abc import Mapping
+import os
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Final
 
+import asyncpg
+import click
 import msgspec
+import nats.errors
 
-from infra.settings import Settings
+from infra.settings import Settings, redacted
+from infra.telemetry.log_records import configure_logging
 
 _GIVEN = {
     "database": ("TRAINPLATE_DATABASE_URL", "TRAINPLATE_DATABASE__URL"),
     "nats": ("TRAINPLATE_NATS_URL", "TRAINPLATE_NATS__URL"),
 }
+
+
+DATABASE: Final = ("database",)
+NATS: Final = ("nats",)
 
 
 class ServiceNotFoundError(Exception):
@@ -46,3 +58,26 @@ def located(settings: Settings, env: Mapping[str, str], *, needs: tuple[str, ...
         nats = msgspec.structs.replace(settings.nats, url=urls["nats"])
         settings = msgspec.structs.replace(settings, nats=nats)
     return settings
+
+
+@contextlib.contextmanager
+def tool_settings(role: str, *, needs: tuple[str, ...] = ()) -> Iterator[Settings]:
+    """The settings a tool command runs with, logging set up for `role`; a server it cannot
+    find (exit 2) or reach (exit 1) is one line naming it without its password."""
+    settings = Settings.from_env(os.environ)
+    configure_logging(settings.log_level, settings.log_format, process=role)
+    try:
+        settings = located(settings, os.environ, needs=needs)
+        yield settings
+    except ServiceNotFoundError as error:
+        click.echo(f"trainplate: {error}", err=True)
+        sys.exit(2)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, nats.errors.Error) as error:
+        if not needs:
+            raise
+        where = " and ".join(
+            redacted(settings.database.url if need == "database" else settings.nats.url)
+            for need in needs
+        )
+        click.echo(f"trainplate: cannot reach {where}: {error}", err=True)
+        sys.exit(1)

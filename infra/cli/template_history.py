@@ -1,12 +1,13 @@
 """`trainplate templates history | diff | rollback NAME`: a template found by its name (and
 `--scope` where the name is in several scopes), over the service's history endpoints."""
 
-import argparse
 from typing import Any, Final
 
+import click
 from rich.console import Console
 
 from infra.api_client.service import TEMPLATES, Service, ServiceError
+from infra.cli.client_runs import NOTHING, service_command
 from infra.cli.plan_tables import show_rows
 
 DISTRIBUTED: Final = f"{TEMPLATES}/distributed"
@@ -16,18 +17,12 @@ UNITS: Final = {
 }
 
 
-def add_commands(actions: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    history = actions.add_parser("history", help="every version: when, what and who")
-    diff = actions.add_parser("diff", help="what changed between two versions")
-    diff.add_argument("--from", dest="old", type=int, required=True)
-    diff.add_argument("--to", dest="new", type=int)
-    rollback = actions.add_parser("rollback", help="a new version whose body is an older one's")
-    rollback.add_argument("--to-version", type=int, required=True)
-    for sub in (history, diff, rollback):
-        sub.add_argument("name")
-        sub.add_argument(
-            "--scope", help="project:NAME[@CLUSTER], tenant, ... where the name is not unique"
-        )
+named = click.argument("name")
+scoped = click.option(
+    "--scope",
+    metavar="SCOPE",
+    help="project:NAME[@CLUSTER], tenant, ... where the name is not unique",
+)
 
 
 def template_named(service: Service, name: str, scope: str | None) -> dict[str, Any]:
@@ -69,16 +64,20 @@ def _unit_ids(service: Service, kind: str, label: str) -> set[str]:
     }
 
 
-def history(args: argparse.Namespace, service: Service, console: Console) -> int:
-    template = template_named(service, args.name, args.scope)
+@click.command(help="Every version: when, what and who.")
+@named
+@scoped
+@service_command
+def history(service: Service, console: Console, name: str, scope: str | None) -> int:
+    template = template_named(service, name, scope)
     answer = service.call("GET", f"{TEMPLATES}/{template['meta']['id']}/history")
     names = _application_names(service)
     rows = [
         [str(v["version"]), v["time"], v["type"], names.get(v["actor"], v["actor"]), v["actorKind"]]
         for v in answer["versions"]
     ]
-    show_rows(f"{args.name}", ["version", "time", "change", "by", "kind"], rows, console)
-    return 0
+    show_rows(f"{name}", ["version", "time", "change", "by", "kind"], rows, console)
+    return NOTHING
 
 
 def _application_names(service: Service) -> dict[str, str]:
@@ -90,23 +89,38 @@ def _application_names(service: Service) -> dict[str, str]:
         return {}
 
 
-def diff(args: argparse.Namespace, service: Service, console: Console) -> int:
-    template = template_named(service, args.name, args.scope)
-    params = {"from": args.old, **({"to": args.new} if args.new else {})}
+@click.command(help="What changed between two versions.")
+@named
+@click.option("--from", "old", type=int, required=True, metavar="V", help="the older version")
+@click.option("--to", "new", type=int, metavar="V", help="the newer version (default: the current)")
+@scoped
+@service_command
+def diff(
+    service: Service, console: Console, name: str, old: int, new: int | None, scope: str | None
+) -> int:
+    template = template_named(service, name, scope)
+    params = {"from": old, **({"to": new} if new else {})}
     answer = service.call("GET", f"{TEMPLATES}/{template['meta']['id']}/diff", params=params)
     for change in answer["changes"]:
         console.print(f"{change['field']}: {change['before']} -> {change['after']}", markup=False)
-    return 0
+    return NOTHING
 
 
-def rollback(args: argparse.Namespace, service: Service, console: Console) -> int:
+@click.command(help="A new version whose body is an older one's.")
+@named
+@click.option(
+    "--to-version", type=int, required=True, metavar="V", help="the version to go back to"
+)
+@scoped
+@service_command
+def rollback(
+    service: Service, console: Console, name: str, to_version: int, scope: str | None
+) -> int:
     """A new version whose name, description and body are those of `--to-version`, written only
     if nobody changed the template meanwhile (If-Match)."""
-    template = template_named(service, args.name, args.scope)
+    template = template_named(service, name, scope)
     template_id = template["meta"]["id"]
-    old = service.call(
-        "GET", f"{TEMPLATES}/{template_id}/as-of", params={"version": args.to_version}
-    )
+    old = service.call("GET", f"{TEMPLATES}/{template_id}/as-of", params={"version": to_version})
     body = {key: old[key] for key in ("spec", "assets", "masterSpecSameAsWorker", "master")
             if old.get(key) is not None}  # fmt: skip
     body["meta"] = {"name": old["meta"]["name"], "description": old["meta"]["description"]}
@@ -116,8 +130,8 @@ def rollback(args: argparse.Namespace, service: Service, console: Console) -> in
         "PUT", f"{DISTRIBUTED}/{template_id}", json=body, headers={"If-Match": f'"{version}"'}
     )
     changed = "" if written["spec"] != current["spec"] else " (its spec was already that)"
-    console.print(f"{args.name}: rolled back to version {args.to_version}{changed}", markup=False)
-    return 0
+    console.print(f"{name}: rolled back to version {to_version}{changed}", markup=False)
+    return NOTHING
 
 
 def _history_length(service: Service, template_id: str) -> int:

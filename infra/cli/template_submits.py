@@ -2,36 +2,25 @@
 that version of it), with values set on its spec; `--wait` follows its phase to the end (exit
 0 on success, 1 on failure)."""
 
-import argparse
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Any, Final
 
+import click
 import yaml
 from rich.console import Console
 
 from infra.api_client.service import Service
-from infra.cli.template_history import template_named
+from infra.cli.client_runs import NOTHING, service_command
+from infra.cli.template_history import named, scoped, template_named
 
 WORKLOADS: Final = "/api/v1/workloads/distributed"
 FINISHED: Final = {"Completed": 0, "Failed": 1}
 POLL_S: Final = 1.0
 
 
-def add_command(actions: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    submit = actions.add_parser("submit", help="run a workload from the template")
-    submit.add_argument("name")
-    submit.add_argument("--scope", help="project:NAME and the like, where the name is not unique")
-    submit.add_argument("--project", required=True, help="the project to run it in, by name")
-    submit.add_argument("--version", type=int, help="run this version (default: the current)")
-    submit.add_argument("--workload-name", help="default: the template's name and a suffix")
-    submit.add_argument("--set", action="append", default=[], help="spec.numWorkers=3 and such")
-    submit.add_argument("--env", action="append", default=[], help="an environment variable K=V")
-    submit.add_argument("--wait", action="store_true", help="follow it until it ends")
-    submit.add_argument("--timeout", type=float, default=3600.0, help="seconds --wait waits")
-
-
-def overrides(sets: list[str], env: list[str]) -> dict[str, Any]:
+def overrides(sets: Sequence[str], env: Sequence[str]) -> dict[str, Any]:
     """The spec the `--set spec.a.b=V` and `--env K=V` options make (V read as YAML)."""
     spec: dict[str, Any] = {}
     for item in sets:
@@ -54,31 +43,68 @@ def overrides(sets: list[str], env: list[str]) -> dict[str, Any]:
     return spec
 
 
-def submit(args: argparse.Namespace, service: Service, console: Console) -> int:
-    template = template_named(service, args.name, args.scope)
-    params = {"filterBy": f"name=={args.project}"}
+@click.command(help="Run a workload from the template.")
+@named
+@scoped
+@click.option("--project", required=True, metavar="NAME", help="the project to run it in, by name")
+@click.option("--version", type=int, metavar="V", help="run this version (default: the current)")
+@click.option("--workload-name", metavar="NAME", help="default: the template's name and a suffix")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="FIELD=VALUE",
+    help="spec.numWorkers=3 and such (repeatable)",
+)
+@click.option(
+    "--env", multiple=True, metavar="NAME=VALUE", help="an environment variable (repeatable)"
+)
+@click.option("--wait", is_flag=True, help="follow it until it ends")
+@click.option(
+    "--timeout",
+    type=float,
+    default=3600.0,
+    metavar="S",
+    help="seconds --wait waits (default: 3600)",
+)
+@service_command
+def submit(
+    service: Service,
+    console: Console,
+    name: str,
+    scope: str | None,
+    project: str,
+    version: int | None,
+    workload_name: str | None,
+    sets: tuple[str, ...],
+    env: tuple[str, ...],
+    wait: bool,
+    timeout: float,
+) -> int:
+    template = template_named(service, name, scope)
+    params = {"filterBy": f"name=={project}"}
     listed = service.call("GET", "/api/v1/org-unit/projects", params=params)["projects"]
-    projects = [p for p in listed if p["name"] == args.project]
+    projects = [p for p in listed if p["name"] == project]
     if len(projects) != 1:
-        raise ValueError(f"{len(projects)} projects named {args.project!r} are visible to you")
+        raise ValueError(f"{len(projects)} projects named {project!r} are visible to you")
     body = {
-        "name": args.workload_name or f"{args.name}-{secrets.token_hex(3)}",
+        "name": workload_name or f"{name}-{secrets.token_hex(3)}",
         "projectId": projects[0]["id"],
         "clusterId": projects[0]["clusterId"],
         "templateId": template["meta"]["id"],
-        "spec": overrides(args.set, args.env),
+        "spec": overrides(sets, env),
     }
-    if args.version is not None:
-        body["templateVersion"] = args.version
+    if version is not None:
+        body["templateVersion"] = version
     workload = service.call("POST", WORKLOADS, json=body)
     console.print(workload["workloadId"], markup=False)
-    if not args.wait:
-        return 0
-    deadline = time.monotonic() + args.timeout
+    if not wait:
+        return NOTHING
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         phase = service.call("GET", f"{WORKLOADS}/{workload['workloadId']}")["actualPhase"]
         if phase in FINISHED:
             console.print(phase, markup=False)
             return FINISHED[phase]
         time.sleep(POLL_S)
-    raise ValueError(f"still {phase} after {args.timeout:.0f} s")
+    raise ValueError(f"still {phase} after {timeout:.0f} s")

@@ -11,9 +11,10 @@ from domain.template_documents import NamedScope, parse, scope_problem
 from domain.values import ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor
-from services import template_plans as use_cases
 from services.errors import InvalidRequestError, PlanOutdatedError
-from services.template_plans import Declaration, Declared, Plan, Planned
+from services.template_plan_applies import apply_plan
+from services.template_plan_values import Declaration, Declared, Plan, Planned
+from services.template_plans import plan_templates
 
 MOST_DOCUMENTS: Final = 1000
 
@@ -110,12 +111,10 @@ async def plan_from(request: Caller, data: PlanRequest, adapters: Adapters) -> P
     declared = _declared(request, data)
     lookups = adapters.names
     if not data.apply:
-        plan = await use_cases.plan_templates(declared, streams=adapters.streams, lookups=lookups)
+        plan = await plan_templates(declared, streams=adapters.streams, lookups=lookups)
         return _answer(data, plan, None)
     versions = None if data.versions is None else _streams(data.versions)
-    applied = await use_cases.apply_plan(
-        declared, versions, streams=adapters.streams, lookups=lookups
-    )
+    applied = await apply_plan(declared, versions, streams=adapters.streams, lookups=lookups)
     return _answer(data, applied.plan, applied.written)
 
 

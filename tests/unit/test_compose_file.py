@@ -6,9 +6,9 @@ from typing import Any
 
 import yaml
 
-from infra.cli.main import build_parser
 from infra.cli.processes import PROCESSES
 from infra.settings import Settings
+from tests.cli_args import parsed
 
 ROOT = Path(__file__).parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -30,8 +30,8 @@ def test_every_process_runs_from_the_trainplate_image_with_a_real_entry_point() 
     for process in PROCESSES:
         service = services[process]
         assert service["image"] == "trainplate:latest"
-        args = build_parser().parse_args(service["command"])  # exits on an unknown command
-        assert (args.command, args.process) == ("serve", process)
+        command, args = parsed(service["command"])  # raises on an unknown command
+        assert (command, args["process"]) == (["serve"], process)
 
 
 def test_the_servers_are_postgres_16_and_nats_with_jetstream() -> None:

@@ -11,10 +11,10 @@ import kubernetes_validate
 import msgspec
 import pytest
 
-from infra.cli.main import build_parser
 from infra.cli.processes import PROCESSES
 from infra.security.sealing import Sealer
 from infra.settings import PREFIX, Settings
+from tests.cli_args import parsed
 from tests.kustomize import OVERLAYS, ROOT, Manifest, containers, of_kind, one, rendered
 
 # The three newest minor versions kubernetes-validate ships schemas for.
@@ -71,11 +71,11 @@ def test_the_four_processes_run_from_one_image_with_commands_the_cli_has(overlay
     images = set()
     for process, deployment in trainplate(overlay).items():
         (container,) = pod(deployment)["containers"]
-        args = build_parser().parse_args(container["args"])  # exits on an unknown command
-        assert (args.command, args.process) == ("serve", process)
+        command, args = parsed(container["args"])  # raises on an unknown command
+        assert (command, args["process"]) == (["serve"], process)
         images.add(container["image"])
         for init in pod(deployment).get("initContainers", ()):
-            assert build_parser().parse_args(init["args"]).command == "migrate"
+            assert parsed(init["args"])[0] == ["migrate"]
             images.add(init["image"])
     assert len(images) == 1
     # The API migrates before it serves; the workers do it themselves at start-up.

@@ -13,10 +13,12 @@ from domain.org_units import UnknownScopeError
 from domain.specs import ComputeSpec, EnvironmentSpec, WorkloadSupportedTypes
 from domain.template_documents import InvalidDocumentError, NamedScope, parse
 from domain.values import ScopeRef
-from services import assets, template_plans, templates
+from services import assets, templates
 from services.errors import PlanOutdatedError
 from services.ports.name_lookups import Lookups
-from services.template_plans import Declaration, Declared
+from services.template_plan_applies import apply_plan
+from services.template_plan_values import Applied, Declaration, Declared, Plan
+from services.template_plans import plan_templates
 from tests.fakes import InMemoryStreams
 from tests.unit.org_tree import tree
 
@@ -50,11 +52,9 @@ def declared(*raw: dict[str, Any], prune: bool = False, scopes: Any = None) -> D
     )
 
 
-async def planned_from(
-    raw: dict[str, Any], streams: InMemoryStreams, lookups: Lookups
-) -> template_plans.Plan:
+async def planned_from(raw: dict[str, Any], streams: InMemoryStreams, lookups: Lookups) -> Plan:
     """Parsed, then planned: where the service refuses a document, the one or the other."""
-    return await template_plans.plan_templates(declared(raw), streams=streams, lookups=lookups)
+    return await plan_templates(declared(raw), streams=streams, lookups=lookups)
 
 
 async def setup() -> tuple[InMemoryStreams, Lookups]:
@@ -80,19 +80,15 @@ async def setup() -> tuple[InMemoryStreams, Lookups]:
     return streams, Lookups(streams.holder, streams.holders_in)
 
 
-async def applied(
-    streams: InMemoryStreams, lookups: Lookups, wanted: Declared
-) -> template_plans.Applied:
-    plan = await template_plans.plan_templates(wanted, streams=streams, lookups=lookups)
-    return await template_plans.apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
+async def applied(streams: InMemoryStreams, lookups: Lookups, wanted: Declared) -> Applied:
+    plan = await plan_templates(wanted, streams=streams, lookups=lookups)
+    return await apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
 
 
 async def test_a_plan_of_a_new_template_creates_it_resolving_names_and_writes_nothing() -> None:
     streams, lookups = await setup()
     before = len(streams.every_event())
-    plan = await template_plans.plan_templates(
-        declared(document()), streams=streams, lookups=lookups
-    )
+    plan = await plan_templates(declared(document()), streams=streams, lookups=lookups)
     (one,) = plan.templates
     assert (one.action, one.name, one.scope_label, one.template_id) == (
         "create",
@@ -117,19 +113,15 @@ async def test_apply_writes_then_plan_finds_nothing_to_change_and_one_edit_shows
     streams, lookups = await setup()
     result = await applied(streams, lookups, declared(document()))
     assert list(result.written.values()) == [1]
-    again = await template_plans.plan_templates(
-        declared(document()), streams=streams, lookups=lookups
-    )
+    again = await plan_templates(declared(document()), streams=streams, lookups=lookups)
     assert [t.action for t in again.templates] == ["unchanged"]
     assert not again.changed
     edited = document(spec={"distributedFramework": "PyTorch", "numWorkers": 3})
-    plan = await template_plans.plan_templates(declared(edited), streams=streams, lookups=lookups)
+    plan = await plan_templates(declared(edited), streams=streams, lookups=lookups)
     (one,) = plan.templates
     assert one.action == "update"
     assert [(c.field, c.before, c.after) for c in one.changes] == [("/spec/numWorkers", 2, 3)]
-    await template_plans.apply_plan(
-        declared(edited), plan.versions, streams=streams, lookups=lookups
-    )
+    await apply_plan(declared(edited), plan.versions, streams=streams, lookups=lookups)
     assert streams.metadata[-1] == CI
 
 
@@ -139,7 +131,7 @@ async def test_an_edit_between_plan_and_apply_refuses_the_whole_apply() -> None:
     wanted = declared(
         document("gpt"), document(spec={"distributedFramework": "PyTorch", "numWorkers": 4})
     )
-    plan = await template_plans.plan_templates(wanted, streams=streams, lookups=lookups)
+    plan = await plan_templates(wanted, streams=streams, lookups=lookups)
     bert = next(t for t in plan.templates if t.name == "bert")
     assert bert.template_id is not None
     await templates.patch_template(
@@ -153,7 +145,7 @@ async def test_an_edit_between_plan_and_apply_refuses_the_whole_apply() -> None:
     )
     before = streams.every_event()
     with pytest.raises(PlanOutdatedError) as refused:
-        await template_plans.apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
+        await apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
     assert "project:llm/bert moved from version 1 to 2" in str(refused.value)
     assert streams.every_event() == before
 
@@ -164,7 +156,7 @@ async def test_a_race_lost_inside_the_transaction_writes_none_of_the_templates()
     wanted = declared(
         document("gpt"), document(spec={"distributedFramework": "PyTorch", "numWorkers": 4})
     )
-    plan = await template_plans.plan_templates(wanted, streams=streams, lookups=lookups)
+    plan = await plan_templates(wanted, streams=streams, lookups=lookups)
     bert = next(t for t in plan.templates if t.name == "bert")
     assert bert.template_id is not None
     template_id = bert.template_id
@@ -174,7 +166,7 @@ async def test_a_race_lost_inside_the_transaction_writes_none_of_the_templates()
 
     streams.before_append = edit_bert
     with pytest.raises(PlanOutdatedError, match="project:llm/bert was changed"):
-        await template_plans.apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
+        await apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
     assert not any(
         isinstance(e, TemplateCreated) and e.meta.name == "gpt" for e in streams.every_event()
     )
@@ -188,16 +180,16 @@ async def test_prune_deletes_only_in_the_declared_scopes() -> None:
         declared(document(), document("old"), document("elsewhere", scope={"project": "vision"})),
     )
     wanted = declared(document(), prune=True)
-    plan = await template_plans.plan_templates(wanted, streams=streams, lookups=lookups)
+    plan = await plan_templates(wanted, streams=streams, lookups=lookups)
     assert [(t.name, t.action) for t in plan.templates] == [
         ("bert", "unchanged"),
         ("old", "delete"),
     ]
-    await template_plans.apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
+    await apply_plan(wanted, plan.versions, streams=streams, lookups=lookups)
     deleted = [e for e in streams.every_event() if isinstance(e, TemplateDeleted)]
     assert len(deleted) == 1
     both = declared(document(), prune=True, scopes=[{"project": "llm"}, {"project": "vision"}])
-    plan = await template_plans.plan_templates(both, streams=streams, lookups=lookups)
+    plan = await plan_templates(both, streams=streams, lookups=lookups)
     assert [(t.name, t.action) for t in plan.templates] == [
         ("bert", "unchanged"),
         ("elsewhere", "delete"),
@@ -251,9 +243,7 @@ async def test_bad_input_names_the_document_and_the_field_and_writes_nothing(
 async def test_a_name_declared_twice_is_refused_naming_both_documents() -> None:
     streams, lookups = await setup()
     with pytest.raises(InvalidDocumentError) as refused:
-        await template_plans.plan_templates(
-            declared(document(), document()), streams=streams, lookups=lookups
-        )
+        await plan_templates(declared(document(), document()), streams=streams, lookups=lookups)
     assert refused.value.field == "/documents/1/metadata/name"
     assert "t/bert.yaml declares 'bert' in project:llm too" in str(refused.value)
 
@@ -261,7 +251,7 @@ async def test_a_name_declared_twice_is_refused_naming_both_documents() -> None:
 async def test_a_prune_scope_that_does_not_exist_is_refused() -> None:
     streams, lookups = await setup()
     with pytest.raises(UnknownScopeError) as refused:
-        await template_plans.plan_templates(
+        await plan_templates(
             declared(document(), prune=True, scopes=[{"department": "nope"}]),
             streams=streams,
             lookups=lookups,
