@@ -189,12 +189,17 @@ async def connect_nats(settings: NatsSettings, *, name: str) -> NatsClient:
 
 
 async def _drain(nc: NatsClient) -> None:
-    """Drain on the way out; a broker that is already gone leaves nothing to drain."""
+    """Drain on the way out; a broker that is already gone leaves nothing to drain, and what
+    the client held for its return (a publish, a fetch) is dropped with the connection."""
     try:
         await nc.drain()
-    except nats.errors.Error as exc:
+        return
+    except (nats.errors.Error, OSError) as exc:
         log.info("NATS connection not drained (%s); closing it", exc)
+    try:
         await nc.close()
+    except OSError as exc:  # what it held for the broker's return meets the dead socket
+        log.info("NATS connection closed with messages unsent (%s)", exc)
 
 
 @contextlib.asynccontextmanager

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -14,6 +14,13 @@ def serve(
     process: str, postgres_url: str, nats_url: str, **settings: str
 ) -> "subprocess.Popen[bytes]":
     """`settings`: more TRAINPLATE_ variables, e.g. RELAY__BATCH_SIZE="1000"."""
+    return serve_logged(None, process, postgres_url, nats_url, **settings)
+
+
+def serve_logged(
+    log: IO[bytes] | None, process: str, postgres_url: str, nats_url: str, **settings: str
+) -> "subprocess.Popen[bytes]":
+    """`serve`, its log (standard error) written to `log` (None: the test's own)."""
     env = {
         **os.environ,
         "TRAINPLATE_DATABASE_URL": postgres_url,
@@ -21,7 +28,8 @@ def serve(
         "TRAINPLATE_LOG_LEVEL": "WARNING",
         **{f"TRAINPLATE_{name}": value for name, value in settings.items()},
     }
-    return subprocess.Popen([sys.executable, "-m", "infra.cli", "serve", process], env=env)
+    command = [sys.executable, "-m", "infra.cli", "serve", process]
+    return subprocess.Popen(command, env=env, stderr=log)
 
 
 def wait_until_ready(url: str, process: "subprocess.Popen[bytes]", within_s: float) -> Any:

@@ -31,6 +31,7 @@ from infra.backends.local_isolation import (
 from infra.backends.local_pods import Replicas
 from infra.backends.local_runtime import programs
 from infra.settings import SubmitterSettings
+from infra.telemetry import tracing
 from services.errors import BackendRejectedError
 from services.ports.workload_backends import PodReports, Reports, RunStatus, Submission
 
@@ -250,6 +251,8 @@ class _Run:
         self._task: asyncio.Task[None] | None = None
         self._lock = -1  # the supervisor lock (local_traces.claim), held while it supervises
         self._report_later: Callable[[asyncio.Task[None]], None] = lambda _: None
+        # The submitter's span that started it (in the workload's trace): its reports go on in it.
+        self._trace = tracing.current()
 
     async def start(self, lock: int, report_later: Callable[[asyncio.Task[None]], None]) -> None:
         """Start every replica, or none: one that cannot start stops those started."""
@@ -381,7 +384,8 @@ class _Run:
         """Whether it is recorded. The run goes on regardless: its outcome is tried again,
         and the sweep asks what became of it."""
         try:
-            await self._reports(self._plan.workload_id, self._plan.run, outcome, reason)
+            with self._span(f"report {outcome}"):
+                await self._reports(self._plan.workload_id, self._plan.run, outcome, reason)
         except Exception as error:
             log.warning("could not record %s for %s: %r", outcome, self._plan.job_name, error)
             return False
@@ -391,9 +395,19 @@ class _Run:
         if self._pods is None:
             return
         try:
-            await self._pods(self._plan.workload_id, self._plan.run, self._replicas.observed())
+            with self._span("report pods"):
+                await self._pods(self._plan.workload_id, self._plan.run, self._replicas.observed())
         except Exception:  # the run goes on; the next change reports the whole set again
             log.exception("could not record the pods of %s", self._plan.job_name)
+
+    def _span(self, name: str) -> contextlib.AbstractContextManager[object]:
+        attributes: tracing.Attributes = {
+            "trainplate.backend": LocalBackend.name,
+            "trainplate.workload.id": str(self._plan.workload_id),
+            "trainplate.workload.run": self._plan.run,
+        }
+        parents = (self._trace,) if self._trace is not None else ()
+        return tracing.span(f"local {name}", parents=parents, attributes=attributes)
 
     async def _terminate(self) -> None:
         alive = [p for p in self._processes.values() if p.returncode is None]

@@ -17,6 +17,7 @@ from opentelemetry.trace import SpanContext, SpanKind
 
 from infra.jetstream.observed_backend import ObservedBackend
 from infra.jetstream.outbox_relay import ensure_stream
+from infra.postgres.stream_traces import newest_traces
 from infra.settings import NatsSettings, SubmitterSettings
 from infra.telemetry import tracing
 from infra.telemetry.meters import SubmitterMetrics
@@ -149,18 +150,25 @@ class Submitter:
         async with self._pool.acquire() as conn:
             waiting = await workload_catalogue.unsettled(conn)
             held = await workload_catalogue.in_flight(conn, self._backend.name)
-        todo = list(dict.fromkeys([*waiting, *held]))
+            todo = list(dict.fromkeys([*waiting, *held]))
+            # No message says what asked: each workload's calls go on in its own stored trace.
+            traces = await newest_traces(conn, todo)
         size = max(1, self._settings.fetch_batch)
         for start in range(0, len(todo), size):
             chunk = todo[start : start + size]
+            asked_by = {i: tracing.parse(*traces[i]) for i in chunk if i in traces}
+            self._backend.asked_by = asked_by
             try:
                 with tracing.span(
-                    "sweep workloads", attributes={"trainplate.workloads": len(chunk)}
-                ):
+                    "sweep workloads", parents=list(asked_by.values()),
+                    attributes={"trainplate.workloads": len(chunk)},
+                ):  # fmt: skip
                     failed = await self._reconcile(chunk, ask_backend=True)
             except Exception:
                 log.exception("the sweep could not reconcile %d workloads", len(chunk))
                 continue
+            finally:
+                self._backend.asked_by = {}
             for workload_id, error in failed.items():
                 log.error("workload %s: the sweep could not reconcile it: %s", workload_id, error)
         return len(waiting)

@@ -1,6 +1,7 @@
 """One trace from a request to everything it caused: the update of an environment (continuing
 the caller's `traceparent`), its event, the NATS message, the fan-out's write to a template that
-links the environment and that template's projection; a workload's request to its backend."""
+links the environment and that template's projection; a workload's request to its backend, and a
+local run's reports."""
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
@@ -17,6 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from domain.events import EventMetadata
 from infra.backends.dry_run import DryRunBackend
+from infra.backends.local import LocalBackend
 from infra.bootstrap import Resources, connect_nats
 from infra.cli.embedded import EmbeddedNats
 from infra.followers import global_log
@@ -36,10 +38,12 @@ from infra.settings import (
     SubmitterSettings,
 )
 from infra.telemetry import tracing
+from infra.workers.submitter import pods_to, reports_to
 from projections import ALL
 from services.ports.event_store import Append
 from tests.api.support import AUTH, CREDENTIALS, call, project_all, run_to_the_end
 from tests.conftest import ACTOR
+from tests.integration.test_local_faults import until_phase
 from tests.jetstream import read_stream
 from tests.workload_samples import requested_workload
 
@@ -253,3 +257,88 @@ async def test_with_no_tracer_a_callers_traceparent_still_reaches_the_event_and_
     sent = held[f"trainplate.environment.{environment_id}.updated"]
     assert sent["ce-traceparent"] == sent["traceparent"] == INCOMING
     assert sent["ce-tracestate"] == sent["tracestate"] == "congo=t61rcWkgMzE"
+
+
+async def request_local(pool: asyncpg.Pool, metadata: EventMetadata = ACTOR) -> UUID:
+    store = PostgresStreams(pool, DOMAIN_CODEC)
+    spec = {"distributedFramework": "PyTorch", "numWorkers": 1, "command": "sh -c 'exit 0'"}
+    event = requested_workload(spec, name="local")
+    await store.append(Append(event.workload_id, [event], expected_version=0, metadata=metadata))
+    return event.workload_id
+
+
+async def swept(
+    pool: asyncpg.Pool, broker: EmbeddedNats, work_dir: Path, workload_id: UUID
+) -> None:
+    """A submitter started after the request, with the local backend: no message asks for the
+    workload (no relay runs), its start-up sweep submits it. Until the workload completes."""
+    await project_all(pool)  # what the sweep reads
+    store = PostgresStreams(pool, DOMAIN_CODEC)
+    nats = NatsSettings(url=broker.url)
+    nc = await connect_nats(nats, name="trace-submitter")
+    backend = LocalBackend(work_dir, reports_to(store), stop_grace_s=5, pods=pods_to(store))
+    settings = SubmitterSettings()
+    worker = Submitter(nc.jetstream(), store, backend, nats, settings, batches=store, pool=pool)
+    stop = asyncio.Event()
+    working = asyncio.create_task(worker.run(stop))
+    try:
+        await until_phase(store, workload_id, {"Completed"}, within_s=60)
+    finally:
+        stop.set()
+        await working
+        await backend.close()
+        await nc.close()
+
+
+async def traceparents(pool: asyncpg.Pool, workload_id: UUID) -> dict[str, set[str | None]]:
+    """By event type, the traceparents of the workload's events."""
+    found: dict[str, set[str | None]] = {}
+    rows = await pool.fetch(
+        "SELECT type, metadata::text FROM events WHERE stream_id = $1", workload_id
+    )
+    for row in rows:
+        metadata = msgspec.json.decode(row["metadata"], type=EventMetadata)
+        found.setdefault(row["type"], set()).add(metadata.traceparent)
+    return found
+
+
+async def test_a_local_runs_reports_continue_the_trace_of_its_request(
+    clean_pool: asyncpg.Pool,
+    broker: EmbeddedNats,
+    spans: InMemorySpanExporter,
+    replica_work_dir: Path,
+) -> None:
+    with tracing.span("request a workload") as requesting:
+        assert requesting is not None
+        workload_id = await request_local(clean_pool)
+    trace_id = f"{requesting.get_span_context().trace_id:032x}"
+    await swept(clean_pool, broker, replica_work_dir, workload_id)
+
+    (submitted,) = traced(spans, "backend submit")
+    assert f"{submitted.context.trace_id:032x}" == trace_id
+    stored = await traceparents(clean_pool, workload_id)
+    assert {"workload.running.v1", "workload.succeeded.v1", "workload.pods_changed.v1"} <= set(
+        stored
+    )
+    for type_, found in stored.items():
+        assert {trace_of(traceparent) for traceparent in found} == {trace_id}, type_
+    # each report in a span of its own, under the submission
+    for outcome in ("running", "succeeded"):
+        (reported,) = traced(spans, f"local report {outcome}")
+        assert reported.parent is not None
+        assert reported.parent.span_id == submitted.context.span_id
+        assert stored[f"workload.{outcome}.v1"] == {tracing.traceparent_of(reported.context)}
+    assert all(s.parent is not None for s in traced(spans, "local report pods"))
+
+
+async def test_with_no_tracer_a_local_runs_reports_carry_its_requests_traceparent(
+    clean_pool: asyncpg.Pool, broker: EmbeddedNats, replica_work_dir: Path
+) -> None:
+    assert not tracing.recording()
+    metadata = msgspec.structs.replace(ACTOR, traceparent=INCOMING)
+    workload_id = await request_local(clean_pool, metadata)
+    await swept(clean_pool, broker, replica_work_dir, workload_id)
+    stored = await traceparents(clean_pool, workload_id)
+    assert "workload.running.v1" in stored
+    assert set(stored) > {"workload.requested.v1"}
+    assert all(found == {INCOMING} for found in stored.values()), stored

@@ -14,6 +14,7 @@ import pytest
 from infra.cli.processes import PROCESSES
 from infra.security.sealing import Sealer
 from infra.settings import PREFIX, Settings
+from infra.telemetry import tracing
 from tests.cli_args import parsed
 from tests.kustomize import OVERLAYS, ROOT, Manifest, containers, of_kind, one, rendered
 
@@ -89,6 +90,8 @@ def test_every_setting_given_is_one_the_service_reads(overlay: str) -> None:
     short = {"database_url", "nats_url"}
     env = env_of(overlay)
     for name in env:
+        if name.startswith("OTEL_"):  # OpenTelemetry's own, read by its SDK
+            continue
         field = name.removeprefix(PREFIX).lower()
         section, _, rest = field.partition("__")
         if rest:
@@ -186,7 +189,7 @@ def test_replicas_the_code_can_share_or_stand_by_with(overlay: str) -> None:
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_only_the_api_takes_connections_and_only_trainplate_reaches_the_servers(
+def test_only_the_api_and_scrapes_of_metrics_get_in_and_only_trainplate_reaches_the_servers(
     overlay: str,
 ) -> None:
     policies = {p["metadata"]["name"]: p["spec"] for p in of_kind(overlay, "NetworkPolicy")}
@@ -195,6 +198,16 @@ def test_only_the_api_takes_connections_and_only_trainplate_reaches_the_servers(
     api = policies.pop("trainplate-api-ingress")
     assert api["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "api"
     assert api["ingress"] == [{"ports": [{"port": 8080, "protocol": "TCP"}]}]
+    scrapes = policies.pop("trainplate-metrics-ingress")
+    served = metrics_ports(Settings.from_env(env_of(overlay)))
+    workers = {process for process in served if process != "api"}
+    pods = {p: d["spec"]["template"]["metadata"]["labels"] for p, d in trainplate(overlay).items()}
+    assert {p for p, labels in pods.items() if selects(scrapes["podSelector"], labels)} == workers
+    (rule,) = scrapes["ingress"]
+    assert rule["from"] == [{"namespaceSelector": {}}]  # pods of the cluster, no address block
+    assert {(port["port"], port["protocol"]) for port in rule["ports"]} == {
+        (served[process], "TCP") for process in workers
+    }
     servers = {"nats"} if overlay == "production" else {"nats", "postgres"}
     assert {p["podSelector"]["matchLabels"]["app.kubernetes.io/name"] for p in policies.values()} \
         == servers  # fmt: skip
@@ -204,9 +217,78 @@ def test_only_the_api_takes_connections_and_only_trainplate_reaches_the_servers(
             assert set(peer) == {"podSelector"}  # pods of this namespace, no address block
             allowed = peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"]
             assert allowed in ("trainplate", "nats")  # nats: the cluster's own routes
-    for deployment in trainplate(overlay).values():
-        labels = deployment["spec"]["template"]["metadata"]["labels"]
+    for labels in pods.values():
         assert labels["app.kubernetes.io/name"] == "trainplate"
+
+
+def metrics_ports(settings: Settings) -> dict[str, int]:
+    """Where each process serves /metrics by its settings: the API on its own port, a worker
+    whose settings have a `metrics_port` on that (0: it serves none)."""
+    served = {"api": settings.api_port}
+    for process in PROCESSES:
+        port = getattr(getattr(settings, process, None), "metrics_port", None)
+        if isinstance(port, int):
+            served[process] = port
+    return served
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a label selector (matchLabels, matchExpressions with In) takes these labels."""
+    if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", ()):
+        assert expression["operator"] == "In", expression  # the one operator these use
+        if labels.get(expression["key"]) not in expression["values"]:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_process_serving_metrics_has_the_port_its_settings_name_and_is_scraped(
+    overlay: str,
+) -> None:
+    settings = Settings.from_env(env_of(overlay))
+    served = metrics_ports(settings)
+    assert set(served) == set(PROCESSES)  # every worker serves its own today
+    policies = of_kind(overlay, "NetworkPolicy")
+    for process, deployment in trainplate(overlay).items():
+        port = served[process]
+        (container,) = pod(deployment)["containers"]
+        named = "http" if process == "api" else "metrics"
+        declared = {p["name"]: (p["containerPort"], p["protocol"]) for p in container["ports"]}
+        assert declared == {named: (port, "TCP")}, process
+        if process != "api":  # served beside the pod's network interface, not on loopback
+            assert getattr(settings, process).metrics_host == "0.0.0.0", process
+        template = deployment["spec"]["template"]["metadata"]
+        assert template["annotations"] == {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": str(port),
+            "prometheus.io/path": "/metrics",
+        }, process
+        admitted = {
+            (p["port"], p.get("protocol", "TCP"))
+            for policy in policies
+            if selects(policy["spec"]["podSelector"], template["labels"])
+            for rule in policy["spec"].get("ingress", ())
+            for p in rule.get("ports", ())
+        }
+        assert (port, "TCP") in admitted, process
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_each_process_names_itself_in_its_traces_and_production_says_where_they_go(
+    overlay: str,
+) -> None:
+    settings = Settings.from_env(env_of(overlay))
+    for process, deployment in trainplate(overlay).items():
+        (container,) = pod(deployment)["containers"]
+        env = {e["name"]: e["value"] for e in container.get("env", ())}
+        # The name the process gives itself when none is set (infra/cli/main.py).
+        assert env == {"OTEL_SERVICE_NAME": f"{settings.service_name}-{process}"}, process
+    endpoint = env_of(overlay).get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    assert endpoint == ("" if overlay == "production" else None)
+    # Left empty, nothing is recorded until the operator names a collector.
+    assert tracing.configure("trainplate-api", env_of(overlay)) is False
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
