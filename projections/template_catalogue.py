@@ -462,6 +462,19 @@ def found(record: asyncpg.Record) -> TemplateRow | None:
     return None if record["template_id"] is None else row_of(record)
 
 
+def decoded_before(key: RowKey) -> TemplateRow | None:
+    """The row of this key if this process decoded it lately."""
+    return _DECODED.get(key)
+
+
+async def by_ids(conn: Executor, template_ids: list[UUID]) -> dict[UUID, TemplateRow]:
+    records = await conn.fetch(
+        f"SELECT {COLUMNS} FROM template_catalogue WHERE template_id = ANY($1::uuid[])",
+        template_ids,
+    )
+    return {record["template_id"]: row_of(record) for record in records}
+
+
 async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
     row = await conn.fetchrow(one_by_id("$1"), template_id)
     return None if row is None else row_of(row)

@@ -6,9 +6,10 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from domain.values import ScopeRef
+from projections import template_catalogue
 from projections.executor import Executor
 from projections.list_sql import Where
-from projections.template_catalogue import COLUMNS, TemplateRow, row_of
+from projections.template_catalogue import TemplateRow
 from projections.template_queries import Condition
 
 _TEXT: Final = {
@@ -64,17 +65,17 @@ async def page(
     query = _query(scopes, conditions, search)
     direction = "DESC" if descending else "ASC"
     order = f"{_SORT[sort_by or 'name']} {direction}, template_id {direction}"
-    # The page is chosen on narrow rows, then only its rows are read whole: however the
-    # planner reaches the matching rows (an index in order, or a scan and a sort), it never
-    # sorts or converts the wide columns of rows that are not on the page.
-    rows = await conn.fetch(
-        f"SELECT {COLUMNS} FROM template_catalogue JOIN ("
-        f" SELECT template_id FROM template_catalogue WHERE {query.clause}"
-        f" ORDER BY {order} OFFSET {query.param(offset)} LIMIT {query.param(limit + 1)}"
-        f") AS chosen USING (template_id) ORDER BY {order}",
+    # The page is chosen on narrow rows; only the rows this process has not decoded at their
+    # version are read whole, in a second statement (one gone by then is left out).
+    keys = await conn.fetch(
+        f"SELECT template_id, version, recombined FROM template_catalogue WHERE {query.clause}"
+        f" ORDER BY {order} OFFSET {query.param(offset)} LIMIT {query.param(limit + 1)}",
         *query.params,
     )
-    return [row_of(row) for row in rows[:limit]], len(rows) > limit
+    chosen = {key[0]: template_catalogue.decoded_before(tuple(key)) for key in keys[:limit]}
+    if missing := [template_id for template_id, row in chosen.items() if row is None]:
+        chosen.update(await template_catalogue.by_ids(conn, missing))
+    return [row for row in chosen.values() if row is not None], len(keys) > limit
 
 
 async def count(
