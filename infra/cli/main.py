@@ -1,4 +1,4 @@
-"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `admin`, `verify`,
+"""The `trainplate` command: `dev`, `serve <process>`, `migrate`, `admin`, `verify`, `audit`,
 `projections`, `schema`; and, over any service's REST API, `login`, `templates` and
 `workloads` (infra/cli/client_commands.py)."""
 
@@ -18,6 +18,7 @@ import msgspec
 import nats.errors
 
 from infra.cli import client_commands
+from infra.cli.audit_prune import moment, prune, said
 from infra.cli.endpoints import ServiceNotFoundError, located
 from infra.cli.processes import PROCESSES
 from infra.settings import Settings, redacted
@@ -56,9 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     contract.add_argument("--output", type=Path, help="write it here (default: standard output)")
     schema = commands.add_parser("schema", help="the schema the migrations make, as SQL to read")
     schema.add_argument("--output", type=Path, help="write it here (default: standard output)")
-    audit = commands.add_parser("audit", help="tamper evidence: walk every hash chain")
-    audit.add_argument("action", choices=["verify"])
+    audit = commands.add_parser(
+        "audit", help="tamper evidence: walk every hash chain; prune old audit records"
+    )
+    audit.add_argument("action", choices=["verify", "prune"])
     audit.add_argument("--stream", help="verify only this stream id")
+    audit.add_argument(
+        "--before",
+        type=moment,
+        help="prune: delete the audit records logged before this ISO 8601 date (UTC unless said)",
+    )
     projections = commands.add_parser(
         "projections", help="read models: where they stand, or rebuild one from zero"
     )
@@ -152,6 +160,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> None:
         sys.exit(asyncio.run(_skip(settings, args.name)))
     elif args.command == "projections":
         asyncio.run(_projections_status(settings))
+    elif args.command == "audit" and args.action == "prune":
+        if args.before is None:
+            print("trainplate audit prune: give --before ISO-DATE", file=sys.stderr)
+            sys.exit(2)
+        sys.exit(asyncio.run(prune(settings.database.url, args.before)))
     else:
         sys.exit(asyncio.run(_verify(settings, args.stream)))
 
@@ -336,6 +349,8 @@ async def _verify(settings: Settings, stream: str | None) -> int:
             f"(event {report.broken_at.event_id}): {report.broken_at.reason}"
         )
     print(f"{len(reports)} streams checked, {len(broken)} broken")
+    if records is not None and records.anchor is not None:
+        print(said(records.anchor))
     if records is not None:
         at = records.broken_at
         state = "intact" if at is None else f"broken at record {at.seq}: {at.reason}"
