@@ -19,12 +19,11 @@ from domain.policy_fields import FIELDS, replica_of
 from domain.policy_rules import (
     PolicyRule,
     RuleName,
-    is_multiple,
     number,
     value_issues,
     value_of,
 )
-from domain.quantities import InvalidQuantityError
+from domain.quantities import InvalidQuantityError, is_multiple
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.values import ScopeRef
 

@@ -10,6 +10,7 @@ import msgspec
 
 from domain import quantities
 from domain.policy_fields import FIELDS, spec_path
+from domain.quantities import is_multiple
 
 RuleName = Literal["min", "max", "step", "options", "required", "canEdit", "canAdd", "locked"]
 
@@ -51,15 +52,6 @@ def number(value: int | float | str, kind: str) -> Decimal:
     if not found.is_finite():
         raise quantities.InvalidQuantityError(str(value))
     return found
-
-
-def is_multiple(value: Decimal, step: Decimal) -> bool:
-    """Whether `value` is a whole number of `step`s (beyond what a decimal divides exactly:
-    not, as it cannot be shown to be)."""
-    try:
-        return value % step == 0
-    except ArithmeticError:
-        return False
 
 
 def value_of(values: Mapping[str, Any], path: str) -> Any:

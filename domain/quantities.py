@@ -60,3 +60,12 @@ def is_positive(quantity: str) -> bool:
         return parse(quantity) > 0
     except InvalidQuantityError:
         return False
+
+
+def is_multiple(value: Decimal, step: Decimal) -> bool:
+    """Whether `value` is a whole number of `step`s (beyond what a decimal divides exactly:
+    not, as it cannot be shown to be)."""
+    try:
+        return value % step == 0
+    except ArithmeticError:
+        return False

@@ -259,8 +259,8 @@ def _merged(current: Part | None, given: Part | None) -> Part | None:
 
 
 def check_rules(rules: StorageClassRules) -> None:
-    """What a configuration may say: a size range that holds its default, defaults among the
-    supported values."""
+    """What a configuration may say: a size range that holds its default, on its step, defaults
+    among the supported values."""
     custom = rules.customization or StorageClassCustomization()
     at = "/customization"
     size = custom.claim_size
@@ -273,6 +273,14 @@ def check_rules(rules: StorageClassRules) -> None:
             (low is not None and default < low) or (high is not None and default > high)
         ):
             raise InvalidConfigurationError(f"{at}/claimSize/default", "outside min and max")
+        step = _bytes(size.step, f"{at}/claimSize/step")
+        if step is not None and step <= 0:
+            raise InvalidConfigurationError(f"{at}/claimSize/step", "not above zero")
+        start = low if low is not None else Decimal(0)
+        if step and default is not None and not quantities.is_multiple(default - start, step):
+            raise InvalidConfigurationError(
+                f"{at}/claimSize/default", "not min (or 0) plus a multiple of the step"
+            )
     modes = custom.access_mode
     if modes is not None and modes.default is not None and modes.supported_values is not None:
         for field in msgspec.structs.fields(modes.default):

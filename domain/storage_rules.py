@@ -25,6 +25,9 @@ Replica = TypeVar("Replica", bound=ReplicaSpec)
 Volume = TypeVar("Volume", PvcVolume, PvcSpec)
 # Run:ai's size units, as a Kubernetes quantity writes them.
 UNITS: Final = {"M": "MB", "Mi": "MiB", "G": "GB", "Gi": "GiB", "T": "TB", "Ti": "TiB"}
+# What `class_of` answers for a new PVC naming no class: Kubernetes binds it to the cluster's
+# default class (`StorageFacts.default`).
+DEFAULT: Final = ""
 _MODES: Final = (
     ("read_write_once", "readWriteOnce"),
     ("read_only_many", "readOnlyMany"),
@@ -33,19 +36,27 @@ _MODES: Final = (
 
 
 class StorageFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """A cluster's registered classes (None: none registered, so no name is checked) and the
-    configurations of its classes, by class name."""
+    """A cluster's registered classes (None: none registered, so no name is checked), the
+    configurations of its classes, by class name, and its default class (None: none)."""
 
     classes: frozenset[str] | None = None
     rules: Mapping[str, StorageClassRules] = msgspec.field(default_factory=dict)
+    default: str | None = None
 
 
 def class_of(volume: PvcVolume | PvcSpec) -> str | None:
-    """The class a volume makes a new PVC of (None: it makes none, or names no class)."""
+    """The class a volume makes a new PVC of: the one it names, DEFAULT when it names none;
+    None when it makes none (an existing claim, `runai-none`)."""
     if volume.existing_pvc or volume.claim_info is None or getattr(volume, "exclude", False):
         return None
     name = volume.claim_info.storage_class
-    return None if name in (None, NONE) else name
+    return DEFAULT if name is None else None if name == NONE else name
+
+
+def default_of(defaults: Iterable[str]) -> str | None:
+    """The cluster's default among the classes marked so. Kubernetes takes the newest of
+    several, which is not reported: the first by name stands in (docs/decisions/0037)."""
+    return min(defaults, default=None)
 
 
 def named_in(specs: Iterable[tuple[str, ReplicaSpec | None]]) -> set[str]:
@@ -62,22 +73,25 @@ def volume_checked(
     volume: Volume, at: str, facts: StorageFacts, use: Use
 ) -> tuple[Volume, list[Issue]]:
     """The volume with its class's defaults for what it leaves out, and what it asks that its
-    class does not allow (`use`: in a workload, or as an asset)."""
-    name = class_of(volume)
+    class does not allow (`use`: in a workload, or as an asset). Naming no class, its class is
+    the cluster's default, as Kubernetes binds it (none: nothing is checked)."""
+    named = class_of(volume)
+    name = facts.default if named == DEFAULT else named
     if name is None:
         return volume, []
-    if facts.classes is not None and name not in facts.classes:
+    label = f"the default class {name!r}" if named == DEFAULT else repr(name)
+    if named != DEFAULT and facts.classes is not None and name not in facts.classes:
         return volume, [
             (f"{at}/claimInfo/storageClass", f"the cluster has no storage class {name!r}")
         ]
     rules = facts.rules.get(name)
     if rules is None:
         return volume, []
-    issues = _permitted(volume, at, name, rules.permissions or StorageClassPermissions(), use)
+    issues = _permitted(volume, at, label, rules.permissions or StorageClassPermissions(), use)
     assert volume.claim_info is not None  # class_of found one
     claim = _defaulted(volume.claim_info, rules.customization or StorageClassCustomization())
     issues += _fits(
-        claim, f"{at}/claimInfo", name, rules.customization or StorageClassCustomization()
+        claim, f"{at}/claimInfo", label, rules.customization or StorageClassCustomization()
     )
     return msgspec.structs.replace(volume, claim_info=claim), issues
 
@@ -98,19 +112,19 @@ def spec_checked(
 
 
 def _permitted(
-    volume: PvcVolume | PvcSpec, at: str, name: str, allowed: StorageClassPermissions, use: Use
+    volume: PvcVolume | PvcSpec, at: str, label: str, allowed: StorageClassPermissions, use: Use
 ) -> list[Issue]:
     found = []
     if use == "workload" and allowed.allowed_for_workloads is False:
-        found.append((f"{at}/claimInfo/storageClass", f"{name!r} is not for workloads' volumes"))
+        found.append((f"{at}/claimInfo/storageClass", f"{label} is not for workloads' volumes"))
     if use == "asset" and allowed.allowed_for_assets is False:
-        found.append((f"{at}/claimInfo/storageClass", f"{name!r} is not for data sources"))
+        found.append((f"{at}/claimInfo/storageClass", f"{label} is not for data sources"))
     if volume.ephemeral and allowed.allowed_for_ephemeral_volumes is False:
-        found.append((f"{at}/ephemeral", f"{name!r} makes no ephemeral volumes"))
+        found.append((f"{at}/ephemeral", f"{label} makes no ephemeral volumes"))
     if not volume.ephemeral and allowed.allowed_for_persistent_volumes is False:
-        found.append((f"{at}/ephemeral", f"{name!r} makes no persistent volumes"))
+        found.append((f"{at}/ephemeral", f"{label} makes no persistent volumes"))
     if volume.data_sharing and allowed.allow_data_sharing is False:
-        found.append((f"{at}/dataSharing", f"{name!r} shares no volumes"))
+        found.append((f"{at}/dataSharing", f"{label} shares no volumes"))
     return found
 
 
@@ -129,40 +143,43 @@ def _defaulted(claim: ClaimInfo, custom: StorageClassCustomization) -> ClaimInfo
     return msgspec.structs.replace(claim, **changes) if changes else claim
 
 
-def _fits(claim: ClaimInfo, at: str, name: str, custom: StorageClassCustomization) -> list[Issue]:
+def _fits(claim: ClaimInfo, at: str, label: str, custom: StorageClassCustomization) -> list[Issue]:
     found: list[Issue] = []
     modes = custom.access_mode
     if modes is not None:
         if claim.access_modes is None and modes.required:
-            found.append((f"{at}/accessModes", f"{name!r} needs an access mode"))
+            found.append((f"{at}/accessModes", f"{label} needs an access mode"))
         supported = modes.supported_values
         for field, wire in _MODES if claim.access_modes is not None and supported else ():
             if getattr(claim.access_modes, field) and getattr(supported, field) is False:
-                found.append((f"{at}/accessModes/{wire}", f"{name!r} does not support {wire}"))
+                found.append((f"{at}/accessModes/{wire}", f"{label} does not support {wire}"))
     volume = custom.volume_mode
     if volume is not None:
         if claim.volume_mode is None and volume.required:
-            found.append((f"{at}/volumeMode", f"{name!r} needs a volume mode"))
+            found.append((f"{at}/volumeMode", f"{label} needs a volume mode"))
         supported_modes, mode = volume.supported_values, claim.volume_mode
         if mode is not None and getattr(supported_modes, mode.lower(), None) is False:
-            found.append((f"{at}/volumeMode", f"{name!r} does not support {mode}"))
+            found.append((f"{at}/volumeMode", f"{label} does not support {mode}"))
     if custom.claim_size is not None and claim.size is not None:
-        found += _sized(claim.size, f"{at}/size", name, custom)
+        found += _sized(claim.size, f"{at}/size", label, custom)
     return found
 
 
-def _sized(size: str, at: str, name: str, custom: StorageClassCustomization) -> list[Issue]:
+def _sized(size: str, at: str, label: str, custom: StorageClassCustomization) -> list[Issue]:
     rule = custom.claim_size
     assert rule is not None
     suffix = re.sub(r"^[+]?[0-9.]+", "", size)
     if rule.supported_units and UNITS.get(suffix) not in rule.supported_units:
         units = ", ".join(rule.supported_units)
-        return [(at, f"{name!r} takes sizes in {units}")]
+        return [(at, f"{label} takes sizes in {units}")]
     value, low, high = (_value(q) for q in (size, rule.min, rule.max))
     if value is None:
         return []  # no quantity: the template's own rules refuse it
     if (low is not None and value < low) or (high is not None and value > high):
-        return [(at, f"{name!r} takes sizes from {rule.min or 0} to {rule.max or 'any'}")]
+        return [(at, f"{label} takes sizes from {rule.min or 0} to {rule.max or 'any'}")]
+    step, start = _value(rule.step), low if low is not None else Decimal(0)
+    if step is not None and step > 0 and not quantities.is_multiple(value - start, step):
+        return [(at, f"{label} takes sizes of {rule.min or 0} plus a multiple of {rule.step}")]
     return []
 
 

@@ -98,6 +98,9 @@ class SubmitterSettings(msgspec.Struct, frozen=True, kw_only=True):
     sweep_interval_s: float = 300.0
     # kubernetes backend: a kubeconfig path; empty means in-cluster, else ~/.kube/config
     kubeconfig: str = ""
+    # kubernetes backend with a cluster_id: how often the cluster's StorageClasses are listed
+    # and registered as that cluster's (also at start).
+    storage_class_interval_s: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     # kubernetes and dry-run backends, per cluster: trainer-v2 (a TrainingRuntime per template
     # version, a TrainJob per workload; Trainer v2.2+ with JobSet) or v1 (Training Operator v1.7+,
     # MPI Operator v0.4+).

@@ -114,7 +114,9 @@ ALL: tuple[Projection, ...] = (
         (template_catalogue.NAME, "template_asset_states", "template_cluster_facts"),
         template_catalogue.apply_batch,
         template_catalogue.STREAMS,
-        version=2,  # 2: which rows rest on their cluster's facts (its node pools, storage classes)
+        # 2: which rows rest on their cluster's facts (its node pools, storage classes); 3: and
+        # on its default class, each class's spec kept (whether it is the default)
+        version=3,
     ),
     Projection(
         workload_catalogue.NAME,

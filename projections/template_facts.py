@@ -1,6 +1,6 @@
-"""The template read model's facts of each cluster (`template_cluster_facts`): what its templates'
-combined specs rest on there (node pools, storage classes and their configurations, by stream),
-kept from their events, so `runnable` says what the cluster lacks (domain/cluster_facts.py)."""
+"""The template read model's facts of each cluster (`template_cluster_facts`): what its templates
+rest on there (node pools, storage classes with their specs and configurations, by stream), kept
+from their events, so `runnable` says what the cluster lacks (domain/cluster_facts.py)."""
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
@@ -10,7 +10,7 @@ import msgspec
 
 from domain import storage_classes, storage_rules
 from domain.cluster_facts import NOTHING, ClusterFacts
-from domain.cluster_specs import StorageClassRules
+from domain.cluster_specs import StorageClassRules, StorageClassSpec
 from domain.combined import Combined
 from domain.events import (
     NodePoolCreated,
@@ -36,16 +36,24 @@ EVENTS: Final = (
 )
 _encode = msgspec.json.Encoder().encode
 _decode_rules = msgspec.json.Decoder(StorageClassRules).decode
+_decode_spec = msgspec.json.Decoder(StorageClassSpec).decode
 _INSERT: Final = (
     "INSERT INTO template_cluster_facts (stream_id, cluster_id, kind, name, detail)"
     " VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT DO NOTHING"
+)
+# A class registered anew (its spec changed) replaces its spec: whether it is the default.
+_REGISTER: Final = (
+    "INSERT INTO template_cluster_facts (stream_id, cluster_id, kind, name, detail)"
+    " VALUES ($1, $2, 'storageclass', $3, $4::jsonb)"
+    " ON CONFLICT (stream_id) DO UPDATE SET detail = excluded.detail"
 )
 _DELETE: Final = "DELETE FROM template_cluster_facts WHERE stream_id = $1 RETURNING cluster_id"
 
 
 def rests_on(combined: Combined) -> bool:
     """Whether combined specs rest on what their cluster holds (a node pool, a new volume's
-    storage class): a change there works them out again (template_catalogue.py `_recombine`)."""
+    storage class, named or its default): a change there works them out again
+    (template_catalogue.py `_recombine`)."""
     master = combined.master
     specs = [("", combined.spec), ("", master)]
     pools = combined.spec.node_pools or (master is not None and master.node_pools)
@@ -63,7 +71,8 @@ async def record(conn: Executor, batch: Sequence[RecordedEvent]) -> set[UUID]:
                 moved.add(e.cluster_id)
             case StorageClassRegistered() as e:
                 stream_id = storage_classes.stream_of(e.cluster_id, e.name)
-                await conn.execute(_INSERT, stream_id, e.cluster_id, "storageclass", e.name, None)
+                spec = _encode(e.spec).decode()
+                await conn.execute(_REGISTER, stream_id, e.cluster_id, e.name, spec)
                 moved.add(e.cluster_id)
             case StorageClassConfigurationCreated() as e:
                 rules = _encode(e.rules).decode()
@@ -99,6 +108,7 @@ async def of_clusters(conn: Executor, clusters: Iterable[UUID | None]) -> dict[U
     )
     pools: dict[UUID, set[str]] = {}
     classes: dict[UUID, set[str]] = {}
+    defaults: dict[UUID, set[str]] = {}
     rules: dict[UUID, dict[str, StorageClassRules]] = {}
     for row in rows:
         cluster, name = row["cluster_id"], row["name"]
@@ -107,13 +117,17 @@ async def of_clusters(conn: Executor, clusters: Iterable[UUID | None]) -> dict[U
                 pools.setdefault(cluster, set()).add(name)
             case "storageclass":
                 classes.setdefault(cluster, set()).add(name)
+                if row["detail"] is not None and _decode_spec(row["detail"]).is_default:
+                    defaults.setdefault(cluster, set()).add(name)
             case "storageclassconfig":
                 rules.setdefault(cluster, {})[name] = _decode_rules(row["detail"])
     return {
         c: ClusterFacts(
             node_pools=frozenset(pools.get(c, ())),
             storage=StorageFacts(
-                classes=frozenset(classes[c]) if c in classes else None, rules=rules.get(c, {})
+                classes=frozenset(classes[c]) if c in classes else None,
+                rules=rules.get(c, {}),
+                default=storage_rules.default_of(defaults.get(c, ())),
             ),
         )
         for c in {*pools, *classes, *rules}

@@ -5,7 +5,7 @@ infra/http/storage_classes.py, projections/storage_class_catalogue.py."""
 from collections.abc import Callable, Iterable
 from uuid import UUID
 
-from domain import storage_classes
+from domain import storage_classes, storage_rules
 from domain.commands import (
     CreateStorageClassConfiguration,
     DeleteStorageClassConfiguration,
@@ -187,15 +187,20 @@ def _scope_in(events: Iterable[Event]) -> ScopeRef | None:
 async def facts_for(
     cluster_id: UUID | None, classes: Iterable[str], *, streams: StreamLoader, names: Lookups
 ) -> StorageFacts:
-    """What the write side knows of these classes of a cluster: which the cluster has (None:
-    it has registered none, so no name is checked) and their configurations."""
-    wanted = sorted(set(classes))
+    """What the write side knows of these classes of a cluster (`storage_rules.DEFAULT`: its
+    default class): which it has (None: it has registered none, so no name is checked), their
+    configurations, and its default class."""
+    wanted = set(classes)
     if cluster_id is None or not wanted:
         return StorageFacts()
     registered = await names.holders([storage_classes.class_namespace(cluster_id)])
+    default = None
+    if storage_rules.DEFAULT in wanted:
+        default = await _default_class(registered, streams)
+        wanted = (wanted - {storage_rules.DEFAULT}) | ({default} if default else set())
     known: set[str] = set()
     rules = {}
-    for name in wanted:
+    for name in sorted(wanted):
         if registered:
             state = fold_as(
                 storage_classes.fold,
@@ -210,7 +215,19 @@ async def facts_for(
             )
             if configuration is not None and not configuration.deleted:
                 rules[name] = configuration.rules
-    return StorageFacts(classes=frozenset(known) if registered else None, rules=rules)
+    return StorageFacts(
+        classes=frozenset(known) if registered else None, rules=rules, default=default
+    )
+
+
+async def _default_class(registered: Iterable[UUID], streams: StreamLoader) -> str | None:
+    """The registered class a PVC naming none is bound to (`storage_rules.default_of`)."""
+    defaults = []
+    for stream_id in registered:
+        state = fold_as(storage_classes.fold, (await streams.load(stream_id)).events)
+        if state is not None and not state.removed and state.spec.is_default:
+            defaults.append(state.name)
+    return storage_rules.default_of(defaults)
 
 
 def refused(issues: list[Issue], refuse: Refusal) -> None:

@@ -1,7 +1,8 @@
 """A stand-in for the Kubernetes API server, just enough of it for the calls the Kubernetes
 backend makes: create (201, or 409 AlreadyExists with a Status body), get, a JSON merge patch
 (RFC 7386), delete (404 when gone), a cluster-wide watch of one kind (or of core pods) by
-label, streaming ADDED, MODIFIED and DELETED events, and get and create of PVs and PVCs. No real
+label, streaming ADDED, MODIFIED and DELETED events, a list of cluster-scoped objects (such as
+StorageClasses), failing on demand, and get and create of PVs and PVCs. No real
 API server can run on this machine; this is approximate by design (no admission, defaulting or
 resourceVersion semantics), so the manifests themselves are checked against the CRD schemas
 elsewhere."""
@@ -22,6 +23,7 @@ Call = tuple[str, str, dict[str, str]]  # method, path, query
 class KubeStandIn:
     def __init__(self, installed: set[str]) -> None:
         self.installed = installed  # plurals whose CRD exists
+        self.failing: set[str] = set()  # plurals whose list answers 500
         self.objects: dict[Key, dict[str, Any]] = {}
         self.requests: list[tuple[str, str]] = []
         self.calls: list[Call] = []  # every request, watches and refusals included
@@ -149,6 +151,13 @@ class KubeStandIn:
             return _status(404, "NotFound", f'{plural} "{name}" not found')
         return web.json_response({"kind": "Status", "status": "Success"})
 
+    def put_cluster_object(self, api_version: str, plural: str, body: dict[str, Any]) -> None:
+        """What an administrator does: an object of no namespace (a StorageClass) is there."""
+        self.objects[(api_version, plural, "", body["metadata"]["name"])] = body
+
+    def remove_cluster_object(self, api_version: str, plural: str, name: str) -> None:
+        del self.objects[(api_version, plural, "", name)]
+
     def put_pod(self, pod: dict[str, Any]) -> None:
         """What the kubelet and the job controllers do: a pod appears or changes."""
         key = ("v1", "pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
@@ -164,6 +173,8 @@ class KubeStandIn:
         plural = request.match_info.get("plural", "pods")
         if plural not in self.installed:
             return _status(404, "NotFound", "the server could not find the requested resource")
+        if plural in self.failing:
+            return _status(500, "InternalError", f"listing {plural} failed")
         selector = request.query.get("labelSelector", "")
         matching = [
             job for key, job in self.objects.items()

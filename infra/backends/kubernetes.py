@@ -22,9 +22,16 @@ from infra.backends.kubeflow_pods import WORKLOAD_LABEL
 from infra.backends.kubernetes_pods import PodWatch
 from infra.backends.manifests import render
 from infra.backends.scheduling import Scheduling
+from infra.backends.storage_class_listing import StorageClassListing
 from infra.settings import KubeflowApi
 from services.errors import BackendRejectedError
-from services.ports.workload_backends import PodReports, Reports, RunStatus, Submission
+from services.ports.workload_backends import (
+    PodReports,
+    Reports,
+    RunStatus,
+    StorageClassReports,
+    Submission,
+)
 
 log = logging.getLogger(__name__)
 PERMANENT = {
@@ -47,11 +54,18 @@ class KubernetesBackend:
         kubeflow_api: KubeflowApi = "trainer-v2",
         scheduling: Scheduling | None = None,
         pods: PodReports | None = None,
+        storage_classes: StorageClassReports | None = None,
+        storage_class_period_s: float = 60.0,
     ) -> None:
         self._client = api
         self._objects = client.CustomObjectsApi(api)
         self._core = client.CoreV1Api(api)
         self._pod_watch = None if pods is None else PodWatch(pods)
+        self._storage_classes = (
+            None
+            if storage_classes is None
+            else StorageClassListing(api, storage_classes, storage_class_period_s)
+        )
         self._reports = reports
         self._api: KubeflowApi = kubeflow_api
         self._scheduling = scheduling or Scheduling()
@@ -195,10 +209,13 @@ class KubernetesBackend:
         )  # fmt: skip
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """Follow the jobs that carry a workload label, and their pods; report them."""
+        """Follow the jobs that carry a workload label, and their pods; report them (and the
+        cluster's storage classes, when asked to)."""
         async with asyncio.TaskGroup() as group:
             if self._pod_watch is not None:
                 group.create_task(self._watch_pods(self._pod_watch, stop))
+            if self._storage_classes is not None:
+                group.create_task(self._storage_classes.run(stop))
             if self._api == "trainer-v2":
                 group.create_task(
                     self._watch_kind(trainer_v2.API_VERSION, trainer_v2.TRAINJOBS, stop)

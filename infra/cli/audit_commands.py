@@ -1,5 +1,6 @@
 """Tamper evidence: `trainplate audit verify` (also `trainplate verify`) walks every stream's
-hash chain and the audit records' chain, exit 1 naming where one breaks."""
+hash chain and the audit records' chain, exit 1 naming where one breaks; `audit prune` cuts old
+audit records under an anchor (infra/cli/audit_prune.py)."""
 
 import asyncio
 import sys
@@ -7,6 +8,7 @@ import sys
 import asyncpg
 import click
 
+from infra.cli.audit_prune import moment, prune, said
 from infra.cli.endpoints import DATABASE, tool_settings
 from infra.settings import Settings
 
@@ -20,7 +22,7 @@ def verify(stream: str | None) -> None:
         sys.exit(asyncio.run(_verify(settings, stream)))
 
 
-@click.group(help="Tamper evidence: walk every hash chain.")
+@click.group(help="Tamper evidence: verify hash chains, prune audit records.")
 def audit() -> None:
     pass
 
@@ -30,6 +32,23 @@ def audit() -> None:
 def audit_verify(stream: str | None) -> None:
     with tool_settings("audit", needs=DATABASE) as settings:
         sys.exit(asyncio.run(_verify(settings, stream)))
+
+
+@audit.command("prune", help="Delete the audit records logged before a date, under an anchor.")
+@click.option(
+    "--before",
+    "before_text",
+    metavar="ISO-DATE",
+    required=True,
+    help="delete the audit records logged before this ISO 8601 date (UTC unless said)",
+)
+def audit_prune(before_text: str) -> None:
+    try:
+        before = moment(before_text)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--before") from None
+    with tool_settings("audit", needs=DATABASE) as settings:
+        sys.exit(asyncio.run(prune(settings.database.url, before)))
 
 
 async def _verify(settings: Settings, stream: str | None) -> int:
@@ -55,6 +74,8 @@ async def _verify(settings: Settings, stream: str | None) -> int:
             f"(event {report.broken_at.event_id}): {report.broken_at.reason}"
         )
     click.echo(f"{len(reports)} streams checked, {len(broken)} broken")
+    if records is not None and records.anchor is not None:
+        click.echo(said(records.anchor))
     if records is not None:
         at = records.broken_at
         state = "intact" if at is None else f"broken at record {at.seq}: {at.reason}"

@@ -1,6 +1,6 @@
-"""Data sources: the list of every kind (with the templates using each), a new one, an edit saved as
-the API's PUT, and delete (refused while a template loads it), through the API's actions. A data
-source changes no template's combined spec, so an edit has no impact to preview."""
+"""Data sources: the list of every kind (with the templates using each), a new one (a PVC of its
+scope's cluster's storage classes), an edit saved as the API's PUT, and delete (refused while a
+template loads it), through the API's actions. An edit changes no combined spec: no preview."""
 
 from typing import Final
 from uuid import UUID
@@ -29,18 +29,22 @@ from infra.console.data_source_form import (
     MOUNTED_AT,
     SPEC_FIELDS,
     meta_of,
+    pvc_fields,
     spec_of,
     values_of,
 )
 from infra.console.environment_form import creation_meta, field_at
+from infra.console.form_fields import Field
+from infra.console.form_state import with_held_classes
 from infra.console.pages_common import page
-from infra.console.scopes import visible_scopes
+from infra.console.scopes import ScopeChoice, visible_scopes
 from infra.http.adapters import Adapters
 from infra.http.asset_actions import create_from, one_now, one_visible, update_from, usage_of
 from infra.http.asset_actions import visible_rows as visible_assets
 from infra.http.asset_schemas import AssetCreationMeta, AssetUpdateMeta
 from infra.http.callers import Caller
 from infra.http.data_source_specs import KINDS, spec_as
+from infra.http.storage_class_actions import volume_choices
 from projections.asset_catalogue import AssetFilter, AssetRow
 
 LIST: Final = "/data-sources"
@@ -111,6 +115,7 @@ async def _render(
     usage = await usage_of(request, adapters.reads, [row], True) if row else None
     scopes = await visible_scopes(request, adapters)
     label = KIND_LABELS[kind]
+    fields = await _spec_fields(request, adapters, kind, shown, row, scopes)
     return page(
         request,
         "asset_form.html.j2",
@@ -124,8 +129,9 @@ async def _render(
         kind_label=label,
         row=row,
         shown=shown,
-        groups=(("Data source", META_FIELDS), (label, SPEC_FIELDS[kind])),
-        labels={f.pointer: f.label for f in (*META_FIELDS, *SPEC_FIELDS[kind])},
+        groups=(("Data source", META_FIELDS), (label, fields)),
+        labels={f.pointer: f.label for f in (*META_FIELDS, *fields)},
+        refresh_scope=kind == "pvc",
         preview=False,
         editable=True,
         hidden={},
@@ -134,6 +140,30 @@ async def _render(
         used_by=(usage or {}).get(row.asset_id, []) if row else [],
         status_code=status,
     )
+
+
+async def _spec_fields(
+    request: Caller,
+    adapters: Adapters,
+    kind: AssetKind,
+    shown: Shown,
+    row: AssetRow | None,
+    scopes: list[ScopeChoice],
+) -> tuple[Field, ...]:
+    """The kind's fields; a PVC's offer its cluster's storage classes (a new one's: of the
+    scope chosen), and the class it names that the cluster does not have."""
+    if kind != "pvc":
+        return SPEC_FIELDS[kind]
+    scope = shown.values.get("/scope")
+    cluster = (
+        row.meta.cluster_id if row else next((s.cluster for s in scopes if s.value == scope), None)
+    )
+    classes = await volume_choices(request, adapters, cluster)
+    return pvc_fields(with_held_classes(classes, shown.values))
+
+
+def _multi(kind: AssetKind) -> set[str]:
+    return {f.pointer for f in SPEC_FIELDS[kind] if f.kind == "multi"}
 
 
 def _known(kind: AssetKind) -> set[str]:
@@ -154,7 +184,9 @@ async def create_data_source(
     request: Caller, segment: FromPath[str], adapters: NamedDependency[Adapters]
 ) -> Template | Redirect:
     kind = _kind(segment)
-    shown = Shown(values=await form_values(request))
+    shown = Shown(values=await form_values(request, _multi(kind)))
+    if shown.values.pop("action", "") == "refresh":  # the scope chosen: what it offers
+        return await _render(request, adapters, kind, shown)
     try:
         meta = msgspec.convert(creation_meta(shown.values), AssetCreationMeta, strict=False)
         spec = spec_as(kind, spec_of(kind, shown.values), lax=True)
@@ -193,7 +225,7 @@ async def save_data_source(
 ) -> Template | Redirect:
     kind = _kind(segment)
     row = await one_now(request, kind, asset_id, adapters.streams)
-    values = await form_values(request)
+    values = await form_values(request, _multi(kind))
     values.pop("action", None)
     version = opened(values, row)
     shown = Shown(values=values, opened_at=version)

@@ -179,14 +179,15 @@ def with_held_pools(pools: Options, template: Mapping[str, object] | None) -> Op
     return (*pools, *unseen)
 
 
-CLASS: Final = re.compile(r"^(/master)?/spec/storage/pvc/\d+/claimInfo/storageClass$")
+# A new volume's class: a template's (each replica spec's), a PVC data source's.
+CLASS: Final = re.compile(r"^(/master)?/spec(/storage/pvc/\d+)?/claimInfo/storageClass$")
 
 
 def with_held_classes(
     classes: list[StorageClassRow], template: Mapping[str, object] | None
 ) -> tuple[StorageClassRow, ...]:
-    """The cluster's classes, then each an edited template's volumes name that it does not
-    have (offered as they are, so saving keeps them and is refused for them)."""
+    """The cluster's classes, then each an edited template's (or data source's) volumes name
+    that it does not have (offered as they are, so saving keeps them and is refused for them)."""
     if not classes:
         return ()
     listed = {c.name for c in classes}

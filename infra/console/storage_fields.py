@@ -10,6 +10,7 @@ from domain.cluster_specs import (
     StorageClassPermissions,
     StorageClassRules,
 )
+from domain.storage_rules import Use
 from infra.console.form_fields import NEW, Field, Group, numbered, spec_field
 from infra.console.form_rows import Rows, rows_of
 from infra.console.image_choices import Options
@@ -69,13 +70,15 @@ def storage_fields(
     )  # fmt: skip
 
 
-def volume_fields(at: str, classes: Sequence[StorageClassRow]) -> tuple[Field, ...]:
-    """A new volume's fields. With the cluster's classes to choose from (those workloads may
+def volume_fields(
+    at: str, classes: Sequence[StorageClassRow], use: Use = "workload"
+) -> tuple[Field, ...]:
+    """A new volume's fields. With the cluster's classes to choose from (those its `use` may
     use), a configured class's own fields show while it is chosen: only what it lets a volume
     choose, its defaults and bounds said; the others' (and None's) show all."""
     claim = f"{at}/claimInfo"
     path = spec_field(f"{at}/path")
-    usable = [c for c in classes if not _denied(c)]
+    usable = [c for c in classes if not _denied(c, use)]
     if not usable:
         return (
             spec_field(f"{claim}/storageClass", hint="Empty: None"),
@@ -133,9 +136,13 @@ def _shown_for(field: Field, claim: str, values: tuple[str, ...], variant: str) 
                  variant=variant.replace(".", "-"))  # fmt: skip
 
 
-def _denied(row: StorageClassRow) -> bool:
+def _denied(row: StorageClassRow, use: Use) -> bool:
     allowed = row.rules.permissions if row.rules is not None else None
-    return allowed is not None and allowed.allowed_for_workloads is False
+    if allowed is None:
+        return False
+    return (
+        allowed.allowed_for_workloads if use == "workload" else allowed.allowed_for_assets
+    ) is False
 
 
 def _size_hint(custom: StorageClassCustomization) -> str:
@@ -144,6 +151,7 @@ def _size_hint(custom: StorageClassCustomization) -> str:
         return "e.g. 10Gi"
     said = [f"from {size.min}" if size.min else "", f"to {size.max}" if size.max else "",
             f"in {', '.join(size.supported_units)}" if size.supported_units else "",
+            f"in steps of {size.step}" if size.step else "",
             f"empty: {size.default}" if size.default else ""]  # fmt: skip
     return "; ".join(part for part in said if part) or "e.g. 10Gi"
 

@@ -4,6 +4,7 @@ request least: docs/decisions/0029-what-a-request-reads.md."""
 
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
@@ -53,11 +54,30 @@ class RecordsBreak(Protocol):
     def reason(self) -> str: ...
 
 
+class RecordsAnchor(Protocol):
+    @property
+    def seq(self) -> int: ...
+    @property
+    def hash(self) -> str: ...
+    @property
+    def logged_at(self) -> datetime: ...
+    @property
+    def before(self) -> datetime: ...
+    @property
+    def pruned_at(self) -> datetime: ...
+    @property
+    def deleted(self) -> int: ...
+    @property
+    def kept(self) -> int: ...
+
+
 class RecordsReport(Protocol):
     @property
     def records(self) -> int: ...
     @property
     def broken_at(self) -> RecordsBreak | None: ...
+    @property
+    def anchor(self) -> RecordsAnchor | None: ...
 
 
 class ChainVerification(Protocol):

@@ -64,6 +64,19 @@ class Break(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     reason: str
 
 
+class Anchor(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Where the records' chain starts once its head was pruned (`trainplate audit prune`): the
+    last deleted record's seq and hash (hex) and time, the cut's date, when, and its counts."""
+
+    seq: int
+    hash: str
+    logged_at: datetime
+    before: datetime
+    pruned_at: datetime
+    deleted: int
+    kept: int
+
+
 class RecordsVerification(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """The chain of the audit log's entries that are no event (sign-ins, refused writes)."""
 
@@ -71,6 +84,7 @@ class RecordsVerification(msgspec.Struct, frozen=True, kw_only=True, rename="cam
     intact: bool
     first_broken_seq: int | None
     reason: str | None
+    anchor: Anchor | None = None  # it starts at this anchor, not at its first record
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -228,12 +242,19 @@ async def verify(
     records = None
     if found.records is not None:
         at = found.records.broken_at
+        cut = found.records.anchor
         records = RecordsVerification(
             records=found.records.records,
             intact=at is None,
             first_broken_seq=None if at is None else at.seq,
             reason=None if at is None else at.reason,
-        )
+            anchor=None
+            if cut is None
+            else Anchor(
+                seq=cut.seq, hash=cut.hash, logged_at=cut.logged_at, before=cut.before,
+                pruned_at=cut.pruned_at, deleted=cut.deleted, kept=cut.kept,
+            ),
+        )  # fmt: skip
     return Verification(
         streams=found.streams, intact=found.intact, first_break=first, audit_records=records
     )

@@ -1,6 +1,6 @@
 """The audit log's entries that are no event (services/ports/audit_records.py), appended to
-`audit_records` (migration 0044) on a hash chain of their own, in `seq` order: neither they nor
-a flood of them touch the event log's streams (docs/decisions/0031-audit-log.md)."""
+`audit_records` (migration 0044) on a hash chain of their own, in `seq` order, from its newest
+anchor once its head is pruned (audit_retention.py; docs/decisions/0031 and 0037)."""
 
 import hashlib
 from datetime import datetime
@@ -37,12 +37,18 @@ SELECT {", ".join(f"${i}::{t}" for i, t in enumerate(_TYPES.values(), start=1))}
        trainplate_record_link(head.hash, ${len(_COLUMNS) + 2}::bytea, trainplate_micros(clock.at))
   FROM (SELECT clock_timestamp() AS at) AS clock,
        (SELECT coalesce((SELECT hash FROM audit_records ORDER BY seq DESC LIMIT 1),
+                        (SELECT hash FROM audit_record_anchors ORDER BY seq DESC LIMIT 1),
                         ${len(_COLUMNS) + 3}::bytea) AS hash) AS head
 """
 _ROWS: Final = f"""
 SELECT seq, {", ".join(_COLUMNS)}, metadata::text AS metadata, logged_at, prev_hash, hash
-  FROM audit_records WHERE seq > $1 ORDER BY seq LIMIT {_BATCH}
+  FROM audit_records WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT {_BATCH}
 """
+_NEWEST_ANCHOR: Final = """
+SELECT seq, hash, logged_at, before, pruned_at, deleted, kept
+  FROM audit_record_anchors ORDER BY seq DESC LIMIT 1
+"""
+_LAST: Final = 2**63 - 1
 
 
 def digest(record: AuditRecord) -> bytes:
@@ -60,9 +66,24 @@ class RecordsBreak(msgspec.Struct, frozen=True):
     reason: str
 
 
+class RecordsAnchor(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Where the chain starts once its head was pruned: the last deleted record's `seq` and
+    hash (hex), its time; when the records logged `before` a date were cut, how many went and
+    stayed."""
+
+    seq: int
+    hash: str
+    logged_at: datetime
+    before: datetime
+    pruned_at: datetime
+    deleted: int
+    kept: int
+
+
 class RecordsReport(msgspec.Struct, frozen=True):
     records: int
     broken_at: RecordsBreak | None = None
+    anchor: RecordsAnchor | None = None  # the chain starts there, not at its first record
 
     @property
     def intact(self) -> bool:
@@ -84,10 +105,19 @@ class PostgresAuditRecords:
             await conn.execute(_APPEND, *values, metadata, digest(record), GENESIS)
 
 
-async def verify_records(conn: Connection) -> RecordsReport:
-    """Walk the records' chain from its first link; the first record where it breaks, and why."""
-    previous, seq, count = GENESIS, 0, 0
-    while rows := await conn.fetch(_ROWS, seq):
+async def newest_anchor(conn: Connection) -> RecordsAnchor | None:
+    row = await conn.fetchrow(_NEWEST_ANCHOR)
+    if row is None:
+        return None
+    return RecordsAnchor(**{**dict(row), "hash": row["hash"].hex()})
+
+
+async def verify_records(conn: Connection, upto: int = _LAST) -> RecordsReport:
+    """Walk the records' chain (up to `upto`) from its first link, or from its newest anchor;
+    the first record where it breaks, and why."""
+    anchor = await newest_anchor(conn)
+    previous, seq, count = GENESIS if anchor is None else bytes.fromhex(anchor.hash), 0, 0
+    while rows := await conn.fetch(_ROWS, seq, upto):
         for row in rows:
             count, seq = count + 1, row["seq"]
             content = AuditRecord(
@@ -96,10 +126,11 @@ async def verify_records(conn: Connection) -> RecordsReport:
             )
             reason = None
             if row["prev_hash"] != previous:
-                reason = "prev_hash does not match the previous record's hash"
+                before = "the anchor's" if count == 1 and anchor else "the previous record's"
+                reason = f"prev_hash does not match {before} hash"
             elif link(previous, digest(content), row["logged_at"]) != row["hash"]:
                 reason = "the stored hash does not match the record's contents"
             if reason is not None:
-                return RecordsReport(count, RecordsBreak(seq, reason))
+                return RecordsReport(count, RecordsBreak(seq, reason), anchor)
             previous = row["hash"]
-    return RecordsReport(count)
+    return RecordsReport(count, anchor=anchor)

@@ -123,6 +123,17 @@ CREATE TABLE audit_log_names (
     CONSTRAINT audit_log_names_pkey PRIMARY KEY (kind, id)
 );
 
+CREATE TABLE audit_record_anchors (
+    seq       bigint NOT NULL,
+    hash      bytea NOT NULL,
+    logged_at timestamp with time zone NOT NULL,
+    before    timestamp with time zone NOT NULL,
+    pruned_at timestamp with time zone NOT NULL,
+    deleted   bigint NOT NULL,
+    kept      bigint NOT NULL,
+    CONSTRAINT audit_record_anchors_pkey PRIMARY KEY (seq)
+);
+
 CREATE TABLE audit_records (
     seq              bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
     id               uuid NOT NULL,
@@ -665,6 +676,20 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.trainplate_refuse_unanchored_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF EXISTS (SELECT 1 FROM gone
+                WHERE gone.seq > coalesce((SELECT max(seq) FROM audit_record_anchors), 0)) THEN
+        RAISE EXCEPTION 'audit records are immutable: DELETE refused past the newest anchor'
+            USING ERRCODE = 'TP403';
+    END IF;
+    RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.trainplate_stream_head(p_stream_id uuid)
  RETURNS TABLE(version integer, hash bytea, micros bigint)
  LANGUAGE sql
@@ -677,7 +702,9 @@ AS $function$
              WHERE e.stream_id = p_stream_id ORDER BY e.version DESC LIMIT 1) AS last
 $function$;
 
-CREATE TRIGGER audit_records_append_only BEFORE DELETE OR UPDATE ON public.audit_records FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_audit_change();
+CREATE TRIGGER audit_record_anchors_append_only BEFORE DELETE OR UPDATE ON public.audit_record_anchors FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_audit_change();
+CREATE TRIGGER audit_records_anchored_deletes AFTER DELETE ON public.audit_records REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_unanchored_delete();
+CREATE TRIGGER audit_records_unchanged BEFORE UPDATE ON public.audit_records FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_audit_change();
 CREATE TRIGGER events_append_only BEFORE DELETE OR UPDATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION trainplate_refuse_change();
 CREATE TRIGGER events_follow_access AFTER INSERT ON public.events FOR EACH ROW WHEN ((new.stream_type = ANY (ARRAY['application'::text, 'user'::text]))) EXECUTE FUNCTION trainplate_follow_access();
 CREATE TRIGGER signed_out_sessions_access_epoch AFTER INSERT ON public.signed_out_sessions FOR EACH STATEMENT EXECUTE FUNCTION bump_access_epoch();

@@ -4,12 +4,14 @@ services/submitter.py."""
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from uuid import UUID
 
 from prometheus_client import start_http_server
 
+from domain.cluster_specs import StorageClassSpec
 from domain.events import PodObserved
 from domain.workloads import Outcome
 from infra.backends.dry_run import DryRunBackend
@@ -21,13 +23,23 @@ from infra.followers.log_follower import keep_following
 from infra.jetstream.data_volume_withdrawals import DataVolumeCopies, DataVolumeWithdrawals
 from infra.jetstream.work_queue import Submitter
 from infra.postgres.migrate import apply_migrations
+from infra.postgres.names import name_lookups
 from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import Settings
 from infra.telemetry.meters import SubmitterMetrics
 from services import pod_reports, submitter
 from services.ports.event_store import EventStore
-from services.ports.workload_backends import PodReports, Reports, WorkloadBackend
+from services.ports.name_lookups import NameHolders
+from services.ports.workload_backends import (
+    PodReports,
+    Reports,
+    StorageClassReports,
+    WorkloadBackend,
+)
+from services.storage_class_reports import report_storage_classes
+
+log = logging.getLogger(__name__)
 
 
 async def run(settings: Settings, stop: asyncio.Event) -> None:
@@ -44,7 +56,8 @@ async def run(settings: Settings, stop: asyncio.Event) -> None:
                 addr=settings.submitter.metrics_host,
                 registry=metrics.registry,
             )
-        async with backend_for(settings, store) as (backend, watcher):
+        holders = name_lookups(resources.pool).holders
+        async with backend_for(settings, store, holders) as (backend, watcher):
             worker = Submitter(
                 resources.js,
                 store,
@@ -88,9 +101,24 @@ def pods_to(store: EventStore) -> PodReports:
     return record
 
 
+def storage_classes_to(
+    cluster_id: UUID | None, store: EventStore, holders: NameHolders
+) -> StorageClassReports | None:
+    """The reports of a submitter's cluster; one serving every cluster knows not which its
+    API server is, so it reports none (docs/decisions/0037)."""
+    if cluster_id is None:
+        log.info("no TRAINPLATE_SUBMITTER__CLUSTER_ID: the cluster's storage classes go unreported")
+        return None
+
+    async def record(classes: Mapping[str, StorageClassSpec]) -> None:
+        await report_storage_classes(cluster_id, classes, streams=store, holders=holders)
+
+    return record
+
+
 @contextlib.asynccontextmanager
 async def backend_for(
-    settings: Settings, store: EventStore
+    settings: Settings, store: EventStore, holders: NameHolders
 ) -> AsyncIterator[tuple[WorkloadBackend, Callable[[asyncio.Event], Awaitable[None]] | None]]:
     """The configured backend, and the task that follows its jobs (when it has one)."""
     chosen = settings.submitter
@@ -124,5 +152,7 @@ async def backend_for(
                 kubeflow_api=chosen.kubeflow_api,
                 scheduling=scheduling,
                 pods=pods_to(store),
+                storage_classes=storage_classes_to(chosen.cluster_id, store, holders),
+                storage_class_period_s=chosen.storage_class_interval_s,
             )
             yield backend, backend.watch

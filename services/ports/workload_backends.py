@@ -1,11 +1,12 @@
 """Where workloads run, and how what became of a run comes back."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 from uuid import UUID
 
 import msgspec
 
+from domain.cluster_specs import StorageClassSpec
 from domain.events import PodObserved
 from domain.workload_plans import WorkloadPlan
 from domain.workloads import Outcome
@@ -63,3 +64,9 @@ class PodReports(Protocol):
     async def __call__(
         self, workload_id: UUID, run: int | None, pods: Sequence[PodObserved]
     ) -> None: ...
+
+
+class StorageClassReports(Protocol):
+    """Where a backend sends every StorageClass its cluster has now, by name."""
+
+    async def __call__(self, classes: Mapping[str, StorageClassSpec]) -> None: ...

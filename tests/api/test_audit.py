@@ -1,5 +1,6 @@
 """The event query API for audit tooling: filters, cursor pages both ways, the scopes a caller may
-audit, the live tail resuming from its cursor without loss, and the tamper check."""
+audit, the live tail resuming from its cursor without loss, and the tamper check (from the
+anchor of pruned audit records)."""
 
 import asyncio
 import json
@@ -12,9 +13,12 @@ import pytest
 from litestar import Litestar
 
 from domain.values import Grant
+from infra.postgres.audit_records import PostgresAuditRecords
+from infra.postgres.audit_retention import prune_records
 from tests.api.client import client_for
 from tests.api.support import call, project_all, token_for
 from tests.api.test_templates import IMAGE
+from tests.integration.test_audit_records import record
 
 pytestmark = [pytest.mark.api, pytest.mark.integration]
 
@@ -182,3 +186,19 @@ async def test_verify_reports_an_intact_store_then_the_first_broken_link(
     assert broken["firstBreak"]["streamId"] == made["template"]
     assert broken["firstBreak"]["version"] == 2
     assert "deleted" in broken["firstBreak"]["reason"]
+
+
+async def test_verify_says_where_a_pruned_records_chain_starts(
+    app: Litestar, admin: str, clean_pool: asyncpg.Pool
+) -> None:
+    records = PostgresAuditRecords(clean_pool)
+    for n in range(2):
+        await records.append(record(n))
+    async with clean_pool.acquire() as conn:
+        anchor = await prune_records(conn, datetime.now(UTC))
+    assert anchor is not None
+    await records.append(record(2))
+    found = (await call(app, "GET", "/api/v1/audit/verify", admin)).json()["auditRecords"]
+    assert (found["records"], found["intact"]) == (1, True)
+    assert found["anchor"]["seq"] == anchor.seq
+    assert (found["anchor"]["hash"], found["anchor"]["deleted"]) == (anchor.hash, 2)

@@ -237,3 +237,41 @@ async def test_a_new_volume_is_held_to_its_class_s_configuration(
     )  # fmt: skip
     assert submitted.status_code == 400, submitted.text
     assert [e["pointer"] for e in submitted.json()["errors"]] == ["/templateId"]
+
+
+async def test_a_volume_naming_no_class_is_held_to_the_default_class_and_its_step(
+    app: Litestar,
+    admin: str,
+    clean_pool: asyncpg.Pool,
+    org: dict[str, Any],  # noqa: F811
+) -> None:
+    cluster, llm = org["cluster"]["uuid"], org["projects"][0]
+    unnamed = {"name": "scratch", "path": "/scratch", "existingPvc": False,
+               "claimInfo": {"size": "3Gi"}}  # fmt: skip
+    made = await call(app, "POST", TEMPLATES, admin, json=template("before", llm, unnamed))
+    assert made.status_code == 202, made.text  # no default class yet: nothing checked
+    await registered(app, admin, cluster, "standard", isDefault=True)
+    stepped = {**fast(cluster), "name": "standard"}
+    stepped["customization"]["claimSize"] = {"min": "1Gi", "max": "9Gi", "step": "2Gi",
+                                             "default": "5Gi"}  # fmt: skip
+    standard = await configured(app, admin, stepped)
+    refused = await call(
+        app, "POST", TEMPLATES, admin,
+        json=template("t", llm, {**unnamed, "claimInfo": {"size": "4Gi"}}),
+    )  # fmt: skip
+    assert refused.status_code == 400, refused.text
+    (error,) = refused.json()["errors"]
+    assert error["pointer"] == "/spec/storage/pvc/0/claimInfo/size"
+    assert "the default class 'standard'" in refused.text
+    kept = await call(app, "POST", TEMPLATES, admin, json=template("ok", llm, unnamed))
+    assert kept.status_code == 202, kept.text  # 1Gi plus a multiple of 2Gi
+
+    # The stored template of 3Gi, once the default class moves its step, says so.
+    await call(
+        app, "PATCH", f"{CONFIGURATIONS}/{standard['id']}", admin,
+        json={"customization": {"claimSize": {"step": "4Gi"}}},
+    )  # fmt: skip
+    await project_all(clean_pool)
+    got = (await call(app, "GET", f"{TEMPLATES}/{made.json()['meta']['id']}", admin)).json()
+    assert got["runnable"]["isRunnable"] is False
+    assert got["runnable"]["issue"].startswith("/spec/storage/pvc/0/claimInfo/size:")

@@ -1,6 +1,6 @@
 """Data sources in the console: the list of every kind with the templates loading each, a new
 NFS data source (a refusal next to its field first) edited (not over a change made meanwhile
-elsewhere) and deleted, and one a template loads not deleted."""
+elsewhere) and deleted, one a template loads not deleted, and a new PVC of its scope's classes."""
 
 from typing import Any
 
@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import ADMIN_ID, Service
 from tests.browser.journey import journey, sign_in
+from tests.browser.test_storage_classes import a_configured_cluster
 from tests.integration.test_dev_smoke import ADMIN_SECRET
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.browser]
@@ -119,3 +120,47 @@ def test_a_data_source_is_created_edited_and_deleted_but_not_while_a_template_lo
         j.step("a data source a template loads is not deleted")
     kept = service.api.get("/api/v1/asset/datasource/pvc", params={"name": "ds-claim"})
     assert kept.json()["entries"], kept.text
+
+
+def test_a_new_pvc_offers_its_scope_s_storage_classes_as_the_volume_step_does(
+    service: Service,
+) -> None:
+    cluster = service.made("/api/v1/clusters", {"name": "pvc-cluster"})["uuid"]
+    service.made("/api/v1/org-unit/projects", {"name": "pvc-llm", "clusterId": cluster})
+    a_configured_cluster(service, cluster)
+    claim = "f-spec-claimInfo"
+    with journey("pvc-storage-classes") as j:
+        page = j.page
+        sign_in(page, service.url, ADMIN_ID, ADMIN_SECRET)
+        page.goto(f"{service.url}/console/data-sources/pvc/new")
+        expect(page.locator(f"input#{claim}-storageClass")).to_be_visible()  # no scope: typed
+        page.get_by_label("Data source name").fill("pvc-scratch")
+        page.get_by_label("Scope").select_option(label="Project · pvc-llm")
+        storage_class = page.locator(f"select#{claim}-storageClass")
+        expect(storage_class.locator("option")).to_have_text(["None", "fast", "standard (default)"])
+        expect(page.get_by_label("Data source name")).to_have_value("pvc-scratch")  # kept
+        j.step("the scope chosen: its cluster's classes offered")
+
+        storage_class.select_option("fast")
+        expect(page.locator(f"#{claim}-accessModes")).to_be_hidden()  # RWO alone
+        expect(page.locator(f"#{claim}-size--fast-hint")).to_contain_text("from 1Gi; to 10Gi")
+        page.locator(f"#{claim}-size--fast").fill("100Gi")
+        page.locator("#f-spec-path").fill("/scratch")
+        page.get_by_role("button", name="Create data source").click()
+        expect(page.get_by_role("alert")).to_contain_text("The data source was not created")
+        size = page.locator(f"#{claim}-size--fast")
+        expect(size).to_have_attribute("aria-invalid", "true")
+        expect(page.locator(f"#{claim}-size--fast-error")).to_contain_text("'fast' takes sizes")
+        j.step("a size the class does not take, refused next to it")
+
+        expect(page.locator(f"#{claim}-storageClass")).to_have_value("fast")
+        size.fill("")  # the class's default, unasked
+        page.get_by_role("button", name="Create data source").click()
+        expect(page.get_by_role("heading", name="Data source pvc-scratch")).to_be_visible()
+        expect(page.locator(f"#{claim}-storageClass")).to_have_value("fast")
+        j.step("made with the class's default size")
+
+    pvc = "/api/v1/asset/datasource/pvc"
+    (made,) = service.api.get(pvc, params={"name": "pvc-scratch"}).json()["entries"]
+    assert made["spec"]["claimInfo"]["storageClass"] == "fast"
+    assert made["spec"]["claimInfo"]["size"] == "5Gi"

@@ -6,21 +6,32 @@ good), suspend and resume (v2), delete, and conditions watched to done and to fa
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from uuid import UUID, uuid4
 
+import asyncpg
 import msgspec
 import pytest
 from kubernetes_asyncio import client
 
-from domain.events import DataVolumeClaim, PodObserved
+from domain import storage_classes
+from domain.cluster_specs import StorageClassSpec
+from domain.commands import CreateCluster
+from domain.events import DataVolumeClaim, EventMetadata, PodObserved
+from domain.org_units import OrgUnitNotFoundError
 from domain.workload_plans import WorkloadPlan, plan_for
 from domain.workloads import Outcome
 from infra.backends.kubernetes import KubernetesBackend, outcome_of, train_job_outcome
 from infra.backends.scheduling import Scheduling
+from infra.backends.storage_class_listing import StorageClassListing
 from infra.jetstream.data_volume_withdrawals import DataVolumeCopies
+from infra.postgres.names import name_lookups
+from infra.postgres.streams import PostgresStreams
+from infra.serialization import DOMAIN_CODEC
+from infra.workers.submitter import storage_classes_to
 from services.errors import BackendRejectedError
+from services.org_units import create_cluster
 from services.ports.workload_backends import RunStatus
 from tests.kube_stand_in import KubeStandIn, serving
 from tests.workload_samples import requested_workload
@@ -493,3 +504,109 @@ async def test_a_runs_status_is_its_job_as_the_api_server_has_it_now(
     assert await backend.status(job) == RunStatus(
         "failed", f"its job runai-team/{job.job_name} is gone"
     )
+
+
+STORAGE = "storage.k8s.io/v1"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+
+
+def storage_class(name: str, **given: Any) -> dict[str, Any]:
+    return {"apiVersion": STORAGE, "kind": "StorageClass", "metadata": {"name": name},
+            "provisioner": NO_PROVISIONER, **given}  # fmt: skip
+
+
+class ClassRecorder(list[dict[str, StorageClassSpec]]):
+    """Where the backend reports the cluster's storage classes; `refusal` raised once if set."""
+
+    refusal: Exception | None = None
+
+    async def __call__(self, classes: Mapping[str, StorageClassSpec]) -> None:
+        if self.refusal is not None:
+            refusal, self.refusal = self.refusal, None
+            raise refusal
+        self.append(dict(classes))
+
+
+async def test_the_cluster_s_storage_classes_are_listed_and_reported_whole(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with cluster("storageclasses") as (stand_in, api):
+        default = {"storageclass.kubernetes.io/is-default-class": "true"}
+        standard = storage_class(
+            "standard", provisioner="ebs.csi.aws.com", allowVolumeExpansion=True
+        )
+        standard["metadata"]["annotations"] = default
+        stand_in.put_cluster_object(STORAGE, "storageclasses", standard)
+        stand_in.put_cluster_object(STORAGE, "storageclasses", storage_class("nfs"))
+        reported = ClassRecorder()
+        listing = StorageClassListing(api, reported, period_s=60)
+        await listing.once()
+        assert reported == [
+            {
+                "standard": StorageClassSpec(
+                    provisioner="ebs.csi.aws.com", allow_volume_expansion=True, is_default=True
+                ),
+                "nfs": StorageClassSpec(provisioner=NO_PROVISIONER, is_default=False),
+            }
+        ]
+        stand_in.remove_cluster_object(STORAGE, "storageclasses", "nfs")
+        stand_in.failing.add("storageclasses")
+        await listing.once()  # the API server fails: logged, nothing reported, no raise
+        assert "reporting the cluster's storage classes: 500" in caplog.text
+        stand_in.failing.clear()
+        reported.refusal = OrgUnitNotFoundError("cluster", "c")
+        await listing.once()  # the report is refused: logged likewise
+        warned = [r.getMessage() for r in caplog.records if r.name.endswith("class_listing")]
+        assert len(warned) == 2
+        assert warned[1].endswith(str(reported.refusal or OrgUnitNotFoundError("cluster", "c")))
+        await listing.once()
+        assert len(reported) == 2
+        assert list(reported[-1]) == ["standard"]
+        assert ("GET", "/apis/storage.k8s.io/v1/storageclasses", {"timeoutSeconds": "30"}) in (
+            stand_in.calls
+        )
+
+
+async def test_the_watch_lists_storage_classes_at_start_and_then_each_period() -> None:
+    async with cluster("storageclasses") as (stand_in, api):
+        stand_in.put_cluster_object(STORAGE, "storageclasses", storage_class("standard"))
+        reported = ClassRecorder()
+        backend = KubernetesBackend(api, Recorder(), storage_classes=reported,
+                                    storage_class_period_s=0.05)  # fmt: skip
+        stop = asyncio.Event()
+        watching = asyncio.create_task(backend.watch(stop))
+        try:
+            await until(lambda: len(reported) >= 1)
+            stand_in.put_cluster_object(STORAGE, "storageclasses", storage_class("fast"))
+            await until(lambda: "fast" in reported[-1])
+        finally:
+            stop.set()
+            await asyncio.wait_for(watching, timeout=5)  # it ends on stop, having never failed
+        assert reported[0] == {
+            "standard": StorageClassSpec(provisioner=NO_PROVISIONER, is_default=False)
+        }
+
+
+async def test_a_submitter_of_a_cluster_registers_its_classes_and_removes_those_gone(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    cluster_id = uuid4()
+    system = EventMetadata(actor_subject="setup", actor_kind="system")
+    await create_cluster(CreateCluster(cluster_id=cluster_id, name="east", metadata=system),
+                         streams=store)  # fmt: skip
+    reports = storage_classes_to(cluster_id, store, name_lookups(clean_pool).holders)
+    assert reports is not None
+    assert storage_classes_to(None, store, name_lookups(clean_pool).holders) is None
+    async with cluster("storageclasses") as (stand_in, api):
+        for name in ("standard", "fast"):
+            stand_in.put_cluster_object(STORAGE, "storageclasses", storage_class(name))
+        listing = StorageClassListing(api, reports, period_s=60)
+        await listing.once()
+        await listing.once()  # unchanged: nothing more is written
+        stand_in.remove_cluster_object(STORAGE, "storageclasses", "fast")
+        await listing.once()
+    fast = (await store.load(storage_classes.stream_of(cluster_id, "fast"))).events
+    standard = (await store.load(storage_classes.stream_of(cluster_id, "standard"))).events
+    assert [type(e).__name__ for e in fast] == ["StorageClassRegistered", "StorageClassRemoved"]
+    assert [type(e).__name__ for e in standard] == ["StorageClassRegistered"]

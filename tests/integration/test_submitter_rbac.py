@@ -14,6 +14,7 @@ from kubernetes_asyncio import client
 
 from infra.backends.kubernetes import KubernetesBackend
 from tests.integration.test_kubernetes_backend import (
+    ClassRecorder,
     PodRecorder,
     Recorder,
     origin,
@@ -91,11 +92,18 @@ async def until(condition: Callable[[], bool], within_s: float = 10) -> None:
 
 
 async def watched(backend: KubernetesBackend, stand_in: KubeStandIn, streams: int) -> None:
-    """Run the backend's watch until it has opened `streams` watches, then stop it."""
+    """Run the backend's watch until it has opened `streams` watches and listed the cluster's
+    storage classes, then stop it."""
     stop = asyncio.Event()
     watching = asyncio.create_task(backend.watch(stop))
+    listed = ("GET", "/apis/storage.k8s.io/v1/storageclasses")
     try:
-        await until(lambda: len(stand_in._watchers) >= streams)
+        await until(
+            lambda: (
+                len(stand_in._watchers) >= streams
+                and any(call[:2] == listed for call in stand_in.calls)
+            )
+        )
     finally:
         stop.set()
         watching.cancel()
@@ -104,13 +112,16 @@ async def watched(backend: KubernetesBackend, stand_in: KubeStandIn, streams: in
 
 async def trainer_v2_calls() -> list[Call]:
     """Every operation of the Trainer v2 flavour: each framework submitted, submitted again,
-    suspended, resumed, read, deleted; a data volume shared in and withdrawn; the watches."""
-    installed = {"trainingruntimes", "trainjobs", "pods"}
+    suspended, resumed, read, deleted; a data volume shared in and withdrawn; the watches and
+    the storage classes' listing."""
+    installed = {"trainingruntimes", "trainjobs", "pods", "storageclasses"}
     async with (
         serving(KubeStandIn(installed)) as stand_in,
         client.ApiClient(client.Configuration(host=stand_in.url)) as api,
     ):
-        backend = KubernetesBackend(api, Recorder(), pods=PodRecorder())
+        backend = KubernetesBackend(
+            api, Recorder(), pods=PodRecorder(), storage_classes=ClassRecorder()
+        )
         for framework in FRAMEWORKS:
             first = plan(framework)
             await backend.submit(first)
@@ -132,12 +143,15 @@ async def trainer_v2_calls() -> list[Call]:
 
 async def v1_calls() -> list[Call]:
     """Every operation of the Training Operator v1 flavour: each kind submitted, read,
-    suspended (deleted: v1 has no suspension) and deleted again; the watch of each kind."""
+    suspended (deleted: v1 has no suspension) and deleted again; the watch of each kind, and
+    the storage classes' listing."""
     async with (
-        serving(KubeStandIn({*V1_KINDS, "pods"})) as stand_in,
+        serving(KubeStandIn({*V1_KINDS, "pods", "storageclasses"})) as stand_in,
         client.ApiClient(client.Configuration(host=stand_in.url)) as api,
     ):
-        backend = KubernetesBackend(api, Recorder(), kubeflow_api="v1", pods=PodRecorder())
+        backend = KubernetesBackend(
+            api, Recorder(), kubeflow_api="v1", pods=PodRecorder(), storage_classes=ClassRecorder()
+        )
         for framework in FRAMEWORKS:
             job = plan(framework)
             await backend.submit(job)
@@ -163,6 +177,8 @@ def rules_of(overlay: str) -> list[dict[str, Any]]:
 def test_the_requests_read_as_the_authorizer_reads_them() -> None:
     watch: Call = ("GET", "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", {"watch": "True"})
     assert access_of(watch) == ("watch", "trainer.kubeflow.org", "trainjobs", "")
+    classes: Call = ("GET", "/apis/storage.k8s.io/v1/storageclasses", {"timeoutSeconds": "30"})
+    assert access_of(classes) == ("list", "storage.k8s.io", "storageclasses", "")
     created: Call = ("POST", "/api/v1/namespaces/runai-team/persistentvolumeclaims", {})
     assert access_of(created) == ("create", "", "persistentvolumeclaims", "")
     log: Call = ("GET", "/api/v1/namespaces/runai-team/pods/p-0/log", {})

@@ -17,9 +17,14 @@ pytestmark = pytest.mark.integration
 
 
 def verify(postgres_url: str) -> subprocess.CompletedProcess[str]:
+    return trainplate(postgres_url, "verify")
+
+
+def trainplate(postgres_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The `trainplate` tool command `args`, against that database."""
     env = {**os.environ, "TRAINPLATE_DATABASE_URL": postgres_url, "TRAINPLATE_LOG_LEVEL": "WARNING"}
     return subprocess.run(
-        [sys.executable, "-m", "infra.cli", "verify"],
+        [sys.executable, "-m", "infra.cli", *args],
         env=env,
         capture_output=True,
         text=True,

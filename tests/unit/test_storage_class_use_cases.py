@@ -34,6 +34,7 @@ from domain.values import ScopeRef
 from services import storage_classes as use_cases
 from services import templates
 from services.errors import NameTakenError
+from services.storage_class_reports import report_storage_classes
 from tests.fakes import InMemoryStreams
 from tests.unit.org_tree import tree
 
@@ -105,6 +106,26 @@ async def test_a_cluster_s_classes_are_registered_again_and_removed() -> None:
     assert len(events) == 3
     with pytest.raises(InvalidStorageClassError):
         await register(streams, cluster, "Fast_Disks")
+
+
+async def test_the_cluster_s_agent_reports_its_classes_whole() -> None:
+    streams = InMemoryStreams()
+    cluster, *_ = await tree(streams)
+    plain, default = StorageClassSpec(is_default=False), StorageClassSpec(is_default=True)
+    await report_storage_classes(
+        cluster, {"fast": plain, "slow": plain}, streams=streams, holders=streams.holders_in
+    )
+    await report_storage_classes(
+        cluster, {"fast": default}, streams=streams, holders=streams.holders_in
+    )
+    await report_storage_classes(  # unchanged, and 'slow' gone already: nothing written
+        cluster, {"fast": default}, streams=streams, holders=streams.holders_in
+    )
+    fast = (await streams.load(stream_of(cluster, "fast"))).events
+    slow = (await streams.load(stream_of(cluster, "slow"))).events
+    assert [e.spec for e in fast if isinstance(e, StorageClassRegistered)] == [plain, default]
+    assert len(fast) == 2
+    assert [type(e).__name__ for e in slow] == ["StorageClassRegistered", "StorageClassRemoved"]
 
 
 async def test_one_configuration_per_class_patched_into_its_parts() -> None:

@@ -29,6 +29,19 @@ document.addEventListener("DOMContentLoaded", () => {
   }
 });
 
+// A select with data-refresh sends its form back when it changes (action=refresh), which comes
+// back with what the choice offers: a new PVC data source's scope, its cluster's storage classes.
+document.addEventListener("DOMContentLoaded", () => {
+  for (const select of document.querySelectorAll("select[data-refresh]")) {
+    select.addEventListener("change", () => {
+      const action = document.createElement("input");
+      Object.assign(action, { type: "hidden", name: "action", value: "refresh" });
+      select.form.append(action);
+      select.form.submit();
+    });
+  }
+});
+
 // A region with data-poll="<url>" is replaced by what that URL answers every 1.5 s, until the
 // answer has no data-poll of its own (the workload settled).
 document.addEventListener("DOMContentLoaded", () => {
