@@ -125,6 +125,10 @@ ALL: tuple[Projection, ...] = (
         streams=frozenset({"workload"}),
         version=1,
     ),
-    Projection(audit_index.NAME, audit_index.apply, audit_index.TABLES, version=1),  # every event
-    Projection(audit_log.NAME, audit_log.apply, audit_log.TABLES, version=1),  # every event
+    Projection(  # every event
+        audit_index.NAME, audit_index.apply, audit_index.TABLES, audit_index.apply_batch, version=1
+    ),
+    Projection(  # every event
+        audit_log.NAME, audit_log.apply, audit_log.TABLES, audit_log.apply_batch, version=1
+    ),
 )

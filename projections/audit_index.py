@@ -2,6 +2,7 @@
 paged by a cursor (`seq`, the order rows were indexed in). An event's scope is its thing's: an org
 unit's own, where an asset, template or workload was created, a policy's scope, else the tenant."""
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 from uuid import UUID
@@ -54,30 +55,57 @@ def scope_stated(event: Event) -> ScopeRef | None:
             return None
 
 
-async def apply(conn: Executor, recorded: RecordedEvent) -> None:
-    """Index one event; safe to run twice (the position is unique)."""
-    scope = scope_stated(recorded.event)
-    if scope is not None:
+async def apply_batch(conn: Executor, batch: Sequence[RecordedEvent]) -> None:
+    """Index a batch as event by event would, in at most three round trips: the streams' scopes
+    read once, then followed in memory; safe to run twice (positions are unique)."""
+    if not batch:
+        return
+    streams = list(dict.fromkeys(recorded.stream_id for recorded in batch))
+    rows = await conn.fetch(
+        "SELECT stream_id, scope_kind, scope_id FROM audit_streams"
+        " WHERE stream_id = ANY($1::uuid[])",
+        streams,
+    )
+    scopes = {row["stream_id"]: ScopeRef(row["scope_kind"], row["scope_id"]) for row in rows}
+    new: dict[UUID, ScopeRef] = {}
+    scoped: list[ScopeRef] = []  # each event's scope, in order
+    for recorded in batch:
+        scope = scope_stated(recorded.event)
+        if scope is None:
+            scope = scopes.get(recorded.stream_id, TENANT)
+        elif recorded.stream_id not in scopes:  # a stream's first stated scope is its own
+            scopes[recorded.stream_id] = new[recorded.stream_id] = scope
+        scoped.append(scope)
+    if new:
         await conn.execute(
-            "INSERT INTO audit_streams (stream_id, scope_kind, scope_id) VALUES ($1, $2, $3)"
+            "INSERT INTO audit_streams (stream_id, scope_kind, scope_id)"
+            " SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[])"
             " ON CONFLICT (stream_id) DO NOTHING",
-            recorded.stream_id, scope.kind, scope.id,
+            list(new), [s.kind for s in new.values()], [s.id for s in new.values()],
         )  # fmt: skip
-    else:
-        row = await conn.fetchrow(
-            "SELECT scope_kind, scope_id FROM audit_streams WHERE stream_id = $1",
-            recorded.stream_id,
-        )
-        scope = TENANT if row is None else ScopeRef(row["scope_kind"], row["scope_id"])
+    # `seq` is given in the batch's order (the ordinality), as event by event.
     await conn.execute(
         "INSERT INTO audit_index (global_position, event_id, stream_type, stream_id, version,"
         " type, actor, scope_kind, scope_id, recorded_at)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        " SELECT r.global_position, r.event_id, r.stream_type, r.stream_id, r.version, r.type,"
+        "   r.actor, r.scope_kind, r.scope_id, r.recorded_at"
+        " FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::uuid[], $5::int[], $6::text[],"
+        "   $7::text[], $8::text[], $9::text[], $10::timestamptz[]) WITH ORDINALITY"
+        "   AS r(global_position, event_id, stream_type, stream_id, version, type, actor,"
+        "   scope_kind, scope_id, recorded_at, n)"
+        " ORDER BY r.n"
         " ON CONFLICT (global_position) DO NOTHING",
-        recorded.position, recorded.event_id, recorded.stream_type, recorded.stream_id,
-        recorded.version, _tag(recorded.event), recorded.metadata.actor_subject, scope.kind,
-        scope.id, recorded.recorded_at,
+        [r.position for r in batch], [r.event_id for r in batch],
+        [r.stream_type for r in batch], [r.stream_id for r in batch],
+        [r.version for r in batch], [_tag(r.event) for r in batch],
+        [r.metadata.actor_subject for r in batch], [s.kind for s in scoped],
+        [s.id for s in scoped], [r.recorded_at for r in batch],
     )  # fmt: skip
+
+
+async def apply(conn: Executor, recorded: RecordedEvent) -> None:
+    """Index one event: a batch of one."""
+    await apply_batch(conn, [recorded])
 
 
 def _tag(event: Event) -> str:
