@@ -4,7 +4,8 @@ through it alike (docs/decisions/0004-mandatory-fields.md)."""
 
 from collections.abc import Iterator, Mapping
 from functools import cache
-from typing import Final
+from types import UnionType
+from typing import Annotated, Any, Final, Union, get_args, get_origin
 
 import msgspec
 
@@ -75,16 +76,16 @@ def _unset(
 ) -> Iterator[tuple[Path, str]]:
     if getattr(value, "exclude", None):  # it only drops an inherited item: its name is enough
         return
-    fields = _fields(type(value))
-    wire = dict(fields)
+    kind = type(value)
     if in_list or not items_only:
-        for name in MANDATORY.get(type(value), ()):
+        wire = _wire(kind)
+        for name in MANDATORY.get(kind, ()):
             if getattr(value, name) in (None, ""):
                 yield (*path, wire[name]), "required"
-        for name, other, given in MANDATORY_WHEN.get(type(value), ()):
+        for name, other, given in MANDATORY_WHEN.get(kind, ()):
             if getattr(value, other) == given and getattr(value, name) is None:
                 yield (*path, wire[name]), f"required with {wire[other]} {given}"
-    for name, encoded in fields:
+    for name, encoded in _below(kind):
         inner = getattr(value, name)
         if isinstance(inner, msgspec.Struct):
             yield from _unset(inner, (*path, encoded), items_only, in_list=in_list)
@@ -95,5 +96,34 @@ def _unset(
 
 
 @cache
-def _fields(kind: type[msgspec.Struct]) -> tuple[tuple[str, str], ...]:
-    return tuple((f.name, f.encode_name) for f in msgspec.structs.fields(kind))
+def _wire(kind: type[msgspec.Struct]) -> dict[str, str]:
+    return {f.name: f.encode_name for f in msgspec.structs.fields(kind)}
+
+
+@cache
+def _below(kind: type[msgspec.Struct]) -> tuple[tuple[str, str], ...]:
+    """The fields of `kind` whose value may hold an item with mandatory fields: the walk skips
+    the rest (most of a spec's fields are scalars)."""
+    return tuple(
+        (f.name, f.encode_name) for f in msgspec.structs.fields(kind) if _may_hold(f.type, set())
+    )
+
+
+def _may_hold(annotation: object, seen: set[object]) -> bool:
+    """Whether a value of this type may be, or hold in a tuple, a struct with mandatory fields
+    somewhere below it; unsure (Any, a type seen on the way) counts as yes."""
+    if annotation in seen or annotation is Any or annotation is object:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        if annotation in MANDATORY or annotation in MANDATORY_WHEN:
+            return True
+        fields = msgspec.structs.fields(annotation)
+        return any(_may_hold(f.type, seen | {annotation}) for f in fields)
+    origin = get_origin(annotation)
+    if origin is Union or origin is UnionType:
+        return any(_may_hold(arg, seen) for arg in get_args(annotation))
+    if origin is tuple:
+        return any(_may_hold(arg, seen) for arg in get_args(annotation) if arg is not Ellipsis)
+    if origin is Annotated:
+        return _may_hold(get_args(annotation)[0], seen)
+    return False

@@ -3,6 +3,7 @@ table, and templates, assets, policies and submissions refuse an item without it
 
 import json
 import re
+import typing
 from collections.abc import Iterator
 from typing import Any
 from uuid import uuid4
@@ -14,12 +15,13 @@ from domain import assets, policies, specs
 from domain import template_specs as t
 from domain.assets import InvalidAssetError
 from domain.combined import combine
-from domain.mandatory_fields import MANDATORY, MANDATORY_WHEN, unset
+from domain.mandatory_fields import MANDATORY, MANDATORY_WHEN, _below, unset
 from domain.policies import InvalidPolicyError, PolicyBody
 from domain.submissions import Overrides, snapshot_of
 from domain.template_specs import DistributedTemplateSpec, MasterTemplateSpec
 from domain.values import AssetMeta, ScopeRef
 from domain.workloads import InvalidWorkloadError
+from projections.asset_catalogue import SPECS
 from tests.openapi import DOCUMENT
 from tests.unit.test_template_rules import body, outcome
 
@@ -260,3 +262,36 @@ def test_a_submission_names_the_field_of_its_own_override() -> None:
     with pytest.raises(InvalidWorkloadError) as refused:
         snapshot_of(base, True, alone)
     assert refused.value.field == "/spec/podAffinity/type"
+
+
+def _reached(kind: type[msgspec.Struct], fields: Any, seen: set[type]) -> set[type]:
+    """The struct types below `kind` through the given fields of each type (all, or `_below`)."""
+    found: set[type] = set()
+    for name in fields(kind):
+        hint = {f.name: f.type for f in msgspec.structs.fields(kind)}[name]
+        for inner in _structs_in(hint):
+            if inner not in seen:
+                found |= {inner} | _reached(inner, fields, seen | {inner})
+    return found
+
+
+def _structs_in(hint: Any) -> set[type]:
+    if isinstance(hint, type) and issubclass(hint, msgspec.Struct):
+        return {hint}
+    if typing.get_origin(hint) is list:  # the walk does not descend lists
+        return set()
+    return {s for arg in typing.get_args(hint) for s in _structs_in(arg)}
+
+
+@pytest.mark.parametrize("root", [DistributedTemplateSpec, MasterTemplateSpec, *SPECS.values()])
+def test_the_walk_skips_only_fields_that_cannot_hold_a_mandatory_item(
+    root: type[msgspec.Struct],
+) -> None:
+    def every(kind: type[msgspec.Struct]) -> list[str]:
+        return [f.name for f in msgspec.structs.fields(kind)]
+
+    def walked(kind: type[msgspec.Struct]) -> list[str]:
+        return [name for name, _ in _below(kind)]
+
+    held = set(MANDATORY) | set(MANDATORY_WHEN)
+    assert _reached(root, every, {root}) & held == _reached(root, walked, {root}) & held
