@@ -475,6 +475,19 @@ async def by_ids(conn: Executor, template_ids: list[UUID]) -> dict[UUID, Templat
     return {record["template_id"]: row_of(record) for record in records}
 
 
+async def names_in(
+    conn: Executor, template_ids: list[UUID], scopes: Iterable[ScopeRef]
+) -> dict[UUID, str]:
+    """The names of those templates that are in `scopes`."""
+    records = await conn.fetch(
+        f"SELECT template_id, name FROM template_catalogue"
+        f" WHERE template_id = ANY($1::uuid[]) AND {IN_SCOPES}",
+        template_ids,
+        *scope_columns(scopes),
+    )
+    return {record["template_id"]: record["name"] for record in records}
+
+
 async def get_template(conn: Executor, template_id: UUID) -> TemplateRow | None:
     row = await conn.fetchrow(one_by_id("$1"), template_id)
     return None if row is None else row_of(row)

@@ -70,6 +70,12 @@ def visible(row: TemplateRow, seen: Set[ScopeRef]) -> bool:
     return row.template.meta.scope_ref in seen
 
 
+async def names(reads: Reads, template_ids: Set[UUID], seen: Set[ScopeRef]) -> dict[UUID, str]:
+    """The names of those templates the caller may see."""
+    async with reads.connection() as conn:
+        return await template_catalogue.names_in(conn, sorted(template_ids), seen)
+
+
 async def using_asset(reads: Reads, asset_id: UUID, seen: Set[ScopeRef]) -> list[TemplateRow]:
     """The templates the caller may see that link or load the asset."""
     async with reads.connection() as conn:

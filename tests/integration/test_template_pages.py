@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from domain.combined import Combined, Runnable
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import ScopeRef, TemplateMeta
-from projections import template_pages, template_queries
+from projections import template_catalogue, template_pages, template_queries
 from projections.template_catalogue import COLUMNS, StoredBody, TemplateRow, row_of
 from tests import template_grammar
 from tests.rolled_back import rolled_back
@@ -158,6 +158,10 @@ async def _check(conn: Any, catalogue: list[tuple[Any, ...]], query: dict[str, A
     ]
     assert more == (offset + limit < len(expected))
     assert counted == len(expected)
+    named = await template_catalogue.names_in(conn, [r.template.id for r in stored], seen)
+    assert named == {
+        r.template.id: r.template.meta.name for r in stored if r.template.meta.scope_ref in seen
+    }
 
 
 @settings(
