@@ -3,13 +3,13 @@ machine: hosts become 127.0.0.1 and each task a free port, as the operators' fix
 collide on one host. Names and formats are trainer v1.9's, mpi-operator v2beta1's and Run:ai's."""
 
 import json
-import shlex
 from collections.abc import Sequence
 from typing import Final
 
 import msgspec
 
 from domain.workload_plans import Role, WorkloadPlan
+from infra.backends.pod_templates import words
 
 HOST: Final = "127.0.0.1"
 # What the operator injects only into its own container (TF) or its launcher (MPI).
@@ -53,7 +53,7 @@ def replicas(
         replica_group = plan.group(role)
         assert replica_group is not None
         spec = replica_group.spec
-        argv = tuple(shlex.split(spec.command or "")) + tuple(shlex.split(spec.args or ""))
+        argv = words(spec.command or "") + words(spec.args or "")
         env = {
             v.name: v.value or ""
             for v in spec.environment_variables or ()

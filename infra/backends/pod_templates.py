@@ -2,6 +2,7 @@
 kubeflow_jobs.py, trainer_v2.py). What differs between them (container name, labels, scheduler,
 how a pod finds its peers) is passed in. Pure: the plan's values and one group's spec in."""
 
+import functools
 import shlex
 from typing import Any
 
@@ -108,14 +109,20 @@ def restart_policy(plan: WorkloadPlan, spec: ReplicaSpec) -> str:
     return "OnFailure" if plan.backoff_limit else "Never"
 
 
+@functools.lru_cache(maxsize=1024)
+def words(line: str) -> tuple[str, ...]:
+    """A command line split as a shell would; kept, as the workloads of a template repeat it."""
+    return tuple(shlex.split(line))
+
+
 def container(spec: ReplicaSpec, name: str, mounts: list[dict[str, Any]]) -> dict[str, Any]:
     found: dict[str, Any] = {"name": name, "image": spec.image}
     if spec.image_pull_policy is not None:
         found["imagePullPolicy"] = spec.image_pull_policy
     if spec.command:
-        found["command"] = shlex.split(spec.command)
+        found["command"] = list(words(spec.command))
     if spec.args:
-        found["args"] = shlex.split(spec.args)
+        found["args"] = list(words(spec.args))
     if spec.working_dir:
         found["workingDir"] = spec.working_dir
     env = _env(spec)
