@@ -125,6 +125,24 @@ def described(recorded: RecordedEvent) -> Described:
         )
 
     match event:
+        # The commonest first: a match tries its cases in order (no case's class is another's).
+        case TemplateCreated():
+            return of(
+                "template", event.template_id, name=event.meta.name,
+                cluster_id=event.meta.cluster_id,
+            )  # fmt: skip
+        case TemplateUpdated():
+            return of("template", event.template_id, name=event.name)
+        case TemplateDeleted() | TemplateLinkedAssetUpdated():
+            return of("template", event.template_id)
+        case WorkloadRequested():
+            return of("workload", event.workload_id, name=event.name, cluster_id=event.cluster_id)
+        case (
+            WorkloadSubmitted() | WorkloadRunning() | WorkloadSucceeded() | WorkloadFailed()
+            | WorkloadSuspended() | WorkloadResumed() | WorkloadStopped() | WorkloadPodsObserved()
+            | WorkloadPodsChanged() | WorkloadDeleted()
+        ):  # fmt: skip
+            return of("workload", event.workload_id)
         case ApplicationCreated():
             return of(
                 "application", event.application_id, name=event.name, client_id=event.client_id
@@ -171,23 +189,6 @@ def described(recorded: RecordedEvent) -> Described:
             )  # fmt: skip
         case DataVolumeUpdated() | DataVolumeShared() | DataVolumeUnshared() | DataVolumeDeleted():
             return of("datavolume", event.datavolume_id)
-        case TemplateCreated():
-            return of(
-                "template", event.template_id, name=event.meta.name,
-                cluster_id=event.meta.cluster_id,
-            )  # fmt: skip
-        case TemplateUpdated():
-            return of("template", event.template_id, name=event.name)
-        case TemplateDeleted() | TemplateLinkedAssetUpdated():
-            return of("template", event.template_id)
-        case WorkloadRequested():
-            return of("workload", event.workload_id, name=event.name, cluster_id=event.cluster_id)
-        case (
-            WorkloadSubmitted() | WorkloadRunning() | WorkloadSucceeded() | WorkloadFailed()
-            | WorkloadSuspended() | WorkloadResumed() | WorkloadStopped() | WorkloadPodsObserved()
-            | WorkloadPodsChanged() | WorkloadDeleted()
-        ):  # fmt: skip
-            return of("workload", event.workload_id)
         case TenantSettingChanged() | TenantLimitChanged():
             return of("setting", event.key, name=event.key)
         case PolicyApplied():
