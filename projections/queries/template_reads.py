@@ -93,13 +93,12 @@ async def compliance(
             return [[] for _ in rows]
         digest = _encode(policy)
         keys = [(row.template.id, row.template.version, digest) for row in rows]
-        missing = [row for row, key in zip(rows, keys, strict=True) if key not in _ISSUES]
+        missing = {key: row for row, key in zip(rows, keys, strict=True) if key not in _ISSUES}
         if missing:
             combined = await template_catalogue.combined_under(
-                conn, missing, policy.worker_defaults, policy.master_defaults
+                conn, list(missing.values()), policy.worker_defaults, policy.master_defaults
             )
-            for row, specs in zip(missing, combined, strict=True):
-                key = (row.template.id, row.template.version, digest)
+            for key, specs in zip(missing, combined, strict=True):
                 _ISSUES.put(key, issues(policy, specs.spec, specs.master))
     return [_ISSUES.get(key) or [] for key in keys]
 
