@@ -72,7 +72,9 @@ async def test_three_replicas_keep_every_stream_and_the_consumer_on_each_server(
     settings = Settings.from_env({"TRAINPLATE_NATS_URL": cluster, "TRAINPLATE_NATS__REPLICAS": "3"})
     nc = await nats.connect(cluster)
     try:
-        js = nc.jetstream()
+        # A new cluster's first R3 stream waits on its own election: on a loaded 2-core machine
+        # that outlasted nats-py's 5 s (the service's followers would simply start again).
+        js = nc.jetstream(timeout=30)
         await ensure_consumer(js, settings.nats, settings.submitter)
         for stream in (settings.nats.stream, DEAD_LETTER_STREAM):
             info = await js.stream_info(stream)
