@@ -36,7 +36,10 @@ class Where:
         *,
         numbers: Mapping[str, str] | None = None,
         missing_time_differs: bool = False,
+        first: int = 1,
     ) -> None:
+        """`first`: the first parameter's number (others come before it in a larger statement)."""
+        self._first = first
         self._numbers = numbers or {}
         self._text = {**{f: f"({e})::text" for f, e in self._numbers.items()}, **text}
         self._dates = dates
@@ -50,7 +53,7 @@ class Where:
 
     def param(self, value: Any) -> str:
         self.params.append(value)
-        return f"${len(self.params)}"
+        return f"${self._first + len(self.params) - 1}"
 
     def condition(self, condition: Condition) -> None:
         if isinstance(condition.value, datetime):

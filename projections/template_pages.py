@@ -3,7 +3,8 @@ decided in SQL (seen scopes, `filterBy`, `search`, sort, page), answering exactl
 read in memory would (tests/template_grammar.py): docs/decisions/0024-read-models.md."""
 
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Any, Final, NamedTuple
+from uuid import UUID
 
 from domain.values import ScopeRef
 from projections import template_catalogue
@@ -35,14 +36,17 @@ _SEARCHED: Final = ("name", "coalesce(meta->>'description', '')")
 
 
 def _query(
-    scopes: Iterable[ScopeRef], conditions: Sequence[Condition], search: str | None
+    scopes: Iterable[ScopeRef],
+    conditions: Sequence[Condition],
+    search: str | None,
+    *,
+    first: int = 1,
 ) -> Where:
-    query = Where(_TEXT, _DATES)
-    chosen = sorted(scopes)
-    kinds, ids = query.param([s.kind for s in chosen]), query.param([s.id for s in chosen])
-    query.where.append(
-        f"(scope_kind, scope_id) IN (SELECT * FROM unnest({kinds}::text[], {ids}::text[]))"
-    )
+    query = Where(_TEXT, _DATES, first=first)
+    # One array of "kind/id" (no kind holds a /): its plan is generic, where a pair of unnested
+    # arrays made PostgreSQL plan every execution anew (docs/decisions/0036).
+    keys = query.param(sorted(f"{scope.kind}/{scope.id}" for scope in scopes))
+    query.where.append(f"(scope_kind || '/' || scope_id) = ANY({keys}::text[])")
     for condition in conditions:
         query.condition(condition)
     if search:
@@ -50,32 +54,74 @@ def _query(
     return query
 
 
+class Asked(NamedTuple):
+    """What a list request asks of a page besides its scopes and conditions."""
+
+    search: str | None
+    sort_by: str | None
+    descending: bool
+    offset: int
+    limit: int
+
+
+class KeysQuery(NamedTuple):
+    """The statement choosing a page on narrow rows (id, version, recombined), one more than
+    the page to tell whether more follow."""
+
+    sql: str
+    args: tuple[object, ...]
+
+
+def keys_query(
+    scopes: Iterable[ScopeRef], conditions: Sequence[Condition], asked: Asked, *, first: int = 1
+) -> KeysQuery:
+    """The page's `KeysQuery`, its parameters numbered from `$first`."""
+    query = _query(scopes, conditions, asked.search, first=first)
+    direction = "DESC" if asked.descending else "ASC"
+    order = f"{_SORT[asked.sort_by or 'name']} {direction}, template_id {direction}"
+    offset, limit = query.param(asked.offset), query.param(asked.limit + 1)
+    sql = (
+        f"SELECT template_id, version, recombined FROM template_catalogue WHERE {query.clause}"
+        f" ORDER BY {order} OFFSET {offset} LIMIT {limit}"
+    )
+    return KeysQuery(sql, tuple(query.params))
+
+
 async def page(
-    conn: Executor,
-    scopes: Iterable[ScopeRef],
-    conditions: Sequence[Condition],
-    *,
-    search: str | None,
-    sort_by: str | None,
-    descending: bool,
-    offset: int,
-    limit: int,
+    conn: Executor, scopes: Iterable[ScopeRef], conditions: Sequence[Condition], asked: Asked
 ) -> tuple[list[TemplateRow], bool]:
     """The page of templates in these scopes that the query selects, and whether more follow."""
-    query = _query(scopes, conditions, search)
-    direction = "DESC" if descending else "ASC"
-    order = f"{_SORT[sort_by or 'name']} {direction}, template_id {direction}"
-    # The page is chosen on narrow rows; only the rows this process has not decoded at their
-    # version are read whole, in a second statement (one gone by then is left out).
-    keys = await conn.fetch(
-        f"SELECT template_id, version, recombined FROM template_catalogue WHERE {query.clause}"
-        f" ORDER BY {order} OFFSET {query.param(offset)} LIMIT {query.param(limit + 1)}",
-        *query.params,
-    )
-    chosen = {key[0]: template_catalogue.decoded_before(tuple(key)) for key in keys[:limit]}
+    keys = keys_query(scopes, conditions, asked)
+    chosen, more = chosen_by(await conn.fetch(keys.sql, *keys.args), asked.limit)
+    return await completed(conn, chosen), more
+
+
+Chosen = dict[UUID, TemplateRow | None]
+
+
+def chosen_by(keys: Sequence[Any], limit: int) -> tuple[Chosen, bool]:
+    """The rows a `KeysQuery` found, as far as this process decoded them at their version
+    (None: to be read whole), and whether more follow."""
+    chosen: Chosen = {}
+    for key in keys[:limit]:
+        if (template_id := key["template_id"]) is not None:  # (None: an outer join's nothing)
+            chosen[template_id] = template_catalogue.decoded_before(
+                (template_id, key["version"], key["recombined"])
+            )
+    return chosen, len(keys) > limit
+
+
+def whole(chosen: Chosen) -> list[TemplateRow] | None:
+    """The page, if no row of it is left to read (None: some are)."""
+    rows = [row for row in chosen.values() if row is not None]
+    return rows if len(rows) == len(chosen) else None
+
+
+async def completed(conn: Executor, chosen: Chosen) -> list[TemplateRow]:
+    """The page, its rows not decoded yet read whole (one gone by then is left out)."""
     if missing := [template_id for template_id, row in chosen.items() if row is None]:
-        chosen.update(await template_catalogue.by_ids(conn, missing))
-    return [row for row in chosen.values() if row is not None], len(keys) > limit
+        chosen = {**chosen, **await template_catalogue.by_ids(conn, missing)}
+    return [row for row in chosen.values() if row is not None]
 
 
 async def count(

@@ -47,7 +47,7 @@ async def templates_grid(
 ) -> Template:
     query = _query(name, sort, order)
     offset = (page_number - 1) * PAGE_SIZE
-    listed = await list_page(request, adapters.streams, adapters.reads, query, offset, PAGE_SIZE)
+    listed = await list_page(request, adapters.reads, query, offset, PAGE_SIZE)
     total = await count_of(request, adapters.reads, query)
     scopes = {(c.kind, c.id): c.label for c in await visible_scopes(request, adapters)}
     names = await asset_names(request, adapters)

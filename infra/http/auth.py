@@ -26,7 +26,7 @@ from infra.http.access_cache import AccessCache
 from infra.http.headers import header
 from infra.http.problems import from_unexpected
 from infra.security.access_tokens import ALGORITHM, ExternalTokenVerifier, TokenIssuer
-from infra.security.standing import Standing
+from infra.security.standing import Along, Standing
 from services.errors import NotAuthenticatedError
 
 
@@ -142,7 +142,7 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
         """The caller as of the request's standing. A write's standing is assumed: should the
         database's turn out another where the write takes effect, the caller is looked at again
         under it then (the store's writer_standing.py), and refused there if revoked."""
-        standing = await self._settle(connection, subject)
+        standing = await self._settle(connection, subject, await _page(connection, principal))
         user = await principal(standing)
         if standing.assumed:
 
@@ -174,6 +174,25 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
             )
 
         return await self._settled(connection, subject, claims, principal)
+
+
+async def _page(
+    connection: ASGIConnection[Any, Any, Any, Any],
+    principal: Callable[[Standing], Awaitable[Principal]],
+) -> Along | None:
+    """A list's page statement for the caller as of the epochs last found, to be read with the
+    standing (the handler uses what it found only if it makes the same statement)."""
+    make: consistency.PageRead | None = connection.route_handler.opt.get(
+        consistency.PAGE_WITH_STANDING
+    )
+    guess = consistency.standings_of(connection).known()
+    if make is None or guess is None or not consistency.reads(connection):
+        return None
+    try:
+        user = await principal(guess)
+    except NotAuthenticatedError:  # under those epochs: the standing's tell
+        return None
+    return await make(connection, user)
 
 
 def _answering(

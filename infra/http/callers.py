@@ -63,6 +63,12 @@ async def visibility(caller: Caller) -> tuple[set[ScopeRef], Lineages]:
     return access_rules.visible_scopes(caller.user.grants, lineages), lineages
 
 
+async def seen_by(connection: ASGIConnection[Any, Any, Any, Any], user: Principal) -> set[ScopeRef]:
+    """The scopes whose things `user` may see (`visibility`, before the request is settled)."""
+    cache: AccessCache = connection.app.state.access
+    return access_rules.visible_scopes(user.grants, await cache.lineages(user.tree_epoch))
+
+
 async def viewer(caller: Caller) -> Viewer:
     """What the caller may see, as the read side's queries take it."""
     seen, lineages = await visibility(caller)

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from infra.http.headers import header
 from infra.http.numerals import natural
-from infra.security.standing import Standing
+from infra.security.standing import Along, Standing
 
 POSITION: Final = "X-Trainplate-Position"
 MIN_POSITION: Final = "X-Trainplate-Min-Position"
@@ -67,13 +67,15 @@ class Standings(Protocol):
     async def confirm(self) -> None:
         """Check the request's assumed standing now, if it still is."""
 
+    def known(self) -> Standing | None:
+        """The epochs this process last found (None: none yet)."""
+
     async def settle(
         self,
         subject: str,
         *,
         reads: bool,
-        row_sql: str | None,
-        key: object,
+        along: Along | None,
         min_position: int | None,
         wait_s: float,
     ) -> Settled: ...
@@ -90,15 +92,18 @@ def begin(standings: Standings) -> None:
     _stale.set(False)
 
 
-# How authentication settles a request for a caller (a fake in unit tests of authentication).
-Settle = Callable[[ASGIConnection[Any, Any, Any, Any], str], Awaitable[Standing]]
+# How authentication settles a request for a caller (a fake in unit tests of authentication);
+# `page`: a page's keys, to read along (PAGE_WITH_STANDING).
+Settle = Callable[[ASGIConnection[Any, Any, Any, Any], str, Along | None], Awaitable[Standing]]
 
 
 def settler(wait_s: float) -> Settle:
     """`settle`, with reads waiting up to `wait_s`."""
 
-    async def settled(connection: ASGIConnection[Any, Any, Any, Any], subject: str) -> Standing:
-        return await settle(connection, subject, wait_s)
+    async def settled(
+        connection: ASGIConnection[Any, Any, Any, Any], subject: str, page: Along | None
+    ) -> Standing:
+        return await settle(connection, subject, wait_s, page)
 
     return settled
 
@@ -113,10 +118,15 @@ class RowRead(msgspec.Struct, frozen=True):
 
 
 READ_WITH_STANDING: Final = "trainplate_read_with_standing"
+# A list route's page keys, read by the settling statement too: its options name how the page's
+# statement is made for a caller (`opt={PAGE_WITH_STANDING: PageRead}`), taken with `ridden`.
+PAGE_WITH_STANDING: Final = "trainplate_page_with_standing"
+PageRead = Callable[[ASGIConnection[Any, Any, Any, Any], Any], Awaitable[Along | None]]
 # A route that only reads, though not by GET (Run:ai asks some questions by POST), says so in its
 # options (`opt={READS: True}`), and its caller's writes are read as a GET's are.
 READS: Final = "trainplate_reads"
 _PREFETCHED: Final = "trainplate_prefetched"
+_RIDDEN: Final = "trainplate_ridden"
 
 
 def prefetched(connection: ASGIConnection[Any, Any, Any, Any]) -> object:
@@ -125,26 +135,45 @@ def prefetched(connection: ASGIConnection[Any, Any, Any, Any]) -> object:
     return connection.scope.get("state", {}).get(_PREFETCHED)
 
 
+def ridden(connection: ASGIConnection[Any, Any, Any, Any]) -> tuple[Along, Any] | None:
+    """The page statement the request's settling read, and its rows (None: it read none)."""
+    found: tuple[Along, Any] | None = connection.scope.get("state", {}).get(_RIDDEN)
+    return found
+
+
+def reads(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
+    """Whether the request only reads (a GET, or a route that says so)."""
+    return connection.scope.get("method") == "GET" or bool(connection.route_handler.opt.get(READS))
+
+
 async def settle(
-    connection: ASGIConnection[Any, Any, Any, Any], subject: str, wait_s: float
+    connection: ASGIConnection[Any, Any, Any, Any],
+    subject: str,
+    wait_s: float,
+    page: Along | None = None,
 ) -> Standing:
     """The request's standing: a read's (GET, or a route that says it reads) once the read models
     hold its caller's writes and any `X-Trainplate-Min-Position`, the wait ran out or a follower
-    is stuck (stale), its `RowRead` on that snapshot; a write's at once: `assumed`, or asked."""
-    handler = connection.route_handler
-    reads = connection.scope.get("method") == "GET" or bool(handler.opt.get(READS))
-    read: RowRead | None = handler.opt.get(READ_WITH_STANDING) if reads else None
+    is stuck (stale), its `RowRead` or `page` on that snapshot; a write's at once."""
+    reading = reads(connection)
+    read: RowRead | None = connection.route_handler.opt.get(READ_WITH_STANDING) if reading else None
+    along = page if reading else None
+    if along is None and read is not None:
+        along = Along(read.sql, (connection.path_params[read.param],))
     wanted = header(connection.scope["headers"], _MIN_POSITION_NAME)
     settled = await standings_of(connection).settle(
         subject,
-        reads=reads,
-        row_sql=None if read is None else read.sql,
-        key=None if read is None else connection.path_params[read.param],
+        reads=reading,
+        along=along,
         min_position=None if wanted is None else natural(wanted),
         wait_s=wait_s,
     )
-    if settled.row is not None:
-        connection.scope.setdefault("state", {})[_PREFETCHED] = settled.row
+    if settled.row is not None and along is not None:
+        state = connection.scope.setdefault("state", {})
+        if along.many:
+            state[_RIDDEN] = (along, settled.row)
+        else:
+            state[_PREFETCHED] = settled.row
     if not settled.ready:
         _stale.set(True)
         _stale_reads.inc()

@@ -15,23 +15,20 @@ from domain.values import ScopeKind, ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.consistency import prefetched
-from infra.http.template_compliance import (
-    Comply,
-    with_compliance,
-)
+from infra.http.template_compliance import Comply, encoded_with_issues, issues_of, with_issues
 from infra.http.template_schemas import (
     CreationMeta,
     CreationRequest,
     DistributedTemplate,
+    EncodedTemplateList,
     PaginationInfo,
     TemplateList,
 )
-from infra.http.template_views import ListQuery, page_of, wire_of, written
+from infra.http.template_views import ListQuery, encoded, page_of, wire_of, written
 from projections.queries import Reads
 from projections.queries import template_reads as queries
 from services import templates as use_cases
 from services.errors import InvalidRequestError
-from services.ports.event_store import EventStore
 
 
 def scope_of(meta: CreationMeta) -> ScopeRef:
@@ -91,20 +88,33 @@ async def create_from(
 
 
 async def list_page(
+    request: Caller, reads: Reads, query: ListQuery, offset: int, limit: int
+) -> TemplateList:
+    """A page of templates as Run:ai shows them (the console's grid)."""
+    rows, more = await page_of(request, reads, query, offset, limit)
+    return TemplateList([wire_of(row) for row in rows], _pagination(offset, limit, more))
+
+
+async def encoded_page(
     request: Caller,
-    streams: EventStore,
     reads: Reads,
     query: ListQuery,
     offset: int,
     limit: int,
     comply: Comply | None = None,
-) -> TemplateList:
+) -> EncodedTemplateList:
+    """`list_page`, encoded (the API's list), each template with its issues in the project
+    `comply` names."""
     rows, more = await page_of(request, reads, query, offset, limit)
-    entries = await with_compliance(request, reads, rows, [wire_of(row) for row in rows], comply)
-    next_offset = offset + limit if more else None
-    return TemplateList(
-        entries, PaginationInfo(limit=limit, offset=offset, next_offset=next_offset)
-    )
+    entries = [encoded(row) for row in rows]
+    if comply is not None:
+        issues = await issues_of(request, reads, rows, comply)
+        entries = [encoded_with_issues(e, i) for e, i in zip(entries, issues, strict=True)]
+    return EncodedTemplateList(entries, _pagination(offset, limit, more))
+
+
+def _pagination(offset: int, limit: int, more: bool) -> PaginationInfo:
+    return PaginationInfo(limit=limit, offset=offset, next_offset=offset + limit if more else None)
 
 
 async def check_name_free(
@@ -141,7 +151,10 @@ async def read_template(
         row = await queries.one(adapters.reads, template_id)
     if row is None or not queries.visible(row, await seen_scopes(request)):
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
-    (wire,) = await with_compliance(request, adapters.reads, [row], [wire_of(row)], comply)
+    wire = wire_of(row)
+    if comply is not None:
+        (issues,) = await issues_of(request, adapters.reads, [row], comply)
+        wire = with_issues(wire, issues)
     return wire, row.template.version
 
 

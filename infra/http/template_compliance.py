@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 from litestar.params import QueryParameter
+from litestar.serialization import encode_json
 
 from domain.org_units import UnknownScopeError
 from domain.values import ScopeRef
@@ -45,35 +46,32 @@ def comply_of(project_id: int | None, replica: Literal["Worker", "Master"] | Non
     return None if project_id is None else Comply(project_id=project_id, replica=replica)
 
 
-async def with_compliance(
-    request: Caller,
-    reads: Reads,
-    rows: list[TemplateRow],
-    wires: list[DistributedTemplate],
-    comply: Comply | None,
-) -> list[DistributedTemplate]:
-    """The templates as shown, each with its issues in the project `comply` names (as they are
-    when none is named)."""
-    if comply is None:
-        return wires
+async def issues_of(
+    request: Caller, reads: Reads, rows: list[TemplateRow], comply: Comply
+) -> list[list[ComplianceIssueShown]]:
+    """Each template's issues in the project `comply` names."""
     project = ScopeRef("project", str(comply.project_id))
     seen, lineages = await visibility(request)
     lineage = lineages.get(project)
     if lineage is None or project not in seen:  # out of sight: as if there were none
         raise UnknownScopeError("project", project.id, field="/complyToProject")
     prefix = None if comply.replica is None else f"{comply.replica.lower()}."
-    shown: list[DistributedTemplate] = []
-    for wire, found in zip(
-        wires, await template_reads.compliance(reads, rows, lineage), strict=True
-    ):
-        kept = [i for i in found if prefix is None or i.field.startswith(prefix)]
-        shown.append(
-            CompliantTemplate(
-                **msgspec.structs.asdict(wire),
-                compliance_issues=[
-                    ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
-                    for i in kept
-                ],
-            )
-        )
-    return shown
+    return [
+        [
+            ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
+            for i in found
+            if prefix is None or i.field.startswith(prefix)
+        ]
+        for found in await template_reads.compliance(reads, rows, lineage)
+    ]
+
+
+def with_issues(wire: DistributedTemplate, issues: list[ComplianceIssueShown]) -> CompliantTemplate:
+    return CompliantTemplate(**msgspec.structs.asdict(wire), compliance_issues=issues)
+
+
+def encoded_with_issues(wire: msgspec.Raw, issues: list[ComplianceIssueShown]) -> msgspec.Raw:
+    """`with_issues` of an encoded template, encoded: its object with one member more."""
+    return msgspec.Raw(
+        b"".join((memoryview(wire)[:-1], b',"complianceIssues":', encode_json(issues), b"}"))
+    )

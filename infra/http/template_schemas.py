@@ -87,3 +87,10 @@ class PaginationInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
 class TemplateList(msgspec.Struct, frozen=True):
     entries: list[DistributedTemplate]
     pagination: PaginationInfo
+
+
+class EncodedTemplateList(msgspec.Struct, frozen=True):
+    """A `TemplateList` as the API sends it, each entry encoded already: the same JSON."""
+
+    entries: list[msgspec.Raw]
+    pagination: PaginationInfo

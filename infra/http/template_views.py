@@ -1,15 +1,26 @@
 """How templates are read: the caller's view of the catalogue, Run:ai's list grammar over it,
 and the wire shape of one template with its combined specs."""
 
-import msgspec
+from typing import Any, Final
 
-from infra.http.callers import Caller, seen_scopes
+import msgspec
+from litestar.connection import ASGIConnection
+from litestar.serialization import encode_json
+
+from domain.bounded import Bounded
+from infra.http.auth import Principal
+from infra.http.callers import Caller, seen_by, seen_scopes
+from infra.http.consistency import ridden
 from infra.http.template_schemas import DistributedTemplate, ResponseMeta
+from infra.security.standing import Along
 from projections import template_queries
 from projections.queries import Reads, template_reads
 from projections.template_catalogue import TemplateRow
+from projections.template_pages import Asked
 from services.errors import InvalidRequestError
 from services.templates import TemplateView
+
+PAGE_LIMIT: Final = 500  # the most a page of a list holds
 
 
 class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
@@ -29,6 +40,11 @@ def _conditions(query: ListQuery) -> list[template_queries.Condition]:
         raise InvalidRequestError(f"/filterBy/{exc.index}", str(exc)) from None
 
 
+def _asked(query: ListQuery, offset: int, limit: int) -> Asked:
+    descending = query.sort_order == "desc"
+    return Asked(query.search, query.sort_by, descending, offset, limit)
+
+
 async def page_of(
     request: Caller,
     reads: Reads,
@@ -37,19 +53,38 @@ async def page_of(
     limit: int,
 ) -> tuple[list[TemplateRow], bool]:
     """The page of templates the caller may see that the query selects, and whether more
-    follow."""
+    follow: on the keys the request's settling statement read, when it read this page's."""
     conditions = _conditions(query)
     seen = await seen_scopes(request)
-    return await template_reads.page(
-        reads,
-        seen,
-        conditions,
-        search=query.search,
-        sort_by=query.sort_by,
-        descending=query.sort_order == "desc",
-        offset=offset,
-        limit=limit,
-    )
+    page = None
+    if (found := ridden(request)) is not None:
+        along, rows = found
+        page = template_reads.Ridden(along.sql, along.args, rows)
+    return await template_reads.page(reads, seen, conditions, _asked(query, offset, limit), page)
+
+
+async def page_along(
+    connection: ASGIConnection[Any, Any, Any, Any], user: Principal
+) -> Along | None:
+    """A list's page keys as `page_of` reads them for `user`, to ride on the request's settling
+    statement (consistency.PAGE_WITH_STANDING); None for what the handler will refuse."""
+    params = connection.query_params
+    try:
+        query = ListQuery(
+            filter_by=params.get("filterBy"),
+            search=params.get("search"),
+            sort_by=params.get("sortBy"),
+            sort_order=params.get("sortOrder", "asc"),
+        )
+        conditions = _conditions(query)
+        offset, limit = int(params.get("offset", 0)), int(params.get("limit", 50))
+        if offset < 0 or not 1 <= limit <= PAGE_LIMIT:
+            return None
+        seen = await seen_by(connection, user)
+        keys = template_reads.keys_riding(seen, conditions, _asked(query, offset, limit))
+    except (InvalidRequestError, ValueError, KeyError):  # the handler's to answer
+        return None
+    return Along(keys.sql, keys.args, many=True)
 
 
 async def count_of(request: Caller, reads: Reads, query: ListQuery) -> int:
@@ -89,6 +124,21 @@ def wire_of(row: TemplateRow) -> DistributedTemplate:
         combined_spec=combined.spec,
         combined_master_spec=combined.master,
     )
+
+
+# Each row's wire bytes, kept with the row (a row at its version is shared by the requests that
+# read it, so its id is not reused while kept): a page joins them, neither built nor encoded anew.
+_ENCODED: Final[Bounded[int, tuple[TemplateRow, msgspec.Raw]]] = Bounded(4096)
+
+
+def encoded(row: TemplateRow) -> msgspec.Raw:
+    """`wire_of(row)` as a response encodes it."""
+    kept = _ENCODED.get(id(row))
+    if kept is not None and kept[0] is row:
+        return kept[1]
+    raw = msgspec.Raw(encode_json(wire_of(row)))
+    _ENCODED.put(id(row), (row, raw))
+    return raw
 
 
 def written(view: TemplateView) -> TemplateRow:

@@ -2,7 +2,7 @@
 docs/api/templates.md): `ETag` and `If-Match` by stream version, POST's `Idempotency-Key`; reads
 from the template catalogue. Also: domain/templates.py, services/templates.py."""
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, cast
 from uuid import UUID
 
 from litestar import Response, delete, get, patch, post, put
@@ -14,15 +14,15 @@ from domain.commands import DeleteTemplate, UpdateTemplate
 from domain.templates import TemplateNotFoundError
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, visible_or_missing
-from infra.http.consistency import READ_WITH_STANDING, RowRead
+from infra.http.consistency import PAGE_WITH_STANDING, READ_WITH_STANDING, RowRead
 from infra.http.lists import Count
 from infra.http.openapi_document import NOT_NEGATIVE
 from infra.http.template_actions import (
     body_of,
     check_name_free,
     create_from,
+    encoded_page,
     expected_version_of,
-    list_page,
     patch_from,
     read_template,
 )
@@ -35,10 +35,18 @@ from infra.http.template_compliance import (
 from infra.http.template_schemas import (
     CreationRequest,
     DistributedTemplate,
+    EncodedTemplateList,
     TemplateList,
     UpdateRequest,
 )
-from infra.http.template_views import ListQuery, count_of, wire_of, written
+from infra.http.template_views import (
+    PAGE_LIMIT,
+    ListQuery,
+    count_of,
+    page_along,
+    wire_of,
+    written,
+)
 from projections import template_queries
 from projections.queries import template_reads as queries
 from services import templates as use_cases
@@ -50,6 +58,12 @@ SortBy = Annotated[
     template_queries.Field | None,
     QueryParameter(name="sortBy"),
 ]
+
+
+def _sent(page: EncodedTemplateList) -> TemplateList:
+    """What the API sends for a list: the same JSON, each entry encoded already; the schema
+    names what it encodes."""
+    return cast(TemplateList, page)
 
 
 def _respond(wire: DistributedTemplate, version: int, status: int) -> Response[DistributedTemplate]:
@@ -66,12 +80,12 @@ async def create_template(
     return _respond(wire, version, 202)
 
 
-@get(DISTRIBUTED, tags=["Distributed templates"])
+@get(DISTRIBUTED, tags=["Distributed templates"], opt={PAGE_WITH_STANDING: page_along})
 async def list_distributed(
     request: Caller,
     adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
-    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    limit: Annotated[int, QueryParameter(ge=1, le=PAGE_LIMIT)] = 50,
     sort_by: SortBy = None,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
@@ -81,15 +95,15 @@ async def list_distributed(
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
     comply = comply_of(comply_to_project, comply_to_replica_type)
-    return await list_page(request, adapters.streams, adapters.reads, query, offset, limit, comply)
+    return _sent(await encoded_page(request, adapters.reads, query, offset, limit, comply))
 
 
-@get(BASE, tags=["Templates"])
+@get(BASE, tags=["Templates"], opt={PAGE_WITH_STANDING: page_along})
 async def list_any(
     request: Caller,
     adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
-    limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    limit: Annotated[int, QueryParameter(ge=1, le=PAGE_LIMIT)] = 50,
     sort_by: SortBy = None,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
@@ -101,7 +115,7 @@ async def list_any(
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
     comply = comply_of(comply_to_project, comply_to_replica_type)
-    return await list_page(request, adapters.streams, adapters.reads, query, offset, limit, comply)
+    return _sent(await encoded_page(request, adapters.reads, query, offset, limit, comply))
 
 
 @get(f"{BASE}/count", tags=["Templates"])

@@ -116,15 +116,31 @@ async def standing_with(
     followers: Sequence[str],
     read_models: Sequence[str],
     row: str,
-    key: object,
+    args: tuple[object, ...],
 ) -> tuple[Standing, asyncpg.Record]:
-    """`standing` of a request that reads, and what the query `row` (taking `key` as $2) finds
-    in the same snapshot: when the standing is ready, the row holds the caller's own writes.
-    The record's row columns are all NULL when `row` finds nothing."""
+    """`standing` of a request that reads, and what the query `row` (taking `args` from $2)
+    finds in the same snapshot: when the standing is ready, the row holds the caller's own
+    writes. The record's row columns are all NULL when `row` finds nothing."""
     statement = _named(_with(row), tuple(followers), tuple(read_models))
-    record = await conn.fetchrow(statement, subject, key)
+    record = await conn.fetchrow(statement, subject, *args)
     assert record is not None
     return _standing_of(record), record
+
+
+async def standing_with_rows(
+    conn: Connection,
+    subject: str,
+    followers: Sequence[str],
+    read_models: Sequence[str],
+    rows: str,
+    args: tuple[object, ...],
+) -> tuple[Standing, list[asyncpg.Record]]:
+    """`standing_with` of a query of many rows (a page): every row, in the query's order (a
+    one-row standing joined without a condition is a nested loop, which keeps it); one row of
+    NULLs when it finds none."""
+    statement = _named(_with(rows), tuple(followers), tuple(read_models))
+    records = await conn.fetch(statement, subject, *args)
+    return _standing_of(records[0]), records
 
 
 def _standing_of(record: asyncpg.Record) -> Standing:

@@ -13,7 +13,14 @@ import msgspec
 from infra.postgres import writer_standing
 from infra.postgres.connections import Connection
 from infra.postgres.positions import last_position
-from infra.postgres.read_marks import Standing, blocked, standing, standing_with
+from infra.postgres.read_marks import (
+    Standing,
+    blocked,
+    standing,
+    standing_with,
+    standing_with_rows,
+)
+from infra.security.standing import Along
 
 _POLL_S: Final = 0.02
 
@@ -29,7 +36,7 @@ class Settled(msgspec.Struct, frozen=True):
     read before a wait and so not kept), and whether the read models were ready in time."""
 
     standing: Standing
-    row: asyncpg.Record | None
+    row: object  # a record, or a list of them for a page (None: none read, or not kept)
     ready: bool
 
 
@@ -67,32 +74,39 @@ class PostgresStandings:
     async def confirm(self) -> None:
         await writer_standing.confirm(self._pool)
 
+    def known(self) -> Standing | None:
+        return writer_standing.known()
+
     async def settle(
         self,
         subject: str,
         *,
         reads: bool,
-        row_sql: str | None,
-        key: object,
+        along: Along | None,
         min_position: int | None,
         wait_s: float,
     ) -> Settled:
         """For a read, once the read models hold the caller's writes (and the `min_position`
         event), the wait ran out, or a follower it waits for is stuck (not ready); for a write,
-        at once, as last found (`assumed`) or else asked. `row_sql` ($2: `key`) rides along."""
+        at once, as last found (`assumed`) or else asked. `along` is read in the same snapshot."""
         if not reads and (known := writer_standing.known()) is not None:
             return Settled(msgspec.structs.replace(known, assumed=True), None, True)
         started = time.monotonic()
         found: list[Standing] = []
-        rows: list[asyncpg.Record] = []
+        rows: list[object] = []
         followers, read_models = self._followers, self._read_models
 
         async def check(conn: Connection) -> bool:
-            if row_sql is None:
+            if along is None:
                 found[:] = [await standing(conn, subject, followers, read_models, reads=reads)]
+            elif along.many:
+                settled, records = await standing_with_rows(
+                    conn, subject, followers, read_models, along.sql, along.args
+                )
+                found[:], rows[:] = [settled], [records]
             else:
                 settled, row = await standing_with(
-                    conn, subject, followers, read_models, row_sql, key
+                    conn, subject, followers, read_models, along.sql, along.args
                 )
                 found[:], rows[:] = [settled], [row]
             if found[0].ready:

@@ -13,3 +13,12 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
     ready: bool  # the caller's own writes are read (always, when not asked)
     # A write's, taken as the process last found it, not asked (infra/postgres/writer_standing.py)
     assumed: bool = False
+
+
+class Along(msgspec.Struct, frozen=True):
+    """A statement the one that settles a request reads too, in its snapshot: `sql` takes `args`
+    from $2 on; `many`: every row it finds, in its order (else the first)."""
+
+    sql: str
+    args: tuple[object, ...]
+    many: bool = False

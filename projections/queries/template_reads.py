@@ -2,7 +2,7 @@
 id, those using an asset, and their combined specs under a project's policy."""
 
 from collections.abc import Sequence, Set
-from typing import Final, cast
+from typing import Any, Final, NamedTuple, cast
 from uuid import UUID
 
 import asyncpg
@@ -18,30 +18,39 @@ from projections.template_catalogue import TemplateRow
 from projections.template_queries import Condition
 
 
+def keys_riding(
+    seen: Set[ScopeRef], conditions: Sequence[Condition], asked: template_pages.Asked
+) -> template_pages.KeysQuery:
+    """A page's keys query as it rides on a request's settling statement (its parameters from
+    $2 on, after the standing's)."""
+    return template_pages.keys_query(seen, conditions, asked, first=2)
+
+
+class Ridden(NamedTuple):
+    """A `keys_riding` query as the request's settling statement read it, and what it found."""
+
+    sql: str
+    args: tuple[object, ...]
+    rows: Sequence[Any]
+
+
 async def page(
     reads: Reads,
     seen: Set[ScopeRef],
     conditions: Sequence[Condition],
-    *,
-    search: str | None,
-    sort_by: str | None,
-    descending: bool,
-    offset: int,
-    limit: int,
+    asked: template_pages.Asked,
+    ridden: Ridden | None = None,
 ) -> tuple[list[TemplateRow], bool]:
     """The page of templates the caller may see that the query selects, and whether more
-    follow."""
+    follow: from the keys `ridden` found, when they are this page's (in the request's snapshot)."""
+    if ridden is not None and (ridden.sql, ridden.args) == keys_riding(seen, conditions, asked):
+        chosen, more = template_pages.chosen_by(ridden.rows, asked.limit)
+        if (rows := template_pages.whole(chosen)) is not None:
+            return rows, more
+        async with reads.connection() as conn:
+            return await template_pages.completed(conn, chosen), more
     async with reads.connection() as conn:
-        return await template_pages.page(
-            conn,
-            seen,
-            conditions,
-            search=search,
-            sort_by=sort_by,
-            descending=descending,
-            offset=offset,
-            limit=limit,
-        )
+        return await template_pages.page(conn, seen, conditions, asked)
 
 
 async def count(

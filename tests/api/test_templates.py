@@ -501,3 +501,20 @@ async def test_the_read_models_combined_specs_are_the_logs(
     assert [t["meta"]["name"] for t in listed.json()["entries"]] == ["b"]
     by_runnable = await call(app, "GET", TEMPLATES, admin, params={"sortBy": "runnable"})
     assert [t["meta"]["name"] for t in by_runnable.json()["entries"]] == ["b", "a"]
+
+
+async def test_a_list_refuses_paging_it_cannot_serve(app: Litestar, admin: str) -> None:
+    await call(app, "GET", TEMPLATES, admin)  # the process has found the epochs: pages ride
+    for params in (
+        {"limit": "9223372036854775807"},
+        {"limit": "0"},
+        {"limit": "501"},
+        {"offset": "-1"},
+        {"limit": "ten"},
+        {"sortBy": "colour"},
+        {"sortOrder": "up"},
+        {"filterBy": "colour==red"},
+    ):
+        answer = await call(app, "GET", TEMPLATES, admin, params=params)
+        assert answer.status_code == 400, (params, answer.text)
+        assert answer.json()["code"] == 400

@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from domain.combined import Combined, Runnable
 from domain.template_specs import DistributedTemplateSpec
 from domain.values import ScopeRef, TemplateMeta
+from infra.postgres import read_marks
 from projections import template_catalogue, template_pages, template_queries
+from projections.queries import template_reads
 from projections.template_catalogue import COLUMNS, StoredBody, TemplateRow, row_of
 from tests import template_grammar
 from tests.rolled_back import rolled_back
@@ -142,26 +144,36 @@ async def _check(conn: Any, catalogue: list[tuple[Any, ...]], query: dict[str, A
         descending=query["descending"],
     )
     offset, limit = query["offset"], query["limit"]
-    page, more = await template_pages.page(
-        conn,
-        seen,
-        query["conditions"],
-        search=query["search"],
-        sort_by=query["sort_by"],
-        descending=query["descending"],
-        offset=offset,
-        limit=limit,
+    asked = template_pages.Asked(
+        query["search"], query["sort_by"], query["descending"], offset, limit
     )
+    page, more = await template_pages.page(conn, seen, query["conditions"], asked)
     counted = await template_pages.count(conn, seen, query["conditions"], search=query["search"])
     assert [row.template.id for row in page] == [
         row["id"] for row in expected[offset : offset + limit]
     ]
     assert more == (offset + limit < len(expected))
     assert counted == len(expected)
+    # The same page from its keys read along with a request's standing (one statement), its
+    # rows decoded already: no other statement is sent.
+    keys = template_reads.keys_riding(seen, query["conditions"], asked)
+    _, records = await read_marks.standing_with_rows(conn, "someone", [], [], *keys)
+    ridden = template_reads.Ridden(keys.sql, keys.args, records)
+    assert await template_reads.page(NoReads(), seen, query["conditions"], asked, ridden) == (
+        page,
+        more,
+    )
     named = await template_catalogue.names_in(conn, [r.template.id for r in stored], seen)
     assert named == {
         r.template.id: r.template.meta.name for r in stored if r.template.meta.scope_ref in seen
     }
+
+
+class NoReads:
+    """The read side's connections, none of which a page whose rows are known may take."""
+
+    def connection(self, operation: str | None = None) -> Any:
+        raise AssertionError("a page ridden with its rows decoded reads nothing more")
 
 
 @settings(

@@ -57,7 +57,7 @@ class NoOrgTree:
         raise AssertionError("authentication reads no lineages")
 
 
-async def settled(connection: object, subject: str) -> Standing:
+async def settled(connection: object, subject: str, page: object) -> Standing:
     """Every request finds the caller's writes read and the epochs unmoved."""
     return Standing(access_epoch=None, org_epoch=None, ready=True)
 
@@ -76,6 +76,9 @@ class ReadsOnly:
 
     def unchecked(self) -> bool:
         return False
+
+    def known(self) -> Standing | None:
+        return None
 
     async def confirm(self) -> None:
         pass
