@@ -2,6 +2,7 @@
 decided in SQL (seen scopes, `filterBy`, `search`, sort, page), answering exactly as the grammar
 read in memory would (tests/template_grammar.py): docs/decisions/0024-read-models.md."""
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 from uuid import UUID
@@ -45,13 +46,20 @@ def _query(
     query = Where(_TEXT, _DATES, first=first)
     # One array of "kind/id" (no kind holds a /): its plan is generic, where a pair of unnested
     # arrays made PostgreSQL plan every execution anew (docs/decisions/0036).
-    keys = query.param(sorted(f"{scope.kind}/{scope.id}" for scope in scopes))
+    keys = query.param(_scope_keys(frozenset(scopes)))
     query.where.append(f"(scope_kind || '/' || scope_id) = ANY({keys}::text[])")
     for condition in conditions:
         query.condition(condition)
     if search:
         query.search(search, _SEARCHED)
     return query
+
+
+@functools.lru_cache(maxsize=256)
+def _scope_keys(scopes: frozenset[ScopeRef]) -> tuple[str, ...]:
+    """Kept per set of scopes (a caller's comes from the API's access cache, the same set each
+    request): a large tenant's thousand scopes cost more to write out than the rest of a page."""
+    return tuple(sorted(f"{scope.kind}/{scope.id}" for scope in scopes))
 
 
 class Asked(NamedTuple):

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Final, Protocol
 from uuid import UUID
 
+from domain import access as access_rules
 from domain.applications import Application
 from domain.bounded import Bounded
 from domain.values import TENANT, Grant, ScopeRef
@@ -36,6 +37,7 @@ class AccessCache:
         self._sessions = sessions
         self._callers: Bounded[str, tuple[int | None, object]] = Bounded(size)
         self._lineages: tuple[int | None, Mapping[ScopeRef, tuple[ScopeRef, ...]]] | None = None
+        self._seen: Bounded[tuple[Grant, ...], tuple[object, frozenset[ScopeRef]]] = Bounded(size)
 
     async def application(self, application_id: UUID, epoch: int | None) -> Application | None:
         """The application as its stream says (None: never created)."""
@@ -80,6 +82,17 @@ class AccessCache:
         shared = MappingProxyType(found)
         self._lineages = (epoch, shared)
         return shared
+
+    async def seen(self, grants: tuple[Grant, ...], epoch: int | None) -> frozenset[ScopeRef]:
+        """The scopes these grants see in the org tree of `epoch`, kept with its lineages: in a
+        large tenant, working them out costs more than the rest of a read."""
+        lineages = await self.lineages(epoch)
+        kept = self._seen.get(grants)
+        if kept is not None and kept[0] is lineages:
+            return kept[1]
+        seen = frozenset(access_rules.visible_scopes(grants, lineages))
+        self._seen.put(grants, (lineages, seen))
+        return seen
 
     def _kept(self, key: str, epoch: int | None) -> object | None:
         kept = self._callers.get(key)

@@ -11,7 +11,6 @@ from litestar.datastructures import State
 from litestar.handlers import BaseRouteHandler
 from litestar.types import Guard
 
-from domain import access as access_rules
 from domain.events import ActorKind, EventMetadata
 from domain.values import ScopeRef
 from infra.http.access_cache import AccessCache
@@ -55,18 +54,21 @@ def creation_id(caller: Caller, kind: str) -> tuple[UUID, bool]:
 Lineages = Mapping[ScopeRef, tuple[ScopeRef, ...]]
 
 
-async def visibility(caller: Caller) -> tuple[set[ScopeRef], Lineages]:
+async def visibility(caller: Caller) -> tuple[frozenset[ScopeRef], Lineages]:
     """The scopes whose things the caller may see, and every live scope's lineage: from its
     grants and the org tree as of the request's start, which authentication settled
     (infra/http/access_cache.py keeps them)."""
     lineages = await lineages_of(caller)
-    return access_rules.visible_scopes(caller.user.grants, lineages), lineages
+    cache: AccessCache = caller.app.state.access
+    return await cache.seen(caller.user.grants, caller.user.tree_epoch), lineages
 
 
-async def seen_by(connection: ASGIConnection[Any, Any, Any, Any], user: Principal) -> set[ScopeRef]:
+async def seen_by(
+    connection: ASGIConnection[Any, Any, Any, Any], user: Principal
+) -> frozenset[ScopeRef]:
     """The scopes whose things `user` may see (`visibility`, before the request is settled)."""
     cache: AccessCache = connection.app.state.access
-    return access_rules.visible_scopes(user.grants, await cache.lineages(user.tree_epoch))
+    return await cache.seen(user.grants, user.tree_epoch)
 
 
 async def viewer(caller: Caller) -> Viewer:
@@ -83,7 +85,7 @@ async def lineages_of(caller: Caller) -> Lineages:
     return await cache.lineages(caller.user.tree_epoch)
 
 
-async def seen_scopes(caller: Caller) -> set[ScopeRef]:
+async def seen_scopes(caller: Caller) -> frozenset[ScopeRef]:
     """The scopes whose things the caller may see."""
     return (await visibility(caller))[0]
 

@@ -331,7 +331,7 @@ def _scope(given: SharedScopeBase) -> SharedScope:
 
 async def _visible(
     request: Caller, datavolume_id: UUID, adapters: Adapters
-) -> tuple[DataVolumeRow, set[ScopeRef]]:
+) -> tuple[DataVolumeRow, frozenset[ScopeRef]]:
     """One data volume the caller may see; unknown and out of sight are one 404."""
     seen, _ = await visibility(request)
     row = await read.one(adapters.reads, datavolume_id)
@@ -340,7 +340,7 @@ async def _visible(
     return row, seen
 
 
-def _seen_shares(row: DataVolumeRow, seen: set[ScopeRef]) -> list[ScopeRef]:
+def _seen_shares(row: DataVolumeRow, seen: frozenset[ScopeRef]) -> list[ScopeRef]:
     return [ref for ref in read.shared_refs(row) if ref in seen]
 
 
@@ -360,7 +360,7 @@ async def _names(
 
 
 def _shares(
-    rows: Iterable[SharedRow], names: dict[ScopeRef, str], seen: set[ScopeRef]
+    rows: Iterable[SharedRow], names: dict[ScopeRef, str], seen: frozenset[ScopeRef]
 ) -> list[SharedScopeShown]:
     shown = []
     for row in rows:
@@ -400,7 +400,9 @@ def _shown(
     )
 
 
-def _with_shares(row: DataVolumeRow, names: dict[ScopeRef, str], seen: set[ScopeRef]) -> Datavolume:
+def _with_shares(
+    row: DataVolumeRow, names: dict[ScopeRef, str], seen: frozenset[ScopeRef]
+) -> Datavolume:
     project_name = names.get(read.origin(row), "")
     return _shown(row, project_name, _shares(row.shared_scopes, names, seen))
 
@@ -428,4 +430,4 @@ async def _shown_written(
         version=state.version,
     )
     names = await _names(adapters, [read.origin(row)], written=True)
-    return _with_shares(row, names, set())
+    return _with_shares(row, names, frozenset())

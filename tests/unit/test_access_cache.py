@@ -104,3 +104,20 @@ async def test_the_least_recently_used_caller_goes_first() -> None:
     assert store.loads == 3
     await cache.application(ids[1], 1)
     assert store.loads == 4
+
+
+async def test_the_scopes_a_caller_sees_are_kept_with_the_tree_they_were_seen_in() -> None:
+    tree = CountingTree()
+    tree.units = {PROJECT: (PROJECT, TENANT)}
+    cache = AccessCache(CountingStore(), tree)
+    grants = (Grant(role="viewer", scope_kind="project", scope_id="7"),)
+    first = await cache.seen(grants, 3)
+    assert first == {PROJECT, TENANT}
+    assert await cache.seen(grants, 3) is first
+    other = ScopeRef("project", "8")
+    tree.units[other] = (other, TENANT)
+    assert await cache.seen(grants, 3) is first  # the epoch says nothing moved
+    everything = (Grant(role="viewer", scope_kind="tenant", scope_id=""),)
+    assert await cache.seen(everything, 4) == {PROJECT, other, TENANT}
+    assert await cache.seen(grants, 4) == {PROJECT, TENANT}
+    assert tree.reads == 2
