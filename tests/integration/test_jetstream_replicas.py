@@ -3,14 +3,17 @@ TRAINPLATE_NATS__REPLICAS=3 the stream, the dead-letter stream and the submitter
 kept on all three, and a stream made with one replica is set to three."""
 
 import asyncio
+import functools
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 import nats
+import nats.errors
 import pytest
 
 from infra.cli.embedded import free_port, nats_server_binary, wait_for_port
@@ -19,6 +22,8 @@ from infra.jetstream.work_queue import DEAD_LETTER_STREAM, ensure_consumer
 from infra.settings import Settings
 
 pytestmark = [pytest.mark.integration]
+
+T = TypeVar("T")
 
 
 def _healthy(port: int) -> bool:
@@ -66,29 +71,43 @@ def cluster(tmp_path: Path) -> Iterator[str]:
             server.wait(10)
 
 
+async def answered(call: Callable[[], Awaitable[T]]) -> T:
+    """`call` asked again when its answer is lost, as the service's followers start again: a
+    new cluster's first replicated assets wait on elections, and an answer can go missing
+    meanwhile (a CI run waited past 30 s for one)."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            return await call()
+        except nats.errors.TimeoutError:
+            if time.monotonic() > deadline:
+                raise
+
+
 async def test_three_replicas_keep_every_stream_and_the_consumer_on_each_server(
     cluster: str,
 ) -> None:
     settings = Settings.from_env({"TRAINPLATE_NATS_URL": cluster, "TRAINPLATE_NATS__REPLICAS": "3"})
     nc = await nats.connect(cluster)
     try:
-        # A new cluster's first R3 stream waits on its own election: on a loaded 2-core machine
-        # that outlasted nats-py's 5 s (the service's followers would simply start again).
-        js = nc.jetstream(timeout=30)
-        await ensure_consumer(js, settings.nats, settings.submitter)
+        js = nc.jetstream(timeout=10)
+        await answered(lambda: ensure_consumer(js, settings.nats, settings.submitter))
         for stream in (settings.nats.stream, DEAD_LETTER_STREAM):
-            info = await js.stream_info(stream)
+            info = await answered(functools.partial(js.stream_info, stream))
             assert info.config.num_replicas == 3
             assert info.cluster is not None
             assert len(info.cluster.replicas or ()) == 2
-        consumer = await js.consumer_info(settings.nats.stream, settings.submitter.durable)
+        consumer = await answered(
+            lambda: js.consumer_info(settings.nats.stream, settings.submitter.durable)
+        )
         assert consumer.cluster is not None
         assert len(consumer.cluster.replicas or ()) == 2
         # A stream made on one server (replicas 1, the default) is copied to three.
         one = msgspec.structs.replace(settings.nats, stream="ONE", subject_prefix="one", replicas=1)
-        await ensure_stream(js, one)
-        assert (await js.stream_info("ONE")).config.num_replicas == 1
-        await ensure_stream(js, msgspec.structs.replace(one, replicas=3))
-        assert (await js.stream_info("ONE")).config.num_replicas == 3  # (copied meanwhile)
+        await answered(lambda: ensure_stream(js, one))
+        assert (await answered(lambda: js.stream_info("ONE"))).config.num_replicas == 1
+        three = msgspec.structs.replace(one, replicas=3)
+        await answered(lambda: ensure_stream(js, three))
+        assert (await answered(lambda: js.stream_info("ONE"))).config.num_replicas == 3
     finally:
         await asyncio.wait_for(nc.close(), 10)
