@@ -87,6 +87,15 @@ async def policed_project(base: str, headers: dict[str, str]) -> str:
     return project_id
 
 
+async def more_projects(base: str, headers: dict[str, str], count: int) -> None:
+    """`count` projects more: a large tenant, whose every scope a tenant admin's read sees."""
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
+        cluster = (await client.post("/api/v1/clusters", json={"name": "many"})).json()["uuid"]
+        for index in range(count):
+            body = {"name": f"p{index}", "clusterId": cluster}
+            (await client.post("/api/v1/org-unit/projects", json=body)).raise_for_status()
+
+
 async def template_ids(database_url: str) -> list[str]:
     pool = await create_pool(DatabaseSettings(url=database_url, pool_max=1), application_name="b")
     try:
@@ -139,7 +148,9 @@ async def check_cost(database_url: str, subject: str, calls: int = 2000) -> tupl
     return statistics.median(ours), statistics.median(bare)
 
 
-async def main(sizes: list[int], rounds: int, seconds: float, connections: int) -> None:
+async def main(
+    sizes: list[int], rounds: int, seconds: float, connections: int, projects: int
+) -> None:
     with postgres() as database_url, nats() as nats_url:
         token, _ = await setup(database_url)
         ours_port, bare_port = free_port(), free_port()
@@ -159,6 +170,7 @@ async def main(sizes: list[int], rounds: int, seconds: float, connections: int) 
         ):
             seeded = 0
             policed = await policed_project(ours_url, headers)
+            await more_projects(ours_url, headers, projects)
             for size in sizes:
                 await seed(ours_url, headers, size - seeded, 64)
                 seeded = await caught_up(database_url)
@@ -248,6 +260,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--projects", type=int, default=0, help="projects more (a large tenant)")
     args = parser.parse_args()
     sizes = sorted(int(size) for size in args.sizes.split(","))
-    asyncio.run(main(sizes, args.rounds, args.seconds, args.connections))
+    asyncio.run(main(sizes, args.rounds, args.seconds, args.connections, args.projects))
