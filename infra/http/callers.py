@@ -63,23 +63,12 @@ async def visibility(caller: Caller) -> tuple[frozenset[ScopeRef], Lineages]:
     return await cache.seen(caller.user.grants, caller.user.tree_epoch), lineages
 
 
-def listed(seen: frozenset[ScopeRef], lineages: Lineages) -> frozenset[ScopeRef] | None:
-    """The scopes a list is to be narrowed to: None when they are every live scope (a tenant
-    admin's), which a list need not name as no thing outlives its scope."""
-    return None if len(seen) == len(lineages) else seen
-
-
-async def listed_scopes(caller: Caller) -> frozenset[ScopeRef] | None:
-    return listed(*await visibility(caller))
-
-
-async def listed_by(
+async def seen_by(
     connection: ASGIConnection[Any, Any, Any, Any], user: Principal
-) -> frozenset[ScopeRef] | None:
-    """`listed_scopes` for `user`, before the request is settled."""
+) -> frozenset[ScopeRef]:
+    """The scopes whose things `user` may see (`visibility`, before the request is settled)."""
     cache: AccessCache = connection.app.state.access
-    lineages = await cache.lineages(user.tree_epoch)
-    return listed(await cache.seen(user.grants, user.tree_epoch), lineages)
+    return await cache.seen(user.grants, user.tree_epoch)
 
 
 async def viewer(caller: Caller) -> Viewer:
