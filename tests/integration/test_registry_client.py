@@ -29,7 +29,7 @@ REPOSITORIES = {
 }
 LOGIN = Login("puller", "pull-secret")
 QUICK = RegistrySettings(
-    timeout_s=0.5, deadline_s=3.0, page_size=4, max_answer_bytes=256 * 1024, allow_loopback=True
+    timeout_s=2.0, deadline_s=3.0, page_size=4, max_answer_bytes=256 * 1024, allow_loopback=True
 )
 
 
