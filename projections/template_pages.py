@@ -45,7 +45,7 @@ def _query(
 ) -> Where:
     query = Where(_TEXT, _DATES, first=first)
     # One array of "kind/id" (no kind holds a /): its plan is generic, where a pair of unnested
-    # arrays made PostgreSQL plan every execution anew (docs/decisions/0036).
+    # arrays made PostgreSQL plan every execution anew (docs/decisions/0038).
     keys = query.param(_scope_keys(frozenset(scopes)))
     query.where.append(f"(scope_kind || '/' || scope_id) = ANY({keys}::text[])")
     for condition in conditions:

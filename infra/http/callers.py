@@ -59,8 +59,7 @@ async def visibility(caller: Caller) -> tuple[frozenset[ScopeRef], Lineages]:
     grants and the org tree as of the request's start, which authentication settled
     (infra/http/access_cache.py keeps them)."""
     lineages = await lineages_of(caller)
-    cache: AccessCache = caller.app.state.access
-    return await cache.seen(caller.user.grants, caller.user.tree_epoch), lineages
+    return await seen_by(caller, caller.user), lineages
 
 
 async def seen_by(

@@ -21,6 +21,7 @@ from services.errors import InvalidRequestError
 from services.templates import TemplateView
 
 PAGE_LIMIT: Final = 500  # the most a page of a list holds
+PAGE_SIZE: Final = 50  # a page when the request names no limit
 
 
 class ListQuery(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,7 +78,7 @@ async def page_along(
             sort_order=params.get("sortOrder", "asc"),
         )
         conditions = _conditions(query)
-        offset, limit = int(params.get("offset", 0)), int(params.get("limit", 50))
+        offset, limit = int(params.get("offset", 0)), int(params.get("limit", PAGE_SIZE))
         if offset < 0 or not 1 <= limit <= PAGE_LIMIT:
             return None
         seen = await seen_by(connection, user)

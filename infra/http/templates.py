@@ -41,6 +41,7 @@ from infra.http.template_schemas import (
 )
 from infra.http.template_views import (
     PAGE_LIMIT,
+    PAGE_SIZE,
     ListQuery,
     count_of,
     page_along,
@@ -85,7 +86,7 @@ async def list_distributed(
     request: Caller,
     adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
-    limit: Annotated[int, QueryParameter(ge=1, le=PAGE_LIMIT)] = 50,
+    limit: Annotated[int, QueryParameter(ge=1, le=PAGE_LIMIT)] = PAGE_SIZE,
     sort_by: SortBy = None,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
@@ -103,7 +104,7 @@ async def list_any(
     request: Caller,
     adapters: NamedDependency[Adapters],
     offset: Annotated[int, NOT_NEGATIVE] = 0,
-    limit: Annotated[int, QueryParameter(ge=1, le=PAGE_LIMIT)] = 50,
+    limit: Annotated[int, QueryParameter(ge=1, le=PAGE_LIMIT)] = PAGE_SIZE,
     sort_by: SortBy = None,
     sort_order: Annotated[Literal["asc", "desc"], QueryParameter(name="sortOrder")] = "asc",
     filter_by: Annotated[str | None, QueryParameter(name="filterBy")] = None,
