@@ -97,7 +97,7 @@ ALL: tuple[Projection, ...] = (
     Projection(
         policy_catalogue.NAME,
         policy_catalogue.apply,
-        (policy_catalogue.NAME,),
+        (policy_catalogue.NAME, policy_catalogue.EPOCH),
         streams=frozenset({"policy"}),
         version=1,
     ),

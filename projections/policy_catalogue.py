@@ -16,6 +16,7 @@ from domain.values import ScopeRef
 from projections.executor import Executor
 
 NAME: Final = "policy_catalogue"
+EPOCH: Final = "policy_epoch"
 
 
 class PolicyRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,7 +68,15 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
                 e.policy_id, version,
             )  # fmt: skip
         case _:
-            pass  # not an event this read model cares about
+            return  # not an event this read model cares about
+    await conn.execute(_TOUCH)
+
+
+# Moved with the rows: readers keep an effective policy until it moves (migration 0048).
+_TOUCH: Final = """
+INSERT INTO policy_epoch (epoch) VALUES (pg_current_xact_id()::text::bigint)
+ON CONFLICT (only_row) DO UPDATE SET epoch = excluded.epoch
+"""
 
 
 _COLUMNS: Final = """policy_id, name, scope_kind, scope_id, cluster_id, department_id, project_id,

@@ -3,7 +3,7 @@ infra/server/app.py), injected as one dependency annotated with its class, as th
 request least: docs/decisions/0029-what-a-request-reads.md."""
 
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 from uuid import UUID
@@ -12,6 +12,7 @@ from infra.http.access_cache import AccessCache, SignedOutSessions
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import Settings
 from projections.queries import Reads
+from projections.queries.template_reads import KeptPolicies
 from services.ports.event_store import EventStore
 from services.ports.kept_secrets import ApplicationRegistry, CredentialVault
 from services.ports.name_lookups import (
@@ -113,6 +114,7 @@ class Adapters:
     name_holders: NameHolders
     reads: Reads  # the read models, for the queries of projections/queries/
     chains: HashChains  # the event log's hash chains, for the audit's verification
+    policies: KeptPolicies = field(default_factory=KeptPolicies)  # for compliance reads
 
     @property
     def names(self) -> Lookups:

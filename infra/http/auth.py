@@ -32,14 +32,15 @@ from services.errors import NotAuthenticatedError
 
 class Principal(msgspec.Struct, frozen=True, kw_only=True):
     """Who is calling: the application a verified token names, or an identity provider's user;
-    with what it holds as of the request's start (`grants`) and the org tree's epoch then
-    (`tree_epoch`: which lineages its reads see)."""
+    with what it holds as of the request's start (`grants`) and the org tree's and the
+    policies' epochs then (which lineages and policies its reads see; None: read afresh)."""
 
     subject: str
     client_id: str
     kind: str
     grants: tuple[Grant, ...] = ()
     tree_epoch: int | None = None
+    policy_epoch: int | None = None
 
 
 # What each verification failure is called in the 401 body; the token itself is never echoed.
@@ -128,6 +129,7 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
                 kind=str(claims.get("kind", "application")),
                 grants=state.effective_grants,
                 tree_epoch=standing.org_epoch,
+                policy_epoch=standing.policy_epoch,
             )
 
         return await self._settled(connection, str(application_id), claims, principal)
@@ -171,6 +173,7 @@ class BearerAuthenticationMiddleware(AbstractAuthenticationMiddleware):
                 kind="user",
                 grants=await access.user_grants(subject, standing.access_epoch),
                 tree_epoch=standing.org_epoch,
+                policy_epoch=standing.policy_epoch,
             )
 
         return await self._settled(connection, subject, claims, principal)

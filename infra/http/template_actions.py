@@ -15,7 +15,13 @@ from domain.values import ScopeKind, ScopeRef
 from infra.http.adapters import Adapters
 from infra.http.callers import Caller, actor, creation_id, seen_scopes
 from infra.http.consistency import prefetched
-from infra.http.template_compliance import Comply, encoded_with_issues, issues_of, with_issues
+from infra.http.template_compliance import (
+    Comply,
+    encoded_issues_of,
+    encoded_with_issues,
+    issues_of,
+    with_issues,
+)
 from infra.http.template_schemas import (
     CreationMeta,
     CreationRequest,
@@ -108,7 +114,7 @@ async def encoded_page(
     rows, more = await page_of(request, reads, query, offset, limit)
     entries = [encoded(row) for row in rows]
     if comply is not None:
-        issues = await issues_of(request, reads, rows, comply)
+        issues = await encoded_issues_of(request, reads, rows, comply)
         entries = [encoded_with_issues(e, i) for e, i in zip(entries, issues, strict=True)]
     return EncodedTemplateList(entries, _pagination(offset, limit, more))
 

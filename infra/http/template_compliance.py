@@ -2,17 +2,20 @@
 template's `complianceIssues`, judged as a workload of that project would run it; one that does
 not comply is still listed. Costs a page: docs/decisions/0029-what-a-request-reads.md."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 from litestar.params import QueryParameter
 from litestar.serialization import encode_json
 
+from domain.bounded import Bounded
 from domain.org_units import UnknownScopeError
+from domain.policy_rules import ComplianceIssue
 from domain.values import ScopeRef
 from infra.http.callers import Caller, visibility
 from infra.http.template_schemas import DistributedTemplate
 from projections.queries import Reads, template_reads
+from projections.queries.template_reads import KeptPolicies
 from projections.template_catalogue import TemplateRow
 
 ComplyToProject = Annotated[int | None, QueryParameter(name="complyToProject")]
@@ -49,29 +52,63 @@ def comply_of(project_id: int | None, replica: Literal["Worker", "Master"] | Non
 async def issues_of(
     request: Caller, reads: Reads, rows: list[TemplateRow], comply: Comply
 ) -> list[list[ComplianceIssueShown]]:
-    """Each template's issues in the project `comply` names."""
+    """Each template's issues in the project `comply` names, as of the request's standing."""
+    found, prefix = await _found(request, reads, rows, comply)
+    return [_shown(issues, prefix) for issues in found]
+
+
+async def encoded_issues_of(
+    request: Caller, reads: Reads, rows: list[TemplateRow], comply: Comply
+) -> list[bytes]:
+    """`issues_of`, each template's encoded (kept with what was found, which is kept)."""
+    found, prefix = await _found(request, reads, rows, comply)
+    return [_encoded(issues, prefix) for issues in found]
+
+
+async def _found(
+    request: Caller, reads: Reads, rows: list[TemplateRow], comply: Comply
+) -> tuple[list[list[ComplianceIssue]], str | None]:
+    policies: KeptPolicies = request.app.state.adapters.policies
     project = ScopeRef("project", str(comply.project_id))
     seen, lineages = await visibility(request)
     lineage = lineages.get(project)
     if lineage is None or project not in seen:  # out of sight: as if there were none
         raise UnknownScopeError("project", project.id, field="/complyToProject")
     prefix = None if comply.replica is None else f"{comply.replica.lower()}."
+    found = await template_reads.compliance(
+        reads, rows, lineage, policies=policies, epoch=request.user.policy_epoch
+    )
+    return found, prefix
+
+
+def _shown(found: list[ComplianceIssue], prefix: str | None) -> list[ComplianceIssueShown]:
     return [
-        [
-            ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
-            for i in found
-            if prefix is None or i.field.startswith(prefix)
-        ]
-        for found in await template_reads.compliance(reads, rows, lineage)
+        ComplianceIssueShown(field=i.field, details=i.details, rule=i.rule)
+        for i in found
+        if prefix is None or i.field.startswith(prefix)
     ]
+
+
+def _encoded(found: list[ComplianceIssue], prefix: str | None) -> bytes:
+    # Keyed by the found list's identity, which the entry keeps alive (so unique while kept).
+    key = (id(found), prefix)
+    kept = _ENCODED.get(key)
+    if kept is not None and kept[0] is found:
+        return kept[1]
+    encoded = encode_json(_shown(found, prefix))
+    _ENCODED.put(key, (found, encoded))
+    return encoded
+
+
+_ENCODED: Final[Bounded[tuple[int, str | None], tuple[list[ComplianceIssue], bytes]]] = Bounded(
+    8192
+)
 
 
 def with_issues(wire: DistributedTemplate, issues: list[ComplianceIssueShown]) -> CompliantTemplate:
     return CompliantTemplate(**msgspec.structs.asdict(wire), compliance_issues=issues)
 
 
-def encoded_with_issues(wire: msgspec.Raw, issues: list[ComplianceIssueShown]) -> msgspec.Raw:
-    """`with_issues` of an encoded template, encoded: its object with one member more."""
-    return msgspec.Raw(
-        b"".join((memoryview(wire)[:-1], b',"complianceIssues":', encode_json(issues), b"}"))
-    )
+def encoded_with_issues(wire: msgspec.Raw, issues: bytes) -> msgspec.Raw:
+    """`with_issues` of an encoded template and its encoded issues: one member more."""
+    return msgspec.Raw(b"".join((memoryview(wire)[:-1], b',"complianceIssues":', issues, b"}")))

@@ -59,6 +59,7 @@ _EPOCHS: Final = """
 SELECT (SELECT epoch FROM access_epoch) AS access_epoch,
        (SELECT epoch FROM org_units_epoch) AS org_epoch"""
 _STANDING: Final = f"""{_EPOCHS},
+       (SELECT epoch FROM policy_epoch) AS policy_epoch,
        ({_READY}) AS ready
 """
 _WRITER_STANDING: Final = f"{_EPOCHS}, true AS ready"
@@ -70,7 +71,7 @@ _CHECKPOINT_NAME: Final = re.compile(r"[a-z0-9_:.-]+")
 # The standing and, in the same statement (one round trip, one snapshot), a row a request's
 # handler will need: `row` reads with $2, after the standing's own parameter.
 _STANDING_WITH: Final = """
-SELECT s.access_epoch, s.org_epoch, s.ready, r.*
+SELECT s.access_epoch, s.org_epoch, s.policy_epoch, s.ready, r.*
   FROM ({standing}) s LEFT JOIN LATERAL ({row}) r ON true
 """
 
@@ -147,6 +148,7 @@ def _standing_of(record: asyncpg.Record) -> Standing:
     return Standing(
         access_epoch=record["access_epoch"],
         org_epoch=record["org_epoch"],
+        policy_epoch=record.get("policy_epoch"),  # (a writer's standing does not ask it)
         ready=bool(record["ready"]),
     )
 

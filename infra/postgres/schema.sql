@@ -319,6 +319,13 @@ CREATE TABLE policy_catalogue (
     CONSTRAINT policy_catalogue_workload_type_scope_kind_scope_id_key UNIQUE (workload_type, scope_kind, scope_id)
 );
 
+CREATE TABLE policy_epoch (
+    only_row boolean NOT NULL DEFAULT true,
+    epoch    bigint NOT NULL,
+    CONSTRAINT policy_epoch_pkey PRIMARY KEY (only_row),
+    CONSTRAINT policy_epoch_only_row_check CHECK (only_row)
+);
+
 CREATE TABLE read_model_versions (
     name        text NOT NULL,
     version     integer NOT NULL,

@@ -10,6 +10,7 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
 
     access_epoch: int | None  # of applications' and users' streams
     org_epoch: int | None  # of the org tree's read model
+    policy_epoch: int | None = None  # of the policies' read model; a read's standing only
     ready: bool  # the caller's own writes are read (always, when not asked)
     # A write's, taken as the process last found it, not asked (infra/postgres/writer_standing.py)
     assumed: bool = False

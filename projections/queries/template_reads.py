@@ -9,6 +9,7 @@ import asyncpg
 import msgspec
 
 from domain.bounded import Bounded
+from domain.policies import Effective
 from domain.policy_compliance import issues
 from domain.policy_rules import ComplianceIssue
 from domain.values import ScopeRef
@@ -91,24 +92,52 @@ async def using_asset(reads: Reads, asset_id: UUID, seen: Set[ScopeRef]) -> list
         return await template_catalogue.templates_with(conn, asset_id, seen)
 
 
+class KeptPolicies:
+    """Lineages' effective policies (and their encodings), each kept under the policies' epoch
+    it was read at: that moves with every change to their rows (migration 0048)."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._kept: Bounded[tuple[tuple[ScopeRef, ...], int], tuple[Effective, bytes]]
+        self._kept = Bounded(size)
+
+    async def effective(
+        self, reads: Reads, lineage: Sequence[ScopeRef], epoch: int | None
+    ) -> tuple[Effective, bytes]:
+        """The policy in force at the end of `lineage`; `epoch` None: read afresh."""
+        key = None if epoch is None else (tuple(lineage), epoch)
+        kept = None if key is None else self._kept.get(key)
+        if kept is None:
+            async with reads.connection() as conn:
+                policy = await policy_catalogue.effective_at(conn, lineage)
+            kept = (policy, _encode(policy))
+            if key is not None:
+                self._kept.put(key, kept)
+        return kept
+
+
 async def compliance(
-    reads: Reads, rows: list[TemplateRow], lineage: Sequence[ScopeRef]
+    reads: Reads,
+    rows: list[TemplateRow],
+    lineage: Sequence[ScopeRef],
+    *,
+    policies: KeptPolicies,
+    epoch: int | None,
 ) -> list[list[ComplianceIssue]]:
-    """Each row's issues under the policy in force at the end of `lineage` (a project's), its
-    combined specs with the policy's defaults beneath them. Kept per row version and policy."""
-    async with reads.connection() as conn:
-        policy = await policy_catalogue.effective_at(conn, lineage)
-        if not policy.rules:
-            return [[] for _ in rows]
-        digest = _encode(policy)
-        keys = [(row.template.id, row.template.version, digest) for row in rows]
-        missing = {key: row for row, key in zip(rows, keys, strict=True) if key not in _ISSUES}
-        if missing:
+    """Each row's issues under the policy in force at the end of `lineage` (a project's) as of
+    the policies' `epoch`, its combined specs with the policy's defaults beneath them. Kept per
+    row version and policy."""
+    policy, digest = await policies.effective(reads, lineage, epoch)
+    if not policy.rules:
+        return [[] for _ in rows]
+    keys = [(row.template.id, row.template.version, digest) for row in rows]
+    missing = {key: row for row, key in zip(rows, keys, strict=True) if key not in _ISSUES}
+    if missing:
+        async with reads.connection() as conn:
             combined = await template_catalogue.combined_under(
                 conn, list(missing.values()), policy.worker_defaults, policy.master_defaults
             )
-            for key, specs in zip(missing, combined, strict=True):
-                _ISSUES.put(key, issues(policy, specs.spec, specs.master))
+        for key, specs in zip(missing, combined, strict=True):
+            _ISSUES.put(key, issues(policy, specs.spec, specs.master))
     return [_ISSUES.get(key) or [] for key in keys]
 
 

@@ -44,5 +44,5 @@ def test_issues_join_the_encoded_template_as_the_object_would_encode() -> None:
         [ComplianceIssueShown(field="worker.command", details='must be "x"', rule="canEdit")],
         [ComplianceIssueShown(details="no rule"), ComplianceIssueShown(details="two")],
     ):
-        joined = encoded_with_issues(msgspec.Raw(encode_json(WIRE)), issues)
+        joined = encoded_with_issues(msgspec.Raw(encode_json(WIRE)), encode_json(issues))
         assert bytes(joined) == encode_json(with_issues(WIRE, issues))
