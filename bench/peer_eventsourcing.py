@@ -13,7 +13,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 
 from bench.append import EVENTS_PER_STREAM, MODES, PAYLOAD, Streams, Worker, ours, rate
 from bench.harness import CODEC, Figure, postgres, report
-from infra.bootstrap import create_pool
+from infra.bootstrap import create_pool, freeze_start_up
 from infra.followers.global_log import START
 from infra.followers.log_tap import LogTap
 from infra.postgres.connections import Connection
@@ -73,7 +73,7 @@ def peer_read(store: PostgresApplicationRecorder) -> tuple[float, int]:
     return read / (time.perf_counter() - started), read
 
 
-BACKLOG = 200  # transactions of 100 events each side writes before the reads
+BACKLOG = 1000  # transactions of 100 events each side writes before the reads
 
 
 async def _read_ours(pool: asyncpg.Pool, store: PostgresStreams) -> float:
@@ -81,6 +81,7 @@ async def _read_ours(pool: asyncpg.Pool, store: PostgresStreams) -> float:
     append = ours(store, 100)
     for n in range(BACKLOG):
         await append(n)
+    await pool.execute("ANALYZE events")  # steady state: plans as autovacuum's statistics make them
     async with pool.acquire() as conn:
         return (await our_read(LogTap(pool, CODEC, batch_size=PAGE), conn))[0]
 
@@ -90,6 +91,7 @@ async def _read_theirs(pool: asyncpg.Pool, store: PostgresApplicationRecorder) -
     append = peer(store, 100)
     for n in range(BACKLOG):
         await append(n)
+    await pool.execute("ANALYZE peer_events")
     return await asyncio.to_thread(lambda: peer_read(store)[0])
 
 
@@ -106,6 +108,7 @@ async def main(rounds: int, seconds: float) -> None:
             await apply_migrations(conn)
         store = PostgresStreams(pool, CODEC)
         theirs = {n: recorder(url, n) for n in {c for _, c, _ in MODES}}
+        freeze_start_up()  # the garbage collection of a follower's process, for both sides
         for round_ in range(rounds):
             for figure, (_, connections, batch) in zip(figures, MODES, strict=True):
                 sides = [

@@ -59,7 +59,10 @@ class LogTap:
         while True:
             served = self._served(cursor, limit)
             inside = self._start is not None and self._start <= cursor <= self._end()
-            if len(served) == limit or (inside and self._read_at >= since):
+            # Short only when the run's end is caught up (its last read found less than a
+            # batch) as of a fresh enough read: a follower takes a short answer as caught up.
+            caught_up = inside and not self._full and self._read_at >= since
+            if len(served) == limit or caught_up:
                 if served:
                     self._read_ahead(served[-1].entry.cursor)
                 return served

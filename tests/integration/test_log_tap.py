@@ -154,3 +154,20 @@ async def test_an_event_that_cannot_be_decoded_is_an_error_to_its_taker_only(
         assert bad.error is not None
         with pytest.raises(type(bad.error)):
             bad.event()
+
+
+async def test_a_follower_behind_by_batches_is_never_told_it_caught_up(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    """A short answer means caught up (the follower then sleeps until a commit): while the batch
+    after a full one is still being read ahead, the tap waits for it rather than answer short."""
+    await created(clean_pool, 50)
+    tap = LogTap(clean_pool, DOMAIN_CODEC, batch_size=8)
+    since = time.monotonic()  # the follower's last commit notice: before every read below
+    sizes: list[int] = []
+    async with clean_pool.acquire() as conn:
+        cursor = START
+        while served := await tap.after(conn, cursor, 8, since=since):
+            sizes.append(len(served))
+            cursor = served[-1].entry.cursor
+    assert sizes == [8] * 6 + [2]
