@@ -47,18 +47,25 @@ class FairPool(asyncpg.Pool):
 
     # The signatures are asyncpg's: `acquire(timeout=...)` bounds the wait for a turn as well.
     async def _acquire(self, timeout: float | None) -> "PoolConnectionProxy[Any]":  # noqa: ASYNC109
-        async with asyncio.timeout(timeout):
-            await self._turns.acquire()
-            try:
-                proxy: PoolConnectionProxy[Any] = await super()._acquire(timeout)  # type: ignore[misc]
-            except BaseException:
-                self._turns.release()
-                raise
+        if timeout is None:  # (most asks: a timeout context costs a request's 3 % of CPU)
+            proxy = await self._turn(None)
+        else:
+            async with asyncio.timeout(timeout):
+                proxy = await self._turn(timeout)
         self._holding.add(proxy)
         gate = _gate.get()
         if gate is None or not gate.closed():
             return proxy
         return await self._through(gate, proxy, timeout)
+
+    async def _turn(self, timeout: float | None) -> "PoolConnectionProxy[Any]":  # noqa: ASYNC109
+        await self._turns.acquire()
+        try:
+            proxy: PoolConnectionProxy[Any] = await super()._acquire(timeout)  # type: ignore[misc]
+        except BaseException:
+            self._turns.release()
+            raise
+        return proxy
 
     async def _through(
         self,
