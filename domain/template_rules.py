@@ -88,6 +88,15 @@ def check_template(
     name_rules.check(name, "/meta/name", refused=InvalidTemplateError)
     if description is not None and not 1 <= len(description) <= DESCRIPTION_MAX:
         raise InvalidTemplateError("/meta/description", f"1 to {DESCRIPTION_MAX} characters")
+    _check_specs(spec, assets, master_spec_same_as_worker, master)
+
+
+def _check_specs(
+    spec: DistributedTemplateSpec,
+    assets: TemplateAssets | None,
+    master_spec_same_as_worker: bool,
+    master: MasterSection | None,
+) -> None:
     _check_framework(spec)
     _check_master(spec, master_spec_same_as_worker, master)
     _check_lifecycle(spec)
@@ -289,14 +298,13 @@ def check_complete(
     spec: DistributedTemplateSpec, master: MasterTemplateSpec | None, same_as_worker: bool
 ) -> None:
     """The rules complete specs (a template combined with its assets, or a submission's) are
-    held to; InvalidTemplateError naming the field, as for a template's own body."""
-    check_template(
-        name="workload",
-        description=None,
-        spec=spec,
-        assets=None,
-        master_spec_same_as_worker=same_as_worker,
-        master=MasterSection(spec=master) if master is not None and not same_as_worker else None,
+    held to; InvalidTemplateError naming the field, as for a template's own body (but its
+    name and description: a workload's are checked where they are given)."""
+    _check_specs(
+        spec,
+        None,
+        same_as_worker,
+        MasterSection(spec=master) if master is not None and not same_as_worker else None,
     )
 
 
