@@ -115,9 +115,11 @@ class Figure(msgspec.Struct):
         return statistics.median(self.ours) / statistics.median(self.baseline)
 
 
-def report(title: str, baseline_name: str, figures: list[Figure]) -> None:
+def report(
+    title: str, baseline_name: str, figures: list[Figure], ours_name: str = "trainplate"
+) -> None:
     print(f"\n{title}  (events/s; median [min-max] of {len(figures[0].ours)} rounds)")
-    print(f"{'':34} {'trainplate':>24} {baseline_name:>24} {'ratio':>7} {'target':>7}")
+    print(f"{'':34} {ours_name:>24} {baseline_name:>24} {'ratio':>7} {'target':>7}")
     for f in figures:
         ours = f"{statistics.median(f.ours):,.0f} [{min(f.ours):,.0f}-{max(f.ours):,.0f}]"
         base = (

@@ -1,6 +1,6 @@
-"""trainplate's event store beside a peer on the same PostgreSQL in one run: the
-`eventsourcing` library's PostgreSQL recorder. Appends (1 event a transaction on 1 and 8
-connections, 100 on 1) and a read of the whole log in pages (its notification log, our tap)."""
+"""trainplate's event store beside the `eventsourcing` library's PostgreSQL recorder on the same
+server in one run: appends (1 event a transaction on 1 and 8 connections, 100 on 1), a read of the
+whole log in pages, and a bare INSERT of our rows beside the peer (what the table alone allows)."""
 
 import argparse
 import asyncio
@@ -11,7 +11,17 @@ import asyncpg
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 
-from bench.append import EVENTS_PER_STREAM, MODES, PAYLOAD, Streams, Worker, ours, rate
+from bench.append import (
+    BASELINE_TABLE,
+    EVENTS_PER_STREAM,
+    MODES,
+    PAYLOAD,
+    Streams,
+    Worker,
+    baseline,
+    ours,
+    rate,
+)
 from bench.harness import CODEC, Figure, postgres, report
 from infra.bootstrap import create_pool, freeze_start_up
 from infra.followers.global_log import START
@@ -97,6 +107,9 @@ async def _read_theirs(pool: asyncpg.Pool, store: PostgresApplicationRecorder) -
 
 async def main(rounds: int, seconds: float) -> None:
     figures = [Figure(name, target=3.0) for name, _, _ in MODES]
+    # The same rows by a bare INSERT (the table's keys and indexes, no chain, no checks): how
+    # far ahead of the peer the table alone lets an append be.
+    bare = [Figure(name, target=None) for name, _, _ in MODES]
     reading = Figure("read the whole log, 1,000 a page", target=3.0)
     with postgres() as url:
         pool = await create_pool(
@@ -106,25 +119,29 @@ async def main(rounds: int, seconds: float) -> None:
         )
         async with pool.acquire() as conn:
             await apply_migrations(conn)
+            await conn.execute(BASELINE_TABLE)
         store = PostgresStreams(pool, CODEC)
         theirs = {n: recorder(url, n) for n in {c for _, c, _ in MODES}}
         freeze_start_up()  # the garbage collection of a follower's process, for both sides
         for round_ in range(rounds):
-            for figure, (_, connections, batch) in zip(figures, MODES, strict=True):
+            for figure, inserts, (_, connections, batch) in zip(figures, bare, MODES, strict=True):
                 sides = [
                     (figure.ours, [ours(store, batch) for _ in range(connections)]),
                     (
                         figure.baseline,
                         [peer(theirs[connections], batch) for _ in range(connections)],
                     ),
+                    (inserts.ours, [baseline(pool, batch) for _ in range(connections)]),
                 ]
                 for results, workers in sides if round_ % 2 == 0 else sides[::-1]:
-                    await pool.execute("TRUNCATE events, peer_events")
+                    await pool.execute("TRUNCATE events, peer_events, bench_baseline")
                     results.append((await rate(workers, seconds))[0])
+                inserts.baseline.append(figure.baseline[-1])
             reading.ours.append(await _read_ours(pool, store))
             reading.baseline.append(await _read_theirs(pool, theirs[1]))
         await pool.close()
     report("The event store beside eventsourcing's", "eventsourcing", [*figures, reading])
+    report("A bare INSERT of the same rows beside eventsourcing's", "eventsourcing", bare, "bare")
 
 
 if __name__ == "__main__":
