@@ -20,6 +20,10 @@ from infra.settings import ProjectorSettings
 from projections import Projection
 
 PREFIX: Final = "rebuild_"
+_STATISTICS: Final = (
+    "SELECT pg_get_statisticsobjdef(oid) AS definition FROM pg_statistic_ext"
+    " WHERE stxrelid = $1::regclass ORDER BY stxname"
+)
 
 
 class RebuildReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,7 +91,8 @@ async def _rebuild(
     await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE; CREATE SCHEMA "{schema}"')
     for table in projection.tables:
         await conn.execute(
-            f'CREATE TABLE "{schema}"."{table}" (LIKE public."{table}" INCLUDING ALL)'
+            f'CREATE TABLE "{schema}"."{table}"'
+            f' (LIKE public."{table}" INCLUDING ALL EXCLUDING STATISTICS)'
         )
     runner = ProjectionRunner(
         pool, projection, codec, settings, checkpoint=f"rebuild:{projection.name}"
@@ -101,8 +106,12 @@ async def _rebuild(
         cursor, more = await _catch_up(conn, runner, cursor, None)
         total += more
         for table in projection.tables:
+            # Extended statistics stay with a schema, not a table: made again on the new table.
+            statistics = await conn.fetch(_STATISTICS, f'public."{table}"')
             await conn.execute(f'DROP TABLE public."{table}"')
             await conn.execute(f'ALTER TABLE "{schema}"."{table}" SET SCHEMA public')
+            for row in statistics:
+                await conn.execute(row["definition"])
         await global_log.save_checkpoint(conn, f"projection:{projection.name}", cursor)
         await read_model_versions.record(conn, projection.name, projection.version)
         await conn.execute(
@@ -110,6 +119,8 @@ async def _rebuild(
         )
         await conn.execute(f'DROP SCHEMA "{schema}"')
     swap_seconds = time.perf_counter() - swap_started
+    for table in projection.tables:  # (the new tables have no statistics yet)
+        await conn.execute(f'ANALYZE public."{table}"')
     return RebuildReport(
         name=projection.name,
         events=total,

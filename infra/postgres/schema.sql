@@ -426,6 +426,7 @@ CREATE INDEX template_catalogue_asset_ids_idx ON public.template_catalogue USING
 CREATE INDEX template_catalogue_cluster_facts_idx ON public.template_catalogue USING btree (((meta ->> 'clusterId'::text))) WHERE cluster_facts;
 CREATE INDEX template_catalogue_name_c_idx ON public.template_catalogue USING btree (name COLLATE "C", template_id);
 CREATE INDEX template_catalogue_runnable_idx ON public.template_catalogue USING btree ((((combined -> 'runnable'::text) ->> 'isRunnable'::text)));
+CREATE STATISTICS public.template_catalogue_scope_key ON ((scope_kind || '/'::text) || scope_id) FROM template_catalogue;
 
 CREATE TABLE template_cluster_facts (
     stream_id  uuid NOT NULL,

@@ -1,5 +1,5 @@
 """The schema the migrations make, as one SQL text to read (infra/postgres/schema.sql): sequences,
-tables with their columns, types, keys and indexes, functions, triggers, each in name order,
+tables with their columns, types, keys, indexes and statistics, functions, triggers, in name order,
 from the catalogue alone (no OIDs, no server version), so one schema is one text."""
 
 import re
@@ -61,6 +61,12 @@ WHERE i.indrelid = $1 AND NOT EXISTS (
     WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid AND k.contype IN ('p', 'u', 'x')
 )
 ORDER BY ic.relname
+"""
+
+# Extended statistics (what the planner knows of an expression a query filters on).
+_STATISTICS: Final = """
+SELECT pg_get_statisticsobjdef(oid) AS definition
+FROM pg_statistic_ext WHERE stxrelid = $1 ORDER BY stxname
 """
 
 # Identity columns' sequences belong to their column's definition.
@@ -153,6 +159,8 @@ async def _table(conn: Connection, oid: int, name: str, unlogged: bool) -> str:
     kind = "UNLOGGED TABLE" if unlogged else "TABLE"
     text = f"CREATE {kind} {name} (\n" + ",\n".join(lines) + "\n);\n"
     for row in await conn.fetch(_INDEXES, oid):
+        text += f"{row['definition']};\n"
+    for row in await conn.fetch(_STATISTICS, oid):
         text += f"{row['definition']};\n"
     return text
 

@@ -87,6 +87,13 @@ async def test_the_rebuild_command_names_what_it_did(
     code, out, err = await run("template_catalogue")
     assert code == 0, err
     assert "template_catalogue: rebuilt from" in out
+    async with catalogue.acquire() as conn:  # its statistics made again, as the migration named
+        kept = await conn.fetch(
+            "SELECT n.nspname, s.stxname FROM pg_statistic_ext s"
+            " JOIN pg_namespace n ON n.oid = s.stxnamespace"
+            " WHERE s.stxrelid = 'public.template_catalogue'::regclass"
+        )
+    assert [tuple(row) for row in kept] == [("public", "template_catalogue_scope_key")]
     code, _, err = await run("nothing")
     assert code == 2
     assert "workload_catalogue" in err
