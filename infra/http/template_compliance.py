@@ -90,6 +90,8 @@ def _shown(found: list[ComplianceIssue], prefix: str | None) -> list[ComplianceI
 
 
 def _encoded(found: list[ComplianceIssue], prefix: str | None) -> bytes:
+    if not found:  # (a compliant template's list is made afresh: not kept)
+        return b"[]"
     # Keyed by the found list's identity, which the entry keeps alive (so unique while kept).
     key = (id(found), prefix)
     kept = _ENCODED.get(key)
