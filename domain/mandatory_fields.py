@@ -87,6 +87,8 @@ def _unset(
                 yield (*path, wire[name]), f"required with {wire[other]} {given}"
     for name, encoded in _below(kind):
         inner = getattr(value, name)
+        if inner is None:  # (most are: checked first)
+            continue
         if isinstance(inner, msgspec.Struct):
             yield from _unset(inner, (*path, encoded), items_only, in_list=in_list)
         elif isinstance(inner, tuple):
