@@ -47,7 +47,7 @@ class FairPool(asyncpg.Pool):
 
     # The signatures are asyncpg's: `acquire(timeout=...)` bounds the wait for a turn as well.
     async def _acquire(self, timeout: float | None) -> "PoolConnectionProxy[Any]":  # noqa: ASYNC109
-        if timeout is None:  # (most asks: a timeout context costs a request's 3 % of CPU)
+        if timeout is None:  # most asks: no timeout context to enter and leave
             proxy = await self._turn(None)
         else:
             async with asyncio.timeout(timeout):
