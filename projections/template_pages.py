@@ -37,17 +37,18 @@ _SEARCHED: Final = ("name", "coalesce(meta->>'description', '')")
 
 
 def _query(
-    scopes: Iterable[ScopeRef],
+    scopes: Iterable[ScopeRef] | None,
     conditions: Sequence[Condition],
     search: str | None,
     *,
     first: int = 1,
 ) -> Where:
     query = Where(_TEXT, _DATES, first=first)
-    # One array of "kind/id" (no kind holds a /): its plan is generic, where a pair of unnested
-    # arrays made PostgreSQL plan every execution anew (docs/decisions/0038).
-    keys = query.param(_scope_keys(frozenset(scopes)))
-    query.where.append(f"(scope_kind || '/' || scope_id) = ANY({keys}::text[])")
+    if scopes is not None:  # (None: every scope, as no template outlives its own)
+        # One array of "kind/id" (no kind holds a /): its plan is generic, where a pair of
+        # unnested arrays made PostgreSQL plan every execution anew (docs/decisions/0038).
+        keys = query.param(_scope_keys(frozenset(scopes)))
+        query.where.append(f"(scope_kind || '/' || scope_id) = ANY({keys}::text[])")
     for condition in conditions:
         query.condition(condition)
     if search:
@@ -81,7 +82,11 @@ class KeysQuery(NamedTuple):
 
 
 def keys_query(
-    scopes: Iterable[ScopeRef], conditions: Sequence[Condition], asked: Asked, *, first: int = 1
+    scopes: Iterable[ScopeRef] | None,
+    conditions: Sequence[Condition],
+    asked: Asked,
+    *,
+    first: int = 1,
 ) -> KeysQuery:
     """The page's `KeysQuery`, its parameters numbered from `$first`."""
     query = _query(scopes, conditions, asked.search, first=first)
@@ -101,9 +106,10 @@ def keys_query(
 
 
 async def page(
-    conn: Executor, scopes: Iterable[ScopeRef], conditions: Sequence[Condition], asked: Asked
+    conn: Executor, scopes: Iterable[ScopeRef] | None, conditions: Sequence[Condition], asked: Asked
 ) -> tuple[list[TemplateRow], bool]:
-    """The page of templates in these scopes that the query selects, and whether more follow."""
+    """The page of templates in these scopes (None: all) that the query selects, and whether
+    more follow."""
     keys = keys_query(scopes, conditions, asked)
     chosen, more = chosen_by(await conn.fetch(keys.sql, *keys.args), asked.limit)
     return await completed(conn, chosen), more
@@ -139,12 +145,12 @@ async def completed(conn: Executor, chosen: Chosen) -> list[TemplateRow]:
 
 async def count(
     conn: Executor,
-    scopes: Iterable[ScopeRef],
+    scopes: Iterable[ScopeRef] | None,
     conditions: Sequence[Condition],
     *,
     search: str | None,
 ) -> int:
-    """How many templates in these scopes the query selects."""
+    """How many templates in these scopes (None: all) the query selects."""
     query = _query(scopes, conditions, search)
     row = await conn.fetchrow(
         f"SELECT count(*) FROM template_catalogue WHERE {query.clause}",

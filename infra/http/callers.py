@@ -62,6 +62,24 @@ async def visibility(caller: Caller) -> tuple[frozenset[ScopeRef], Lineages]:
     return await seen_by(caller, caller.user), lineages
 
 
+def listed(seen: frozenset[ScopeRef], lineages: Lineages) -> frozenset[ScopeRef] | None:
+    """The scopes a list is to be narrowed to: None when they are every live scope (a tenant
+    admin's), which a list need not name as no thing outlives its scope."""
+    return None if len(seen) == len(lineages) else seen
+
+
+async def listed_scopes(caller: Caller) -> frozenset[ScopeRef] | None:
+    return listed(*await visibility(caller))
+
+
+async def listed_by(
+    connection: ASGIConnection[Any, Any, Any, Any], user: Principal
+) -> frozenset[ScopeRef] | None:
+    """`listed_scopes` for `user`, before the request is settled."""
+    cache: AccessCache = connection.app.state.access
+    return listed(await seen_by(connection, user), await cache.lineages(user.tree_epoch))
+
+
 async def seen_by(
     connection: ASGIConnection[Any, Any, Any, Any], user: Principal
 ) -> frozenset[ScopeRef]:

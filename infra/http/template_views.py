@@ -9,7 +9,7 @@ from litestar.serialization import encode_json
 
 from domain.bounded import Bounded
 from infra.http.auth import Principal
-from infra.http.callers import Caller, seen_by, seen_scopes
+from infra.http.callers import Caller, listed_by, listed_scopes
 from infra.http.consistency import ridden
 from infra.http.template_schemas import DistributedTemplate, ResponseMeta
 from infra.security.standing import Along
@@ -56,7 +56,7 @@ async def page_of(
     """The page of templates the caller may see that the query selects, and whether more
     follow: on the keys the request's settling statement read, when it read this page's."""
     conditions = _conditions(query)
-    seen = await seen_scopes(request)
+    seen = await listed_scopes(request)
     page = None
     if (found := ridden(request)) is not None:
         along, rows = found
@@ -81,7 +81,7 @@ async def page_along(
         offset, limit = int(params.get("offset", 0)), int(params.get("limit", PAGE_SIZE))
         if offset < 0 or not 1 <= limit <= PAGE_LIMIT:
             return None
-        seen = await seen_by(connection, user)
+        seen = await listed_by(connection, user)
         keys = template_reads.keys_riding(seen, conditions, _asked(query, offset, limit))
     except (InvalidRequestError, ValueError, KeyError):  # the handler's to answer
         return None
@@ -91,7 +91,7 @@ async def page_along(
 async def count_of(request: Caller, reads: Reads, query: ListQuery) -> int:
     """How many templates the caller may see the query selects."""
     conditions = _conditions(query)
-    seen = await seen_scopes(request)
+    seen = await listed_scopes(request)
     return await template_reads.count(reads, seen, conditions, search=query.search)
 
 

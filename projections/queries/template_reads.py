@@ -20,7 +20,7 @@ from projections.template_queries import Condition
 
 
 def keys_riding(
-    seen: Set[ScopeRef], conditions: Sequence[Condition], asked: template_pages.Asked
+    seen: Set[ScopeRef] | None, conditions: Sequence[Condition], asked: template_pages.Asked
 ) -> template_pages.KeysQuery:
     """A page's keys query as it rides on a request's settling statement (its parameters from
     $2 on, after the standing's)."""
@@ -37,13 +37,13 @@ class Ridden(NamedTuple):
 
 async def page(
     reads: Reads,
-    seen: Set[ScopeRef],
+    seen: Set[ScopeRef] | None,
     conditions: Sequence[Condition],
     asked: template_pages.Asked,
     ridden: Ridden | None = None,
 ) -> tuple[list[TemplateRow], bool]:
-    """The page of templates the caller may see that the query selects, and whether more
-    follow: from the keys `ridden` found, when they are this page's (in the request's snapshot)."""
+    """The page of templates the caller may see (`seen`; None: every scope) that the query
+    selects, and whether more follow: from the keys `ridden` found when they are this page's."""
     if ridden is not None and (ridden.sql, ridden.args) == keys_riding(seen, conditions, asked):
         chosen, more = template_pages.chosen_by(ridden.rows, asked.limit)
         if (rows := template_pages.whole(chosen)) is not None:
@@ -55,7 +55,7 @@ async def page(
 
 
 async def count(
-    reads: Reads, seen: Set[ScopeRef], conditions: Sequence[Condition], *, search: str | None
+    reads: Reads, seen: Set[ScopeRef] | None, conditions: Sequence[Condition], *, search: str | None
 ) -> int:
     """How many templates the caller may see the query selects."""
     async with reads.connection() as conn:

@@ -148,6 +148,10 @@ async def _check(conn: Any, catalogue: list[tuple[Any, ...]], query: dict[str, A
         query["search"], query["sort_by"], query["descending"], offset, limit
     )
     page, more = await template_pages.page(conn, seen, query["conditions"], asked)
+    if set(seen) >= set(SCOPES):  # every scope the catalogue holds: named or not, one page
+        assert await template_pages.page(conn, None, query["conditions"], asked) == (page, more)
+        every = await template_pages.count(conn, None, query["conditions"], search=query["search"])
+        assert every == len(expected)
     counted = await template_pages.count(conn, seen, query["conditions"], search=query["search"])
     assert [row.template.id for row in page] == [
         row["id"] for row in expected[offset : offset + limit]
