@@ -12,7 +12,7 @@ from infra.http.access_cache import AccessCache, SignedOutSessions
 from infra.security.access_tokens import TokenIssuer
 from infra.settings import Settings
 from projections.queries import Reads
-from projections.queries.template_reads import KeptPolicies
+from projections.queries.policy_reads import KeptPolicies
 from services.ports.event_store import EventStore
 from services.ports.kept_secrets import ApplicationRegistry, CredentialVault
 from services.ports.name_lookups import (

@@ -15,7 +15,7 @@ from domain.values import ScopeRef
 from infra.http.callers import Caller, visibility
 from infra.http.template_schemas import DistributedTemplate
 from projections.queries import Reads, template_reads
-from projections.queries.template_reads import KeptPolicies
+from projections.queries.policy_reads import KeptPolicies
 from projections.template_catalogue import TemplateRow
 
 ComplyToProject = Annotated[int | None, QueryParameter(name="complyToProject")]

@@ -6,15 +6,13 @@ from typing import Any, Final, NamedTuple, cast
 from uuid import UUID
 
 import asyncpg
-import msgspec
 
 from domain.bounded import Bounded
-from domain.policies import Effective
 from domain.policy_compliance import issues
 from domain.policy_rules import ComplianceIssue
 from domain.values import ScopeRef
-from projections import policy_catalogue, template_catalogue, template_pages
-from projections.queries import Reads
+from projections import template_catalogue, template_pages
+from projections.queries import Reads, policy_reads
 from projections.template_catalogue import TemplateRow
 from projections.template_queries import Condition
 
@@ -92,35 +90,12 @@ async def using_asset(reads: Reads, asset_id: UUID, seen: Set[ScopeRef]) -> list
         return await template_catalogue.templates_with(conn, asset_id, seen)
 
 
-class KeptPolicies:
-    """Lineages' effective policies (and their encodings), each kept under the policies' epoch
-    it was read at: that moves with every change to their rows (migration 0048)."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self._kept: Bounded[tuple[tuple[ScopeRef, ...], int], tuple[Effective, bytes]]
-        self._kept = Bounded(size)
-
-    async def effective(
-        self, reads: Reads, lineage: Sequence[ScopeRef], epoch: int | None
-    ) -> tuple[Effective, bytes]:
-        """The policy in force at the end of `lineage`; `epoch` None: read afresh."""
-        key = None if epoch is None else (tuple(lineage), epoch)
-        kept = None if key is None else self._kept.get(key)
-        if kept is None:
-            async with reads.connection() as conn:
-                policy = await policy_catalogue.effective_at(conn, lineage)
-            kept = (policy, _encode(policy))
-            if key is not None:
-                self._kept.put(key, kept)
-        return kept
-
-
 async def compliance(
     reads: Reads,
     rows: list[TemplateRow],
     lineage: Sequence[ScopeRef],
     *,
-    policies: KeptPolicies,
+    policies: policy_reads.KeptPolicies,
     epoch: int | None,
 ) -> list[list[ComplianceIssue]]:
     """Each row's issues under the policy in force at the end of `lineage` (a project's) as of
@@ -143,4 +118,3 @@ async def compliance(
 
 # A template version's issues under a policy (its encoding): neither changes once written.
 _ISSUES: Final[Bounded[tuple[UUID, int, bytes], list[ComplianceIssue]]] = Bounded(8192)
-_encode = msgspec.json.Encoder().encode

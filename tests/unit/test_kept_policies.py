@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from domain.values import ScopeRef
-from projections.queries.template_reads import KeptPolicies
+from projections.queries.policy_reads import KeptPolicies
 
 LINEAGE = (ScopeRef("project", "7"), ScopeRef("department", "3"), ScopeRef("tenant", ""))
 RULES = {"worker": {"compute": {"gpuDevicesRequest": {"max": 4}}}}
