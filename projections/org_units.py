@@ -26,6 +26,7 @@ from domain.events import (
     RecordedEvent,
 )
 from domain.values import NodePoolResources, ScopeKind, ScopeRef, quota_total
+from projections import epochs
 from projections.executor import Executor
 
 NAME: Final = "org_units"
@@ -124,7 +125,7 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
         case _:
             return  # not an event this read model cares about
     if isinstance(recorded.event, _RESHAPING):
-        await conn.execute(_TOUCH)
+        await epochs.touch(conn, "org_units_epoch")
 
 
 # The events that add or remove a unit, and so change lineages; readers keep lineages in memory
@@ -137,10 +138,6 @@ _RESHAPING: Final = (
     DepartmentDeleted,
     ProjectDeleted,
 )
-_TOUCH: Final = """
-INSERT INTO org_units_epoch (epoch) VALUES (pg_current_xact_id()::text::bigint)
-ON CONFLICT (only_row) DO UPDATE SET epoch = excluded.epoch
-"""
 
 
 async def _update_fields(

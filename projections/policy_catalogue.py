@@ -13,6 +13,7 @@ import msgspec
 from domain.events import PolicyApplied, PolicyDeleted, RecordedEvent
 from domain.policies import Effective, Placement, PolicyBody, effective
 from domain.values import ScopeRef
+from projections import epochs
 from projections.executor import Executor
 
 NAME: Final = "policy_catalogue"
@@ -69,14 +70,7 @@ async def apply(conn: Executor, recorded: RecordedEvent) -> None:
             )  # fmt: skip
         case _:
             return  # not an event this read model cares about
-    await conn.execute(_TOUCH)
-
-
-# Moved with the rows: readers keep an effective policy until it moves (migration 0048).
-_TOUCH: Final = """
-INSERT INTO policy_epoch (epoch) VALUES (pg_current_xact_id()::text::bigint)
-ON CONFLICT (only_row) DO UPDATE SET epoch = excluded.epoch
-"""
+    await epochs.touch(conn, "policy_epoch")
 
 
 _COLUMNS: Final = """policy_id, name, scope_kind, scope_id, cluster_id, department_id, project_id,
