@@ -103,7 +103,7 @@ async def list_page(
 
 async def encoded_page(
     request: Caller,
-    reads: Reads,
+    adapters: Adapters,
     query: ListQuery,
     offset: int,
     limit: int,
@@ -111,10 +111,10 @@ async def encoded_page(
 ) -> EncodedTemplateList:
     """`list_page`, encoded (the API's list), each template with its issues in the project
     `comply` names."""
-    rows, more = await page_of(request, reads, query, offset, limit)
+    rows, more = await page_of(request, adapters.reads, query, offset, limit)
     entries = [encoded(row) for row in rows]
     if comply is not None:
-        issues = await encoded_issues_of(request, reads, rows, comply)
+        issues = await encoded_issues_of(request, adapters, rows, comply)
         entries = [encoded_with_issues(e, i) for e, i in zip(entries, issues, strict=True)]
     return EncodedTemplateList(entries, _pagination(offset, limit, more))
 
@@ -159,7 +159,7 @@ async def read_template(
         raise TemplateNotFoundError(template_id)  # unknown or out of sight: one answer
     wire = wire_of(row)
     if comply is not None:
-        (issues,) = await issues_of(request, adapters.reads, [row], comply)
+        (issues,) = await issues_of(request, adapters, [row], comply)
         wire = with_issues(wire, issues)
     return wire, row.template.version
 

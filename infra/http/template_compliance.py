@@ -12,10 +12,10 @@ from domain.bounded import Bounded
 from domain.org_units import UnknownScopeError
 from domain.policy_rules import ComplianceIssue
 from domain.values import ScopeRef
+from infra.http.adapters import Adapters
 from infra.http.callers import Caller, visibility
 from infra.http.template_schemas import DistributedTemplate
-from projections.queries import Reads, template_reads
-from projections.queries.policy_reads import KeptPolicies
+from projections.queries import template_reads
 from projections.template_catalogue import TemplateRow
 
 ComplyToProject = Annotated[int | None, QueryParameter(name="complyToProject")]
@@ -50,25 +50,24 @@ def comply_of(project_id: int | None, replica: Literal["Worker", "Master"] | Non
 
 
 async def issues_of(
-    request: Caller, reads: Reads, rows: list[TemplateRow], comply: Comply
+    request: Caller, adapters: Adapters, rows: list[TemplateRow], comply: Comply
 ) -> list[list[ComplianceIssueShown]]:
     """Each template's issues in the project `comply` names, as of the request's standing."""
-    found, prefix = await _found(request, reads, rows, comply)
+    found, prefix = await _found(request, adapters, rows, comply)
     return [_shown(issues, prefix) for issues in found]
 
 
 async def encoded_issues_of(
-    request: Caller, reads: Reads, rows: list[TemplateRow], comply: Comply
+    request: Caller, adapters: Adapters, rows: list[TemplateRow], comply: Comply
 ) -> list[bytes]:
     """`issues_of`, each template's encoded (kept with what was found, which is kept)."""
-    found, prefix = await _found(request, reads, rows, comply)
+    found, prefix = await _found(request, adapters, rows, comply)
     return [_encoded(issues, prefix) for issues in found]
 
 
 async def _found(
-    request: Caller, reads: Reads, rows: list[TemplateRow], comply: Comply
+    request: Caller, adapters: Adapters, rows: list[TemplateRow], comply: Comply
 ) -> tuple[list[list[ComplianceIssue]], str | None]:
-    policies: KeptPolicies = request.app.state.adapters.policies
     project = ScopeRef("project", str(comply.project_id))
     seen, lineages = await visibility(request)
     lineage = lineages.get(project)
@@ -76,7 +75,7 @@ async def _found(
         raise UnknownScopeError("project", project.id, field="/complyToProject")
     prefix = None if comply.replica is None else f"{comply.replica.lower()}."
     found = await template_reads.compliance(
-        reads, rows, lineage, policies=policies, epoch=request.user.policy_epoch
+        adapters.reads, rows, lineage, policies=adapters.policies, epoch=request.user.policy_epoch
     )
     return found, prefix
 

@@ -96,7 +96,7 @@ async def list_distributed(
 ) -> TemplateList:
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
     comply = comply_of(comply_to_project, comply_to_replica_type)
-    return _sent(await encoded_page(request, adapters.reads, query, offset, limit, comply))
+    return _sent(await encoded_page(request, adapters, query, offset, limit, comply))
 
 
 @get(BASE, tags=["Templates"], opt={PAGE_WITH_STANDING: page_along})
@@ -116,7 +116,7 @@ async def list_any(
     """Every template type; this service holds distributed ones only."""
     query = ListQuery(filter_by=filter_by, search=search, sort_by=sort_by, sort_order=sort_order)
     comply = comply_of(comply_to_project, comply_to_replica_type)
-    return _sent(await encoded_page(request, adapters.reads, query, offset, limit, comply))
+    return _sent(await encoded_page(request, adapters, query, offset, limit, comply))
 
 
 @get(f"{BASE}/count", tags=["Templates"])
