@@ -1,6 +1,6 @@
-"""Template creates per second through the HTTP API, next to bare Litestar + asyncpg baselines
-(bench/bare_api.py) in the same run. Targets: >= 0.7 x bare, p99 <= 2 x bare p99. Method:
-docs/decisions/0011-benchmark-methods.md."""
+"""Template creates per second through the HTTP API beside bare Litestar + asyncpg writes of the
+same rows (bench/bare_api.py). Targets: >= 0.75 x those rows (with the same edges, and alone),
+p99 <= 2 x bare. Method: docs/decisions/0011-benchmark-methods.md."""
 
 import argparse
 import asyncio
@@ -173,11 +173,12 @@ async def main(rounds: int, seconds: float, connections: int, edits: int) -> Non
                     "assets": {"environment": environment, "compute": compute},
                 }
 
-            figure = Figure(name=f"template create, {connections} in flight", target=0.7)
+            figure = Figure(name=f"template create, {connections} in flight", target=None)
             # The same creates against the bare endpoint that writes what ours writes in the
             # database (bench/bare_api.py): what is left between the two is the service's own
             # work (authentication, rules, events, answers), the edges' cost set aside.
-            edged = Figure(name=f"template create, {connections} in flight", target=0.7)
+            edged = Figure(name=f"template create, {connections} in flight", target=0.75)
+            ceiling = Figure(name=f"template create, {connections} in flight", target=0.75)
             edges = Figure(name="bare with edges / bare", target=None)
             rows = Figure(name="bare with the rows alone / bare", target=None)
             sides = ("ours", "bare", "edged", "rows")
@@ -202,10 +203,12 @@ async def main(rounds: int, seconds: float, connections: int, edits: int) -> Non
                     p99s[who].append(percentile(lat, 99))
             figure.ours, figure.baseline = rates["ours"], rates["bare"]
             edged.ours, edged.baseline = rates["ours"], rates["edged"]
+            ceiling.ours, ceiling.baseline = rates["ours"], rates["rows"]
             edges.ours, edges.baseline = rates["edged"], rates["bare"]
             rows.ours, rows.baseline = rates["rows"], rates["bare"]
     report("Template creates through HTTP", "bare Litestar+asyncpg", [figure, edges, rows])
     report("Template creates through HTTP", "bare with the same edges", [edged])
+    report("Template creates through HTTP", "bare, the rows alone", [ceiling])
     for who in sides:
         print(
             f"  latency {who:5} p50 {statistics.median(p50s[who]) * 1000:7.1f} ms"
