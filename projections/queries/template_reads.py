@@ -105,15 +105,18 @@ async def compliance(
     if not policy.rules:
         return [[] for _ in rows]
     keys = [(row.template.id, row.template.version, digest) for row in rows]
-    missing = {key: row for row, key in zip(rows, keys, strict=True) if key not in _ISSUES}
+    # Taken out of the map once: what this page puts in may push out what it found there.
+    found = {key: kept for key in keys if (kept := _ISSUES.get(key)) is not None}
+    missing = {key: row for row, key in zip(rows, keys, strict=True) if key not in found}
     if missing:
         async with reads.connection() as conn:
             combined = await template_catalogue.combined_under(
                 conn, list(missing.values()), policy.worker_defaults, policy.master_defaults
             )
         for key, specs in zip(missing, combined, strict=True):
-            _ISSUES.put(key, issues(policy, specs.spec, specs.master))
-    return [_ISSUES.get(key) or [] for key in keys]
+            found[key] = issues(policy, specs.spec, specs.master)
+            _ISSUES.put(key, found[key])
+    return [found[key] for key in keys]
 
 
 # A template version's issues under a policy (its encoding): neither changes once written.
