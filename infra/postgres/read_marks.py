@@ -162,12 +162,13 @@ async def blocked(
     return bool(await conn.fetchval(statement, subject))
 
 
-@functools.cache
+# Bounded: a page's statement text varies with what its caller asks (sort, size, filters).
+@functools.lru_cache(maxsize=256)
 def _with(row: str) -> str:
     return _STANDING_WITH.format(standing=_STANDING, row=row)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _named(statement: str, followers: tuple[str, ...], read_models: tuple[str, ...]) -> str:
     """`statement` with the checkpoint names written in: they are the process's constants, so
     the prepared statement holds them rather than every request encoding and sending them."""
