@@ -45,8 +45,9 @@ class StoredBody(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     asset_versions: tuple[AssetVersion, ...] = ()
 
 
-# A decoded row's key: the template, its version and its cluster facts' `recombined`.
-RowKey = tuple[UUID, int, int]
+# A decoded row's key: the template, its version, its cluster facts' `recombined`, and the table
+# it was read from (a rebuild swaps in another, whose rows may differ at the same versions).
+RowKey = tuple[UUID, int, int, int]
 
 
 class TemplateRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -411,17 +412,18 @@ def _kept(
 
 
 COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created_at, created_by,
-    updated_at, updated_by, version, combined::text AS combined, recombined"""
+    updated_at, updated_by, version, combined::text AS combined, recombined, tableoid"""
 
 
 # Rows decoded lately, bounded, per process: every change to a row moves its stream's version (the
 # fan-out's too) or, its cluster's facts moving, its `recombined`; the rows are frozen all the way
-# down, so a read of one decoded before takes that decoding again.
+# down, so a read of one decoded before takes that decoding again. A rebuild swaps in a table of
+# its own (`tableoid`).
 _DECODED: Final[Bounded[RowKey, TemplateRow]] = Bounded(4096)
 
 
 def row_of(record: asyncpg.Record) -> TemplateRow:
-    key = (record["template_id"], record["version"], record["recombined"])
+    key = (record["template_id"], record["version"], record["recombined"], record["tableoid"])
     if (known := _DECODED.get(key)) is None:
         known = _decoded(record)
         _DECODED.put(key, known)

@@ -74,7 +74,7 @@ class Asked(NamedTuple):
 
 
 class KeysQuery(NamedTuple):
-    """The statement choosing a page on narrow rows (id, version, recombined), one more than
+    """The statement choosing a page on narrow rows (a decoded row's key), one more than
     the page to tell whether more follow."""
 
     sql: str
@@ -99,7 +99,8 @@ def keys_query(
     else:
         page = f"OFFSET {query.param(asked.offset)} LIMIT {query.param(asked.limit + 1)}"
     sql = (
-        f"SELECT template_id, version, recombined FROM template_catalogue WHERE {query.clause}"
+        f"SELECT template_id, version, recombined, tableoid FROM template_catalogue"
+        f" WHERE {query.clause}"
         f" ORDER BY {order} {page}"
     )
     return KeysQuery(sql, tuple(query.params))
@@ -125,7 +126,7 @@ def chosen_by(keys: Sequence[Any], limit: int) -> tuple[Chosen, bool]:
     for key in keys[:limit]:
         if (template_id := key["template_id"]) is not None:  # (None: an outer join's nothing)
             chosen[template_id] = template_catalogue.decoded_before(
-                (template_id, key["version"], key["recombined"])
+                (template_id, key["version"], key["recombined"], key["tableoid"])
             )
     return chosen, len(keys) > limit
 

@@ -5,17 +5,33 @@ the old tables; afterwards it holds every event exactly as a rebuild from zero w
 import asyncio
 import os
 import sys
+from uuid import uuid4
 
 import asyncpg
+import msgspec
 import pytest
 
+from domain.events import EventMetadata, TemplateCreated
+from domain.template_specs import DistributedTemplateSpec
+from domain.values import TemplateMeta
 from infra.followers.global_log import load_checkpoint
+from infra.followers.projection_runner import ProjectionRunner
 from infra.followers.rebuild import rebuild
+from infra.postgres.streams import PostgresStreams
 from infra.serialization import DOMAIN_CODEC
 from infra.settings import ProjectorSettings
+from projections import ALL, template_catalogue, template_pages
+from projections.template_pages import Asked, keys_query
+from services.ports.event_store import Append
 from tests.integration.test_projector import CATALOGUE, catch_up, create, rows, runner
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+[TEMPLATES] = [p for p in ALL if p.name == template_catalogue.NAME]
+SPEC = msgspec.convert(
+    {"distributedFramework": "PyTorch", "numWorkers": 2}, DistributedTemplateSpec
+)
+ADMIN = EventMetadata(actor_subject="admin", actor_kind="user")
 
 
 async def test_a_rebuild_swaps_in_while_writers_readers_and_the_live_runner_go_on(
@@ -100,3 +116,31 @@ async def test_the_rebuild_command_names_what_it_did(
     code, _, err = await run("linked_asset_fanout")  # a process manager: its effects are events
     assert code == 2
     assert "linked_asset_fanout" not in err
+
+
+async def test_a_row_decoded_before_a_rebuild_is_read_as_the_rebuild_left_it(
+    clean_pool: asyncpg.Pool, postgres_url: str
+) -> None:
+    template_id = uuid4()
+    created = TemplateCreated(
+        template_id=template_id, meta=TemplateMeta(name="right", scope="tenant"), spec=SPEC
+    )
+    store = PostgresStreams(clean_pool, DOMAIN_CODEC)
+    await store.append(Append(template_id, [created], expected_version=0, metadata=ADMIN))
+    live = ProjectionRunner(clean_pool, TEMPLATES, DOMAIN_CODEC, ProjectorSettings())
+    await catch_up(clean_pool, live)
+    # Damaged in place, its version unchanged; a reader decodes it so.
+    await clean_pool.execute(
+        "UPDATE template_catalogue SET meta = jsonb_set(meta, '{name}', '\"wrong\"')"
+    )
+    async with clean_pool.acquire() as conn:
+        before = await template_catalogue.by_ids(conn, [template_id])
+    assert before[template_id].template.meta.name == "wrong"
+
+    await rebuild(postgres_url, TEMPLATES, DOMAIN_CODEC, ProjectorSettings())
+
+    async with clean_pool.acquire() as conn:
+        after = await template_catalogue.by_ids(conn, [template_id])
+        [page] = await conn.fetch(keys_query(None, [], Asked(None, None, False, 0, 50)).sql)
+    assert after[template_id].template.meta.name == "right"
+    assert template_pages.chosen_by([page], 50)[0][template_id] is after[template_id]
