@@ -37,6 +37,7 @@ class AccessCache:
         self._sessions = sessions
         self._callers: Bounded[str, tuple[int | None, object]] = Bounded(size)
         self._lineages: tuple[int | None, Mapping[ScopeRef, tuple[ScopeRef, ...]]] | None = None
+        self._size = size
         self._seen: Bounded[tuple[Grant, ...], tuple[object, frozenset[ScopeRef]]] = Bounded(size)
 
     async def application(self, application_id: UUID, epoch: int | None) -> Application | None:
@@ -81,6 +82,7 @@ class AccessCache:
         found.setdefault(TENANT, (TENANT,))
         shared = MappingProxyType(found)
         self._lineages = (epoch, shared)
+        self._seen = Bounded(self._size)  # what it kept holds the old tree: let both go
         return shared
 
     async def seen(self, grants: tuple[Grant, ...], epoch: int | None) -> frozenset[ScopeRef]:

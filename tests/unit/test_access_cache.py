@@ -1,6 +1,8 @@
 """What an API process keeps about access is kept exactly while its epoch holds: the same epoch
 reads nothing again, a moved one reads the stream or the tree afresh."""
 
+import gc
+import weakref
 from uuid import UUID
 
 from domain.events import ApplicationCreated, ApplicationRoleGranted, EventMetadata
@@ -121,3 +123,25 @@ async def test_the_scopes_a_caller_sees_are_kept_with_the_tree_they_were_seen_in
     assert await cache.seen(everything, 4) == {PROJECT, other, TENANT}
     assert await cache.seen(grants, 4) == {PROJECT, TENANT}
     assert tree.reads == 2
+
+
+class Units(dict[ScopeRef, tuple[ScopeRef, ...]]):
+    """A tree's answer that a test can watch being let go (a dict takes no weak reference)."""
+
+
+async def test_a_tree_moved_on_is_not_held_by_what_was_seen_in_it() -> None:
+    made: list[weakref.ref[Units]] = []
+
+    class WatchedTree(CountingTree):
+        async def lineages(self) -> dict[ScopeRef, tuple[ScopeRef, ...]]:
+            units = Units(await super().lineages())
+            made.append(weakref.ref(units))
+            return units
+
+    tree = WatchedTree()
+    tree.units = {PROJECT: (PROJECT, TENANT)}
+    cache = AccessCache(CountingStore(), tree)
+    await cache.seen((Grant(role="viewer", scope_kind="project", scope_id="7"),), 3)
+    await cache.seen((Grant(role="viewer", scope_kind="tenant", scope_id=""),), 4)  # another
+    gc.collect()
+    assert [ref() is None for ref in made] == [True, False]
