@@ -7,8 +7,11 @@ from projections.executor import Executor
 
 Epoch = Literal["org_units_epoch", "policy_epoch"]
 
+# Random, not the transaction's id: a projection commits without waiting for the disk, and after
+# a crash a lost transaction's id is handed out again, to rows that may differ from those read.
 _TOUCH: Final = """
-INSERT INTO {table} (epoch) VALUES (pg_current_xact_id()::text::bigint)
+INSERT INTO {table} (epoch)
+VALUES (('x' || translate(gen_random_uuid()::text, '-', ''))::bit(64)::bigint)
 ON CONFLICT (only_row) DO UPDATE SET epoch = excluded.epoch
 """
 
