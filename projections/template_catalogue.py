@@ -415,10 +415,9 @@ COLUMNS: Final = """template_id, meta::text AS meta, body::text AS body, created
     updated_at, updated_by, version, combined::text AS combined, recombined, tableoid"""
 
 
-# Rows decoded lately, bounded, per process: every change to a row moves its stream's version (the
-# fan-out's too) or, its cluster's facts moving, its `recombined`; the rows are frozen all the way
-# down, so a read of one decoded before takes that decoding again. A rebuild swaps in a table of
-# its own (`tableoid`).
+# Rows decoded lately, bounded, per process: a change to a row moves its version (the fan-out's
+# too) or its `recombined` (its cluster's facts), a rebuild its table; the rows are frozen all the
+# way down, so a read of one decoded before takes that decoding again.
 _DECODED: Final[Bounded[RowKey, TemplateRow]] = Bounded(4096)
 
 

@@ -1,5 +1,6 @@
 """A template row read again at the same version is the decoding made before (rows are frozen,
-and every change to one moves its version, or its recombination); another is decoded anew."""
+and every change to one moves its version, its recombination or, rebuilt, its table); another
+is decoded anew."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +17,9 @@ from projections.template_catalogue import StoredBody, row_of
 _encode = msgspec.json.Encoder().encode
 
 
-def record(template_id: object, version: int, workers: int, recombined: int = 0) -> Any:
+def record(
+    template_id: object, version: int, workers: int, recombined: int = 0, table: int = 16384
+) -> Any:
     """A row as the catalogue's query returns it (its JSON columns as text), by column name
     as an asyncpg record is read."""
     spec = DistributedTemplateSpec(distributed_framework="PyTorch", num_workers=workers)
@@ -25,6 +28,7 @@ def record(template_id: object, version: int, workers: int, recombined: int = 0)
         "template_id": template_id,
         "version": version,
         "recombined": recombined,
+        "tableoid": table,
         "meta": _encode(TemplateMeta(name="ddp", scope="tenant")).decode(),
         "body": _encode(StoredBody(spec=spec)).decode(),
         "combined": _encode(combine(TemplateBody(spec=spec), {}, copy_master=False)).decode(),
@@ -53,3 +57,11 @@ def test_a_row_worked_out_again_on_its_clusters_facts_is_decoded_again() -> None
     again = row_of(record(template_id, 1, workers=3, recombined=1))
     assert again is not first
     assert again.combined.spec.num_workers == 3
+
+
+def test_a_row_of_a_table_swapped_in_by_a_rebuild_is_decoded_again() -> None:
+    template_id = uuid4()
+    first = row_of(record(template_id, 1, workers=2))
+    rebuilt = row_of(record(template_id, 1, workers=3, table=16385))
+    assert rebuilt is not first
+    assert rebuilt.combined.spec.num_workers == 3
