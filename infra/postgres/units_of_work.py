@@ -190,6 +190,11 @@ class BoundStreams:
             return True
         return not isinstance(self._db, asyncpg.Pool) and self._db.is_in_transaction()
 
+    def _in_callers_transaction(self) -> bool:
+        """Bound to a connection in a transaction of the caller's, whose end this does not see:
+        what it reads or writes there may yet be rolled back, so none of it is kept."""
+        return self._unit is None and self._in_transaction()
+
     def _once_committed(
         self, action: Callable[_Args, None], *args: _Args.args, **kwargs: _Args.kwargs
     ) -> None:
@@ -202,16 +207,14 @@ class BoundStreams:
 
     def _remember(self, stream_id: UUID, version: int, hash_: bytes) -> None:
         """A head read (in a transaction, it may be of its own writes: known once committed)."""
-        self._once_committed(self._heads.remember, stream_id, version, hash_)
+        if not self._in_callers_transaction():
+            self._once_committed(self._heads.remember, stream_id, version, hash_)
 
     def _keep(self, stream_id: UUID, stream: Stream) -> None:
         """A stream read, for later decisions: in a transaction it may hold the transaction's own
-        writes, so only once it has committed (and never in a caller's transaction, whose end
-        this does not see)."""
-        if self._unit is not None:
-            self._unit.after.append(partial(self._remembered.keep, stream_id, stream))
-        elif not self._in_transaction():
-            self._remembered.keep(stream_id, stream)
+        writes, so only once it has committed."""
+        if not self._in_callers_transaction():
+            self._once_committed(self._remembered.keep, stream_id, stream)
 
     def _written(
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
@@ -222,7 +225,8 @@ class BoundStreams:
     def _written_now(
         self, stream_id: UUID, version: int, hash_: bytes, carried_at: float | None, last: int
     ) -> None:
-        self._heads.remember(stream_id, version, hash_)
+        if not self._in_callers_transaction():
+            self._heads.remember(stream_id, version, hash_)
         self._remembered.forget((stream_id,))
         self.notifier.committed(carried_at)
         note_append(last)

@@ -108,3 +108,27 @@ async def test_a_writer_that_missed_another_process_append_gets_a_conflict(
     assert result.version == 2 + events
     async with clean_pool.acquire() as conn:
         assert (await verify_stream(conn, sid)).intact
+
+
+async def test_an_append_rolled_back_by_its_callers_transaction_leaves_no_head(
+    clean_pool: asyncpg.Pool,
+) -> None:
+    """Streams bound to a connection in the caller's transaction do not see it end: a head
+    kept from it, rolled back, would let a later append link to a hash no event has."""
+    sid = uuid4()
+    async with clean_pool.acquire() as conn:
+        bound = PostgresStreams(conn, CODEC)
+        transaction = conn.transaction()
+        await transaction.start()
+        await bound.append(
+            Append(sid, [CounterOpened(name="a")], expected_version=0, metadata=ACTOR)
+        )
+        await transaction.rollback()
+        other = PostgresStreams(clean_pool, CODEC)
+        await other.append(
+            Append(sid, [CounterOpened(name="b")], expected_version=0, metadata=ACTOR)
+        )
+        await bound.append(
+            Append(sid, [CounterIncremented(by=1)], expected_version=1, metadata=ACTOR)
+        )
+        assert (await verify_stream(conn, sid)).intact
