@@ -474,3 +474,27 @@ class Ids:
 
     async def issued(self, creation: UUID) -> int | None:
         return self.by_creation.get(creation)
+
+
+class OnePolicyReads:
+    """The reads (projections.queries.Reads) of a policy catalogue holding one policy at project
+    7, whose `rules` a test may change; `reads` counts the queries sent."""
+
+    def __init__(self, rules: dict[str, Any]) -> None:
+        self.rules = rules
+        self.reads = 0
+
+    async def fetch(self, sql: str, *args: object) -> list[Any]:
+        self.reads += 1
+        body = msgspec.json.encode({"rules": self.rules}).decode()
+        return [{"policy_id": "00000000-0000-0000-0000-000000000001", "name": "p",
+                 "scope_kind": "project", "scope_id": "7", "cluster_id": None,
+                 "department_id": None, "project_id": "7", "body": body, "created_at": None,
+                 "created_by": "a", "updated_at": None, "updated_by": "a"}]  # fmt: skip
+
+    def connection(self, operation: str | None = None) -> AbstractAsyncContextManager[Any]:
+        return self._connection()
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator["OnePolicyReads"]:
+        yield self

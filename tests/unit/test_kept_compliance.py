@@ -2,8 +2,6 @@
 puts into that bounded map must not push out, unseen, an entry it found there (the template
 would be shown compliant)."""
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
@@ -19,31 +17,13 @@ from domain.values import ScopeRef, TemplateMeta
 from projections.queries import template_reads
 from projections.queries.policy_reads import KeptPolicies
 from projections.template_catalogue import TemplateRow
+from tests.fakes import OnePolicyReads
 
 LINEAGE = (ScopeRef("project", "7"), ScopeRef("tenant", ""))
 SPEC = msgspec.convert(
     {"distributedFramework": "PyTorch", "numWorkers": 2, "compute": {"gpuDevicesRequest": 8}},
     DistributedTemplateSpec,
 )
-
-
-class Catalogue:
-    """The policies' read model: one policy at the project, at most 4 GPUs a worker."""
-
-    async def fetch(self, sql: str, *args: object) -> list[Any]:
-        rules = {"worker.compute.gpuDevicesRequest": {"max": 4}}
-        return [{"policy_id": "00000000-0000-0000-0000-000000000001", "name": "p",
-                 "scope_kind": "project", "scope_id": "7", "cluster_id": None,
-                 "department_id": None, "project_id": "7",
-                 "body": msgspec.json.encode({"rules": rules}).decode(), "created_at": None,
-                 "created_by": "a", "updated_at": None, "updated_by": "a"}]  # fmt: skip
-
-    def connection(self, operation: str | None = None) -> Any:
-        return self._connection()
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator["Catalogue"]:
-        yield self
 
 
 def row() -> TemplateRow:
@@ -59,7 +39,8 @@ async def test_a_kept_entry_pushed_out_by_its_own_page_keeps_its_issues(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(template_reads, "_ISSUES", Bounded(2))
-    catalogue, policies = Catalogue(), KeptPolicies()
+    catalogue = OnePolicyReads({"worker.compute.gpuDevicesRequest": {"max": 4}})
+    policies = KeptPolicies()
     a, b, c = row(), row(), row()
 
     async def judged(rows: list[TemplateRow]) -> list[list[Any]]:
