@@ -7,6 +7,7 @@ from typing import Any
 from uuid import uuid4
 
 import msgspec
+import pytest
 
 from domain.combined import combine
 from domain.template_specs import DistributedTemplateSpec
@@ -51,17 +52,14 @@ def test_a_version_read_again_is_not_decoded_again_and_a_new_one_is() -> None:
     assert first.template.body.spec.num_workers == 2
 
 
-def test_a_row_worked_out_again_on_its_clusters_facts_is_decoded_again() -> None:
+@pytest.mark.parametrize(
+    "moved",
+    [{"recombined": 1}, {"table": 16385}],
+    ids=["worked out again on its cluster's facts", "of a table a rebuild swapped in"],
+)
+def test_a_row_at_the_same_version_read_anew_is_decoded_again(moved: dict[str, int]) -> None:
     template_id = uuid4()
     first = row_of(record(template_id, 1, workers=2))
-    again = row_of(record(template_id, 1, workers=3, recombined=1))
+    again = row_of(record(template_id, 1, workers=3, **moved))
     assert again is not first
     assert again.combined.spec.num_workers == 3
-
-
-def test_a_row_of_a_table_swapped_in_by_a_rebuild_is_decoded_again() -> None:
-    template_id = uuid4()
-    first = row_of(record(template_id, 1, workers=2))
-    rebuilt = row_of(record(template_id, 1, workers=3, table=16385))
-    assert rebuilt is not first
-    assert rebuilt.combined.spec.num_workers == 3
